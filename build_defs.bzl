@@ -1,0 +1,7 @@
+"""Compiler flags shared by every Orrery target."""
+
+ORRERY_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+]

@@ -1,0 +1,65 @@
+#include "common/status.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace orrery {
+
+Status Status::Invalid(const std::string& where, const std::string& what, const std::string& bad,
+                       const std::string& valid) {
+  std::string m = where.empty() ? "" : where + ": ";
+  m += what + " is " + (bad.empty() ? "empty" : "'" + bad + "'");
+  if (!valid.empty()) m += "; expected " + valid;
+  return Error(std::move(m));
+}
+
+std::string Status::message() const {
+  std::string out;
+  for (size_t i = 0; i < problems_.size(); ++i) {
+    if (i) out += '\n';
+    out += problems_[i];
+  }
+  return out;
+}
+
+Status Status::WithContext(const std::string& context) const {
+  Status s;
+  for (const auto& p : problems_) s.problems_.push_back(context + ": " + p);
+  return s;
+}
+
+void CheckFailed(const char* file, int line, const char* cond, const std::string& msg) {
+  std::fprintf(stderr, "internal error at %s:%d: check '%s' failed: %s\n", file, line, cond,
+               msg.c_str());
+  std::abort();
+}
+
+static size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(3, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const size_t d = EditDistance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace orrery

@@ -1,0 +1,84 @@
+// Errors as values.
+//
+//   Status s = Status::Invalid("system.yaml", "key 'endpoint-delay'", "-3", "a number >= 0");
+//   if (!s.ok()) std::cerr << s.message() << "\n";
+//
+//   StatusOr<Config> c = LoadConfig(path);
+//   if (!c.ok()) return c.status();
+//   Use(*c);
+//
+// Library code returns these instead of exiting or throwing; the command line turns them into
+// one clear message and a non-zero exit. Several problems can be carried in one Status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace orrery {
+
+class Status {
+ public:
+  Status() = default;  // OK
+  static Status Ok() { return Status(); }
+  // A free-form error message ("<where>: <what>").
+  static Status Error(std::string message) {
+    Status s;
+    s.problems_.push_back(std::move(message));
+    return s;
+  }
+  // "<where>: <what> is <bad>; expected <valid>".
+  static Status Invalid(const std::string& where, const std::string& what, const std::string& bad,
+                        const std::string& valid);
+
+  bool ok() const { return problems_.empty(); }
+  // All problems, one per line.
+  std::string message() const;
+  const std::vector<std::string>& problems() const { return problems_; }
+
+  // Collects another status's problems into this one (to report all problems, not the first).
+  void Merge(const Status& other) {
+    problems_.insert(problems_.end(), other.problems_.begin(), other.problems_.end());
+  }
+  void Add(std::string problem) { problems_.push_back(std::move(problem)); }
+  // Prefixes every problem with context, e.g. the file name.
+  Status WithContext(const std::string& context) const;
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+template <typename T>
+class StatusOr {
+ public:
+  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+  bool ok() const { return status_.ok() && value_.has_value(); }
+  const Status& status() const { return status_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+// Always-on invariant check: prints the message and aborts. For programming errors only,
+// never for bad input (which gets a Status).
+[[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
+
+#define ORRERY_CHECK(cond, msg)                                  \
+  do {                                                           \
+    if (!(cond)) ::orrery::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
+  } while (0)
+
+// Returns the closest candidate to `word` by edit distance, or "" if none is close.
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace orrery

@@ -1,0 +1,40 @@
+#include "common/status.h"
+
+#include <gtest/gtest.h>
+
+namespace orrery {
+namespace {
+
+TEST(StatusTest, InvalidNamesWhereWhatBadAndValid) {
+  const Status s = Status::Invalid("net.yml", "key 'bandwidth'[0]", "-5", "a number > 0");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "net.yml: key 'bandwidth'[0] is '-5'; expected a number > 0");
+}
+
+TEST(StatusTest, MergeKeepsEveryProblem) {
+  Status s;
+  EXPECT_TRUE(s.ok());
+  s.Merge(Status::Error("a"));
+  s.Merge(Status::Error("b"));
+  EXPECT_EQ(s.problems().size(), 2u);
+  EXPECT_EQ(s.WithContext("f").message(), "f: a\nf: b");
+}
+
+TEST(StatusTest, StatusOrHoldsValueOrError) {
+  StatusOr<int> v = 7;
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, 7);
+  StatusOr<int> e = Status::Error("bad");
+  EXPECT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "bad");
+}
+
+TEST(StatusTest, DidYouMeanFindsCloseKey) {
+  const std::vector<std::string> keys = {"endpoint-delay", "local-mem-bw", "peak-perf"};
+  EXPECT_EQ(DidYouMean("endpiont-delay", keys), "endpoint-delay");
+  EXPECT_EQ(DidYouMean("local_mem_bw", keys), "local-mem-bw");
+  EXPECT_EQ(DidYouMean("zzzzzzzzzzzzzzzzzz", keys), "");
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,37 @@
+#include "common/units.h"
+
+#include <gtest/gtest.h>
+
+namespace orrery {
+namespace {
+
+TEST(UnitsTest, SerializationDelayUsesBinaryGigabytes) {
+  // 32768 B over 50 GiB/s = 32768 / (50 * 2^30 / 1e9) ns = 610.3515625 ns.
+  const Time t = Bytes(32768) / Bandwidth::FromGiBps(50);
+  EXPECT_EQ(t.ps(), 610352);  // rounded to the nearest ps
+  EXPECT_EQ(t.WholeNs(), 610);
+}
+
+TEST(UnitsTest, DecimalGigabytesForMemory) {
+  // 32768 B at 1600 GB/s (decimal) = 20.48 ns.
+  EXPECT_EQ((Bytes(32768) / Bandwidth::FromGBps(1600)).ps(), 20480);
+}
+
+TEST(UnitsTest, TimeArithmeticAndOrdering) {
+  const Time a = Time::FromNs(500);
+  const Time b = Time::FromPs(1500);
+  EXPECT_EQ((a + b).ps(), 501500);
+  EXPECT_LT(b, a);
+  EXPECT_EQ((a - b).ps(), 498500);
+  EXPECT_EQ(Time::FromPs(1999).TruncatedToNs().ps(), 1000);
+  EXPECT_EQ(Time::FromNsDouble(936.25).ps(), 936250);
+}
+
+TEST(UnitsTest, HumanReadable) {
+  EXPECT_EQ(Time::FromNs(890).ToHuman(), "890 ns");
+  EXPECT_EQ(Time::FromNs(56700).ToHuman(), "56.700 us");
+  EXPECT_EQ(Time::FromNs(1234000).ToHuman(), "1.234 ms");
+}
+
+}  // namespace
+}  // namespace orrery

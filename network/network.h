@@ -1,0 +1,70 @@
+// The one interface between the system layer and every network backend.
+//
+//   std::unique_ptr<Network> net = MakeNetwork(backend, sim, topology);   // see network/factory.h
+//   net->Send(/*src=*/0, /*dst=*/1, Bytes(4096), &handler, /*token=*/17);
+//   ...  // later, at arrival time: handler.OnDelivered(17)
+//
+// A backend moves one message from one NPU to another and says when its last byte has arrived.
+// Matching sends with receives, chunking and collective algorithms are the system layer's job,
+// so every backend gets the same traffic and only the timing differs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/units.h"
+
+namespace orrery {
+
+// Building block of one network dimension (ASTRA-sim's analytical YAML `topology` list).
+enum class BlockType { kRing, kFullyConnected, kSwitch };
+
+const char* BlockTypeName(BlockType t);
+
+struct Dimension {
+  BlockType type = BlockType::kRing;
+  int npus = 2;             // NPUs along this dimension (> 1)
+  Bandwidth bandwidth;      // per link, per direction
+  Time latency;             // per link (hop)
+};
+
+// A multi-dimensional network as in ASTRA-sim's analytical YAML. NPU id <-> address: dimension 0
+// varies fastest (id = sum addr[d] * prod_{k<d} npus[k]).
+struct Topology {
+  std::vector<Dimension> dims;
+
+  int num_npus() const;
+  // Per-dimension coordinates of `npu`.
+  std::vector<int> Address(int npu) const;
+  // The lowest dimension in which `a` and `b` differ, or -1 if a == b.
+  int FirstDifferingDim(int a, int b) const;
+};
+
+class DeliveryHandler {
+ public:
+  virtual ~DeliveryHandler() = default;
+  virtual void OnDelivered(uint64_t token) = 0;
+};
+
+// Per-link traffic, for reports (backends without links report none).
+struct LinkStats {
+  std::string name;  // e.g. "npu3->npu4" or "npu2->switch0.1"
+  uint64_t bytes = 0;
+  Time busy;
+};
+
+class Network {
+ public:
+  virtual ~Network() = default;
+  virtual int num_npus() const = 0;
+  virtual const Topology& topology() const = 0;
+  // Starts moving `size` bytes from `src` to `dst` at the current simulated time. Calls
+  // `handler->OnDelivered(token)` when the message has fully arrived at `dst`. `src != dst`.
+  virtual void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) = 0;
+  // Traffic carried so far, per link (empty for backends that do not model links).
+  virtual std::vector<LinkStats> Links() const { return {}; }
+};
+
+}  // namespace orrery

@@ -1,0 +1,41 @@
+#include "network/network.h"
+
+namespace orrery {
+
+const char* BlockTypeName(BlockType t) {
+  switch (t) {
+    case BlockType::kRing:
+      return "Ring";
+    case BlockType::kFullyConnected:
+      return "FullyConnected";
+    case BlockType::kSwitch:
+      return "Switch";
+  }
+  return "?";
+}
+
+int Topology::num_npus() const {
+  int n = 1;
+  for (const auto& d : dims) n *= d.npus;
+  return n;
+}
+
+std::vector<int> Topology::Address(int npu) const {
+  std::vector<int> addr(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    addr[d] = npu % dims[d].npus;
+    npu /= dims[d].npus;
+  }
+  return addr;
+}
+
+int Topology::FirstDifferingDim(int a, int b) const {
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (a % dims[d].npus != b % dims[d].npus) return static_cast<int>(d);
+    a /= dims[d].npus;
+    b /= dims[d].npus;
+  }
+  return -1;
+}
+
+}  // namespace orrery
