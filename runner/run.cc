@@ -1,0 +1,157 @@
+#include "runner/run.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "common/event_queue.h"
+#include "config/comm_group_config.h"
+#include "config/network_config.h"
+#include "config/system_config.h"
+#include "memory/memory_config.h"
+#include "memory/remote_memory.h"
+#include "network/network.h"
+#include "system/collective_engine.h"
+#include "runner/system_params_from_config.h"
+
+namespace orrery {
+
+namespace {
+
+bool NoFile(const std::string& path) {
+  // ASTRA-sim treats any path containing "empty" as "no file" for the comm-group flag.
+  return path.empty() || path.find("empty") != std::string::npos;
+}
+
+}  // namespace
+
+StatusOr<RunResult> RunSimulation(const RunOptions& o) {
+  RunResult result;
+  Status problems;
+  if (o.workload.empty()) problems.Add("--workload-configuration is required");
+  if (o.system_config.empty()) problems.Add("--system-configuration is required");
+  if (o.network_config.empty()) problems.Add("--network-configuration is required");
+  if (!problems.ok()) return problems;
+
+  StatusOr<Topology> topology = LoadNetworkConfig(o.network_config);
+  StatusOr<SystemConfig> system = LoadSystemConfig(o.system_config);
+  MemoryConfig memory_config;
+  if (!o.memory_config.empty()) {
+    StatusOr<MemoryConfig> m = LoadMemoryConfig(o.memory_config);
+    if (m.ok()) memory_config = *m; else problems.Merge(m.status());
+  }
+  if (!topology.ok()) problems.Merge(topology.status());
+  if (!system.ok()) problems.Merge(system.status());
+  if (!problems.ok()) return problems;
+
+  const int n = topology->num_npus();
+  StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());
+  if (!params.ok()) return params.status();
+
+  // Traces: one file per NPU, loaded in parallel (each rank independently; same result).
+  std::vector<std::unique_ptr<et::Trace>> traces(n);
+  std::vector<Status> load_status(n);
+  et::LoadOptions load_options;
+  load_options.strict = o.strict;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int r = 0; r < n; ++r) {
+    StatusOr<et::Trace> t = et::Trace::Load(et::RankTracePath(o.workload, r), load_options);
+    if (t.ok()) {
+      traces[r] = std::make_unique<et::Trace>(std::move(t).value());
+    } else {
+      load_status[r] = t.status();
+    }
+  }
+  int failed_ranks = 0;
+  for (int r = 0; r < n; ++r) {
+    if (load_status[r].ok()) continue;
+    if (++failed_ranks <= 8) problems.Merge(load_status[r]);
+  }
+  if (failed_ranks > 8) {
+    problems.Add("... and " + std::to_string(failed_ranks - 8) + " more trace files failed");
+  }
+  if (failed_ranks > 0) {
+    problems.Add("the network (" + o.network_config + ") has " + std::to_string(n) +
+                 " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) +
+                 " .. " + et::RankTracePath(o.workload, n - 1));
+    return problems;
+  }
+  uint64_t dangling = 0;
+  int dangling_files = 0;
+  std::string example;
+  for (int r = 0; r < n; ++r) {
+    if (traces[r]->dangling_dependency_count() == 0) continue;
+    dangling += traces[r]->dangling_dependency_count();
+    ++dangling_files;
+    if (example.empty() && !traces[r]->dangling_dependency_sample().empty()) {
+      const auto& d = traces[r]->dangling_dependency_sample().front();
+      example = "e.g. node " + std::to_string(d.node_id) + " of " + traces[r]->path() +
+                " depends on node " + std::to_string(d.missing_id);
+    }
+  }
+  if (dangling > 0) {
+    result.warnings.push_back(
+        std::to_string(dangling) + " dependencies in " + std::to_string(dangling_files) +
+        " trace file(s) name nodes that are not in the file (" + example +
+        "); they are treated as already satisfied (--strict makes this an error)");
+  }
+
+  Simulation sim;
+  std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology);
+  SystemLayer system_layer(sim, *net, *params);
+  if (!NoFile(o.comm_group_config)) {
+    StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(o.comm_group_config, n);
+    if (!groups.ok()) return groups.status();
+    for (auto& [id, members] : *groups) {
+      Status s = system_layer.AddGroup(id, members);
+      if (!s.ok()) return s.WithContext(o.comm_group_config);
+    }
+  }
+  RemoteMemory memory(sim, memory_config);
+
+  WorkloadParams wp;
+  wp.roofline_enabled = system->roofline_enabled;
+  wp.roofline.peak_perf_flops = system->peak_perf_tflops * 1e12;
+  wp.roofline.local_mem_bw_bytes_per_s = system->local_mem_bw_gbps * 1e9;
+  wp.replay_only = system->replay_only;
+  wp.compute_scale = o.compute_scale;
+
+  std::vector<std::unique_ptr<NpuExecutor>> executors;
+  executors.reserve(n);
+  for (int r = 0; r < n; ++r) {
+    executors.push_back(
+        std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, wp));
+  }
+  for (auto& e : executors) e->Start();
+  sim.Run();
+  result.events = sim.events_processed();
+
+  for (auto& e : executors) {
+    if (!e->error().ok()) return e->error();
+  }
+  std::vector<int> stuck;
+  for (auto& e : executors) {
+    if (!e->finished()) stuck.push_back(e->npu());
+  }
+  if (!stuck.empty()) {
+    Status s = Status::Error("the simulation cannot finish: " + std::to_string(stuck.size()) +
+                             " of " + std::to_string(n) + " NPUs are stuck at " +
+                             sim.now().ToHuman() + " (nothing left to happen)");
+    int shown = 0;
+    for (int r : stuck) {
+      if (shown++ == 8) {
+        s.Add("... and " + std::to_string(stuck.size() - 8) + " more NPUs");
+        break;
+      }
+      for (const auto& line : executors[r]->DescribeStuck(6)) s.Add("  " + line);
+    }
+    for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
+    return s;
+  }
+  for (auto& e : executors) {
+    result.npus.push_back(e->stats());
+    result.end = std::max(result.end, e->stats().finish);
+  }
+  return result;
+}
+
+}  // namespace orrery

@@ -1,0 +1,48 @@
+// Assembles and runs one simulation: traces, network backend, system layer, executors.
+//
+//   RunOptions o;
+//   o.workload = "examples/all_reduce/8npus_1MB/all_reduce";
+//   o.system_config = "system.json"; o.network_config = "net.yml";
+//   StatusOr<RunResult> r = RunSimulation(o);
+//   for (const NpuStats& s : r->npus) ... s.finish.WholeNs() ...
+//
+// Every input problem comes back as a Status naming the file, node or key; a simulation that
+// cannot finish comes back as an error listing the stuck NPUs, nodes and what they wait for.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/units.h"
+#include "network/factory.h"
+#include "workload/executor.h"
+
+namespace orrery {
+
+struct RunOptions {
+  std::string workload;                // prefix: rank r reads <prefix>.<r>.et
+  std::string system_config;
+  std::string network_config;
+  std::string memory_config;           // optional: default NO_MEMORY_EXPANSION
+  std::string comm_group_config;       // optional ("empty" or "" = none, as ASTRA-sim)
+  Backend backend = Backend::kAnalyticalAware;
+  std::vector<int> queues_per_dim;     // --num-queues-per-dim (one value = every dimension)
+  double injection_scale = 1.0;
+  double compute_scale = 1.0;
+  double comm_scale = 1.0;
+  bool rendezvous = false;
+  bool strict = false;                 // dangling dependencies are errors
+};
+
+struct RunResult {
+  std::vector<NpuStats> npus;
+  Time end;                            // when the last NPU finished
+  uint64_t events = 0;
+  std::vector<std::string> warnings;
+  int num_npus() const { return static_cast<int>(npus.size()); }
+};
+
+StatusOr<RunResult> RunSimulation(const RunOptions& options);
+
+}  // namespace orrery

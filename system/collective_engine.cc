@@ -1,0 +1,528 @@
+#include "system/collective_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace orrery {
+
+const char* CollectiveTypeName(CollectiveType t) {
+  switch (t) {
+    case CollectiveType::kAllReduce:
+      return "all-reduce";
+    case CollectiveType::kReduce:
+      return "reduce";
+    case CollectiveType::kAllGather:
+      return "all-gather";
+    case CollectiveType::kGather:
+      return "gather";
+    case CollectiveType::kScatter:
+      return "scatter";
+    case CollectiveType::kBroadcast:
+      return "broadcast";
+    case CollectiveType::kAllToAll:
+      return "all-to-all";
+    case CollectiveType::kReduceScatter:
+      return "reduce-scatter";
+    case CollectiveType::kReduceScatterBlock:
+      return "reduce-scatter-block";
+    case CollectiveType::kBarrier:
+      return "barrier";
+  }
+  return "?";
+}
+
+namespace {
+
+enum StreamEvent : uint64_t { kHandOffDone = 0, kHandOffThenReduce = 1, kReduceDone = 2 };
+
+int NativeIndex(CollectiveType t) {
+  switch (t) {
+    case CollectiveType::kAllReduce:
+      return kNativeAllReduce;
+    case CollectiveType::kReduceScatter:
+      return kNativeReduceScatter;
+    case CollectiveType::kAllGather:
+      return kNativeAllGather;
+    case CollectiveType::kAllToAll:
+      return kNativeAllToAll;
+    default:
+      return -1;
+  }
+}
+
+const char* ImplKey(CollectiveType t) {
+  switch (t) {
+    case CollectiveType::kAllReduce:
+      return "all-reduce-implementation";
+    case CollectiveType::kReduceScatter:
+      return "reduce-scatter-implementation";
+    case CollectiveType::kAllGather:
+      return "all-gather-implementation";
+    default:
+      return "all-to-all-implementation";
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Stream
+
+Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
+               std::vector<PhaseSpec> phases)
+    : owner_(owner), collective_(collective), id_(id), priority_(priority),
+      phases_(std::move(phases)) {}
+
+void Stream::SendToPeer(int dst, uint64_t size) {
+  MessageKey key{owner_.id(), dst, TagSpace::kCollective, id_, size};
+  owner_.layer_.SendData(key, nullptr, 0);
+}
+
+void Stream::ReceiveFromPeer(int src, uint64_t size) {
+  MessageKey key{src, owner_.id(), TagSpace::kCollective, id_, size};
+  owner_.layer_.RecvData(key, this, 0);
+}
+
+void Stream::HandOff(uint64_t size, bool reduce) {
+  const PhaseSpec& p = phases_[next_phase_ - 1];
+  owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this,
+                                    reduce ? kHandOffThenReduce : kHandOffDone);
+  if (reduce) pending_reduce_size_ = size;
+}
+
+void Stream::Init() {
+  initialized_ = true;
+  algorithm_->Start();
+}
+
+void Stream::OnEvent(uint64_t arg) {
+  if (arg == kHandOffThenReduce) {
+    owner_.layer_.sim().ScheduleAfter(owner_.layer_.ReductionDelay(pending_reduce_size_), this,
+                                      kReduceDone);
+    return;
+  }
+  algorithm_->OnBundleDone();
+  AfterAlgorithmStep();
+}
+
+void Stream::OnMessage(uint64_t) {
+  algorithm_->OnReceived();
+  AfterAlgorithmStep();
+}
+
+void Stream::AfterAlgorithmStep() {
+  if (!phase_finished_) return;
+  phase_finished_ = false;
+  // May start the next phase, or finish the stream (which deletes it): nothing may touch
+  // `this` afterwards.
+  owner_.ProceedToNextPhase(this);
+}
+
+std::string Stream::Describe() const {
+  std::string s = "chunk stream " + std::to_string(id_) + " of " +
+                  CollectiveTypeName(collective_->request.type) + " " +
+                  collective_->request.label;
+  if (next_phase_ > 0) {
+    const PhaseSpec& p = phases_[next_phase_ - 1];
+    s += ", phase " + std::to_string(next_phase_) + "/" + std::to_string(phases_.size()) + " (" +
+         CollectiveTypeName(p.type) + " with NPUs " + std::to_string(p.sender) + " -> self -> " +
+         std::to_string(p.receiver) + ")" + (initialized_ ? "" : " waiting for its queue");
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// NpuSystem
+
+NpuSystem::NpuSystem(SystemLayer& layer, int id) : layer_(layer), id_(id) {
+  const auto& q = layer.params().queues_per_dim;
+  int next = 0;
+  for (int per_dim : q) {
+    QueueLevel level;
+    for (int i = 0; i < per_dim; ++i) level.queues.push_back(next++);
+    level.next_last = level.queues.size() / 2;
+    levels_.push_back(level);
+  }
+  active_.resize(next);
+  running_.assign(next, 0);
+  const int q0 = q.empty() ? 1 : q[0];
+  queue_threshold_ = static_cast<int>(
+      std::ceil(static_cast<double>(layer.params().active_chunks_per_dimension) / q0));
+}
+
+NpuSystem::~NpuSystem() {
+  for (auto& queue : active_) {
+    for (Stream* s : queue) delete s;
+  }
+}
+
+std::pair<int, bool> NpuSystem::NextQueue(int level) {
+  QueueLevel& l = levels_[level];
+  const bool clockwise = !(l.queues.size() > 1 && l.next >= l.queues.size() / 2);
+  const int q = l.queues[l.next];
+  if (++l.next == l.queues.size()) l.next = 0;
+  return {q, clockwise};
+}
+
+// With one queue per dimension both halves are that queue (ASTRA-sim reads past its one-entry
+// list there and in practice lands on the same queue).
+std::pair<int, bool> NpuSystem::NextQueueFirst(int level) {
+  QueueLevel& l = levels_[level];
+  const size_t half = std::max<size_t>(1, l.queues.size() / 2);
+  const int q = l.queues[l.next_first];
+  if (++l.next_first >= half) l.next_first = 0;
+  return {q, true};
+}
+
+std::pair<int, bool> NpuSystem::NextQueueLast(int level) {
+  QueueLevel& l = levels_[level];
+  const size_t half = l.queues.size() / 2;
+  const int q = l.queues[l.next_last];
+  if (++l.next_last >= l.queues.size()) l.next_last = half;
+  return {q, false};
+}
+
+int NpuSystem::NextPriority(int explicit_priority) {
+  switch (layer_.params().scheduling) {
+    case SchedulingPolicy::kLifo:
+      return priority_counter_++;
+    case SchedulingPolicy::kFifo:
+      return priority_counter_--;
+    case SchedulingPolicy::kExplicit:
+      return explicit_priority;
+  }
+  return 0;
+}
+
+PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
+                                  std::pair<int, bool> queue, const AlgorithmSpec& algo) const {
+  const Topology& topo = layer_.topology();
+  int stride = 1;
+  for (int d = 0; d < dim; ++d) stride *= topo.dims[d].npus;
+  const int n = topo.dims[dim].npus;
+  const int index = (id_ / stride) % n;
+  const int next = index == n - 1 ? id_ - (n - 1) * stride : id_ + stride;
+  const int prev = index == 0 ? id_ + (n - 1) * stride : id_ - stride;
+  PhaseSpec p;
+  p.type = type;
+  p.queue = queue.first;
+  p.clockwise = queue.second;
+  p.ring_size = n;
+  p.receiver = queue.second ? next : prev;
+  p.sender = queue.second ? prev : next;
+  p.data_size = size;
+  p.algorithm = algo;
+  return p;
+}
+
+Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListener* listener,
+                                  uint64_t token) {
+  const SystemParams& params = layer_.params();
+  const int native = NativeIndex(req.type);
+  if (native < 0) {
+    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) +
+                         " is not a natively scheduled collective");
+  }
+  const std::vector<AlgorithmSpec>& impl = params.impl[native];
+  const Topology& topo = layer_.topology();
+  const std::vector<int>* members = nullptr;
+  if (req.group != 0) {
+    members = layer_.GroupMembers(req.group);
+    if (members == nullptr) {
+      return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
+                           " is not defined");
+    }
+    if (static_cast<int>(members->size()) == layer_.num_npus()) members = nullptr;  // = world
+  }
+  if (impl.empty()) {
+    return Status::Error(req.label + ": the system configuration has no '" +
+                         std::string(ImplKey(req.type)) + "' (one algorithm per dimension)");
+  }
+  if (members == nullptr && impl.size() > topo.dims.size()) {
+    return Status::Error(std::string("'") + ImplKey(req.type) + "' lists " +
+                         std::to_string(impl.size()) + " dimensions but the network has " +
+                         std::to_string(topo.dims.size()));
+  }
+  for (const auto& a : impl) {
+    if (a.kind != AlgorithmKind::kRing) {
+      return Status::Error(std::string("'") + ImplKey(req.type) +
+                           "': only 'ring' is simulated in this version");
+    }
+  }
+  const bool needs_reduction =
+      req.type == CollectiveType::kAllReduce || req.type == CollectiveType::kReduceScatter;
+  if (needs_reduction && params.local_mem_bw_bytes_per_ns <= 0) {
+    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) +
+                         " needs 'local-mem-bw' (> 0) in the system configuration for the "
+                         "reduction cost");
+  }
+
+  auto owned = std::make_unique<CollectiveInstance>();
+  CollectiveInstance* coll = owned.get();
+  coll->listener = listener;
+  coll->token = token;
+  coll->request = req;
+  coll->start = layer_.sim().now();
+
+  // Chunking: size / splits, but never smaller than the number of NPUs (except all-gather),
+  // in which case the collective grows to splits * NPUs bytes.
+  uint64_t size = req.size;
+  const uint64_t splits = static_cast<uint64_t>(params.preferred_dataset_splits);
+  uint64_t chunk = size / splits;
+  const uint64_t total_nodes = static_cast<uint64_t>(layer_.num_npus());
+  if (req.type != CollectiveType::kAllGather && total_nodes > chunk) {
+    chunk = total_nodes;
+    size = splits * chunk;
+  }
+  const int priority = NextPriority(req.explicit_priority);
+
+  std::vector<int> dims;  // logical dimensions in visiting order
+  const int num_dims = members ? 1 : static_cast<int>(impl.size());
+  for (int d = 0; d < num_dims; ++d) dims.push_back(d);
+  if (req.type == CollectiveType::kAllGather) std::reverse(dims.begin(), dims.end());
+  auto active = [&](int d) {
+    if (members) return members->size() > 1;
+    const bool involved = req.involved_dims.empty() ||
+                          (d < static_cast<int>(req.involved_dims.size()) && req.involved_dims[d]);
+    return topo.dims[d].npus > 1 && involved;
+  };
+  auto make_phase = [&](CollectiveType type, int d, uint64_t in, std::pair<int, bool> queue) {
+    if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
+    // A communicator group smaller than the machine: one local ring over its sorted members.
+    const int n = static_cast<int>(members->size());
+    const int index = static_cast<int>(
+        std::find(members->begin(), members->end(), id_) - members->begin());
+    PhaseSpec p;
+    p.type = type;
+    p.queue = queue.first;
+    p.clockwise = queue.second;
+    p.fast = true;
+    p.ring_size = n;
+    const int next = (*members)[(index + 1) % n], prev = (*members)[(index + n - 1) % n];
+    p.receiver = queue.second ? next : prev;
+    p.sender = queue.second ? prev : next;
+    p.data_size = in;
+    p.algorithm = impl[0];
+    return p;
+  };
+
+  int streams = 0;
+  while (size > 0) {
+    size = chunk > size ? 0 : size - chunk;
+    uint64_t remain = chunk;
+    std::vector<PhaseSpec> phases;
+    if (req.type != CollectiveType::kAllReduce || !params.local_bw_aware) {
+      for (int d : dims) {
+        if (!active(d)) continue;
+        PhaseSpec p = make_phase(req.type, d, remain, NextQueue(d));
+        remain = PhaseFinalSize(p);
+        phases.push_back(p);
+      }
+    } else {
+      int last = 0;
+      for (int d : dims) {
+        if (active(d)) last = d;
+      }
+      int d = 0;
+      for (; d < last; ++d) {
+        if (!active(d)) continue;
+        PhaseSpec p = make_phase(CollectiveType::kReduceScatter, d, remain, NextQueueFirst(d));
+        remain = PhaseFinalSize(p);
+        phases.push_back(p);
+      }
+      while (d > 0 && !active(d)) --d;
+      if (active(d)) {
+        PhaseSpec p = make_phase(CollectiveType::kAllReduce, d, remain, NextQueueFirst(d));
+        remain = PhaseFinalSize(p);
+        phases.push_back(p);
+      }
+      for (--d; d >= 0; --d) {
+        if (!active(d)) continue;
+        PhaseSpec p = make_phase(CollectiveType::kAllGather, d, remain, NextQueueLast(d));
+        remain = PhaseFinalSize(p);
+        phases.push_back(p);
+      }
+    }
+    if (phases.empty()) break;
+    const int stream_id =
+        req.group != 0 ? req.group * 1000000 + group_stream_counter_[req.group]++
+                       : stream_counter_++;
+    ++streams;
+    auto* stream = new Stream(*this, coll, stream_id, priority, std::move(phases));
+    ++live_streams_;
+    coll->total_streams = streams;
+    ProceedToNextPhase(stream);
+  }
+  if (streams == 0) {
+    // Nothing to communicate (every dimension skipped): done at once.
+    listener->OnCollectiveDone(token);
+    return Status::Ok();
+  }
+  collectives_.push_back(std::move(owned));
+  return Status::Ok();
+}
+
+void NpuSystem::InsertStream(std::vector<Stream*>& queue, Stream* stream) {
+  auto it = queue.begin();
+  while (it != queue.end() && ((*it)->initialized() || (*it)->priority() >= stream->priority())) {
+    ++it;
+  }
+  queue.insert(it, stream);
+}
+
+void NpuSystem::InitWaiting(int q) {
+  std::vector<Stream*>& queue = active_[q];
+  for (size_t i = static_cast<size_t>(running_[q]);
+       i < queue.size() && running_[q] < queue_threshold_; ++i) {
+    ++running_[q];
+    queue[i]->Init();
+  }
+}
+
+void NpuSystem::ProceedToNextPhase(Stream* stream) {
+  const int previous = stream->current_queue_;
+  if (stream->next_phase_ == stream->phases_.size()) {
+    // The collective hears first (ASTRA-sim order): what it issues in response is queued while
+    // this stream still holds its slot, so priorities decide who runs next.
+    CollectiveInstance* coll = stream->collective_;
+    if (++coll->finished_streams == coll->total_streams) {
+      CollectiveListener* listener = coll->listener;
+      const uint64_t token = coll->token;
+      auto it = std::find_if(collectives_.begin(), collectives_.end(),
+                             [coll](const auto& c) { return c.get() == coll; });
+      std::unique_ptr<CollectiveInstance> done = std::move(*it);
+      collectives_.erase(it);
+      listener->OnCollectiveDone(token);
+    }
+    if (previous >= 0) {
+      auto& queue = active_[previous];
+      queue.erase(std::find(queue.begin(), queue.end(), stream));
+    }
+    delete stream;
+    --live_streams_;
+    if (previous >= 0) {
+      --running_[previous];
+      InitWaiting(previous);
+    }
+    return;
+  }
+  if (previous >= 0) {
+    auto& queue = active_[previous];
+    queue.erase(std::find(queue.begin(), queue.end(), stream));
+  }
+  const PhaseSpec& phase = stream->phases_[stream->next_phase_++];
+  stream->current_queue_ = phase.queue;
+  stream->initialized_ = false;
+  stream->algorithm_ = MakePhaseAlgorithm(*stream, phase);
+  InsertStream(active_[phase.queue], stream);
+  if (previous >= 0) {
+    --running_[previous];
+    InitWaiting(previous);
+  }
+  InitWaiting(phase.queue);
+}
+
+void NpuSystem::SendMessage(int dst, int64_t tag, uint64_t size, MessageSink* sink,
+                            uint64_t cookie) {
+  layer_.SendData(MessageKey{id_, dst, TagSpace::kNative, tag, size}, sink, cookie);
+}
+
+void NpuSystem::ReceiveMessage(int src, int64_t tag, uint64_t size, MessageSink* sink,
+                               uint64_t cookie) {
+  layer_.RecvData(MessageKey{src, id_, TagSpace::kNative, tag, size}, sink, cookie);
+}
+
+std::vector<std::string> NpuSystem::DescribeActive() const {
+  std::vector<std::string> out;
+  for (const auto& queue : active_) {
+    for (const Stream* s : queue) out.push_back(s->Describe());
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SystemLayer
+
+SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
+    : sim_(sim), net_(net), params_(std::move(params)), matcher_(sim, net) {
+  if (params_.queues_per_dim.empty()) params_.queues_per_dim.assign(net.topology().dims.size(), 1);
+  endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);
+  npus_.reserve(net.num_npus());
+  for (int i = 0; i < net.num_npus(); ++i) npus_.emplace_back(*this, i);
+}
+
+SystemLayer::~SystemLayer() = default;
+
+Status SystemLayer::AddGroup(int id, std::vector<int> members) {
+  if (id <= 0) return Status::Invalid("", "communicator group id", std::to_string(id), "> 0");
+  std::sort(members.begin(), members.end());
+  for (int m : members) {
+    if (m < 0 || m >= num_npus()) {
+      return Status::Invalid("", "member of communicator group " + std::to_string(id),
+                             std::to_string(m), "an NPU id in [0, " +
+                                                    std::to_string(num_npus() - 1) + "]");
+    }
+  }
+  groups_[id] = std::move(members);
+  return Status::Ok();
+}
+
+const std::vector<int>* SystemLayer::GroupMembers(int id) const {
+  auto it = groups_.find(id);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+constexpr uint64_t kRendezvousBytes = 8192;
+
+// One half of a rendezvous: waits for the handshake, then does the real send or receive.
+class RendezvousOp final : public MessageSink {
+ public:
+  RendezvousOp(MessageMatcher& m, bool is_send, MessageKey key, MessageSink* sink,
+               uint64_t cookie)
+      : m_(m), is_send_(is_send), key_(key), sink_(sink), cookie_(cookie) {}
+  void OnMessage(uint64_t) override {
+    if (is_send_) {
+      m_.Send(key_, sink_, cookie_);
+    } else {
+      m_.Recv(key_, sink_, cookie_);
+    }
+    delete this;
+  }
+
+ private:
+  MessageMatcher& m_;
+  bool is_send_;
+  MessageKey key_;
+  MessageSink* sink_;
+  uint64_t cookie_;
+};
+
+MessageKey HandshakeKey(const MessageKey& data) {
+  // Receiver -> sender, in its own tag space; the data's space is folded into the tag.
+  return MessageKey{data.dst, data.src, TagSpace::kRendezvous,
+                    data.tag * 4 + static_cast<int64_t>(data.space), kRendezvousBytes};
+}
+
+}  // namespace
+
+void SystemLayer::SendData(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
+  if (!params_.rendezvous) return matcher_.Send(key, on_sent, cookie);
+  matcher_.Recv(HandshakeKey(key), new RendezvousOp(matcher_, true, key, on_sent, cookie), 0);
+}
+
+void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t cookie) {
+  if (!params_.rendezvous) return matcher_.Recv(key, sink, cookie);
+  matcher_.Send(HandshakeKey(key), new RendezvousOp(matcher_, false, key, sink, cookie), 0);
+}
+
+Time SystemLayer::ReductionDelay(uint64_t size) const {
+  // ASTRA-sim: mem_write(size) + 2 * mem_read(size), each size / local-mem-bw in whole ns.
+  const int64_t one = static_cast<int64_t>(static_cast<double>(size) /
+                                           params_.local_mem_bw_bytes_per_ns);
+  return Time::FromNs(3 * one);
+}
+
+}  // namespace orrery

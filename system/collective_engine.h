@@ -1,0 +1,210 @@
+// The system layer: turns collectives into chunk streams and per-dimension phases, schedules
+// them on per-dimension queues, and runs the collective algorithm of each phase.
+//
+//   SystemLayer sys(sim, net, params);
+//   sys.npu(3).StartCollective(req, &listener, /*token=*/node_index);
+//   sys.npu(3).SendMessage(/*dst=*/5, /*tag=*/7, /*size=*/4096, &sink, cookie);
+//
+// Semantics follow ASTRA-sim 2.0 (see system/README.md): a collective of S bytes is cut into
+// `preferred-dataset-splits` chunks; each chunk is a stream that visits the dimensions in order
+// (all-gather in reverse; all-reduce with localBWAware as reduce-scatter up, all-reduce on the last
+// dimension, all-gather down); each queue runs at most ceil(active-chunks / queues-per-dim[0])
+// streams at once, the rest wait in priority order (LIFO/FIFO/EXPLICIT). Every message an
+// algorithm moves costs endpoint-delay on the way into and out of the network, plus
+// 3 * size / local-mem-bw when the receiver must reduce it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/status.h"
+#include "network/network.h"
+#include "system/message_matcher.h"
+#include "system/system_params.h"
+
+namespace orrery {
+
+class CollectiveListener {
+ public:
+  virtual ~CollectiveListener() = default;
+  virtual void OnCollectiveDone(uint64_t token) = 0;
+};
+
+struct CollectiveRequest {
+  CollectiveType type = CollectiveType::kAllReduce;
+  uint64_t size = 0;                 // bytes (comm_size)
+  std::vector<bool> involved_dims;   // empty = all
+  int group = 0;                     // 0 = world; else a registered communicator group id
+  int explicit_priority = 0;         // comm_priority, used with EXPLICIT scheduling
+  std::string label;                 // for reports ("node 12 'allreduce'")
+};
+
+class SystemLayer;
+class NpuSystem;
+class Stream;
+
+// One visit of a chunk to one logical dimension.
+struct PhaseSpec {
+  CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG or A2A
+  int queue = 0;
+  bool clockwise = true;
+  bool fast = false;         // communicator-group local ring: fixed 10 ns hand-off
+  int ring_size = 1;         // NPUs in this dimension's ring
+  int receiver = 0;          // next NPU in the chosen direction
+  int sender = 0;            // previous NPU
+  uint64_t data_size = 0;    // input size of the phase
+  AlgorithmSpec algorithm;
+};
+
+// The algorithm running one phase of one stream. Implementations call back into the stream.
+class PhaseAlgorithm {
+ public:
+  virtual ~PhaseAlgorithm() = default;
+  virtual void Start() = 0;          // the stream got its turn on the queue
+  virtual void OnBundleDone() = 0;   // a message finished its hand-off (and reduction)
+  virtual void OnReceived() = 0;     // a message of this phase arrived
+  virtual uint64_t final_size() const = 0;
+};
+
+std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase);
+// Output size of a phase (RS shrinks, AG grows), without running it.
+uint64_t PhaseFinalSize(const PhaseSpec& phase);
+
+// All chunks of one collective on one NPU.
+struct CollectiveInstance {
+  int total_streams = 0;
+  int finished_streams = 0;
+  CollectiveListener* listener = nullptr;
+  uint64_t token = 0;
+  CollectiveRequest request;
+  Time start;
+};
+
+class Stream : public EventTarget, public MessageSink {
+ public:
+  Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
+         std::vector<PhaseSpec> phases);
+
+  // Called by algorithms.
+  void SendToPeer(int dst, uint64_t size);
+  void ReceiveFromPeer(int src, uint64_t size);
+  // A message moves between NPU and network interface (endpoint-delay); `reduce` adds the
+  // reduction cost before the algorithm is told.
+  void HandOff(uint64_t size, bool reduce);
+  void PhaseFinished() { phase_finished_ = true; }
+
+  void OnEvent(uint64_t arg) override;
+  void OnMessage(uint64_t cookie) override;
+
+  int id() const { return id_; }
+  int priority() const { return priority_; }
+  bool initialized() const { return initialized_; }
+  std::string Describe() const;
+
+ private:
+  friend class NpuSystem;
+  void Init();
+  void AfterAlgorithmStep();
+
+  NpuSystem& owner_;
+  CollectiveInstance* collective_;
+  const int id_;
+  const int priority_;
+  std::vector<PhaseSpec> phases_;
+  size_t next_phase_ = 0;
+  int current_queue_ = -1;
+  bool initialized_ = false;
+  bool phase_finished_ = false;
+  uint64_t pending_reduce_size_ = 0;
+  std::unique_ptr<PhaseAlgorithm> algorithm_;
+};
+
+class NpuSystem {
+ public:
+  NpuSystem(SystemLayer& layer, int id);
+  ~NpuSystem();
+  NpuSystem(NpuSystem&&) = default;
+
+  int id() const { return id_; }
+  // Starts a collective now. The listener is told when all its chunks are done on this NPU.
+  Status StartCollective(const CollectiveRequest& req, CollectiveListener* listener,
+                         uint64_t token);
+  // Point-to-point (COMM_SEND / COMM_RECV). Completion when the message has arrived.
+  void SendMessage(int dst, int64_t tag, uint64_t size, MessageSink* sink, uint64_t cookie);
+  void ReceiveMessage(int src, int64_t tag, uint64_t size, MessageSink* sink, uint64_t cookie);
+
+  // Collectives in progress, for deadlock reports.
+  std::vector<std::string> DescribeActive() const;
+  int active_streams() const { return live_streams_; }
+
+ private:
+  friend class Stream;
+  struct QueueLevel {
+    std::vector<int> queues;
+    size_t next = 0, next_first = 0, next_last = 0;
+  };
+  std::pair<int, bool> NextQueue(int level);       // round robin over all queues of a level
+  std::pair<int, bool> NextQueueFirst(int level);  // first half, clockwise
+  std::pair<int, bool> NextQueueLast(int level);   // second half, anticlockwise
+  int NextPriority(int explicit_priority);
+  PhaseSpec MakeDimPhase(CollectiveType type, int dim, uint64_t size, std::pair<int, bool> queue,
+                         const AlgorithmSpec& algo) const;
+  void ProceedToNextPhase(Stream* stream);
+  void InsertStream(std::vector<Stream*>& queue, Stream* stream);
+  void InitWaiting(int queue);
+
+  SystemLayer& layer_;
+  int id_;
+  std::vector<QueueLevel> levels_;
+  std::vector<std::vector<Stream*>> active_;  // per queue, in scheduling order
+  std::vector<int> running_;                  // initialised streams per queue
+  int queue_threshold_ = 1;
+  int priority_counter_ = 0;
+  int stream_counter_ = 0;
+  std::map<int, int> group_stream_counter_;
+  int live_streams_ = 0;
+  std::vector<std::unique_ptr<CollectiveInstance>> collectives_;  // owned until done
+};
+
+class SystemLayer {
+ public:
+  SystemLayer(Simulation& sim, Network& net, SystemParams params);
+  ~SystemLayer();
+
+  // Communicator groups: id > 0, members are NPU ids. Replaces a group with the same id.
+  Status AddGroup(int id, std::vector<int> members);
+  bool HasGroup(int id) const { return groups_.count(id) > 0; }
+
+  NpuSystem& npu(int i) { return npus_[i]; }
+  int num_npus() const { return static_cast<int>(npus_.size()); }
+  Simulation& sim() { return sim_; }
+  Network& net() { return net_; }
+  MessageMatcher& matcher() { return matcher_; }
+  const SystemParams& params() const { return params_; }
+  const Topology& topology() const { return net_.topology(); }
+  // Reduction cost of `size` bytes: one write and two reads of local memory (whole ns each).
+  Time ReductionDelay(uint64_t size) const;
+  Time HandOffDelay(bool fast) const { return fast ? Time::FromNs(10) : endpoint_delay_; }
+  const std::vector<int>* GroupMembers(int id) const;
+
+  // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
+  // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an
+  // 8192-byte ready message; the data send starts when it arrives.
+  void SendData(const MessageKey& key, MessageSink* on_sent, uint64_t cookie);
+  void RecvData(const MessageKey& key, MessageSink* sink, uint64_t cookie);
+
+ private:
+  Simulation& sim_;
+  Network& net_;
+  SystemParams params_;
+  MessageMatcher matcher_;
+  Time endpoint_delay_;
+  std::map<int, std::vector<int>> groups_;
+  std::vector<NpuSystem> npus_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,213 @@
+// System-layer timing, derived by hand from the model in system/README.md, over a test network
+// that delivers every message after exactly `latency + size / bandwidth` (whole ns): no
+// contention, so each formula below is exact.
+#include "system/collective_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace orrery {
+namespace {
+
+class FixedDelayNetwork : public Network, public EventTarget {
+ public:
+  FixedDelayNetwork(Simulation& sim, Topology topo) : sim_(sim), topo_(std::move(topo)) {}
+  int num_npus() const override { return topo_.num_npus(); }
+  const Topology& topology() const override { return topo_; }
+  void Send(int src, int dst, Bytes size, DeliveryHandler* h, uint64_t token) override {
+    const Dimension& d = topo_.dims[topo_.FirstDifferingDim(src, dst)];
+    pending_.push_back({h, token});
+    sim_.ScheduleAfter(Delay(d, size.count()), this, pending_.size() - 1);
+    ++messages;
+  }
+  void OnEvent(uint64_t i) override { pending_[i].first->OnDelivered(pending_[i].second); }
+  static Time Delay(const Dimension& d, uint64_t bytes) {
+    return Time::FromNs((d.latency + Bytes(bytes) / d.bandwidth).WholeNs());
+  }
+  int messages = 0;
+
+ private:
+  Simulation& sim_;
+  Topology topo_;
+  std::vector<std::pair<DeliveryHandler*, uint64_t>> pending_;
+};
+
+struct Done : CollectiveListener {
+  Simulation* sim = nullptr;
+  std::vector<Time> at;
+  void OnCollectiveDone(uint64_t) override { at.push_back(sim->now()); }
+};
+
+Dimension Ring(int n, double gibps, int64_t lat_ns) {
+  Dimension d;
+  d.type = BlockType::kRing;
+  d.npus = n;
+  d.bandwidth = Bandwidth::FromGiBps(gibps);
+  d.latency = Time::FromNs(lat_ns);
+  return d;
+}
+
+SystemParams Params(int splits, int active, bool local_bw_aware, int dims) {
+  SystemParams p;
+  p.preferred_dataset_splits = splits;
+  p.active_chunks_per_dimension = active;
+  p.local_bw_aware = local_bw_aware;
+  p.endpoint_delay_ns = 10;
+  p.local_mem_bw_bytes_per_ns = 1600;
+  for (auto& impl : p.impl) impl.assign(dims, AlgorithmSpec{AlgorithmKind::kRing});
+  return p;
+}
+
+// Runs one collective on every NPU and returns each NPU's completion time.
+std::vector<Time> RunCollective(Topology topo, SystemParams params, CollectiveType type,
+                                uint64_t size, int* messages = nullptr) {
+  Simulation sim;
+  FixedDelayNetwork net(sim, topo);
+  SystemLayer sys(sim, net, params);
+  std::vector<Done> done(topo.num_npus());
+  for (int i = 0; i < topo.num_npus(); ++i) {
+    done[i].sim = &sim;
+    CollectiveRequest req;
+    req.type = type;
+    req.size = size;
+    EXPECT_TRUE(sys.npu(i).StartCollective(req, &done[i], 0).ok());
+  }
+  sim.Run();
+  if (messages) *messages = net.messages;
+  std::vector<Time> out;
+  for (auto& d : done) {
+    EXPECT_EQ(d.at.size(), 1u);
+    out.push_back(d.at.empty() ? Time::Infinite() : d.at[0]);
+  }
+  return out;
+}
+
+TEST(CollectiveEngineTest, RingAllReduceOneChunk) {
+  // n = 8, D = 1 MiB in one chunk: msg = D/8 = 131072 B.
+  // t = floor(500 + 131072 / (50 * 2^30 / 1e9)) = floor(500 + 2441.41) = 2941 ns.
+  // r = 3 * floor(131072 / 1600) = 3 * 81 = 243 ns; e = 10 ns.
+  // T = 2(n-1)(e + t) + (n-1) r + e = 14 * 2951 + 7 * 243 + 10 = 43025 ns.
+  Topology topo{{Ring(8, 50, 500)}};
+  int messages = 0;
+  auto t = RunCollective(topo, Params(1, 1, true, 1), CollectiveType::kAllReduce, 1 << 20,
+                         &messages);
+  for (Time x : t) EXPECT_EQ(x.WholeNs(), 43025);
+  EXPECT_EQ(messages, 8 * 14);  // 2(n-1) messages per NPU
+}
+
+TEST(CollectiveEngineTest, ChunksRunOneAfterAnotherWithOneActiveChunk) {
+  // Four chunks of D = 256 KiB, msg = 32768 B: t = floor(500 + 610.35) = 1110, r = 3 * 20 = 60.
+  // One chunk: 14 * 1120 + 7 * 60 + 10 = 16110 ns; four in sequence: 64440 ns.
+  Topology topo{{Ring(8, 50, 500)}};
+  auto t = RunCollective(topo, Params(4, 1, true, 1), CollectiveType::kAllReduce, 1 << 20);
+  for (Time x : t) EXPECT_EQ(x.WholeNs(), 64440);
+}
+
+TEST(CollectiveEngineTest, TwoActiveChunksOverlapWithoutContention) {
+  // The same four chunks, two at a time on a network without contention: two rounds.
+  Topology topo{{Ring(8, 50, 500)}};
+  auto t = RunCollective(topo, Params(4, 2, true, 1), CollectiveType::kAllReduce, 1 << 20);
+  for (Time x : t) EXPECT_EQ(x.WholeNs(), 2 * 16110);
+}
+
+TEST(CollectiveEngineTest, ReduceScatterReducesEveryMessage) {
+  // n = 4, one chunk of 1 MiB: msg = 262144 B, t = floor(500 + 4882.81) = 5382,
+  // r = 3 * floor(262144 / 1600) = 3 * 163 = 489. T = (n-1)(e + t + r) + e = 3 * 5881 + 10.
+  Topology topo{{Ring(4, 50, 500)}};
+  auto t = RunCollective(topo, Params(1, 1, false, 1), CollectiveType::kReduceScatter, 1 << 20);
+  for (Time x : t) EXPECT_EQ(x.WholeNs(), 3 * (10 + 5382 + 489) + 10);
+}
+
+TEST(CollectiveEngineTest, TwoDimensionalLocalBwAwareAllReduce) {
+  // 4 x 2 rings: dim 0 at 100 GiB/s / 100 ns, dim 1 at 25 GiB/s / 1000 ns. One chunk D = 1 MiB.
+  // RS on dim 0 (n=4): msg D/4 = 262144: t0 = floor(100 + 2441.41) = 2541, r = 3*163 = 489.
+  //   3 * (10 + 2541 + 489) + 10 = 9130.
+  // AR on dim 1 (n=2) of D/4: msg 131072: t1 = floor(1000 + 4882.81) = 5882, r = 3*81 = 243.
+  //   2 * (10 + 5882) + 1 * 243 + 10 = 12037.
+  // AG on dim 0 of D/4: msg 262144, no reduction: 3 * (10 + 2541) + 10 = 7663.
+  Topology topo{{Ring(4, 100, 100), Ring(2, 25, 1000)}};
+  auto t = RunCollective(topo, Params(1, 1, true, 2), CollectiveType::kAllReduce, 1 << 20);
+  for (Time x : t) EXPECT_EQ(x.WholeNs(), 9130 + 12037 + 7663);
+}
+
+TEST(CollectiveEngineTest, SmallCollectiveGrowsToOneByteChunkPerNpu) {
+  // 8 NPUs, 4 splits, 16 bytes: chunk = 16/4 = 4 < 8 NPUs, so chunk = 8 B and size = 32 B.
+  // msg = 8/8 = 1 B: t = floor(500 + 1/53.687) = 500, r = 3 * floor(1/1600) = 0.
+  // One chunk: 14 * 510 + 10 = 7150; four chunks in sequence.
+  Topology topo{{Ring(8, 50, 500)}};
+  auto t = RunCollective(topo, Params(4, 1, true, 1), CollectiveType::kAllReduce, 16);
+  for (Time x : t) EXPECT_EQ(x.WholeNs(), 4 * 7150);
+}
+
+TEST(CollectiveEngineTest, MissingLocalMemBandwidthIsAnError) {
+  Simulation sim;
+  Topology topo{{Ring(4, 50, 500)}};
+  FixedDelayNetwork net(sim, topo);
+  SystemParams p = Params(1, 1, true, 1);
+  p.local_mem_bw_bytes_per_ns = 0;
+  SystemLayer sys(sim, net, p);
+  Done d;
+  CollectiveRequest req;
+  req.size = 1024;
+  req.label = "node 7 'ar'";
+  Status s = sys.npu(0).StartCollective(req, &d, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("local-mem-bw"), std::string::npos) << s.message();
+}
+
+struct Sink : MessageSink {
+  Simulation* sim = nullptr;
+  std::vector<std::pair<uint64_t, Time>> got;
+  void OnMessage(uint64_t c) override { got.emplace_back(c, sim->now()); }
+};
+
+TEST(MessageMatcherTest, MatchesInOrderAndCompletesBothSidesAtArrival) {
+  Simulation sim;
+  Topology topo{{Ring(4, 50, 500)}};
+  FixedDelayNetwork net(sim, topo);
+  MessageMatcher m(sim, net);
+  Sink sent, recv;
+  sent.sim = recv.sim = &sim;
+  // 4096 B to the neighbour: floor(500 + 76.29) = 576 ns.
+  m.Recv({0, 1, TagSpace::kNative, 5, 4096}, &recv, 1);
+  m.Send({0, 1, TagSpace::kNative, 5, 4096}, &sent, 10);
+  m.Send({0, 1, TagSpace::kNative, 5, 4096}, &sent, 11);
+  sim.Run();
+  ASSERT_EQ(sent.got.size(), 2u);
+  EXPECT_EQ(sent.got[0].second.WholeNs(), 576);
+  ASSERT_EQ(recv.got.size(), 1u);
+  EXPECT_EQ(recv.got[0], std::make_pair(uint64_t{1}, Time::FromNs(576)));
+  EXPECT_EQ(m.unreceived_messages(), 1u);
+  // A receive posted after its message arrived completes at once (at the current time).
+  m.Recv({0, 1, TagSpace::kNative, 5, 4096}, &recv, 2);
+  sim.Run();
+  ASSERT_EQ(recv.got.size(), 2u);
+  EXPECT_EQ(recv.got[1].first, 2u);
+  EXPECT_EQ(m.unreceived_messages(), 0u);
+  EXPECT_EQ(m.pending_receives(), 0u);
+}
+
+TEST(MessageMatcherTest, SizeOrTagMismatchIsReportedNotMatched) {
+  Simulation sim;
+  Topology topo{{Ring(4, 50, 500)}};
+  FixedDelayNetwork net(sim, topo);
+  MessageMatcher m(sim, net);
+  Sink recv;
+  recv.sim = &sim;
+  m.Recv({2, 3, TagSpace::kNative, 1, 100}, &recv, 0);
+  m.Send({2, 3, TagSpace::kNative, 1, 200}, nullptr, 0);
+  sim.Run();
+  EXPECT_TRUE(recv.got.empty());
+  auto lines = m.DescribePending(10);
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string all = lines[0] + "\n" + lines[1];
+  EXPECT_NE(all.find("NPU 3 waits to receive from NPU 2 (tag 1, 100 B), never sent"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("NPU 2 sent 1 message(s) to NPU 3 (tag 1, 200 B) that no one received"),
+            std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace orrery

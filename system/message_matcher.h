@@ -1,0 +1,102 @@
+// Matches sends with receives, over any Network backend.
+//
+//   MessageMatcher m(sim, net);
+//   m.Recv({/*src=*/0, /*dst=*/1, tag, size}, &sink, cookie);   // posted receive
+//   m.Send({0, 1, tag, size}, &send_sink, cookie);              // starts the transfer
+//
+// A message is identified by (source, destination, tag space, tag, size); the k-th send of a key
+// matches the k-th receive of the same key (ASTRA-sim's matching). Both completions happen when
+// the message has arrived: the send sink is told first, then the receive sink if a receive was
+// posted. A receive posted after its message arrived completes at the current time, through
+// the event queue. Unmatched messages and receives are kept and can be listed (deadlock report).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/units.h"
+#include "network/network.h"
+
+namespace orrery {
+
+class MessageSink {
+ public:
+  virtual ~MessageSink() = default;
+  virtual void OnMessage(uint64_t cookie) = 0;
+};
+
+enum class TagSpace : uint8_t { kNative = 0, kCollective = 1, kRendezvous = 2 };
+
+struct MessageKey {
+  int src = 0;
+  int dst = 0;
+  TagSpace space = TagSpace::kNative;
+  int64_t tag = 0;
+  uint64_t size = 0;
+  bool operator==(const MessageKey& o) const {
+    return src == o.src && dst == o.dst && space == o.space && tag == o.tag && size == o.size;
+  }
+};
+
+struct MessageKeyHash {
+  size_t operator()(const MessageKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.src) * 0x9E3779B97F4A7C15ull;
+    h ^= (static_cast<uint64_t>(k.dst) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2));
+    h ^= (static_cast<uint64_t>(k.tag) * 0xC2B2AE3D27D4EB4Full + static_cast<uint64_t>(k.space));
+    h ^= k.size * 0x165667B19E3779F9ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+class MessageMatcher : public DeliveryHandler, public EventTarget {
+ public:
+  MessageMatcher(Simulation& sim, Network& net) : sim_(sim), net_(net) {}
+
+  // Starts moving the message now. `on_sent` (may be null) is told at arrival.
+  void Send(const MessageKey& key, MessageSink* on_sent, uint64_t cookie);
+  // Posts a receive. `sink` is told when the matching message has arrived.
+  void Recv(const MessageKey& key, MessageSink* sink, uint64_t cookie);
+
+  // Receives still waiting for a message and messages nobody received, for deadlock reports.
+  std::vector<std::string> DescribePending(int max_items) const;
+  size_t pending_receives() const;
+  size_t unreceived_messages() const;
+
+  void OnDelivered(uint64_t token) override;
+  void OnEvent(uint64_t arg) override;
+
+ private:
+  struct Waiter {
+    MessageSink* sink;
+    uint64_t cookie;
+    uint32_t next;
+  };
+  struct Slot {
+    uint32_t head = kNil;  // posted receives, FIFO
+    uint32_t tail = kNil;
+    uint32_t arrived = 0;  // messages that arrived before their receive was posted
+    uint32_t in_flight = 0;
+  };
+  struct InFlight {
+    MessageKey key;
+    MessageSink* on_sent;
+    uint64_t cookie;
+  };
+  static constexpr uint32_t kNil = 0xFFFFFFFFu;
+
+  uint32_t NewWaiter(MessageSink* sink, uint64_t cookie);
+  void FreeWaiter(uint32_t i);
+
+  Simulation& sim_;
+  Network& net_;
+  std::unordered_map<MessageKey, Slot, MessageKeyHash> slots_;
+  std::vector<Waiter> waiters_;
+  uint32_t free_waiter_ = kNil;
+  std::vector<InFlight> in_flight_;
+  std::vector<uint32_t> free_in_flight_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,60 @@
+// What the system layer needs to know, independent of how it was configured.
+//
+//   SystemParams p;
+//   p.preferred_dataset_splits = 4;
+//   p.impl[CollIndex(CollectiveType::kAllReduce)] = {AlgorithmSpec{AlgorithmKind::kRing}};
+//
+// The command line fills this from the system YAML/JSON (config/system_config.h) and the flags.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace orrery {
+
+// Chakra's CollectiveCommType values.
+enum class CollectiveType : int {
+  kAllReduce = 0,
+  kReduce = 1,
+  kAllGather = 2,
+  kGather = 3,
+  kScatter = 4,
+  kBroadcast = 5,
+  kAllToAll = 6,
+  kReduceScatter = 7,
+  kReduceScatterBlock = 8,
+  kBarrier = 9,
+};
+
+const char* CollectiveTypeName(CollectiveType t);
+
+enum class SchedulingPolicy { kLifo, kFifo, kExplicit };
+
+enum class AlgorithmKind { kRing, kOneRing, kDirect, kOneDirect, kHalvingDoubling,
+                           kOneHalvingDoubling, kDoubleBinaryTree };
+
+struct AlgorithmSpec {
+  AlgorithmKind kind = AlgorithmKind::kRing;
+  int window = -1;  // direct<N>
+};
+
+// Index of the four natively scheduled collectives in per-collective tables.
+enum NativeColl { kNativeAllReduce = 0, kNativeReduceScatter, kNativeAllGather, kNativeAllToAll,
+                  kNumNativeColl };
+
+struct SystemParams {
+  SchedulingPolicy scheduling = SchedulingPolicy::kLifo;
+  bool local_bw_aware = false;          // collective-optimization: localBWAware
+  int active_chunks_per_dimension = 1;
+  int preferred_dataset_splits = 1;
+  int64_t endpoint_delay_ns = 10;       // already multiplied by --injection-scale if given
+  double local_mem_bw_bytes_per_ns = 0;  // local-mem-bw (GB/s decimal == bytes/ns)
+  std::vector<int> queues_per_dim;      // --num-queues-per-dim, one entry per network dim
+  std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;  // per logical dimension
+  bool rendezvous = false;              // --rendezvous-protocol
+  double comm_scale = 1.0;              // --comm-scale: multiplies collective and p2p sizes
+};
+
+}  // namespace orrery

@@ -1,0 +1,340 @@
+#include "workload/executor.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace orrery {
+namespace {
+
+CollectiveType ToSystem(et::CollectiveType t) { return static_cast<CollectiveType>(t); }
+
+// "" and "0" are the world group; other names are decimal group ids.
+StatusOr<int> ParseGroup(std::string_view pg) {
+  if (pg.empty()) return 0;
+  int v = 0;
+  for (char c : pg) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || v > 100000000) {
+      return Status::Error("pg_name '" + std::string(pg) + "' is not a process-group number");
+    }
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system,
+                         RemoteMemory* memory, const WorkloadParams& params)
+    : npu_(npu), trace_(trace), feeder_(trace), system_(system), memory_(memory),
+      params_(params), started_(trace.size()), slot_of_running_(trace.size(), 0) {}
+
+std::string NpuExecutor::Label(uint32_t node) const {
+  return "NPU " + std::to_string(npu_) + " node " + std::to_string(trace_.id(node)) + " '" +
+         std::string(trace_.name(node)) + "'";
+}
+
+void NpuExecutor::Fail(Status s) {
+  if (error_.ok()) error_ = s.WithContext(trace_.path());
+  system_.sim().Stop();
+}
+
+NpuExecutor::Slot NpuExecutor::SlotOf(uint32_t node) const {
+  switch (trace_.type(node)) {
+    case et::NodeType::kComp:
+      return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
+    case et::NodeType::kCommColl:
+      // Host-side collective operators (PyTorch c10d::*) carry no comm_type/comm_size: the
+      // collective itself is the NCCL kernel node; the operator is CPU work.
+      if (!trace_.comm_type(node) || !trace_.comm_size(node)) {
+        return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
+      }
+      return Slot::kComm;
+    case et::NodeType::kCommSend:
+    case et::NodeType::kMemLoad:
+    case et::NodeType::kMemStore:
+      return Slot::kComm;
+    default:
+      return Slot::kNone;
+  }
+}
+
+void NpuExecutor::Start() { IssueReady(); }
+
+void NpuExecutor::IssueReady() {
+  // Issuing can complete nodes at once (metadata, invalid), which frees more: loop until
+  // nothing changes, but never recurse.
+  if (in_issue_) {
+    reissue_ = true;
+    return;
+  }
+  in_issue_ = true;
+  const int limit[4] = {1 << 30, params_.cpu_slots, params_.gpu_slots, params_.comm_slots};
+  do {
+    reissue_ = false;
+    std::vector<std::pair<uint32_t, Slot>> batch;
+    int used[4] = {used_[0], used_[1], used_[2], used_[3]};
+    for (uint32_t node : feeder_.issuable()) {
+      const Slot slot = SlotOf(node);
+      const int s = static_cast<int>(slot);
+      if (used[s] < limit[s]) {
+        ++used[s];
+        batch.emplace_back(node, slot);
+      }
+    }
+    for (auto [node, slot] : batch) {
+      if (!error_.ok()) break;
+      Issue(node, slot);
+    }
+  } while (reissue_ && error_.ok());
+  in_issue_ = false;
+  if (!finished_ && feeder_.AllDone()) {
+    finished_ = true;
+    stats_.finish = system_.sim().now();
+  }
+}
+
+Time NpuExecutor::ComputeTime(uint32_t node) const {
+  Time t;
+  const bool gpu = !trace_.is_cpu_op(node).value_or(false);
+  if (params_.roofline_enabled && gpu && !params_.replay_only &&
+      trace_.type(node) == et::NodeType::kComp) {
+    t = RooflineTime(params_.roofline, trace_.num_ops(node).value_or(0),
+                     trace_.tensor_size(node).value_or(0));
+  } else {
+    t = ReplayTime(trace_.duration_micros(node));
+  }
+  if (params_.compute_scale != 1.0) {
+    t = Time::FromNsDouble(t.Ns() * params_.compute_scale).TruncatedToNs();
+  }
+  return t;
+}
+
+Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
+  // PyTorch's process_group:init: inputs.values holds a Python list of
+  // {"pg_name": "<int>", "ranks": [...]} dicts; empty ranks means every NPU.
+  auto values = trace_.metadata_inputs(node);
+  if (!values) return Status::Ok();
+  std::string_view v = *values;
+  size_t pos = 0;
+  while ((pos = v.find("pg_name", pos)) != std::string_view::npos) {
+    size_t q = v.find_first_of("0123456789", pos);
+    size_t r = v.find("ranks", pos);
+    if (q == std::string_view::npos || r == std::string_view::npos) break;
+    int pg = 0;
+    while (q < v.size() && std::isdigit(static_cast<unsigned char>(v[q]))) pg = pg * 10 + (v[q++] - '0');
+    size_t open = v.find('[', r), close = v.find(']', r);
+    if (open == std::string_view::npos || close == std::string_view::npos) break;
+    std::vector<int> ranks;
+    int cur = -1;
+    for (size_t i = open + 1; i <= close; ++i) {
+      if (i < close && std::isdigit(static_cast<unsigned char>(v[i]))) {
+        cur = (cur < 0 ? 0 : cur * 10) + (v[i] - '0');
+      } else if (cur >= 0) {
+        ranks.push_back(cur);
+        cur = -1;
+      }
+    }
+    if (ranks.empty()) {
+      for (int i = 0; i < system_.num_npus(); ++i) ranks.push_back(i);
+    }
+    if (pg > 0 && !system_.HasGroup(pg)) {
+      Status s = system_.AddGroup(pg, ranks);
+      if (!s.ok()) return s.WithContext(Label(node));
+    }
+    pos = close;
+  }
+  return Status::Ok();
+}
+
+void NpuExecutor::Issue(uint32_t node, Slot slot) {
+  feeder_.Take(node);
+  ++used_[static_cast<int>(slot)];
+  slot_of_running_[node] = static_cast<uint8_t>(slot);
+  started_[node] = system_.sim().now();
+  Simulation& sim = system_.sim();
+  const et::NodeType type = trace_.type(node);
+
+  auto replay = [&]() { sim.ScheduleAfter(ComputeTime(node), this, node); };
+  if (params_.replay_only && type != et::NodeType::kInvalid && type != et::NodeType::kMetadata) {
+    replay();
+    return;
+  }
+  switch (type) {
+    case et::NodeType::kInvalid:
+      Complete(node);
+      return;
+    case et::NodeType::kMetadata: {
+      Status s = RegisterProcessGroups(node);
+      if (!s.ok()) return Fail(s);
+      Complete(node);
+      return;
+    }
+    case et::NodeType::kComp:
+      replay();
+      return;
+    case et::NodeType::kMemLoad:
+    case et::NodeType::kMemStore: {
+      const uint64_t size = trace_.tensor_size(node).value_or(0);
+      Status s = memory_ == nullptr
+                     ? Status::Error("no remote memory model")
+                     : memory_->Issue(npu_, Bytes(size), this, node);
+      if (!s.ok()) return Fail(s.WithContext(Label(node)));
+      return;
+    }
+    case et::NodeType::kCommSend:
+    case et::NodeType::kCommRecv: {
+      const bool send = type == et::NodeType::kCommSend;
+      const auto size = trace_.comm_size(node);
+      const auto peer = send ? trace_.comm_dst(node) : trace_.comm_src(node);
+      const auto self = send ? trace_.comm_src(node) : trace_.comm_dst(node);
+      if (!size) return Fail(Status::Error(Label(node) + ": no 'comm_size'"));
+      if (!peer || *peer < 0 || *peer >= system_.num_npus() || *peer == npu_) {
+        return Fail(Status::Invalid(
+            Label(node), send ? "'comm_dst'" : "'comm_src'",
+            peer ? std::to_string(*peer) : "missing",
+            "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]"));
+      }
+      if (self && *self != npu_) {
+        return Fail(Status::Invalid(Label(node), send ? "'comm_src'" : "'comm_dst'",
+                                    std::to_string(*self),
+                                    "this NPU's id " + std::to_string(npu_)));
+      }
+      const uint64_t bytes =
+          static_cast<uint64_t>(static_cast<double>(*size) * system_.params().comm_scale);
+      const int64_t tag = trace_.comm_tag(node).value_or(0);
+      if (send) {
+        stats_.bytes_sent += bytes;
+        system_.npu(npu_).SendMessage(static_cast<int>(*peer), tag, bytes, this, node);
+      } else {
+        system_.npu(npu_).ReceiveMessage(static_cast<int>(*peer), tag, bytes, this, node);
+      }
+      return;
+    }
+    case et::NodeType::kCommColl: {
+      if (slot != Slot::kComm) {  // host-side collective operator: CPU work
+        replay();
+        return;
+      }
+      const et::CollectiveType ct = *trace_.comm_type(node);
+      if (ct == et::CollectiveType::kBroadcast) {
+        // As ASTRA-sim 2.0: broadcast is replayed from the trace's duration.
+        replay();
+        return;
+      }
+      CollectiveRequest req;
+      req.type = ToSystem(ct);
+      req.size = static_cast<uint64_t>(static_cast<double>(*trace_.comm_size(node)) *
+                                       system_.params().comm_scale);
+      if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
+      req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
+      req.label = "node " + std::to_string(trace_.id(node)) + " '" +
+                  std::string(trace_.name(node)) + "'";
+      if (auto pg = trace_.pg_name(node)) {
+        StatusOr<int> g = ParseGroup(*pg);
+        if (!g.ok()) return Fail(g.status().WithContext(Label(node)));
+        req.group = *g;
+        if (req.group != 0 && !system_.HasGroup(req.group)) {
+          return Fail(Status::Error(Label(node) + ": pg_name '" + std::string(*pg) +
+                                    "' names a communicator group that is defined neither in "
+                                    "--comm-group-configuration nor by a METADATA node"));
+        }
+      }
+      if (ct != et::CollectiveType::kAllReduce && ct != et::CollectiveType::kAllGather &&
+          ct != et::CollectiveType::kReduceScatter && ct != et::CollectiveType::kAllToAll) {
+        return Fail(Status::Error(Label(node) + ": collective " + et::CollectiveTypeName(ct) +
+                                  " is not supported yet (supported: ALL_REDUCE, ALL_GATHER, "
+                                  "REDUCE_SCATTER, ALL_TO_ALL; BROADCAST is replayed)"));
+      }
+      ++stats_.collectives;
+      stats_.bytes_collective += req.size;
+      Status s = system_.npu(npu_).StartCollective(req, this, node);
+      if (!s.ok()) return Fail(s.WithContext(Label(node)));
+      return;
+    }
+  }
+}
+
+void NpuExecutor::Complete(uint32_t node) {
+  const Slot slot = static_cast<Slot>(slot_of_running_[node]);
+  --used_[static_cast<int>(slot)];
+  const Time took = system_.sim().now() - started_[node];
+  switch (slot) {
+    case Slot::kGpu:
+      stats_.gpu_compute += took;
+      break;
+    case Slot::kCpu:
+      stats_.cpu_compute += took;
+      break;
+    case Slot::kComm:
+      if (trace_.type(node) == et::NodeType::kMemLoad ||
+          trace_.type(node) == et::NodeType::kMemStore) {
+        stats_.memory += took;
+      } else {
+        stats_.communication += took;
+      }
+      break;
+    case Slot::kNone:
+      break;
+  }
+  ++stats_.nodes_done;
+  feeder_.Finish(node);
+  IssueReady();
+}
+
+void NpuExecutor::OnEvent(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
+void NpuExecutor::OnCollectiveDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
+void NpuExecutor::OnMessage(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
+void NpuExecutor::OnMemoryDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
+
+std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
+  std::vector<std::string> out;
+  auto add = [&](std::string s) {
+    if (static_cast<int>(out.size()) < max_items) out.push_back(std::move(s));
+  };
+  for (uint32_t node : feeder_.Unfinished()) {
+    if (static_cast<int>(out.size()) >= max_items) break;
+    switch (feeder_.state(node)) {
+      case et::NodeState::kRunning: {
+        std::string what = "running since " + started_[node].ToHuman();
+        const et::NodeType t = trace_.type(node);
+        if (t == et::NodeType::kCommRecv) {
+          what += ", waiting to receive from NPU " +
+                  std::to_string(trace_.comm_src(node).value_or(-1)) + " (tag " +
+                  std::to_string(trace_.comm_tag(node).value_or(0)) + ", " +
+                  std::to_string(trace_.comm_size(node).value_or(0)) + " B)";
+        } else if (t == et::NodeType::kCommSend) {
+          what += ", its message to NPU " + std::to_string(trace_.comm_dst(node).value_or(-1)) +
+                  " was never received";
+        } else if (t == et::NodeType::kCommColl) {
+          what += ", collective waiting for its peers";
+        }
+        add(Label(node) + ": " + what);
+        break;
+      }
+      case et::NodeState::kIssuable:
+        add(Label(node) + ": ready, waiting for a free hardware slot");
+        break;
+      default: {
+        std::string parents;
+        int shown = 0;
+        for (uint32_t p : trace_.parents(node)) {
+          if (feeder_.state(p) == et::NodeState::kDone) continue;
+          if (shown++ == 3) {
+            parents += ", ...";
+            break;
+          }
+          parents += (parents.empty() ? "" : ", ") + std::to_string(trace_.id(p));
+        }
+        add(Label(node) + ": waits for node(s) " + parents);
+        break;
+      }
+    }
+  }
+  if (system_.npu(npu_).active_streams() > 0) {
+    for (const auto& s : system_.npu(npu_).DescribeActive()) add("  " + s);
+  }
+  return out;
+}
+
+}  // namespace orrery

@@ -1,0 +1,101 @@
+// The workload layer: one executor per NPU replays that NPU's Chakra trace.
+//
+//   NpuExecutor exec(npu, trace, system, memory, params, log);
+//   exec.Start();          // issues the dependency-free nodes at time 0
+//   sim.Run();
+//   if (exec.finished()) Print(exec.stats());
+//
+// A node is issued once all its dependencies are done and its hardware slot is free. Slots, as
+// in ASTRA-sim: one CPU op, one GPU compute op and one communication op (collective, send,
+// remote-memory access) in flight per NPU; receives, metadata and invalid nodes take no slot.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/status.h"
+#include "compute/roofline.h"
+#include "et_feeder/feeder.h"
+#include "et_feeder/trace.h"
+#include "memory/remote_memory.h"
+#include "system/collective_engine.h"
+
+namespace orrery {
+
+struct WorkloadParams {
+  bool roofline_enabled = false;
+  RooflineParams roofline;
+  bool replay_only = false;
+  double compute_scale = 1.0;  // multiplies every compute duration
+  int cpu_slots = 1;
+  int gpu_slots = 1;
+  int comm_slots = 1;
+};
+
+struct NpuStats {
+  Time finish;
+  Time gpu_compute;   // sum of GPU compute node durations (slot-serialised: also their union)
+  Time cpu_compute;   // CPU ops
+  Time communication; // time the communication slot was busy with collectives and sends
+  Time memory;        // remote-memory accesses
+  uint64_t nodes_done = 0;
+  uint64_t collectives = 0;
+  uint64_t bytes_collective = 0;
+  uint64_t bytes_sent = 0;
+  // ASTRA-sim's "exposed communication": finish - GPU compute time.
+  Time exposed_communication() const { return finish - gpu_compute; }
+};
+
+class NpuExecutor : public EventTarget,
+                    public CollectiveListener,
+                    public MessageSink,
+                    public MemoryCompletion {
+ public:
+  NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, RemoteMemory* memory,
+              const WorkloadParams& params);
+
+  void Start();
+  bool finished() const { return finished_; }
+  const NpuStats& stats() const { return stats_; }
+  // First error met while issuing (bad node attributes, unsupported operations).
+  const Status& error() const { return error_; }
+  int npu() const { return npu_; }
+  // Why this NPU did not finish: running nodes and what blocks the others.
+  std::vector<std::string> DescribeStuck(int max_items) const;
+
+  void OnEvent(uint64_t node) override;              // compute / replay finished
+  void OnCollectiveDone(uint64_t node) override;     // collective finished
+  void OnMessage(uint64_t node) override;            // send arrived / receive matched
+  void OnMemoryDone(uint64_t node) override;         // remote memory access finished
+
+ private:
+  enum class Slot : uint8_t { kNone, kCpu, kGpu, kComm };
+  Slot SlotOf(uint32_t node) const;
+  void IssueReady();
+  void Issue(uint32_t node, Slot slot);
+  void Complete(uint32_t node);
+  void Fail(Status s);
+  std::string Label(uint32_t node) const;
+  Time ComputeTime(uint32_t node) const;
+  Status RegisterProcessGroups(uint32_t node);
+
+  const int npu_;
+  const et::Trace& trace_;
+  et::Feeder feeder_;
+  SystemLayer& system_;
+  RemoteMemory* memory_;
+  WorkloadParams params_;
+  int used_[4] = {0, 0, 0, 0};
+  std::vector<Time> started_;  // per running node
+  std::vector<uint8_t> slot_of_running_;
+  bool finished_ = false;
+  bool in_issue_ = false;
+  bool reissue_ = false;
+  NpuStats stats_;
+  Status error_;
+};
+
+}  // namespace orrery
