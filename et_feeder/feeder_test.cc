@@ -1,0 +1,207 @@
+#include "et_feeder/feeder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "et_feeder/trace.h"
+#include "et_feeder/writer.h"
+
+namespace orrery {
+namespace et {
+namespace {
+
+using ChakraProtoMsg::Node;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+Trace WriteAndLoad(const std::string& name, const std::vector<Node>& nodes,
+                   const LoadOptions& options = {}) {
+  const std::string path = TempPath(name);
+  Status s = WriteTraceFile(path, nodes);
+  EXPECT_TRUE(s.ok()) << s.message();
+  StatusOr<Trace> t = Trace::Load(path, options);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+std::vector<uint64_t> IssuableIds(const Feeder& f) {
+  std::vector<uint64_t> ids;
+  for (uint32_t i : f.issuable()) ids.push_back(f.trace().id(i));
+  return ids;
+}
+
+void TakeAndFinish(Feeder* f, uint64_t id) {
+  const uint32_t i = *f->trace().Find(id);
+  f->Take(i);
+  f->Finish(i);
+}
+
+TEST(FeederTest, DiamondFreesChildOnlyAfterLastParent) {
+  // 1 -> {2, 3} -> 4; ids written out of order.
+  Node n4 = MakeCompNode(4, "join", 1, {2});
+  AddCtrlDeps(&n4, {3});
+  const Trace t = WriteAndLoad(
+      "diamond.0.et", {n4, MakeCompNode(3, "right", 1, {1}), MakeCompNode(1, "root", 1),
+                       MakeCompNode(2, "left", 1, {1})});
+  Feeder f(t);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(1));
+  EXPECT_EQ(f.state(*t.Find(4)), NodeState::kWaiting);
+
+  const uint32_t root = *t.Find(1);
+  f.Take(root);
+  EXPECT_TRUE(f.issuable().empty());
+  EXPECT_EQ(f.state(root), NodeState::kRunning);
+  EXPECT_EQ(f.running_count(), 1u);
+  f.Finish(root);
+  EXPECT_EQ(f.state(root), NodeState::kDone);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(2, 3));  // ascending id
+
+  TakeAndFinish(&f, 3);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(2));  // 4 still waits for 2 (data dep)
+  EXPECT_THAT(f.UnfinishedParents(*t.Find(4)), ElementsAre(*t.Find(2)));
+  TakeAndFinish(&f, 2);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(4));  // ... and now its ctrl dep 3 is done too
+  EXPECT_FALSE(f.AllDone());
+  TakeAndFinish(&f, 4);
+  EXPECT_TRUE(f.AllDone());
+  EXPECT_EQ(f.done_count(), 4u);
+  EXPECT_TRUE(f.Unfinished().empty());
+}
+
+TEST(FeederTest, PushBackReturnsANodeToIssuable) {
+  const Trace t = WriteAndLoad("pushback.0.et", {MakeCompNode(7, "a", 1), MakeCompNode(9, "b", 1)});
+  Feeder f(t);
+  f.Take(0);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(9));
+  f.PushBack(0);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(7, 9));
+  EXPECT_EQ(f.state(0), NodeState::kIssuable);
+  EXPECT_EQ(f.running_count(), 0u);
+}
+
+TEST(FeederTest, DanglingParentsCountAsDone) {
+  const Trace t = WriteAndLoad("dangling_feed.0.et",
+                               {MakeCompNode(1, "a", 1, {1000}), MakeCompNode(2, "b", 1, {1, 999})});
+  Feeder f(t);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(1));
+  TakeAndFinish(&f, 1);
+  EXPECT_THAT(IssuableIds(f), ElementsAre(2));
+}
+
+TEST(FeederTest, DeadlockReportNamesWhatEachNodeWaitsFor) {
+  // 12 'allreduce' waits for 9 'mm', which is taken and never finishes.
+  const Trace t = WriteAndLoad(
+      "deadlock.0.et", {MakeCompNode(9, "mm", 1), MakeCollNode(12, "allreduce",
+                                                                ChakraProtoMsg::ALL_REDUCE, 64, {9})});
+  Feeder f(t);
+  f.Take(*t.Find(9));
+  EXPECT_TRUE(f.issuable().empty());
+  EXPECT_THAT(f.Unfinished(), ElementsAre(0, 1));
+  const std::string r = f.DeadlockReport();
+  EXPECT_THAT(r, HasSubstr("2 of 2 nodes unfinished (1 running, 0 issuable)"));
+  EXPECT_THAT(r, HasSubstr("node 9 'mm' (COMP_NODE, running)"));
+  EXPECT_THAT(r, HasSubstr("node 12 'allreduce' (COMM_COLL_NODE, waiting) waits for node 9 'mm' "
+                           "(running)"));
+}
+
+TEST(FeederTest, MillionNodeChainLoadsSmallAndFeedsInOrder) {
+  // Node k depends on k - 1. Per node: a 40-byte record, two CSR offsets (2 x 4 B), one parent
+  // and one child edge (2 x 4 B) = 56 B, plus the name bytes.
+  constexpr uint32_t kNodes = 1000000;
+  const std::string path = TempPath("chain.0.et");
+  {
+    StatusOr<TraceWriter> w = TraceWriter::Open(path);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    Node n = MakeCompNode(0, "op", 1);
+    for (uint32_t k = 0; k < kNodes; ++k) {
+      n.set_id(k);
+      n.clear_data_deps();
+      if (k > 0) n.add_data_deps(k - 1);
+      ASSERT_TRUE(w->Write(n).ok());
+    }
+    ASSERT_TRUE(w->Close().ok());
+  }
+  StatusOr<Trace> loaded = Trace::Load(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Trace& t = *loaded;
+  ASSERT_EQ(t.size(), kNodes);
+  EXPECT_EQ(t.edge_count(), kNodes - 1u);
+  const size_t name_bytes = 2u * kNodes;  // "op"
+  const size_t expected = 56u * kNodes + name_bytes;
+  EXPECT_LE(t.MemoryBytes(), expected + 1024) << "bytes per node: "
+                                              << t.MemoryBytes() / double(kNodes);
+  EXPECT_LE(t.MemoryBytes(), 64u * kNodes + name_bytes);
+
+  Feeder f(t);
+  for (uint32_t k = 0; k < kNodes; ++k) {
+    ASSERT_EQ(f.issuable().size(), 1u) << "at step " << k;
+    const uint32_t i = *f.issuable().begin();
+    ASSERT_EQ(t.id(i), k);
+    f.Take(i);
+    f.Finish(i);
+  }
+  EXPECT_TRUE(f.AllDone());
+  EXPECT_EQ(f.done_count(), kNodes);
+}
+
+TEST(FeederTest, WideTraceIssuesEverythingAtOnceInIdOrder) {
+  // 10,000 roots and one sink depending on all of them.
+  std::vector<Node> nodes;
+  Node sink = MakeCompNode(1000000, "sink", 1);
+  for (uint64_t k = 10000; k-- > 0;) {  // written in descending id order
+    nodes.push_back(MakeCompNode(k * 3, "root", 1));
+    sink.add_ctrl_deps(k * 3);
+  }
+  nodes.push_back(sink);
+  const Trace t = WriteAndLoad("wide.0.et", nodes);
+  Feeder f(t);
+  ASSERT_EQ(f.issuable().size(), 10000u);
+  uint64_t previous = 0;
+  bool first = true;
+  while (!f.issuable().empty()) {
+    const uint32_t i = *f.issuable().begin();
+    if (!first) {
+      EXPECT_GT(t.id(i), previous);
+    }
+    first = false;
+    previous = t.id(i);
+    f.Take(i);
+    f.Finish(i);
+  }
+  EXPECT_EQ(previous, 1000000u);  // the sink came last
+  EXPECT_TRUE(f.AllDone());
+}
+
+TEST(CompatFeederTest, PytorchModelRunsToCompletionWithDataDepsOnly) {
+  const char* dir = std::getenv("ORRERY_COMPAT_DIR");
+  ASSERT_TRUE(dir != nullptr && *dir != '\0')
+      << "ORRERY_COMPAT_DIR is not set; run with "
+         "--test_env=ORRERY_COMPAT_DIR=<absolute path of shared/compat>";
+  const std::string path = std::string(dir) + "/chakra/pytorch_model.0.et";
+  ASSERT_TRUE(std::ifstream(path).good()) << "compat file " << path << " is missing";
+  LoadOptions data_only;
+  data_only.dependencies = Dependencies::kDataOnly;
+  StatusOr<Trace> t = Trace::Load(path, data_only);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Feeder f(*t);
+  size_t steps = 0;
+  while (!f.issuable().empty()) {
+    const uint32_t i = *f.issuable().begin();
+    f.Take(i);
+    f.Finish(i);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 3664u);
+  EXPECT_TRUE(f.AllDone()) << f.DeadlockReport();
+}
+
+}  // namespace
+}  // namespace et
+}  // namespace orrery

@@ -1,0 +1,584 @@
+#include "et_feeder/trace.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+
+namespace orrery {
+namespace et {
+namespace {
+
+using ChakraProtoMsg::Node;
+using ::testing::HasSubstr;
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A file holding GlobalMetadata then `nodes`, as raw bytes (so tests can cut or corrupt it).
+std::string Framed(const std::vector<Node>& nodes, std::vector<size_t>* offsets = nullptr) {
+  std::string bytes;
+  ChakraProtoMsg::GlobalMetadata meta;
+  meta.set_version(kDefaultTraceVersion);
+  AppendDelimited(meta, &bytes);
+  for (const Node& n : nodes) {
+    if (offsets != nullptr) offsets->push_back(bytes.size());
+    AppendDelimited(n, &bytes);
+  }
+  return bytes;
+}
+
+Trace LoadOk(const std::string& path, const LoadOptions& options = {}) {
+  StatusOr<Trace> t = Trace::Load(path, options);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+Trace WriteAndLoad(const std::string& name, const std::vector<Node>& nodes) {
+  const std::string path = TempPath(name);
+  Status s = WriteTraceFile(path, nodes);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return LoadOk(path);
+}
+
+std::string LoadError(const std::string& path, const LoadOptions& options = {}) {
+  StatusOr<Trace> t = Trace::Load(path, options);
+  EXPECT_FALSE(t.ok()) << path << " loaded but should not have";
+  return t.status().message();
+}
+
+std::string LoadErrorOf(const std::string& name, const std::vector<Node>& nodes) {
+  const std::string path = TempPath(name);
+  EXPECT_TRUE(WriteTraceFile(path, nodes).ok());
+  return LoadError(path);
+}
+
+TEST(TraceTest, SortsByIdAndKeepsNodeFields) {
+  Node c = MakeCompNode(30, "gemm_c", 7, {10, 20});
+  c.set_start_time_micros(1234);
+  Node a = MakeCompNode(10, "a", 5);
+  Node b = MakeCollNode(20, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1024, {10});
+  const Trace t = WriteAndLoad("sorts.0.et", {c, a, b});
+  EXPECT_EQ(t.version(), "0.0.4");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.id(0), 10u);
+  EXPECT_EQ(t.id(1), 20u);
+  EXPECT_EQ(t.id(2), 30u);
+  EXPECT_EQ(t.name(0), "a");
+  EXPECT_EQ(t.name(1), "grad_sync");
+  EXPECT_EQ(t.name(2), "gemm_c");
+  EXPECT_EQ(t.type(1), NodeType::kCommColl);
+  EXPECT_EQ(t.type(2), NodeType::kComp);
+  EXPECT_EQ(t.duration_micros(2), 7u);
+  EXPECT_EQ(t.start_time_micros(2), 1234u);
+  EXPECT_EQ(t.start_time_micros(0), 0u);
+  // 30 depends on 10 and 20; 20 on 10.
+  ASSERT_EQ(t.parents(2).size(), 2u);
+  EXPECT_EQ(t.parents(2)[0], 0u);
+  EXPECT_EQ(t.parents(2)[1], 1u);
+  ASSERT_EQ(t.children(0).size(), 2u);
+  EXPECT_EQ(t.children(0)[0], 1u);
+  EXPECT_EQ(t.children(0)[1], 2u);
+  EXPECT_TRUE(t.parents(0).empty());
+  EXPECT_EQ(t.edge_count(), 3u);
+  EXPECT_EQ(t.Find(20), std::optional<uint32_t>(1));
+  EXPECT_EQ(t.Find(21), std::nullopt);
+  EXPECT_EQ(t.dangling_dependency_count(), 0u);
+}
+
+TEST(TraceTest, EveryAttributeRoundTrips) {
+  Node n = MakeNode(1, "everything", ChakraProtoMsg::COMM_SEND_NODE);
+  SetBoolAttr(&n, "is_cpu_op", true);
+  SetIntAttr(&n, "num_ops", 1000000000000LL);
+  SetUint64Attr(&n, "tensor_size", 1ull << 40);
+  SetIntAttr(&n, "comm_type", ChakraProtoMsg::REDUCE_SCATTER);
+  SetUint64Attr(&n, "comm_size", std::numeric_limits<uint64_t>::max());
+  SetIntAttr(&n, "comm_src", 3, IntEncoding::kInt32);
+  SetIntAttr(&n, "comm_dst", -1, IntEncoding::kSint32);
+  SetIntAttr(&n, "comm_tag", 500000001, IntEncoding::kInt32);
+  SetIntAttr(&n, "comm_priority", std::numeric_limits<int64_t>::min(), IntEncoding::kSfixed64);
+  SetStringAttr(&n, "pg_name", "7");
+  SetBoolListAttr(&n, "involved_dim", {true, false, true});
+  // Attributes nobody reads, of the other value types, are ignored.
+  SetDoubleAttr(&n, "op_time", 1.5);
+  SetStringListAttr(&n, "inputs", {"t0", "16"});
+  SetBytesAttr(&n, "blob", std::string("\0\1", 2));
+  Node bare = MakeNode(2, "bare", ChakraProtoMsg::COMP_NODE);
+  Node meta = MakeMetadataNode(3, "process_group:init", "[[{\"pg_name\": \"0\", \"ranks\": []}]]");
+  const Trace t = WriteAndLoad("attrs.0.et", {n, bare, meta});
+  ASSERT_EQ(t.size(), 3u);
+
+  EXPECT_EQ(t.is_cpu_op(0), std::optional<bool>(true));
+  EXPECT_EQ(t.num_ops(0), std::optional<uint64_t>(1000000000000ull));
+  EXPECT_EQ(t.tensor_size(0), std::optional<uint64_t>(1ull << 40));
+  EXPECT_EQ(t.comm_type(0), std::optional<CollectiveType>(CollectiveType::kReduceScatter));
+  EXPECT_EQ(t.comm_size(0), std::optional<uint64_t>(std::numeric_limits<uint64_t>::max()));
+  EXPECT_EQ(t.comm_src(0), std::optional<int64_t>(3));
+  EXPECT_EQ(t.comm_dst(0), std::optional<int64_t>(-1));
+  EXPECT_EQ(t.comm_tag(0), std::optional<int64_t>(500000001));
+  EXPECT_EQ(t.comm_priority(0), std::optional<int64_t>(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(t.pg_name(0), std::optional<std::string_view>("7"));
+  EXPECT_EQ(t.involved_dim(0), std::optional<std::vector<bool>>({true, false, true}));
+  EXPECT_EQ(t.metadata_inputs(0), std::nullopt);
+
+  EXPECT_EQ(t.is_cpu_op(1), std::nullopt);
+  EXPECT_EQ(t.num_ops(1), std::nullopt);
+  EXPECT_EQ(t.tensor_size(1), std::nullopt);
+  EXPECT_EQ(t.comm_type(1), std::nullopt);
+  EXPECT_EQ(t.comm_size(1), std::nullopt);
+  EXPECT_EQ(t.comm_src(1), std::nullopt);
+  EXPECT_EQ(t.comm_dst(1), std::nullopt);
+  EXPECT_EQ(t.comm_tag(1), std::nullopt);
+  EXPECT_EQ(t.comm_priority(1), std::nullopt);
+  EXPECT_EQ(t.pg_name(1), std::nullopt);
+  EXPECT_EQ(t.involved_dim(1), std::nullopt);
+
+  EXPECT_EQ(t.type(2), NodeType::kMetadata);
+  EXPECT_EQ(t.metadata_inputs(2),
+            std::optional<std::string_view>("[[{\"pg_name\": \"0\", \"ranks\": []}]]"));
+}
+
+TEST(TraceTest, SparseValuesLandInTheRightSlots) {
+  // Only some slots present: values must be found by slot, not by position.
+  Node a = MakeNode(1, "a", ChakraProtoMsg::COMM_RECV_NODE);
+  SetIntAttr(&a, "comm_tag", 11);
+  SetIntAttr(&a, "comm_src", 5);  // written after comm_tag, stored in slot order
+  Node b = MakeNode(2, "b", ChakraProtoMsg::COMP_NODE);
+  SetIntAttr(&b, "tensor_size", 22);
+  const Trace t = WriteAndLoad("sparse.0.et", {a, b});
+  EXPECT_EQ(t.comm_src(0), std::optional<int64_t>(5));
+  EXPECT_EQ(t.comm_tag(0), std::optional<int64_t>(11));
+  EXPECT_EQ(t.comm_dst(0), std::nullopt);
+  EXPECT_EQ(t.tensor_size(1), std::optional<uint64_t>(22));
+  EXPECT_EQ(t.num_ops(1), std::nullopt);
+}
+
+TEST(TraceTest, EveryIntegerEncodingConvertsToEveryIntegerAttribute) {
+  const char* kUnsignedAttrs[] = {"num_ops", "tensor_size", "comm_size"};
+  const char* kSignedAttrs[] = {"comm_src", "comm_dst", "comm_tag", "comm_priority"};
+  std::vector<Node> nodes;
+  for (IntEncoding enc : kAllIntEncodings) {
+    const int64_t k = static_cast<int64_t>(nodes.size());
+    Node n = MakeNode(k, IntEncodingName(enc), ChakraProtoMsg::COMP_NODE);
+    // 100 + k and 200 + k fit every encoding; comm_type 6 = ALL_TO_ALL.
+    for (const char* a : kUnsignedAttrs) SetIntAttr(&n, a, 100 + k, enc);
+    for (const char* a : kSignedAttrs) SetIntAttr(&n, a, 200 + k, enc);
+    SetIntAttr(&n, "comm_type", 6, enc);
+    SetIntAttr(&n, "is_cpu_op", 1, enc);
+    nodes.push_back(n);
+  }
+  const Trace t = WriteAndLoad("encodings.0.et", nodes);
+  ASSERT_EQ(t.size(), 10u);
+  for (uint32_t i = 0; i < t.size(); ++i) {
+    SCOPED_TRACE(std::string(t.name(i)));
+    const uint64_t k = i;  // node id k sits at index k
+    EXPECT_EQ(t.num_ops(i), std::optional<uint64_t>(100 + k));
+    EXPECT_EQ(t.tensor_size(i), std::optional<uint64_t>(100 + k));
+    EXPECT_EQ(t.comm_size(i), std::optional<uint64_t>(100 + k));
+    EXPECT_EQ(t.comm_src(i), std::optional<int64_t>(200 + k));
+    EXPECT_EQ(t.comm_dst(i), std::optional<int64_t>(200 + k));
+    EXPECT_EQ(t.comm_tag(i), std::optional<int64_t>(200 + k));
+    EXPECT_EQ(t.comm_priority(i), std::optional<int64_t>(200 + k));
+    EXPECT_EQ(t.comm_type(i), std::optional<CollectiveType>(CollectiveType::kAllToAll));
+    EXPECT_EQ(t.is_cpu_op(i), std::optional<bool>(true));
+  }
+}
+
+TEST(TraceTest, NegativeValuesThroughSignedEncodings) {
+  std::vector<Node> nodes;
+  const IntEncoding kSigned[] = {IntEncoding::kInt32, IntEncoding::kInt64, IntEncoding::kSint32,
+                                 IntEncoding::kSint64, IntEncoding::kSfixed32,
+                                 IntEncoding::kSfixed64};
+  uint64_t id = 0;
+  for (IntEncoding enc : kSigned) {
+    Node n = MakeNode(id++, IntEncodingName(enc), ChakraProtoMsg::COMM_RECV_NODE);
+    SetIntAttr(&n, "comm_src", -7, enc);
+    nodes.push_back(n);
+  }
+  const Trace t = WriteAndLoad("negative.0.et", nodes);
+  for (uint32_t i = 0; i < t.size(); ++i) {
+    EXPECT_EQ(t.comm_src(i), std::optional<int64_t>(-7)) << t.name(i);
+  }
+}
+
+TEST(TraceTest, BoolConvertsToIntegerAndIntegerZeroOneToIsCpuOp) {
+  // feeder_v3 treats bool as an integer type: true -> 1.
+  Node a = MakeNode(1, "a", ChakraProtoMsg::COMP_NODE);
+  SetBoolAttr(&a, "num_ops", true);
+  SetIntAttr(&a, "is_cpu_op", 0, IntEncoding::kInt64);
+  Node b = MakeNode(2, "b", ChakraProtoMsg::COMP_NODE);
+  SetBoolAttr(&b, "is_cpu_op", false);
+  const Trace t = WriteAndLoad("boolint.0.et", {a, b});
+  EXPECT_EQ(t.num_ops(0), std::optional<uint64_t>(1));
+  EXPECT_EQ(t.is_cpu_op(0), std::optional<bool>(false));
+  EXPECT_EQ(t.is_cpu_op(1), std::optional<bool>(false));
+}
+
+TEST(TraceTest, FirstAttributeOfANameWins) {
+  Node n = MakeNode(1, "dup", ChakraProtoMsg::COMM_COLL_NODE);
+  SetIntAttr(&n, "comm_size", 10);
+  SetIntAttr(&n, "comm_size", 20);
+  SetStringAttr(&n, "pg_name", "first");
+  SetStringAttr(&n, "pg_name", "second");
+  const Trace t = WriteAndLoad("firstwins.0.et", {n});
+  EXPECT_EQ(t.comm_size(0), std::optional<uint64_t>(10));
+  EXPECT_EQ(t.pg_name(0), std::optional<std::string_view>("first"));
+}
+
+struct BadAttr {
+  const char* label;
+  void (*set)(Node*);
+  const char* attr;
+  const char* found;
+  const char* expected;
+};
+
+TEST(TraceTest, WrongAttributeTypesAreClearErrors) {
+  const BadAttr kCases[] = {
+      {"double for integer", [](Node* n) { SetDoubleAttr(n, "comm_size", 1.0); }, "comm_size",
+       "double_val", "an integer"},
+      {"float for integer", [](Node* n) { SetFloatAttr(n, "num_ops", 2.0f); }, "num_ops",
+       "float_val", "an integer"},
+      {"string for number", [](Node* n) { SetStringAttr(n, "tensor_size", "12"); },
+       "tensor_size", "string_val", "an integer"},
+      {"list for scalar", [](Node* n) { SetInt64ListAttr(n, "comm_src", {1}); }, "comm_src",
+       "int64_list", "an integer"},
+      {"list for comm_type", [](Node* n) { SetInt64ListAttr(n, "comm_type", {0}); }, "comm_type",
+       "int64_list", "an integer"},
+      {"string for bool", [](Node* n) { SetStringAttr(n, "is_cpu_op", "true"); }, "is_cpu_op",
+       "string_val", "bool_val"},
+      {"int for pg_name", [](Node* n) { SetIntAttr(n, "pg_name", 1); }, "pg_name", "int64_val",
+       "string_val"},
+      {"int list for involved_dim",
+       [](Node* n) { SetInt64ListAttr(n, "involved_dim", {1, 1}); }, "involved_dim",
+       "int64_list", "bool_list"},
+      {"bool for involved_dim", [](Node* n) { SetBoolAttr(n, "involved_dim", true); },
+       "involved_dim", "bool_val", "bool_list"},
+      {"no value", [](Node* n) { AddAttr(n, "comm_tag"); }, "comm_tag", "no value", "an integer"},
+  };
+  int k = 0;
+  for (const BadAttr& c : kCases) {
+    SCOPED_TRACE(c.label);
+    Node n = MakeNode(42, "victim", ChakraProtoMsg::COMM_COLL_NODE);
+    c.set(&n);
+    const std::string path = TempPath("badattr" + std::to_string(k++) + ".0.et");
+    ASSERT_TRUE(WriteTraceFile(path, {MakeCompNode(1, "ok", 1), n}).ok());
+    const std::string m = LoadError(path);
+    EXPECT_THAT(m, HasSubstr(path));
+    EXPECT_THAT(m, HasSubstr("node 42"));
+    EXPECT_THAT(m, HasSubstr(std::string("'") + c.attr + "'"));
+    EXPECT_THAT(m, HasSubstr(c.found));
+    EXPECT_THAT(m, HasSubstr(std::string("expected ") + c.expected));
+  }
+}
+
+TEST(TraceTest, OutOfRangeValuesAreErrors) {
+  Node a = MakeNode(5, "neg_size", ChakraProtoMsg::COMM_COLL_NODE);
+  SetIntAttr(&a, "comm_size", -1);
+  Node b = MakeNode(6, "bad_type", ChakraProtoMsg::COMM_COLL_NODE);
+  SetIntAttr(&b, "comm_type", 12);
+  Node c = MakeNode(7, "cpu2", ChakraProtoMsg::COMP_NODE);
+  SetIntAttr(&c, "is_cpu_op", 2);
+  Node d = MakeNode(8, "huge_tag", ChakraProtoMsg::COMM_SEND_NODE);
+  SetUint64Attr(&d, "comm_tag", std::numeric_limits<uint64_t>::max());
+  const std::string m = LoadErrorOf("range.0.et", {a, b, c, d});
+  // All four problems are reported, not just the first.
+  EXPECT_THAT(m, HasSubstr("node 5"));
+  EXPECT_THAT(m, HasSubstr("'comm_size' is -1"));
+  EXPECT_THAT(m, HasSubstr("node 6"));
+  EXPECT_THAT(m, HasSubstr("'comm_type' is 12; expected 0..9"));
+  EXPECT_THAT(m, HasSubstr("node 7"));
+  EXPECT_THAT(m, HasSubstr("'is_cpu_op' is 2"));
+  EXPECT_THAT(m, HasSubstr("node 8"));
+  EXPECT_THAT(m, HasSubstr("'comm_tag' is 18446744073709551615"));
+}
+
+TEST(TraceTest, UnknownNodeTypeIsAnError) {
+  Node n = MakeNode(9, "weird", static_cast<ChakraProtoMsg::NodeType>(42));
+  const std::string m = LoadErrorOf("badtype.0.et", {n});
+  EXPECT_THAT(m, HasSubstr("node 9"));
+  EXPECT_THAT(m, HasSubstr("type is 42"));
+}
+
+TEST(TraceTest, MissingFile) {
+  const std::string path = TempPath("does_not_exist.0.et");
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("cannot open"));
+}
+
+TEST(TraceTest, EmptyFile) {
+  const std::string path = TempPath("empty.0.et");
+  WriteBytes(path, "");
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("empty file"));
+}
+
+TEST(TraceTest, TruncatedMessage) {
+  std::vector<size_t> offsets;
+  const std::string bytes =
+      Framed({MakeCompNode(1, "a", 1), MakeCompNode(2, "b", 1)}, &offsets);
+  const std::string path = TempPath("trunc_msg.0.et");
+  WriteBytes(path, bytes.substr(0, bytes.size() - 1));  // last message loses its final byte
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("truncated"));
+  EXPECT_THAT(m, HasSubstr("message at byte " + std::to_string(offsets[1])));
+}
+
+TEST(TraceTest, TruncatedLengthPrefix) {
+  // A node larger than 127 bytes has a 2-byte varint prefix; keep only its first byte.
+  Node big = MakeCompNode(2, std::string(300, 'x'), 1);
+  std::vector<size_t> offsets;
+  const std::string bytes = Framed({MakeCompNode(1, "a", 1), big}, &offsets);
+  const std::string path = TempPath("trunc_len.0.et");
+  WriteBytes(path, bytes.substr(0, offsets[1] + 1));
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("truncated"));
+  EXPECT_THAT(m, HasSubstr("length prefix at byte " + std::to_string(offsets[1])));
+}
+
+TEST(TraceTest, GarbageMessage) {
+  std::vector<size_t> offsets;
+  std::string bytes = Framed({MakeCompNode(1, "a", 1)}, &offsets);
+  const size_t at = bytes.size();
+  // Length 2, then field 1 with wire type 7 (invalid): protobuf rejects it.
+  bytes += std::string("\x02\x0f\x00", 3);
+  const std::string path = TempPath("garbage.0.et");
+  WriteBytes(path, bytes);
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("garbage"));
+  EXPECT_THAT(m, HasSubstr("byte " + std::to_string(at)));
+}
+
+TEST(TraceTest, OverlongVarintIsGarbage) {
+  std::string bytes = Framed({});
+  const size_t at = bytes.size();
+  bytes += std::string(6, '\xff');
+  const std::string path = TempPath("overlong.0.et");
+  WriteBytes(path, bytes);
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr("garbage at byte " + std::to_string(at)));
+}
+
+TEST(TraceTest, MissingGlobalMetadataIsDetected) {
+  std::string bytes;
+  AppendDelimited(MakeCompNode(5, "a", 1), &bytes);
+  const std::string path = TempPath("nometa.0.et");
+  WriteBytes(path, bytes);
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("not a GlobalMetadata"));
+}
+
+TEST(TraceTest, ZeroLengthNodeIsAnAllDefaultNode) {
+  // feeder_v3 parses a zero-length message as a Node with every field at its default.
+  std::string bytes = Framed({MakeCompNode(1, "a", 1)});
+  bytes += '\0';
+  const std::string path = TempPath("zerolen.0.et");
+  WriteBytes(path, bytes);
+  const Trace t = LoadOk(path);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.id(0), 0u);
+  EXPECT_EQ(t.type(0), NodeType::kInvalid);
+  EXPECT_EQ(t.name(0), "");
+}
+
+TEST(TraceTest, DuplicateIdNamesBothPositions) {
+  std::vector<size_t> offsets;
+  const std::string bytes = Framed(
+      {MakeCompNode(4, "first", 1), MakeCompNode(2, "x", 1), MakeCompNode(4, "second", 1)},
+      &offsets);
+  const std::string path = TempPath("dup.0.et");
+  WriteBytes(path, bytes);
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("duplicate node id 4"));
+  EXPECT_THAT(m, HasSubstr("byte " + std::to_string(offsets[0])));
+  EXPECT_THAT(m, HasSubstr("byte " + std::to_string(offsets[2])));
+}
+
+TEST(TraceTest, DuplicateIdInSortedFile) {
+  const std::string m =
+      LoadErrorOf("dup_sorted.0.et", {MakeCompNode(1, "a", 1), MakeCompNode(1, "b", 1)});
+  EXPECT_THAT(m, HasSubstr("duplicate node id 1"));
+}
+
+TEST(TraceTest, DataAndCtrlDepsAreMergedAndDeduplicated) {
+  Node c = MakeCompNode(3, "c", 1, {1, 2, 1});
+  AddCtrlDeps(&c, {2, 1});
+  const Trace t = WriteAndLoad("merge.0.et", {MakeCompNode(1, "a", 1), MakeCompNode(2, "b", 1), c});
+  ASSERT_EQ(t.parents(2).size(), 2u);
+  EXPECT_EQ(t.parents(2)[0], 0u);
+  EXPECT_EQ(t.parents(2)[1], 1u);
+  EXPECT_EQ(t.children(0).size(), 1u);
+  EXPECT_EQ(t.children(1).size(), 1u);
+}
+
+TEST(TraceTest, DanglingDependenciesAreCountedAndSatisfied) {
+  Node b = MakeCompNode(2, "b", 1, {1, 99});
+  AddCtrlDeps(&b, {98, 99});  // 99 again: one (node, missing id) pair
+  Node c = MakeCompNode(3, "c", 1, {97});
+  const std::vector<Node> nodes = {MakeCompNode(1, "a", 1), b, c};
+  const std::string path = TempPath("dangling.0.et");
+  ASSERT_TRUE(WriteTraceFile(path, nodes).ok());
+  const Trace t = LoadOk(path);
+  // Distinct (node, missing) pairs: (2,98), (2,99), (3,97) = 3.
+  EXPECT_EQ(t.dangling_dependency_count(), 3u);
+  ASSERT_EQ(t.dangling_dependency_sample().size(), 3u);
+  EXPECT_EQ(t.dangling_dependency_sample()[0].node_id, 2u);
+  EXPECT_EQ(t.dangling_dependency_sample()[0].missing_id, 98u);
+  EXPECT_EQ(t.dangling_dependency_sample()[2].node_id, 3u);
+  EXPECT_EQ(t.dangling_dependency_sample()[2].missing_id, 97u);
+  // Only the real dependency remains: 2 -> 1. Node 3 has no parents left.
+  EXPECT_EQ(t.parents(1).size(), 1u);
+  EXPECT_TRUE(t.parents(2).empty());
+
+  const std::string m = LoadError(path, LoadOptions{/*strict=*/true});
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("3 dependencies"));
+  EXPECT_THAT(m, HasSubstr("node 2 -> 98"));
+  EXPECT_THAT(m, HasSubstr("node 3 -> 97"));
+}
+
+TEST(TraceTest, SelfDependencyIsACycle) {
+  const std::string m = LoadErrorOf("self.0.et", {MakeCompNode(5, "me", 1, {5})});
+  EXPECT_THAT(m, HasSubstr("dependency cycle"));
+  EXPECT_THAT(m, HasSubstr("5 -> 5"));
+}
+
+TEST(TraceTest, CycleNamesItsIds) {
+  // 1 <- 2 <- 3 <- 4 and 4 <- 2 closes 2 -> 4 -> 3 -> 2; node 5 hangs behind the cycle.
+  Node n2 = MakeCompNode(2, "b", 1, {1, 4});
+  const std::string path = TempPath("cycle.0.et");
+  ASSERT_TRUE(WriteTraceFile(path, {MakeCompNode(1, "a", 1), n2, MakeCompNode(3, "c", 1, {2}),
+                                    MakeCompNode(4, "d", 1, {3}), MakeCompNode(5, "e", 1, {4})})
+                  .ok());
+  const std::string m = LoadError(path);
+  EXPECT_THAT(m, HasSubstr(path));
+  EXPECT_THAT(m, HasSubstr("dependency cycle of 3 node(s)"));
+  // Walking parents from the lowest unrunnable node (2): 2 waits for 4, 4 for 3, 3 for 2.
+  EXPECT_THAT(m, HasSubstr("2 -> 4 -> 3 -> 2"));
+  EXPECT_THAT(m, HasSubstr("4 node(s) can never run"));
+}
+
+TEST(TraceTest, DataOnlyIgnoresCtrlDeps) {
+  // 2 waits for 1 through data_deps; 1 waits for 2 through ctrl_deps: a cycle under feeder_v3
+  // semantics, a chain when only data_deps count.
+  Node a = MakeCompNode(1, "a", 1);
+  AddCtrlDeps(&a, {2, 77});
+  const std::vector<Node> nodes = {a, MakeCompNode(2, "b", 1, {1})};
+  const std::string path = TempPath("dataonly.0.et");
+  ASSERT_TRUE(WriteTraceFile(path, nodes).ok());
+  LoadOptions both;
+  both.dependencies = Dependencies::kDataAndCtrl;
+  EXPECT_THAT(LoadError(path, both), HasSubstr("1 -> 2 -> 1"));
+  // The default (kAuto) falls back to data_deps only, says why, and keeps the dangling count.
+  const Trace automatic = LoadOk(path);
+  EXPECT_THAT(automatic.ctrl_deps_ignored(), HasSubstr("1 -> 2 -> 1"));
+  EXPECT_EQ(automatic.parents(1).size(), 1u);
+  EXPECT_EQ(automatic.dangling_dependency_count(), 1u);
+  LoadOptions data_only;
+  data_only.dependencies = Dependencies::kDataOnly;
+  const Trace t = LoadOk(path, data_only);
+  EXPECT_TRUE(t.parents(0).empty());
+  ASSERT_EQ(t.parents(1).size(), 1u);
+  EXPECT_EQ(t.parents(1)[0], 0u);
+  EXPECT_EQ(t.dangling_dependency_count(), 0u);  // the dangling 77 was a ctrl dep
+}
+
+TEST(TraceTest, ManySmallTracesAreCheap) {
+  // 4096 ranks each loading a one-node file: the per-trace footprint must stay small.
+  const std::string path = TempPath("one.0.et");
+  ASSERT_TRUE(
+      WriteTraceFile(path, {MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)}).ok());
+  const Trace t = LoadOk(path);
+  // sizeof(Trace) + one 40-byte record, 2 values, 2 name bytes, 2 x 2 CSR offsets, path, version.
+  EXPECT_LT(t.MemoryBytes(), sizeof(Trace) + 256 + path.size());
+}
+
+// The real ASTRA-sim / Chakra inputs. The directory comes from ORRERY_COMPAT_DIR, which the test
+// runner sets (bazel test --test_env=ORRERY_COMPAT_DIR=/abs/path/to/shared/compat).
+std::string CompatFile(const std::string& relative) {
+  const char* dir = std::getenv("ORRERY_COMPAT_DIR");
+  if (dir == nullptr || *dir == '\0') {
+    ADD_FAILURE() << "ORRERY_COMPAT_DIR is not set; run with "
+                     "--test_env=ORRERY_COMPAT_DIR=<absolute path of shared/compat>";
+    return "";
+  }
+  const std::string path = std::string(dir) + "/" + relative;
+  if (!std::ifstream(path).good()) {
+    ADD_FAILURE() << "compat file " << path << " is missing (ORRERY_COMPAT_DIR=" << dir << ")";
+    return "";
+  }
+  return path;
+}
+
+TEST(CompatTraceTest, AstraSimAllReduceMicrobenchmark) {
+  const std::string path = CompatFile(
+      "astra-sim/examples/workload/microbenchmarks/all_reduce/4npus_1MB/all_reduce.0.et");
+  if (path.empty()) return;
+  const Trace t = LoadOk(path);
+  EXPECT_EQ(t.version(), "0.0.4");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.type(0), NodeType::kCommColl);
+  EXPECT_EQ(t.comm_type(0), std::optional<CollectiveType>(CollectiveType::kAllReduce));
+  EXPECT_EQ(t.comm_size(0), std::optional<uint64_t>(1048576));  // 1 MB = 2^20 bytes
+  EXPECT_EQ(t.is_cpu_op(0), std::optional<bool>(false));
+  EXPECT_TRUE(t.parents(0).empty());
+}
+
+TEST(CompatTraceTest, ChakraPytorchModel) {
+  const std::string path = CompatFile("chakra/pytorch_model.0.et");
+  if (path.empty()) return;
+  // All 1,277 dangling dependencies are ctrl_deps, each a distinct (node, missing id) pair (210
+  // distinct missing ids); strict mode lists them before anything else is checked.
+  std::string m = LoadError(path, LoadOptions{/*strict=*/true});
+  EXPECT_THAT(m, HasSubstr("1277 dependencies"));
+  // Under feeder_v3 semantics (data_deps ∪ ctrl_deps) this trace has cycles: e.g. node 3317
+  // ('aten::mul') lists 3318 in ctrl_deps while 3318 (its CUDA kernel) lists 3317 in data_deps.
+  // Only 1,381 of the 3,664 nodes could ever run, so loading it that way is an error.
+  LoadOptions both;
+  both.dependencies = Dependencies::kDataAndCtrl;
+  m = LoadError(path, both);
+  EXPECT_THAT(m, HasSubstr("dependency cycle"));
+  EXPECT_THAT(m, HasSubstr("2283 node(s) can never run"));  // 3664 - 1381
+  // Following data_deps only (MLCommons' legacy feeder) the trace is a DAG with no dangling ids.
+  LoadOptions data_only;
+  data_only.dependencies = Dependencies::kDataOnly;
+  const Trace t = LoadOk(path, data_only);
+  EXPECT_EQ(t.size(), 3664u);
+  EXPECT_EQ(t.dangling_dependency_count(), 0u);
+  size_t comp = 0, coll = 0;
+  uint64_t total_duration = 0;
+  for (uint32_t i = 0; i < t.size(); ++i) {
+    comp += t.type(i) == NodeType::kComp;
+    coll += t.type(i) == NodeType::kCommColl;
+    total_duration += t.duration_micros(i);
+  }
+  EXPECT_EQ(comp, 3643u);
+  EXPECT_EQ(coll, 21u);
+  EXPECT_EQ(total_duration, 381795u);
+  // The default falls back to data_deps only, and still reports the 1,277 missing ids.
+  const Trace automatic = LoadOk(path);
+  EXPECT_EQ(automatic.size(), 3664u);
+  EXPECT_THAT(automatic.ctrl_deps_ignored(), HasSubstr("dependency cycle"));
+  EXPECT_EQ(automatic.dangling_dependency_count(), 1277u);
+}
+
+}  // namespace
+}  // namespace et
+}  // namespace orrery
