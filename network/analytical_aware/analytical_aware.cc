@@ -1,0 +1,262 @@
+#include "network/analytical_aware/analytical_aware.h"
+
+#include <string>
+#include <utility>
+
+#include "common/status.h"
+
+namespace orrery {
+
+namespace {
+
+// Event arguments: a chunk reaching the end of its current link, or a link becoming free.
+constexpr uint64_t kArrival = 0;
+constexpr uint64_t kLinkFree = 1;
+
+uint64_t WholeNs(double ns) { return static_cast<uint64_t>(ns); }
+
+}  // namespace
+
+AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topology, Options options)
+    : sim_(sim), topology_(std::move(topology)), num_npus_(topology_.num_npus()) {
+  ORRERY_CHECK(!topology_.dims.empty(), "a topology needs at least one dimension");
+  ORRERY_CHECK(topology_.dims.size() < 128, "too many dimensions");
+  int stride = 1;
+  for (size_t d = 0; d < topology_.dims.size(); ++d) {
+    const Dimension& dim = topology_.dims[d];
+    ORRERY_CHECK(dim.npus > 1, "dimension " + std::to_string(d) + " has fewer than 2 NPUs");
+    ORRERY_CHECK(dim.bandwidth.bytes_per_sec() > 0,
+                 "dimension " + std::to_string(d) + " has a non-positive bandwidth");
+    ORRERY_CHECK(dim.latency >= Time::Zero(),
+                 "dimension " + std::to_string(d) + " has a negative latency");
+    Dim p{dim.type, dim.npus, stride, dim.latency.Ns(), dim.bandwidth.bytes_per_ns(), 0, 0, false};
+    switch (dim.type) {
+      case BlockType::kRing:
+        // A 2-NPU ring has one link per direction; larger rings one each way per NPU.
+        p.links_per_npu = dim.npus == 2 ? 1 : 2;
+        break;
+      case BlockType::kSwitch:
+        p.links_per_npu = 2;  // up to the switch, down from it
+        break;
+      case BlockType::kFullyConnected:
+        p.links_per_npu = dim.npus - 1;
+        p.lazy =
+            static_cast<uint64_t>(num_npus_) * (dim.npus - 1) > options.dense_fully_connected_links;
+        if (p.lazy) p.links_per_npu = 0;
+        break;
+    }
+    dims_.push_back(p);
+    stride *= dim.npus;
+  }
+
+  uint64_t dense = 0;
+  for (const Dim& p : dims_) dense += static_cast<uint64_t>(num_npus_) * p.links_per_npu;
+  ORRERY_CHECK(dense < kNone, "too many links");
+  links_.reserve(dense);
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    Dim& p = dims_[d];
+    p.first_link = static_cast<uint32_t>(links_.size());
+    const int di = static_cast<int>(d);
+    for (int npu = 0; npu < num_npus_; ++npu) {
+      const int c = Coord(npu, p);
+      switch (p.type) {
+        case BlockType::kRing:
+          AddLink(di, LinkKind::kNpuToNpu, npu, npu + ((c + 1) % p.npus - c) * p.stride);
+          if (p.links_per_npu == 2) {
+            AddLink(di, LinkKind::kNpuToNpu, npu, npu + ((c + p.npus - 1) % p.npus - c) * p.stride);
+          }
+          break;
+        case BlockType::kSwitch:
+          AddLink(di, LinkKind::kNpuToSwitch, npu, -1);
+          AddLink(di, LinkKind::kSwitchToNpu, npu, -1);
+          break;
+        case BlockType::kFullyConnected:
+          if (p.lazy) break;
+          for (int j = 0; j < p.npus; ++j) {
+            if (j != c) AddLink(di, LinkKind::kNpuToNpu, npu, npu + (j - c) * p.stride);
+          }
+          break;
+      }
+    }
+  }
+}
+
+void AnalyticalAwareNetwork::AddLink(int dim, LinkKind kind, int npu, int peer) {
+  Link l;
+  l.npu = npu;
+  l.peer = peer;
+  l.dim = static_cast<uint8_t>(dim);
+  l.kind = kind;
+  links_.push_back(l);
+}
+
+uint32_t AnalyticalAwareNetwork::FullyConnectedLink(int d, int from, int to) {
+  const Dim& p = dims_[d];
+  if (!p.lazy) {
+    const int c = Coord(from, p);
+    const int t = Coord(to, p);
+    return p.first_link + static_cast<uint32_t>(from) * p.links_per_npu + (t < c ? t : t - 1);
+  }
+  const uint64_t key = static_cast<uint64_t>(from) * num_npus_ + to;
+  auto it = lazy_links_.find(key);
+  if (it != lazy_links_.end()) return it->second;
+  ORRERY_CHECK(links_.size() < kNone, "too many links");
+  const uint32_t id = static_cast<uint32_t>(links_.size());
+  AddLink(d, LinkKind::kNpuToNpu, from, to);
+  lazy_links_.emplace(key, id);
+  return id;
+}
+
+AnalyticalAwareNetwork::Hop AnalyticalAwareNetwork::NextHop(const Chunk& c) {
+  if (c.switch_dim >= 0) {
+    // In a switch: go down to the NPU whose coordinate in that dimension matches dst's.
+    const Dim& p = dims_[c.switch_dim];
+    const int to = c.npu + (Coord(c.dst, p) - Coord(c.npu, p)) * p.stride;
+    return Hop{p.first_link + static_cast<uint32_t>(to) * 2 + 1, to, -1};
+  }
+  // Dimension-ordered: the lowest dimension whose coordinate still differs.
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    const Dim& p = dims_[d];
+    const int a = Coord(c.npu, p);
+    const int b = Coord(c.dst, p);
+    if (a == b) continue;
+    const uint32_t base = p.first_link + static_cast<uint32_t>(c.npu) * p.links_per_npu;
+    switch (p.type) {
+      case BlockType::kRing: {
+        const int clockwise = (b - a + p.npus) % p.npus;
+        if (p.npus - clockwise < clockwise) {  // strictly shorter anticlockwise; ties go clockwise
+          return Hop{base + 1, c.npu + ((a + p.npus - 1) % p.npus - a) * p.stride, -1};
+        }
+        return Hop{base, c.npu + ((a + 1) % p.npus - a) * p.stride, -1};
+      }
+      case BlockType::kFullyConnected: {
+        const int to = c.npu + (b - a) * p.stride;
+        return Hop{FullyConnectedLink(static_cast<int>(d), c.npu, to), to, -1};
+      }
+      case BlockType::kSwitch:
+        return Hop{base, c.npu, static_cast<int8_t>(d)};
+    }
+  }
+  ORRERY_CHECK(false, "chunk at its destination has no next hop");
+  return Hop{kNone, -1, -1};
+}
+
+void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
+                                  uint64_t token) {
+  ORRERY_CHECK(src >= 0 && src < num_npus_ && dst >= 0 && dst < num_npus_,
+               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
+  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  uint32_t id;
+  if (free_chunks_.empty()) {
+    id = static_cast<uint32_t>(chunks_.size());
+    chunks_.emplace_back();
+  } else {
+    id = free_chunks_.back();
+    free_chunks_.pop_back();
+  }
+  Chunk& c = chunks_[id];
+  c.handler = handler;
+  c.token = token;
+  c.size = size.count();
+  c.npu = src;
+  c.dst = dst;
+  c.next = kNone;
+  c.switch_dim = -1;
+  Forward(id);
+}
+
+void AnalyticalAwareNetwork::Forward(uint32_t chunk) {
+  Chunk& c = chunks_[chunk];
+  const Hop h = NextHop(c);
+  c.next_npu = h.npu;
+  c.next_switch_dim = h.switch_dim;
+  Link& l = links_[h.link];
+  if (l.busy) {
+    c.next = kNone;
+    if (l.tail == kNone) {
+      l.head = chunk;
+    } else {
+      chunks_[l.tail].next = chunk;
+    }
+    l.tail = chunk;
+  } else {
+    Transmit(h.link, chunk);
+  }
+}
+
+void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
+  Link& l = links_[link];
+  const Dim& p = dims_[l.dim];
+  const uint64_t size = chunks_[chunk].size;
+  l.busy = true;
+  // As ASTRA-sim: both delays in double ns, each truncated to whole ns on its own.
+  const double serialization_ns = static_cast<double>(size) / p.bytes_per_ns;
+  const Time arrival = Time::FromNs(static_cast<int64_t>(WholeNs(p.latency_ns + serialization_ns)));
+  const Time busy = Time::FromNs(static_cast<int64_t>(WholeNs(serialization_ns)));
+  l.bytes += size;
+  l.busy_ps += busy.ps();
+  // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
+  sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);
+  sim_.ScheduleAfter(busy, this, (uint64_t{link} << 1) | kLinkFree);
+}
+
+void AnalyticalAwareNetwork::OnEvent(uint64_t arg) {
+  const uint32_t index = static_cast<uint32_t>(arg >> 1);
+  if ((arg & 1) == kLinkFree) {
+    Link& l = links_[index];
+    l.busy = false;
+    if (l.head != kNone) {
+      const uint32_t chunk = l.head;
+      l.head = chunks_[chunk].next;
+      if (l.head == kNone) l.tail = kNone;
+      Transmit(index, chunk);
+    }
+    return;
+  }
+  Chunk& c = chunks_[index];
+  c.npu = c.next_npu;
+  c.switch_dim = c.next_switch_dim;
+  if (c.switch_dim < 0 && c.npu == c.dst) {
+    DeliveryHandler* handler = c.handler;
+    const uint64_t token = c.token;
+    // Free the record first: the handler may Send again and reuse it.
+    free_chunks_.push_back(index);
+    handler->OnDelivered(token);
+    return;
+  }
+  Forward(index);
+}
+
+std::string AnalyticalAwareNetwork::DeviceName(int dim, int npu, bool is_switch) const {
+  if (!is_switch) return "npu" + std::to_string(npu);
+  const Dim& p = dims_[dim];
+  // Switches of a dimension: one per combination of the other coordinates.
+  const int group = npu % p.stride + npu / (p.stride * p.npus) * p.stride;
+  if (dims_.size() == 1) return "sw" + std::to_string(group);
+  return "sw" + std::to_string(dim) + "." + std::to_string(group);
+}
+
+std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {
+  std::vector<LinkStats> out;
+  out.reserve(links_.size());
+  const std::string no_prefix;
+  for (const Link& l : links_) {
+    const std::string prefix = dims_.size() == 1 ? no_prefix : "d" + std::to_string(l.dim) + ":";
+    std::string name;
+    switch (l.kind) {
+      case LinkKind::kNpuToNpu:
+        name = DeviceName(l.dim, l.npu, false) + "->" + DeviceName(l.dim, l.peer, false);
+        break;
+      case LinkKind::kNpuToSwitch:
+        name = DeviceName(l.dim, l.npu, false) + "->" + DeviceName(l.dim, l.npu, true);
+        break;
+      case LinkKind::kSwitchToNpu:
+        name = DeviceName(l.dim, l.npu, true) + "->" + DeviceName(l.dim, l.npu, false);
+        break;
+    }
+    out.push_back(LinkStats{prefix + name, l.bytes, Time::FromPs(l.busy_ps)});
+  }
+  return out;
+}
+
+}  // namespace orrery

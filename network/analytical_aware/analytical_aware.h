@@ -1,0 +1,118 @@
+// ASTRA-sim 2.0's congestion-aware analytical network, extended to several dimensions.
+//
+//   Simulation sim;
+//   AnalyticalAwareNetwork net(sim, topology);
+//   net.Send(/*src=*/0, /*dst=*/2, Bytes(4096), &handler, /*token=*/7);
+//   sim.Run();                                // handler.OnDelivered(7) at the arrival time
+//   for (const LinkStats& l : net.Links()) ...  // bytes and busy time per link
+//
+// Each message is one chunk, forwarded store-and-forward along unidirectional links. A link
+// sends one chunk at a time (FIFO): it is busy for trunc(size / bw) ns and the chunk reaches
+// the next device after trunc(latency + size / bw) ns. Routing is dimension-ordered; inside a
+// dimension Ring takes the shorter way (ties clockwise), FullyConnected goes direct and Switch
+// goes NPU -> switch -> NPU. Equations and differences from ASTRA-sim: network/README.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/units.h"
+#include "network/network.h"
+
+namespace orrery {
+
+class AnalyticalAwareNetwork final : public Network, private EventTarget {
+ public:
+  struct Options {
+    // A FullyConnected dimension gets all of its npus * (dim_npus - 1) links up front when
+    // that is at most this many; above it, links are created on first use.
+    uint64_t dense_fully_connected_links = uint64_t{1} << 20;
+  };
+
+  AnalyticalAwareNetwork(Simulation& sim, Topology topology)
+      : AnalyticalAwareNetwork(sim, std::move(topology), Options()) {}
+  AnalyticalAwareNetwork(Simulation& sim, Topology topology, Options options);
+
+  int num_npus() const override { return num_npus_; }
+  const Topology& topology() const override { return topology_; }
+  void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  // Every link built so far, in construction order (lazy FullyConnected links once used).
+  std::vector<LinkStats> Links() const override;
+
+  size_t num_links() const { return links_.size(); }
+  // Messages sent and not yet delivered.
+  size_t in_flight() const { return chunks_.size() - free_chunks_.size(); }
+
+ private:
+  static constexpr uint32_t kNone = 0xffffffffu;
+
+  enum class LinkKind : uint8_t { kNpuToNpu, kNpuToSwitch, kSwitchToNpu };
+
+  struct Dim {
+    BlockType type;
+    int npus;
+    int stride;           // product of the sizes of the lower dimensions
+    double latency_ns;    // per link
+    double bytes_per_ns;  // per link
+    uint32_t first_link;  // this dimension's dense links start here
+    int links_per_npu;    // dense links leaving (or, for Switch, touching) each NPU
+    bool lazy;            // FullyConnected links created on first use
+  };
+
+  // One unidirectional link. Waiting chunks form an intrusive FIFO through Chunk::next.
+  struct Link {
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+    int32_t npu;   // the NPU end (the source unless kind is kSwitchToNpu)
+    int32_t peer;  // the other NPU for kNpuToNpu; unused otherwise
+    uint8_t dim;
+    LinkKind kind;
+    bool busy = false;
+    uint64_t bytes = 0;
+    int64_t busy_ps = 0;
+  };
+
+  // A message in flight; recycled through `free_chunks_`.
+  struct Chunk {
+    DeliveryHandler* handler;
+    uint64_t token;
+    uint64_t size;
+    int32_t npu;  // where the chunk is (when at a switch: the NPU it came from)
+    int32_t dst;
+    int32_t next_npu;  // position after the link it is on or waiting for
+    uint32_t next = kNone;
+    int8_t switch_dim;  // >= 0 while the chunk sits in that dimension's switch
+    int8_t next_switch_dim;
+  };
+
+  struct Hop {
+    uint32_t link;
+    int32_t npu;
+    int8_t switch_dim;
+  };
+
+  void OnEvent(uint64_t arg) override;
+  void AddLink(int dim, LinkKind kind, int npu, int peer);
+  int Coord(int npu, const Dim& dim) const { return npu / dim.stride % dim.npus; }
+  Hop NextHop(const Chunk& c);
+  uint32_t FullyConnectedLink(int d, int from, int to);
+  void Forward(uint32_t chunk);
+  void Transmit(uint32_t link, uint32_t chunk);
+  std::string DeviceName(int dim, int npu, bool is_switch) const;
+
+  Simulation& sim_;
+  Topology topology_;
+  int num_npus_;
+  std::vector<Dim> dims_;
+  std::vector<Link> links_;
+  // Lazy FullyConnected links, keyed by from * num_npus + to.
+  std::unordered_map<uint64_t, uint32_t> lazy_links_;
+  std::vector<Chunk> chunks_;
+  std::vector<uint32_t> free_chunks_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,59 @@
+// ASTRA-sim 2.0's congestion-unaware analytical network: every message takes a fixed,
+// closed-form time, whatever else is in flight.
+//
+//   Simulation sim;
+//   AnalyticalUnawareNetwork net(sim, topology);
+//   net.Send(/*src=*/0, /*dst=*/3, Bytes(65536), &handler, /*token=*/7);
+//   sim.Run();   // handler.OnDelivered(7) ran at net.Delay(0, 3, Bytes(65536))
+//
+// delay_ns = trunc(hops * latency_ns + size_bytes / bw_bytes_per_ns), using only the lowest
+// dimension in which src and dst differ (see network/README.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/units.h"
+#include "network/network.h"
+
+namespace orrery {
+
+class AnalyticalUnawareNetwork final : public Network, private EventTarget {
+ public:
+  AnalyticalUnawareNetwork(Simulation& sim, Topology topology);
+
+  int num_npus() const override { return num_npus_; }
+  const Topology& topology() const override { return topology_; }
+  void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+
+  // Hops ASTRA-sim counts between `src` and `dst` in their lowest differing dimension.
+  int Hops(int src, int dst) const;
+  // The whole-ns delay a message of `size` bytes takes from `src` to `dst` (src != dst).
+  Time Delay(int src, int dst, Bytes size) const;
+
+ private:
+  struct Dim {
+    BlockType type;
+    int npus;
+    int stride;           // product of the sizes of the lower dimensions
+    double latency_ns;    // per hop
+    double bytes_per_ns;  // per link
+  };
+  // A message between Send and delivery; recycled through `free_slots_`.
+  struct InFlight {
+    DeliveryHandler* handler;
+    uint64_t token;
+  };
+
+  void OnEvent(uint64_t slot) override;
+
+  Simulation& sim_;
+  Topology topology_;
+  int num_npus_;
+  std::vector<Dim> dims_;
+  std::vector<InFlight> in_flight_;
+  std::vector<uint32_t> free_slots_;
+};
+
+}  // namespace orrery

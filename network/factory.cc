@@ -1,0 +1,47 @@
+#include "network/factory.h"
+
+#include <vector>
+
+#include "network/analytical_aware/analytical_aware.h"
+#include "network/analytical_unaware/analytical_unaware.h"
+
+namespace orrery {
+
+namespace {
+constexpr Backend kAllBackends[] = {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware};
+}  // namespace
+
+const char* BackendName(Backend b) {
+  switch (b) {
+    case Backend::kAnalyticalAware:
+      return "analytical-aware";
+    case Backend::kAnalyticalUnaware:
+      return "analytical-unaware";
+  }
+  return "?";
+}
+
+StatusOr<Backend> ParseBackend(const std::string& name) {
+  std::vector<std::string> names;
+  for (Backend b : kAllBackends) {
+    if (name == BackendName(b)) return b;
+    names.push_back(BackendName(b));
+  }
+  std::string valid = "one of ";
+  for (size_t i = 0; i < names.size(); ++i) valid += (i ? ", " : "") + names[i];
+  const std::string guess = DidYouMean(name, names);
+  if (!guess.empty()) valid += " (did you mean '" + guess + "'?)";
+  return Status::Invalid("", "network backend", name, valid);
+}
+
+std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology) {
+  switch (backend) {
+    case Backend::kAnalyticalAware:
+      return std::make_unique<AnalyticalAwareNetwork>(sim, topology);
+    case Backend::kAnalyticalUnaware:
+      return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);
+  }
+  return nullptr;
+}
+
+}  // namespace orrery

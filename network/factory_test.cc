@@ -1,0 +1,90 @@
+#include "network/factory.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "network/analytical_aware/analytical_aware.h"
+#include "network/analytical_unaware/analytical_unaware.h"
+
+namespace orrery {
+namespace {
+
+TEST(Factory, ParsesBothNames) {
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware}) {
+    StatusOr<Backend> parsed = ParseBackend(BackendName(b));
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EXPECT_EQ(*parsed, b);
+  }
+  EXPECT_STREQ(BackendName(Backend::kAnalyticalAware), "analytical-aware");
+  EXPECT_STREQ(BackendName(Backend::kAnalyticalUnaware), "analytical-unaware");
+}
+
+TEST(Factory, RejectsUnknownNameListingTheValidOnes) {
+  StatusOr<Backend> b = ParseBackend("analytical-awre");
+  ASSERT_FALSE(b.ok());
+  const std::string m = b.status().message();
+  EXPECT_NE(m.find("'analytical-awre'"), std::string::npos) << m;
+  EXPECT_NE(m.find("analytical-aware, analytical-unaware"), std::string::npos) << m;
+  EXPECT_NE(m.find("did you mean 'analytical-aware'"), std::string::npos) << m;
+}
+
+TEST(Factory, NoSuggestionForSomethingFarOff) {
+  StatusOr<Backend> b = ParseBackend("ns3");
+  ASSERT_FALSE(b.ok());
+  const std::string m = b.status().message();
+  EXPECT_NE(m.find("analytical-aware, analytical-unaware"), std::string::npos) << m;
+  EXPECT_EQ(m.find("did you mean"), std::string::npos) << m;
+  EXPECT_FALSE(ParseBackend("").ok());
+}
+
+Topology Ring(int npus) {
+  Dimension d;
+  d.type = BlockType::kRing;
+  d.npus = npus;
+  d.bandwidth = Bandwidth::FromBytesPerSec(1e9);
+  d.latency = Time::FromNs(100);
+  return Topology{{d}};
+}
+
+TEST(Factory, MakesTheRequestedKind) {
+  Simulation sim;
+  std::unique_ptr<Network> aware = MakeNetwork(Backend::kAnalyticalAware, sim, Ring(4));
+  std::unique_ptr<Network> unaware = MakeNetwork(Backend::kAnalyticalUnaware, sim, Ring(4));
+  ASSERT_NE(aware, nullptr);
+  ASSERT_NE(unaware, nullptr);
+  EXPECT_NE(dynamic_cast<AnalyticalAwareNetwork*>(aware.get()), nullptr);
+  EXPECT_NE(dynamic_cast<AnalyticalUnawareNetwork*>(unaware.get()), nullptr);
+  EXPECT_EQ(aware->num_npus(), 4);
+  EXPECT_EQ(unaware->num_npus(), 4);
+  EXPECT_EQ(aware->topology().dims.size(), 1u);
+  EXPECT_EQ(aware->Links().size(), 8u);  // 4 NPUs x 2 directions
+  EXPECT_TRUE(unaware->Links().empty());
+}
+
+class Recorder : public DeliveryHandler {
+ public:
+  explicit Recorder(Simulation& sim) : sim_(sim) {}
+  void OnDelivered(uint64_t token) override { got.push_back({token, sim_.now()}); }
+  std::vector<std::pair<uint64_t, Time>> got;
+
+ private:
+  Simulation& sim_;
+};
+
+// Contract both backends meet: one message on an idle single hop takes latency + size / bw,
+// and OnDelivered gets the token back.
+TEST(Factory, BothBackendsAgreeOnAnIdleSingleHop) {
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware}) {
+    Simulation sim;
+    std::unique_ptr<Network> net = MakeNetwork(b, sim, Ring(4));
+    Recorder r(sim);
+    net->Send(2, 3, Bytes(1000), &r, 77);
+    sim.Run();
+    ASSERT_EQ(r.got.size(), 1u) << BackendName(b);
+    EXPECT_EQ(r.got[0].first, 77u);
+    EXPECT_EQ(r.got[0].second, Time::FromNs(1100)) << BackendName(b);  // 100 + 1000 / 1
+  }
+}
+
+}  // namespace
+}  // namespace orrery
