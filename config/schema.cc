@@ -1,0 +1,403 @@
+#include "config/schema.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace orrery {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A close candidate, trying a case-insensitive match before edit distance.
+std::string Suggest(const std::string& word, const std::vector<std::string>& candidates) {
+  for (const std::string& c : candidates) {
+    if (Lower(c) == Lower(word)) return c;
+  }
+  return DidYouMean(word, candidates);
+}
+
+std::string SuggestionText(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string guess = Suggest(word, candidates);
+  return guess.empty() ? "" : " (did you mean '" + guess + "'?)";
+}
+
+// How a bad value is shown in a message.
+std::string Show(const YAML::Node& v) {
+  switch (v.Type()) {
+    case YAML::NodeType::Scalar:
+      return "'" + v.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    default:
+      return "empty";
+  }
+}
+
+std::string RangeText(const KeySpec& k) {
+  std::string r;
+  if (k.min.has_value() && k.max.has_value() && !k.min_exclusive) {
+    return "in [" + FormatNumber(*k.min) + ", " + FormatNumber(*k.max) + "]";
+  }
+  if (k.min.has_value()) r = (k.min_exclusive ? "> " : ">= ") + FormatNumber(*k.min);
+  if (k.max.has_value()) r += std::string(r.empty() ? "" : " and ") + "<= " + FormatNumber(*k.max);
+  return r;
+}
+
+std::string ScalarExpected(const KeySpec& k, bool plural) {
+  std::string base;
+  const bool number =
+      k.type == ValueType::kInt || k.type == ValueType::kNumber || k.type == ValueType::kNumberList;
+  if (number) {
+    const bool integer = k.integer || k.type == ValueType::kInt;
+    base = integer ? (plural ? "integers" : "an integer") : (plural ? "numbers" : "a number");
+    const std::string range = RangeText(k);
+    if (!range.empty()) base += " " + range;
+  } else if (!k.allowed.empty()) {
+    base = (plural ? "each one of " : "one of ") + JoinNames(k.allowed);
+  } else {
+    base = plural ? "strings" : "a string";
+  }
+  return base;
+}
+
+std::string Problem(const std::string& where, const std::string& what, const std::string& bad,
+                    const std::string& expected) {
+  return where + ": " + what + " is " + bad + "; expected " + expected;
+}
+
+// Parses a plain (unquoted) scalar as a finite number.
+bool ParseNumber(const YAML::Node& v, double* out) {
+  if (!v.IsScalar() || v.Tag() == "!") return false;
+  const std::string& s = v.Scalar();
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double d = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(d)) return false;
+  *out = d;
+  return true;
+}
+
+// Checks one number against the key's constraints; returns "" or a problem.
+std::string CheckNumber(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
+                        const std::string& what, double* out) {
+  const bool integer = k.integer || k.type == ValueType::kInt;
+  double d = 0;
+  bool ok = ParseNumber(v, &d);
+  if (ok && integer && d != std::floor(d)) ok = false;
+  if (ok && k.min.has_value() && (k.min_exclusive ? d <= *k.min : d < *k.min)) ok = false;
+  if (ok && k.max.has_value() && d > *k.max) ok = false;
+  if (ok && k.type_max.has_value() && d > *k.type_max) {
+    return Problem(file.Where(v), what, Show(v),
+                   ScalarExpected(k, false) + " (at most " + FormatNumber(*k.type_max) + ")");
+  }
+  if (ok) {
+    *out = d;
+    return "";
+  }
+  std::string expected = ScalarExpected(k, false);
+  if (!k.unit.empty()) expected += " (" + k.unit + ")";
+  if (v.IsScalar() && v.Tag() == "!") expected += ", written without quotes";
+  return Problem(file.Where(v), what, Show(v), expected);
+}
+
+// Checks one string against the key's allowed values and extra check; returns "" or a problem.
+std::string CheckString(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
+                        const std::string& what, std::string* out) {
+  if (!v.IsScalar()) return Problem(file.Where(v), what, Show(v), ScalarExpected(k, false));
+  const std::string& s = v.Scalar();
+  if (!k.allowed.empty()) {
+    bool found = false;
+    for (const std::string& a : k.allowed) found = found || a == s;
+    if (!found) {
+      return Problem(file.Where(v), what, Show(v),
+                     "one of " + JoinNames(k.allowed) + SuggestionText(s, k.allowed));
+    }
+  }
+  if (k.check) {
+    const std::string expected = k.check(s);
+    if (!expected.empty()) return Problem(file.Where(v), what, Show(v), expected);
+  }
+  *out = s;
+  return "";
+}
+
+std::string LengthText(const KeySpec& k) {
+  if (k.exact_length.has_value()) {
+    return " with exactly " + std::to_string(*k.exact_length) +
+           (*k.exact_length == 1 ? " entry" : " entries");
+  }
+  if (k.min_length.has_value() && *k.min_length > 0) {
+    return " with at least " + std::to_string(*k.min_length) +
+           (*k.min_length == 1 ? " entry" : " entries");
+  }
+  return "";
+}
+
+Status CheckValue(const ConfigFile& file, const KeySpec& k, const YAML::Node& v, ConfigValue* out) {
+  Status problems;
+  const std::string what = "key '" + k.name + "'";
+  switch (k.type) {
+    case ValueType::kInt:
+    case ValueType::kNumber: {
+      const std::string p = CheckNumber(file, k, v, what, &out->number);
+      if (!p.empty()) problems.Add(p);
+      break;
+    }
+    case ValueType::kBool: {
+      const std::string s = v.IsScalar() && v.Tag() != "!" ? Lower(v.Scalar()) : "";
+      if (s == "1" || s == "true") {
+        out->boolean = true;
+      } else if (s == "0" || s == "false") {
+        out->boolean = false;
+      } else {
+        problems.Add(Problem(file.Where(v), what, Show(v), "0, 1, true or false"));
+      }
+      break;
+    }
+    case ValueType::kString:
+    case ValueType::kEnum: {
+      const std::string p = CheckString(file, k, v, what, &out->text);
+      if (!p.empty()) problems.Add(p);
+      break;
+    }
+    case ValueType::kStringList:
+    case ValueType::kNumberList: {
+      const bool numbers = k.type == ValueType::kNumberList;
+      const std::string expected = "a list of " + ScalarExpected(k, true) + LengthText(k) +
+                                   " (e.g. [" + (numbers ? "1, 2" : "a, b") + "])";
+      if (!v.IsSequence()) {
+        problems.Add(Problem(file.Where(v), what, Show(v), expected));
+        break;
+      }
+      const size_t n = v.size();
+      if ((k.exact_length.has_value() && n != *k.exact_length) ||
+          (k.min_length.has_value() && n < *k.min_length)) {
+        problems.Add(Problem(file.Where(v), what,
+                             "a list of " + std::to_string(n) + (n == 1 ? " entry" : " entries"),
+                             expected));
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const YAML::Node e = v[i];
+        const std::string item = what + ", item " + std::to_string(i + 1) + ",";
+        std::string p;
+        if (numbers) {
+          double d = 0;
+          p = CheckNumber(file, k, e, item, &d);
+          if (p.empty()) out->numbers.push_back(d);
+        } else {
+          std::string s;
+          p = CheckString(file, k, e, item, &s);
+          if (p.empty()) out->strings.push_back(s);
+        }
+        if (!p.empty()) problems.Add(p);
+      }
+      break;
+    }
+  }
+  return problems;
+}
+
+std::string TypeName(const KeySpec& k) {
+  switch (k.type) {
+    case ValueType::kInt:
+      return "int";
+    case ValueType::kNumber:
+      return k.integer ? "int" : "number";
+    case ValueType::kBool:
+      return "bool (0/1/true/false)";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kEnum:
+      return "enum";
+    case ValueType::kStringList:
+      return k.allowed.empty() ? "list of strings" : "list of enums";
+    case ValueType::kNumberList:
+      return k.integer ? "list of ints" : "list of numbers";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string FormatNumber(double v) {
+  std::ostringstream s;
+  s.precision(15);
+  s << v;
+  return s.str();
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  return out;
+}
+
+StatusOr<ConfigFile> ConfigFile::Read(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::Error(path + ": is a directory; expected a configuration file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    return Status::Error(path + ": cannot open the file (" +
+                         (err ? std::string(std::strerror(err)) : "unknown error") + ")");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::Error(path + ": cannot read the file");
+  return Parse(text.str(), path);
+}
+
+StatusOr<ConfigFile> ConfigFile::Parse(const std::string& text, const std::string& path) {
+  ConfigFile f;
+  f.path_ = path;
+  try {
+    f.root_ = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                         std::to_string(e.mark.column + 1) + ": not valid YAML/JSON: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    return Status::Error(path + ": not valid YAML/JSON: " + e.what());
+  }
+  const char* expected = "; expected a map of 'key: value' pairs (a JSON object)";
+  switch (f.root_.Type()) {
+    case YAML::NodeType::Map:
+      return f;
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return Status::Error(path + ": the file is empty" + std::string(expected));
+    case YAML::NodeType::Sequence:
+      return Status::Error(f.Where(f.root_) + ": the top level is a list" + expected);
+    case YAML::NodeType::Scalar:
+      return Status::Error(f.Where(f.root_) + ": the top level is the single value '" +
+                           f.root_.Scalar() + "'" + expected);
+  }
+  return f;
+}
+
+YAML::Node ConfigFile::Get(const std::string& key) const {
+  for (auto it = root_.begin(); it != root_.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+bool ConfigFile::Has(const std::string& key) const {
+  for (auto it = root_.begin(); it != root_.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return true;
+  }
+  return false;
+}
+
+std::string ConfigFile::Where(const YAML::Node& node) const {
+  if (!node.IsDefined()) return path_;
+  const YAML::Mark m = node.Mark();
+  if (m.is_null() || m.line < 0) return path_;
+  return path_ + ":" + std::to_string(m.line + 1);
+}
+
+std::string ConfigFile::WhereKey(const std::string& key) const {
+  for (auto it = root_.begin(); it != root_.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return Where(it->first);
+  }
+  return path_;
+}
+
+std::string KeySpec::Expected() const {
+  switch (type) {
+    case ValueType::kBool:
+      return "0, 1, true or false";
+    case ValueType::kStringList:
+    case ValueType::kNumberList:
+      return "a list of " + ScalarExpected(*this, true) + LengthText(*this);
+    default:
+      return ScalarExpected(*this, false) + (unit.empty() ? "" : " (" + unit + ")");
+  }
+}
+
+KeyDoc KeySpec::Doc() const {
+  KeyDoc d;
+  d.name = name;
+  d.type = TypeName(*this);
+  d.unit = unit;
+  d.default_value = default_text;
+  d.meaning = help;
+  d.astra_sim = astra_sim;
+  if (!allowed_text.empty()) {
+    d.allowed = allowed_text;
+  } else if (!allowed.empty()) {
+    d.allowed = JoinNames(allowed);
+  } else if (type == ValueType::kBool) {
+    d.allowed = "0, 1, true, false";
+  } else {
+    d.allowed = RangeText(*this);
+  }
+  if (exact_length.has_value()) {
+    d.allowed += std::string(d.allowed.empty() ? "" : "; ") + "exactly " +
+                 std::to_string(*exact_length) + (*exact_length == 1 ? " entry" : " entries");
+  }
+  return d;
+}
+
+Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
+                 std::vector<std::optional<ConfigValue>>* values) {
+  values->assign(keys.size(), std::nullopt);
+  std::vector<bool> seen(keys.size(), false);
+  std::vector<std::string> names;
+  for (const KeySpec& k : keys) names.push_back(k.name);
+  Status problems;
+  const YAML::Node& root = file.root();
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const YAML::Node key = it->first;
+    if (!key.IsScalar()) {
+      problems.Add(file.Where(key) + ": a key is " + Show(key) + "; expected a key name");
+      continue;
+    }
+    const std::string& name = key.Scalar();
+    size_t index = keys.size();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i].name == name) index = i;
+    }
+    if (index == keys.size()) {
+      const std::string guess = Suggest(name, names);
+      problems.Add(file.Where(key) + ": unknown key '" + name + "'" +
+                   (guess.empty() ? "; valid keys: " + JoinNames(names)
+                                  : " (did you mean '" + guess + "'?)"));
+      continue;
+    }
+    if (seen[index]) {
+      problems.Add(file.Where(key) + ": key '" + name + "' appears more than once");
+      continue;
+    }
+    seen[index] = true;
+    ConfigValue value;
+    const Status s = CheckValue(file, keys[index], it->second, &value);
+    if (s.ok()) {
+      (*values)[index] = std::move(value);
+    } else {
+      problems.Merge(s);
+    }
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].required && !seen[i]) {
+      problems.Add(file.path() + ": required key '" + keys[i].name + "' is missing; expected " +
+                   keys[i].Expected());
+    }
+  }
+  return problems;
+}
+
+}  // namespace orrery

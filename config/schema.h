@@ -1,0 +1,277 @@
+// Declarative configuration schemas: every key is declared once, with its type, unit, default,
+// meaning and constraints; one loader checks a whole file against it and reports every problem.
+//
+//   struct Knobs { int splits = 1; double delay_ns = 10; std::string policy = "LIFO"; };
+//   Schema<Knobs> s;
+//   s.Integer("splits", &Knobs::splits).Min(1).Help("chunks per collective");
+//   s.Number("delay", &Knobs::delay_ns).Unit("ns").Min(0).Help("hand-off delay");
+//   s.Enum("policy", &Knobs::policy, {"LIFO", "FIFO"}).Help("stream order");
+//   StatusOr<ConfigFile> f = ConfigFile::Read("knobs.json");   // JSON is YAML
+//   Knobs k;
+//   Status st = f.ok() ? s.Apply(*f, &k) : f.status();
+//   // st.problems(): "knobs.json:3: key 'splits' is '0'; expected an integer >= 1", ...
+//
+// Unknown keys are errors with a "did you mean"; numbers written in quotes, lists where a
+// single value belongs (and the reverse) are type errors; each message names the file and line,
+// the key, the bad value and what would be valid. Schema::Docs() lists the keys for the manual.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "config/key_doc.h"
+
+namespace orrery {
+
+// One parsed configuration file whose top level is a map ("key: value" pairs).
+class ConfigFile {
+ public:
+  // Errors: the file cannot be opened, is not valid YAML/JSON (with line and column), is empty,
+  // or its top level is not a map.
+  static StatusOr<ConfigFile> Read(const std::string& path);
+  // Same checks on text already in memory; `path` is only used in messages.
+  static StatusOr<ConfigFile> Parse(const std::string& text, const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const YAML::Node& root() const { return root_; }
+  // The value of a top-level key (an invalid/undefined node when absent).
+  YAML::Node Get(const std::string& key) const;
+  bool Has(const std::string& key) const;
+  // "path:line" for a node (just "path" when yaml-cpp has no position for it).
+  std::string Where(const YAML::Node& node) const;
+  // "path:line" of a top-level key (just "path" when absent).
+  std::string WhereKey(const std::string& key) const;
+
+ private:
+  std::string path_;
+  YAML::Node root_;
+};
+
+enum class ValueType { kInt, kNumber, kBool, kString, kEnum, kStringList, kNumberList };
+
+// The declaration of one key. Built with the chainable setters right after Schema::<Type>().
+struct KeySpec {
+  std::string name;
+  ValueType type = ValueType::kNumber;
+  std::string unit;
+  std::string default_text;
+  std::string help;
+  std::string astra_sim;  // how ASTRA-sim 2.0 treats the key differently ("" = the same)
+  bool required = false;
+  bool integer = false;       // numbers (and list elements) must be whole
+  std::optional<double> min;  // inclusive unless min_exclusive
+  bool min_exclusive = false;
+  std::optional<double> max;         // inclusive
+  std::optional<double> type_max;    // representability limit of the field, not documented
+  std::vector<std::string> allowed;  // enum values / allowed list elements
+  std::optional<size_t> min_length;  // lists
+  std::optional<size_t> exact_length;
+  // Extra check for each string element (lists) or the string itself: returns "" when valid,
+  // otherwise what would be valid (e.g. "a collective algorithm (did you mean 'ring'?): ...").
+  std::function<std::string(const std::string&)> check;
+  std::string allowed_text;  // overrides the generated "allowed" column of the docs
+
+  KeySpec& Unit(std::string u) {
+    unit = std::move(u);
+    return *this;
+  }
+  KeySpec& Help(std::string h) {
+    help = std::move(h);
+    return *this;
+  }
+  KeySpec& AstraSim(std::string a) {
+    astra_sim = std::move(a);
+    return *this;
+  }
+  KeySpec& Default(std::string d) {
+    default_text = std::move(d);
+    return *this;
+  }
+  KeySpec& Required() {
+    required = true;
+    default_text = "required";
+    return *this;
+  }
+  KeySpec& Integral() {
+    integer = true;
+    return *this;
+  }
+  KeySpec& Min(double v) {
+    min = v;
+    min_exclusive = false;
+    return *this;
+  }
+  KeySpec& Greater(double v) {
+    min = v;
+    min_exclusive = true;
+    return *this;
+  }
+  KeySpec& Max(double v) {
+    max = v;
+    return *this;
+  }
+  KeySpec& Allowed(std::vector<std::string> values) {
+    allowed = std::move(values);
+    return *this;
+  }
+  KeySpec& MinLength(size_t n) {
+    min_length = n;
+    return *this;
+  }
+  KeySpec& ExactLength(size_t n) {
+    exact_length = n;
+    return *this;
+  }
+  KeySpec& Check(std::function<std::string(const std::string&)> f) {
+    check = std::move(f);
+    return *this;
+  }
+  KeySpec& AllowedText(std::string t) {
+    allowed_text = std::move(t);
+    return *this;
+  }
+
+  // "an integer >= 1", "one of LIFO, FIFO", "a list of numbers > 0", ...
+  std::string Expected() const;
+  KeyDoc Doc() const;
+};
+
+// A value that passed its key's checks.
+struct ConfigValue {
+  double number = 0;                 // kInt, kNumber
+  bool boolean = false;              // kBool
+  std::string text;                  // kString, kEnum
+  std::vector<std::string> strings;  // kStringList
+  std::vector<double> numbers;       // kNumberList
+};
+
+// Checks every top-level key of `file` against `keys`. values[i] is set for each key present
+// and valid. Returns all problems: unknown (with a suggestion) or repeated keys, wrong types,
+// values out of range, required keys missing.
+Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
+                 std::vector<std::optional<ConfigValue>>* values);
+
+// Shortest text for a number: 10 -> "10", 936.25 -> "936.25".
+std::string FormatNumber(double v);
+// "a, b, c".
+std::string JoinNames(const std::vector<std::string>& names);
+
+// A schema binding keys to the fields of a plain struct T (which must be default-constructible:
+// its default member values are the documented defaults).
+template <typename T>
+class Schema {
+ public:
+  template <typename I>
+  KeySpec& Integer(const std::string& name, I T::*field) {
+    static_assert(std::is_integral<I>::value, "Integer() binds integer fields");
+    KeySpec& k = Add(name, ValueType::kInt, FormatNumber(static_cast<double>(defaults_.*field)),
+                     [field](const ConfigValue& v, T* t) { t->*field = static_cast<I>(v.number); });
+    k.integer = true;
+    k.type_max = static_cast<double>(std::numeric_limits<I>::max());
+    if (std::is_unsigned<I>::value) k.min = 0;
+    return k;
+  }
+  KeySpec& Number(const std::string& name, double T::*field) {
+    return Add(name, ValueType::kNumber, FormatNumber(defaults_.*field),
+               [field](const ConfigValue& v, T* t) { t->*field = v.number; });
+  }
+  // Left empty when the key is absent.
+  KeySpec& OptionalNumber(const std::string& name, std::optional<double> T::*field) {
+    return Add(name, ValueType::kNumber, "absent",
+               [field](const ConfigValue& v, T* t) { t->*field = v.number; });
+  }
+  // 0, 1, true or false.
+  KeySpec& Bool(const std::string& name, bool T::*field) {
+    return Add(name, ValueType::kBool, (defaults_.*field) ? "1" : "0",
+               [field](const ConfigValue& v, T* t) { t->*field = v.boolean; });
+  }
+  KeySpec& String(const std::string& name, std::string T::*field) {
+    const std::string& d = defaults_.*field;
+    return Add(name, ValueType::kString, d.empty() ? "none" : d,
+               [field](const ConfigValue& v, T* t) { t->*field = v.text; });
+  }
+  KeySpec& Enum(const std::string& name, std::string T::*field, std::vector<std::string> values) {
+    KeySpec& k = Add(name, ValueType::kEnum, defaults_.*field,
+                     [field](const ConfigValue& v, T* t) { t->*field = v.text; });
+    k.allowed = std::move(values);
+    return k;
+  }
+  // An enum stored as a C++ enum: `values` maps each spelling to its enumerator.
+  template <typename E>
+  KeySpec& Enum(const std::string& name, E T::*field,
+                std::vector<std::pair<std::string, E>> values) {
+    std::string default_name;
+    std::vector<std::string> names;
+    for (const auto& [spelling, e] : values) {
+      names.push_back(spelling);
+      if (e == defaults_.*field) default_name = spelling;
+    }
+    KeySpec& k =
+        Add(name, ValueType::kEnum, default_name, [field, values](const ConfigValue& v, T* t) {
+          for (const auto& [spelling, e] : values) {
+            if (spelling == v.text) t->*field = e;
+          }
+        });
+    k.allowed = std::move(names);
+    return k;
+  }
+  KeySpec& StringList(const std::string& name, std::vector<std::string> T::*field) {
+    return Add(name, ValueType::kStringList, "none",
+               [field](const ConfigValue& v, T* t) { t->*field = v.strings; });
+  }
+  KeySpec& NumberList(const std::string& name, std::vector<double> T::*field) {
+    return Add(name, ValueType::kNumberList, "none",
+               [field](const ConfigValue& v, T* t) { t->*field = v.numbers; });
+  }
+
+  // Sets the fields of *out from the keys present in `file` (absent keys keep their values).
+  // Returns every problem found; on error *out holds only the valid keys. `valid_keys`, when
+  // given, receives the names of the keys that were present and valid (for checks across keys).
+  Status Apply(const ConfigFile& file, T* out, std::set<std::string>* valid_keys = nullptr) const {
+    std::vector<std::optional<ConfigValue>> values;
+    Status status = CheckKeys(file, keys_, &values);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      if (!values[i].has_value()) continue;
+      setters_[i](*values[i], out);
+      if (valid_keys != nullptr) valid_keys->insert(keys_[i].name);
+    }
+    return status;
+  }
+
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  std::vector<KeyDoc> Docs() const {
+    std::vector<KeyDoc> docs;
+    for (const KeySpec& k : keys_) docs.push_back(k.Doc());
+    return docs;
+  }
+
+ private:
+  KeySpec& Add(const std::string& name, ValueType type, std::string default_text,
+               std::function<void(const ConfigValue&, T*)> setter) {
+    for (const KeySpec& k : keys_) {
+      ORRERY_CHECK(k.name != name, "key '" + name + "' declared twice");
+    }
+    keys_.emplace_back();
+    keys_.back().name = name;
+    keys_.back().type = type;
+    keys_.back().default_text = std::move(default_text);
+    setters_.push_back(std::move(setter));
+    return keys_.back();
+  }
+
+  T defaults_{};
+  std::vector<KeySpec> keys_;
+  std::vector<std::function<void(const ConfigValue&, T*)>> setters_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,267 @@
+#include "config/schema.h"
+
+#include "config/test_files.h"
+#include "gtest/gtest.h"
+
+namespace orrery {
+namespace {
+
+struct Knobs {
+  int splits = 1;
+  double delay_ns = 10;
+  bool fast = false;
+  std::string policy = "LIFO";
+  std::string name;
+  std::vector<std::string> algos;
+  std::vector<double> sizes;
+  uint64_t big = 0;
+};
+
+Schema<Knobs> MakeKnobs() {
+  Schema<Knobs> s;
+  s.Integer("splits", &Knobs::splits).Min(1).Help("chunks");
+  s.Number("delay", &Knobs::delay_ns).Unit("ns").Min(0).Help("delay");
+  s.Bool("fast", &Knobs::fast).Help("go fast");
+  s.Enum("policy", &Knobs::policy, {"LIFO", "FIFO"}).Help("order");
+  s.String("name", &Knobs::name).Help("a name");
+  s.StringList("algos", &Knobs::algos).ExactLength(2).Allowed({"ring", "direct"}).Help("algos");
+  s.NumberList("sizes", &Knobs::sizes).Integral().Greater(1).MinLength(1).Help("sizes");
+  s.Integer("big", &Knobs::big).Help("unsigned");
+  return s;
+}
+
+// Parses `text` as file "k.yml" and applies the schema; returns the status.
+Status ApplyText(const std::string& text, Knobs* k) {
+  StatusOr<ConfigFile> f = ConfigFile::Parse(text, "k.yml");
+  if (!f.ok()) return f.status();
+  return MakeKnobs().Apply(*f, k);
+}
+
+TEST(SchemaTest, AbsentKeysKeepStructDefaults) {
+  Knobs k;
+  ASSERT_TRUE(ApplyText("name: x", &k).ok());
+  EXPECT_EQ(k.splits, 1);
+  EXPECT_EQ(k.delay_ns, 10);
+  EXPECT_FALSE(k.fast);
+  EXPECT_EQ(k.policy, "LIFO");
+  EXPECT_EQ(k.name, "x");
+}
+
+TEST(SchemaTest, ReadsEveryTypeFromJson) {
+  Knobs k;
+  const Status s = ApplyText(
+      R"({"splits": 4, "delay": 2.5, "fast": 1, "policy": "FIFO", "name": "n",
+          "algos": ["ring", "direct"], "sizes": [2, 8.0], "big": 5000000000})",
+      &k);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(k.splits, 4);
+  EXPECT_DOUBLE_EQ(k.delay_ns, 2.5);
+  EXPECT_TRUE(k.fast);
+  EXPECT_EQ(k.policy, "FIFO");
+  EXPECT_EQ(k.algos, (std::vector<std::string>{"ring", "direct"}));
+  EXPECT_EQ(k.sizes, (std::vector<double>{2, 8}));
+  EXPECT_EQ(k.big, 5000000000u);
+}
+
+TEST(SchemaTest, BoolAcceptsZeroOneTrueFalseOnly) {
+  Knobs k;
+  ASSERT_TRUE(ApplyText("fast: true", &k).ok());
+  EXPECT_TRUE(k.fast);
+  ASSERT_TRUE(ApplyText("fast: 0", &k).ok());
+  EXPECT_FALSE(k.fast);
+  const Status s = ApplyText("fast: 2", &k);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("k.yml:1: key 'fast' is '2'; expected 0, 1, true or false"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(SchemaTest, UnknownKeySuggestsTheClosestName) {
+  Knobs k;
+  const Status s = ApplyText("splits: 2\ndelya: 3\n", &k);
+  ASSERT_EQ(s.problems().size(), 1u) << s.message();
+  EXPECT_EQ(s.problems()[0], "k.yml:2: unknown key 'delya' (did you mean 'delay'?)");
+}
+
+TEST(SchemaTest, UnknownKeyWithNothingCloseListsValidKeys) {
+  Knobs k;
+  const Status s = ApplyText("zzzzzzzzzzzz: 3\n", &k);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("valid keys: splits, delay, fast"), std::string::npos) << s.message();
+}
+
+TEST(SchemaTest, WrongTypesAreErrors) {
+  Knobs k;
+  // A word, a quoted number, a list where a number belongs; a scalar where a list belongs.
+  const Status s = ApplyText("splits: many\ndelay: \"10\"\nbig: [1]\nalgos: ring\nname: [a]\n", &k);
+  ASSERT_EQ(s.problems().size(), 5u) << s.message();
+  EXPECT_EQ(s.problems()[0], "k.yml:1: key 'splits' is 'many'; expected an integer >= 1");
+  EXPECT_EQ(s.problems()[1],
+            "k.yml:2: key 'delay' is '10'; expected a number >= 0 (ns), written without quotes");
+  EXPECT_EQ(s.problems()[2], "k.yml:3: key 'big' is a list; expected an integer >= 0");
+  EXPECT_NE(s.problems()[3].find("k.yml:4: key 'algos' is 'ring'; expected a list of each one "
+                                 "of ring, direct with exactly 2 entries"),
+            std::string::npos)
+      << s.problems()[3];
+  EXPECT_EQ(s.problems()[4], "k.yml:5: key 'name' is a list; expected a string");
+}
+
+TEST(SchemaTest, RangesAndIntegersAreChecked) {
+  Knobs k;
+  const Status s = ApplyText("splits: 0\ndelay: -1\nsizes: [2, 1, 2.5]\nbig: -4\n", &k);
+  ASSERT_EQ(s.problems().size(), 5u) << s.message();
+  EXPECT_EQ(s.problems()[0], "k.yml:1: key 'splits' is '0'; expected an integer >= 1");
+  EXPECT_EQ(s.problems()[1], "k.yml:2: key 'delay' is '-1'; expected a number >= 0 (ns)");
+  EXPECT_EQ(s.problems()[2], "k.yml:3: key 'sizes', item 2, is '1'; expected an integer > 1");
+  EXPECT_EQ(s.problems()[3], "k.yml:3: key 'sizes', item 3, is '2.5'; expected an integer > 1");
+  EXPECT_EQ(s.problems()[4], "k.yml:4: key 'big' is '-4'; expected an integer >= 0");
+}
+
+TEST(SchemaTest, IntegerMustFitItsField) {
+  Knobs k;
+  const Status s = ApplyText("splits: 3000000000\n", &k);  // > INT_MAX = 2147483647
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("at most 2147483647"), std::string::npos) << s.message();
+}
+
+TEST(SchemaTest, NonFiniteNumbersAreRejected) {
+  Knobs k;
+  EXPECT_FALSE(ApplyText("delay: .inf\n", &k).ok());
+  EXPECT_FALSE(ApplyText("delay: nan\n", &k).ok());
+}
+
+TEST(SchemaTest, BadEnumListsValuesAndSuggests) {
+  Knobs k;
+  const Status s = ApplyText("policy: lifo\nalgos: [rign, direct]\n", &k);
+  ASSERT_EQ(s.problems().size(), 2u) << s.message();
+  EXPECT_EQ(s.problems()[0],
+            "k.yml:1: key 'policy' is 'lifo'; expected one of LIFO, FIFO (did you mean 'LIFO'?)");
+  EXPECT_EQ(s.problems()[1],
+            "k.yml:2: key 'algos', item 1, is 'rign'; expected one of ring, "
+            "direct (did you mean 'ring'?)");
+}
+
+TEST(SchemaTest, ListLengthIsChecked) {
+  Knobs k;
+  const Status s = ApplyText("algos: [ring]\nsizes: []\n", &k);
+  ASSERT_EQ(s.problems().size(), 2u) << s.message();
+  EXPECT_NE(s.problems()[0].find("key 'algos' is a list of 1 entry; expected a list of each one "
+                                 "of ring, direct with exactly 2 entries"),
+            std::string::npos)
+      << s.problems()[0];
+  EXPECT_NE(s.problems()[1].find("with at least 1 entry"), std::string::npos);
+}
+
+TEST(SchemaTest, RepeatedKeyIsAnError) {
+  Knobs k;
+  const Status s = ApplyText("splits: 2\nsplits: 3\n", &k);
+  ASSERT_EQ(s.problems().size(), 1u);
+  EXPECT_EQ(s.problems()[0], "k.yml:2: key 'splits' appears more than once");
+}
+
+TEST(SchemaTest, RequiredKeyMissing) {
+  Schema<Knobs> s;
+  s.Integer("splits", &Knobs::splits).Required().Min(1);
+  StatusOr<ConfigFile> f = ConfigFile::Parse("{}", "r.json");
+  // "{}" is an empty map, which is a valid (if useless) top level.
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  Knobs k;
+  const Status st = s.Apply(*f, &k);
+  ASSERT_EQ(st.problems().size(), 1u);
+  EXPECT_EQ(st.problems()[0], "r.json: required key 'splits' is missing; expected an integer >= 1");
+}
+
+TEST(SchemaTest, AllProblemsAreReportedTogether) {
+  Knobs k;
+  const Status s = ApplyText("splits: -1\ndelay: x\nfast: maybe\npolicy: LILO\nspilts: 3\n", &k);
+  EXPECT_EQ(s.problems().size(), 5u) << s.message();
+}
+
+TEST(SchemaTest, ApplyReportsValidKeys) {
+  Knobs k;
+  std::set<std::string> valid;
+  StatusOr<ConfigFile> f = ConfigFile::Parse("splits: 2\ndelay: -1\n", "v.yml");
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(MakeKnobs().Apply(*f, &k, &valid).ok());
+  EXPECT_EQ(valid, (std::set<std::string>{"splits"}));
+  EXPECT_EQ(k.splits, 2);
+  EXPECT_EQ(k.delay_ns, 10);  // the bad value is not applied
+}
+
+TEST(ConfigFileTest, UnparsableYamlGivesLineAndColumn) {
+  const std::string path = WriteTestFile("broken.json", "{\n  \"a\": [1, 2,\n  \"b\": 3\n");
+  StatusOr<ConfigFile> f = ConfigFile::Read(path);
+  ASSERT_FALSE(f.ok());
+  ASSERT_EQ(f.status().problems().size(), 1u);
+  const std::string& m = f.status().problems()[0];
+  EXPECT_EQ(m.rfind(path + ":", 0), 0u) << m;
+  EXPECT_NE(m.find("not valid YAML/JSON"), std::string::npos) << m;
+  // The message carries "path:<line>:<column>:" with a line inside the 3-line file.
+  const size_t colon = path.size() + 1;
+  const int line = std::atoi(m.c_str() + colon);
+  EXPECT_GE(line, 2);
+  EXPECT_LE(line, 4);
+}
+
+TEST(ConfigFileTest, MissingFileIsNamed) {
+  const std::string path = ::testing::TempDir() + "/does_not_exist.yml";
+  StatusOr<ConfigFile> f = ConfigFile::Read(path);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message(), path + ": cannot open the file (No such file or directory)");
+}
+
+TEST(ConfigFileTest, DirectoryIsNotAFile) {
+  StatusOr<ConfigFile> f = ConfigFile::Read(::testing::TempDir());
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("is a directory"), std::string::npos);
+}
+
+TEST(ConfigFileTest, EmptyFileAndNonMapTopLevelAreErrors) {
+  StatusOr<ConfigFile> empty = ConfigFile::Read(WriteTestFile("empty.yml", "# nothing\n"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("the file is empty"), std::string::npos);
+  StatusOr<ConfigFile> list = ConfigFile::Parse("[1, 2]", "l.yml");
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.status().message(),
+            "l.yml:1: the top level is a list; expected a map of 'key: value' pairs (a JSON "
+            "object)");
+  StatusOr<ConfigFile> scalar = ConfigFile::Parse("hello", "s.yml");
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_NE(scalar.status().message().find("single value 'hello'"), std::string::npos);
+}
+
+TEST(ConfigFileTest, WhereGivesOneBasedLines) {
+  StatusOr<ConfigFile> f = ConfigFile::Parse("a: 1\n\nb: 2\n", "w.yml");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->WhereKey("b"), "w.yml:3");
+  EXPECT_EQ(f->WhereKey("zz"), "w.yml");
+  EXPECT_TRUE(f->Has("a"));
+  EXPECT_FALSE(f->Has("c"));
+  EXPECT_EQ(f->Get("b").Scalar(), "2");
+}
+
+TEST(SchemaDocsTest, DocsCarryTypeUnitDefaultAndRange) {
+  const std::vector<KeyDoc> docs = MakeKnobs().Docs();
+  ASSERT_EQ(docs.size(), 8u);
+  EXPECT_EQ(docs[0].name, "splits");
+  EXPECT_EQ(docs[0].type, "int");
+  EXPECT_EQ(docs[0].default_value, "1");
+  EXPECT_EQ(docs[0].allowed, ">= 1");
+  EXPECT_EQ(docs[1].unit, "ns");
+  EXPECT_EQ(docs[1].default_value, "10");
+  EXPECT_EQ(docs[2].default_value, "0");
+  EXPECT_EQ(docs[3].allowed, "LIFO, FIFO");
+  EXPECT_EQ(docs[3].default_value, "LIFO");
+  EXPECT_EQ(docs[5].allowed, "ring, direct; exactly 2 entries");
+  EXPECT_EQ(docs[6].type, "list of ints");
+  EXPECT_EQ(docs[6].allowed, "> 1");
+}
+
+TEST(FormatNumberTest, ShortestText) {
+  EXPECT_EQ(FormatNumber(10), "10");
+  EXPECT_EQ(FormatNumber(936.25), "936.25");
+  EXPECT_EQ(FormatNumber(-3), "-3");
+}
+
+}  // namespace
+}  // namespace orrery

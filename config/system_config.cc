@@ -1,0 +1,207 @@
+#include "config/system_config.h"
+
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+
+#include "config/schema.h"
+
+namespace orrery {
+namespace {
+
+const char kAlgorithms[] =
+    "ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, halvingDoubling, "
+    "oneHalvingDoubling, doubleBinaryTree (N >= 1)";
+
+const char kNonZeroIsOn[] = "Any non-zero number means on there; here only 0, 1, true, false.";
+
+Schema<SystemConfig> MakeSystemSchema() {
+  using C = SystemConfig;
+  Schema<C> s;
+  s.Enum("scheduling-policy", &C::scheduling_policy, {"LIFO", "FIFO", "EXPLICIT"})
+      .Help(
+          "Order in which waiting chunks of different collectives start on a queue: LIFO = "
+          "newest collective first, FIFO = oldest first, EXPLICIT = by the trace node's "
+          "comm_priority.")
+      .AstraSim("No default there (the value is uninitialised when absent); here LIFO.");
+  s.Enum("collective-optimization", &C::collective_optimization, {"baseline", "localBWAware"})
+      .Help(
+          "baseline runs the collective on every dimension in turn; localBWAware splits an "
+          "all-reduce into reduce-scatter up the dimensions, all-reduce on the last, "
+          "all-gather back down.")
+      .AstraSim("No default there (uninitialised when absent); here baseline.");
+  s.Integer("active-chunks-per-dimension", &C::active_chunks_per_dimension)
+      .Min(1)
+      .Help("Chunks in flight per dimension; per queue: ceil(this / queues per dimension).")
+      .AstraSim("0 or negative values are not checked there.");
+  s.Integer("preferred-dataset-splits", &C::preferred_dataset_splits)
+      .Min(1)
+      .Help("Number of chunks a collective is split into (chunk = size / splits).")
+      .AstraSim("Default 0 there, which divides by zero; here 1.");
+  s.OptionalNumber("endpoint-delay", &C::endpoint_delay_ns)
+      .Unit("ns")
+      .Min(0)
+      .Default("absent (10 ns)")
+      .Help(
+          "NPU <-> network hand-off delay per message step. Multiplied by --injection-scale "
+          "only when written in the file; when absent it is 10 ns, unscaled.")
+      .AstraSim("Read as an integer there; fractions are kept here.");
+  s.Integer("local-reduction-delay", &C::local_reduction_delay)
+      .Unit("cycles (ns)")
+      .Min(0)
+      .Help("Reduction cost factor of the shared-bus (LogGP) model: (size/100) * this + 50.");
+  s.Bool("model-shared-bus", &C::model_shared_bus)
+      .Help("1 = model the NPU memory bus with LogGP (L, o, g, G) instead of endpoint-delay.")
+      .AstraSim(kNonZeroIsOn);
+  s.Number("L", &C::logp_L).Unit("ns").Min(0).Help("LogGP latency (model-shared-bus only).");
+  s.Number("o", &C::logp_o).Unit("ns").Min(0).Help("LogGP overhead (model-shared-bus only).");
+  s.Number("g", &C::logp_g).Unit("ns").Min(0).Help("LogGP gap (model-shared-bus only).");
+  s.Number("G", &C::logp_G)
+      .Unit("ns per byte")
+      .Min(0)
+      .Help("LogGP gap per byte (model-shared-bus only).");
+  s.Number("peak-perf", &C::peak_perf_tflops)
+      .Unit("TFLOPS (1e12 FLOP/s)")
+      .Min(0)
+      .Help("Peak compute rate for the roofline model (roofline-enabled).");
+  s.Number("local-mem-bw", &C::local_mem_bw_gbps)
+      .Unit("GB/s (1e9 B/s)")
+      .Min(0)
+      .Help(
+          "Local memory bandwidth: roofline bandwidth and the cost of reducing a received "
+          "message, 3 * size / local-mem-bw. Must be > 0 when the workload reduces (all-reduce, "
+          "reduce-scatter).")
+      .AstraSim(
+          "Default 0 there makes every reduction take forever; here a reducing collective "
+          "with 0 is an error naming it.");
+  s.Bool("roofline-enabled", &C::roofline_enabled)
+      .Help(
+          "1 = compute nodes take time from the roofline (peak-perf, local-mem-bw) instead of "
+          "their recorded duration.")
+      .AstraSim(kNonZeroIsOn);
+  s.Bool("trace-enabled", &C::trace_enabled)
+      .Help("1 = print a line per node issue/completion.")
+      .AstraSim(kNonZeroIsOn);
+  s.Bool("replay-only", &C::replay_only)
+      .Help("1 = every node, communication included, takes its recorded duration_micros.")
+      .AstraSim(kNonZeroIsOn);
+  s.Bool("track-local-mem", &C::track_local_mem)
+      .Help("1 = track local memory use of tensors and write it to local-mem-trace-filename.")
+      .AstraSim(kNonZeroIsOn);
+  s.String("local-mem-trace-filename", &C::local_mem_trace_filename)
+      .Help("Output prefix of the local memory tracker (track-local-mem).");
+  const struct {
+    const char* key;
+    std::vector<std::string> C::*field;
+    const char* what;
+  } kNative[] = {
+      {"all-reduce-implementation", &C::all_reduce_implementation, "all-reduce"},
+      {"reduce-scatter-implementation", &C::reduce_scatter_implementation, "reduce-scatter"},
+      {"all-gather-implementation", &C::all_gather_implementation, "all-gather"},
+      {"all-to-all-implementation", &C::all_to_all_implementation, "all-to-all"},
+  };
+  for (const auto& n : kNative) {
+    s.StringList(n.key, n.field)
+        .MinLength(1)
+        .Check(CheckCollectiveAlgorithmName)
+        .AllowedText(kAlgorithms)
+        .Help(std::string("Native ") + n.what +
+              " algorithm per logical dimension (one entry per dimension, at most the "
+              "network's). Needed only when the workload runs this collective.")
+        .AstraSim(
+            "Names are checked only when that collective runs there; here when the file "
+            "is read.");
+  }
+  const struct {
+    const char* key;
+    std::vector<std::string> C::*field;
+    const char* what;
+  } kCustom[] = {
+      {"all-reduce-implementation-custom", &C::all_reduce_implementation_custom, "all-reduce"},
+      {"reduce-scatter-implementation-custom", &C::reduce_scatter_implementation_custom,
+       "reduce-scatter"},
+      {"all-gather-implementation-custom", &C::all_gather_implementation_custom, "all-gather"},
+      {"all-to-all-implementation-custom", &C::all_to_all_implementation_custom, "all-to-all"},
+  };
+  for (const auto& n : kCustom) {
+    s.StringList(n.key, n.field)
+        .ExactLength(1)
+        .AllowedText("one Chakra ET prefix")
+        .Help(std::string("Custom (MSCCL-style) ") + n.what +
+              ": the prefix of the per-rank algorithm traces <prefix>.<rank>.et, used for every " +
+              n.what + " instead of the native list.");
+  }
+  s.String("per-node-custom-implementation", &C::per_node_custom_implementation)
+      .Help(
+          "Path of a YAML map {<trace node id>: <ET prefix>} choosing a custom algorithm per "
+          "collective node; takes precedence over the *-custom keys.");
+  s.Enum("intra-dimension-scheduling", &C::intra_dimension_scheduling,
+         {"FIFO", "RG", "smallestFirst", "lessRemainingPhaseFirst"})
+      .Help(
+          "Accepted for compatibility with ASTRA-sim 1.0 files; ASTRA-sim 2.0 and Orrery "
+          "always use FIFO.")
+      .AstraSim("Not read by ASTRA-sim 2.0 (a 1.0 key); here its value is checked, then unused.");
+  s.Enum("inter-dimension-scheduling", &C::inter_dimension_scheduling,
+         {"ascending", "offlineGreedy", "offlineGreedyFlex", "roundRobin"})
+      .Help(
+          "Accepted for compatibility with ASTRA-sim 1.0 files; ASTRA-sim 2.0 and Orrery "
+          "always use ascending.")
+      .AstraSim("Not read by ASTRA-sim 2.0 (a 1.0 key); here its value is checked, then unused.");
+  s.Bool("boost-mode", &C::boost_mode)
+      .Help(
+          "Accepted for compatibility with ASTRA-sim example files; has no effect (not read "
+          "by ASTRA-sim 2.0 either).")
+      .AstraSim("Not read by ASTRA-sim 2.0; here its value is checked, then unused.");
+  return s;
+}
+
+}  // namespace
+
+std::string CheckCollectiveAlgorithmName(const std::string& name) {
+  static const char* const kBases[] = {"ring",
+                                       "oneRing",
+                                       "direct",
+                                       "oneDirect",
+                                       "halvingDoubling",
+                                       "oneHalvingDoubling",
+                                       "doubleBinaryTree"};
+  std::string base = name;
+  const size_t lt = name.find('<');
+  if (lt != std::string::npos) {
+    base = name.substr(0, lt);
+    const bool closed = name.back() == '>' && name.size() > lt + 1;
+    const std::string digits = closed ? name.substr(lt + 1, name.size() - lt - 2) : "";
+    bool all_digits = !digits.empty() && digits.size() <= 9;
+    for (char c : digits) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
+    if (base != "direct" && base != "oneDirect") {
+      return std::string("one of ") + kAlgorithms + "; a window <N> is valid only after direct " +
+             "or oneDirect";
+    }
+    if (!all_digits || std::atoi(digits.c_str()) < 1) {
+      return base + "<N> with a whole number N >= 1 (e.g. " + base + "<4>)";
+    }
+    return "";
+  }
+  std::vector<std::string> valid;
+  for (const char* b : kBases) {
+    if (name == b) return "";
+    valid.push_back(b);
+  }
+  std::string guess = DidYouMean(name, valid);
+  return std::string("one of ") + kAlgorithms +
+         (guess.empty() ? "" : " (did you mean '" + guess + "'?)");
+}
+
+StatusOr<SystemConfig> LoadSystemConfig(const std::string& path) {
+  StatusOr<ConfigFile> file = ConfigFile::Read(path);
+  if (!file.ok()) return file.status();
+  SystemConfig config;
+  const Status status = MakeSystemSchema().Apply(*file, &config);
+  if (!status.ok()) return status;
+  config.path = path;
+  return config;
+}
+
+std::vector<KeyDoc> SystemConfigKeys() { return MakeSystemSchema().Docs(); }
+
+}  // namespace orrery

@@ -1,0 +1,44 @@
+#include "config/test_files.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+
+namespace orrery {
+
+const char kCompatDirHelp[] =
+    "set ORRERY_COMPAT_DIR to the folder holding astra-sim/examples, e.g. "
+    "bazel test //config/... --test_env=ORRERY_COMPAT_DIR=/work/shared/compat";
+
+std::string WriteTestFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  EXPECT_TRUE(out.good()) << "cannot write " << path;
+  return path;
+}
+
+std::string RunfilePath(const std::string& workspace_relative) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) return workspace_relative;
+  return std::string(srcdir) + "/" + workspace + "/" + workspace_relative;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool CompatDir(std::string* dir) {
+  const char* d = std::getenv("ORRERY_COMPAT_DIR");
+  if (d == nullptr || *d == '\0') return false;
+  *dir = d;
+  return true;
+}
+
+}  // namespace orrery
