@@ -1,0 +1,35 @@
+// The remote-memory configuration file (ASTRA-sim's --remote-memory-configuration JSON).
+//
+//   StatusOr<MemoryConfig> m = LoadMemoryConfig("no_memory_expansion.json");
+//   if (m.ok() && m->type == MemoryType::kMemoryPool) ...
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/key_doc.h"
+
+namespace orrery {
+
+enum class MemoryType { kNoMemoryExpansion, kPerNpuMemoryExpansion, kPerNodeMemoryExpansion,
+                        kMemoryPool };
+
+const char* MemoryTypeName(MemoryType t);
+
+struct MemoryConfig {
+  MemoryType type = MemoryType::kNoMemoryExpansion;
+  uint64_t remote_mem_latency_ns = 0;
+  double remote_mem_bw_bytes_per_ns = 0;  // "remote-mem-bw", used as bytes per ns (GB/s decimal)
+  int num_nodes = 1;                      // PER_NODE only
+  int num_npus_per_node = 1;              // PER_NODE only
+  std::string path;
+};
+
+StatusOr<MemoryConfig> LoadMemoryConfig(const std::string& path);
+
+// Every key LoadMemoryConfig accepts, with type, unit, default and meaning.
+std::vector<KeyDoc> MemoryConfigKeys();
+
+}  // namespace orrery

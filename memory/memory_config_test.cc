@@ -1,0 +1,134 @@
+#include "memory/memory_config.h"
+
+#include "config/test_files.h"
+#include "gtest/gtest.h"
+
+namespace orrery {
+namespace {
+
+bool Contains(const Status& s, const std::string& text) {
+  return s.message().find(text) != std::string::npos;
+}
+
+TEST(MemoryConfigTest, DefaultIsNoMemoryExpansion) {
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(WriteTestFile("mem_empty_map.json", "{}"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->type, MemoryType::kNoMemoryExpansion);
+  EXPECT_EQ(m->remote_mem_latency_ns, 0u);
+  EXPECT_EQ(m->remote_mem_bw_bytes_per_ns, 0);
+}
+
+TEST(MemoryConfigTest, ReadsEveryKey) {
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(WriteTestFile("mem_node.json", R"({
+    "memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 1500,
+    "remote-mem-bw": 64, "num-nodes": 2, "num-npus-per-node": 4})"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->type, MemoryType::kPerNodeMemoryExpansion);
+  EXPECT_EQ(m->remote_mem_latency_ns, 1500u);
+  EXPECT_EQ(m->remote_mem_bw_bytes_per_ns, 64);
+  EXPECT_EQ(m->num_nodes, 2);
+  EXPECT_EQ(m->num_npus_per_node, 4);
+  EXPECT_EQ(m->path, ::testing::TempDir() + "/mem_node.json");
+}
+
+TEST(MemoryConfigTest, TypeNames) {
+  EXPECT_STREQ(MemoryTypeName(MemoryType::kNoMemoryExpansion), "NO_MEMORY_EXPANSION");
+  EXPECT_STREQ(MemoryTypeName(MemoryType::kPerNpuMemoryExpansion), "PER_NPU_MEMORY_EXPANSION");
+  EXPECT_STREQ(MemoryTypeName(MemoryType::kPerNodeMemoryExpansion), "PER_NODE_MEMORY_EXPANSION");
+  EXPECT_STREQ(MemoryTypeName(MemoryType::kMemoryPool), "MEMORY_POOL");
+  for (const char* name : {"NO_MEMORY_EXPANSION", "PER_NPU_MEMORY_EXPANSION", "MEMORY_POOL"}) {
+    StatusOr<MemoryConfig> m = LoadMemoryConfig(WriteTestFile(
+        "mem_type.json", std::string("{\"memory-type\": \"") + name + "\", \"remote-mem-bw\": 1}"));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_STREQ(MemoryTypeName(m->type), name);
+  }
+}
+
+TEST(MemoryConfigTest, BadTypeListsValidOnes) {
+  const std::string path =
+      WriteTestFile("mem_bad_type.json", "{\n  \"memory-type\": \"MEMORY_POLL\"\n}\n");
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+  ASSERT_FALSE(m.ok());
+  // Only the type is reported: the checks that depend on it are skipped.
+  ASSERT_EQ(m.status().problems().size(), 1u) << m.status().message();
+  EXPECT_EQ(m.status().message(),
+            path +
+                ":2: key 'memory-type' is 'MEMORY_POLL'; expected one of NO_MEMORY_EXPANSION, "
+                "PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL (did you "
+                "mean 'MEMORY_POOL'?)");
+}
+
+TEST(MemoryConfigTest, BandwidthRequiredWithRemoteMemory) {
+  const std::string missing = WriteTestFile("mem_no_bw.json", R"({"memory-type": "MEMORY_POOL"})");
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), missing +
+                                      ": required key 'remote-mem-bw' is missing; expected "
+                                      "a number > 0 (bytes/ns) when memory-type is "
+                                      "MEMORY_POOL");
+  const std::string zero = WriteTestFile(
+      "mem_zero_bw.json", "{\"memory-type\": \"PER_NPU_MEMORY_EXPANSION\",\n\"remote-mem-bw\": 0}");
+  m = LoadMemoryConfig(zero);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), zero +
+                                      ":2: key 'remote-mem-bw' is '0'; expected a number > 0 "
+                                      "(bytes/ns) when memory-type is PER_NPU_MEMORY_EXPANSION");
+  // A negative bandwidth is reported once, by the key's own check.
+  const std::string negative =
+      WriteTestFile("mem_neg_bw.json", "{\"memory-type\": \"MEMORY_POOL\", \"remote-mem-bw\": -4}");
+  m = LoadMemoryConfig(negative);
+  ASSERT_FALSE(m.ok());
+  ASSERT_EQ(m.status().problems().size(), 1u) << m.status().message();
+  EXPECT_TRUE(Contains(m.status(), "key 'remote-mem-bw' is '-4'; expected a number >= 0"));
+}
+
+TEST(MemoryConfigTest, PerNodeNeedsNodeShape) {
+  const std::string path =
+      WriteTestFile("mem_node_missing.json",
+                    R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-bw": 10})");
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+  ASSERT_FALSE(m.ok());
+  ASSERT_EQ(m.status().problems().size(), 2u) << m.status().message();
+  EXPECT_TRUE(Contains(m.status(), path + ": required key 'num-nodes' is missing"));
+  EXPECT_TRUE(Contains(m.status(), path + ": required key 'num-npus-per-node' is missing"));
+}
+
+TEST(MemoryConfigTest, AllProblemsTogether) {
+  const std::string path = WriteTestFile("mem_many.json", R"({
+  "memory-type": "PER_NODE_MEMORY_EXPANSION",
+  "remote-mem-latency": -1,
+  "remote-mem-bw": 10,
+  "num-nodes": 0,
+  "num-npus-per-nod": 4
+})");
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+  ASSERT_FALSE(m.ok());
+  const std::vector<std::string>& p = m.status().problems();
+  ASSERT_EQ(p.size(), 4u) << m.status().message();
+  EXPECT_EQ(p[0], path + ":3: key 'remote-mem-latency' is '-1'; expected an integer >= 0 (ns)");
+  EXPECT_EQ(p[1], path + ":5: key 'num-nodes' is '0'; expected an integer >= 1");
+  EXPECT_EQ(p[2], path +
+                      ":6: unknown key 'num-npus-per-nod' (did you mean "
+                      "'num-npus-per-node'?)");
+  EXPECT_EQ(p[3], path +
+                      ": required key 'num-npus-per-node' is missing; expected an integer >= "
+                      "1 when memory-type is PER_NODE_MEMORY_EXPANSION");
+}
+
+TEST(MemoryConfigTest, MissingFile) {
+  const std::string path = ::testing::TempDir() + "/no_such_memory.json";
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status(), path + ": cannot open the file"));
+}
+
+TEST(MemoryConfigTest, KeysDeclared) {
+  std::vector<std::string> names;
+  for (const KeyDoc& k : MemoryConfigKeys()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"memory-type", "remote-mem-latency", "remote-mem-bw",
+                                             "num-nodes", "num-npus-per-node"}));
+  EXPECT_EQ(MemoryConfigKeys()[0].default_value, "NO_MEMORY_EXPANSION");
+}
+
+}  // namespace
+}  // namespace orrery
