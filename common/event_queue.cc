@@ -1,54 +1,127 @@
 #include "common/event_queue.h"
 
-#include <utility>
+#include <algorithm>
 
 namespace orrery {
 
 namespace {
-constexpr size_t kArity = 4;
+constexpr int kInitialTableBits = 6;
+
+bool Later(int64_t a, int64_t b) { return a > b; }
+}  // namespace
+
+EventQueue::EventQueue()
+    : table_(size_t{1} << kInitialTableBits, TimeRef{kNoTime, 0}),
+      shift_(64 - kInitialTableBits) {}
+
+uint32_t EventQueue::BucketFor(int64_t t) {
+  const size_t mask = table_.size() - 1;
+  for (size_t i = Slot(t);; i = (i + 1) & mask) {
+    if (table_[i].time == t) {
+      cached_time_ = t;
+      cached_bucket_ = table_[i].bucket;
+      return cached_bucket_;
+    }
+    if (table_[i].time == kNoTime) break;
+  }
+  uint32_t b;
+  if (!free_buckets_.empty()) {
+    b = free_buckets_.back();
+    free_buckets_.pop_back();
+  } else {
+    b = static_cast<uint32_t>(buckets_.size());
+    buckets_.emplace_back();
+  }
+  buckets_[b].time = t;
+  buckets_[b].head = 0;
+  buckets_[b].events.clear();
+  TableInsert(t, b);
+  times_.push_back(TimeRef{t, b});
+  std::push_heap(times_.begin(), times_.end(),
+                 [](const TimeRef& x, const TimeRef& y) { return Later(x.time, y.time); });
+  cached_time_ = t;
+  cached_bucket_ = b;
+  return b;
 }
 
 Event EventQueue::Pop() {
-  Event top = heap_.front();
-  heap_.front() = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) SiftDown(0);
-  return top;
+  Bucket& b = buckets_[times_.front().bucket];
+  const Entry e = b.events[b.head++];
+  const int64_t t = b.time;
+  --size_;
+  if (b.head == b.events.size()) RetireFront();
+  return Event{t, e.target, e.arg};
 }
 
-void EventQueue::SiftUp(size_t i) {
-  Event e = heap_[i];
-  while (i > 0) {
-    const size_t parent = (i - 1) / kArity;
-    if (!Before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
+void EventQueue::RetireFront() {
+  const TimeRef front = times_.front();
+  std::pop_heap(times_.begin(), times_.end(),
+                [](const TimeRef& x, const TimeRef& y) { return Later(x.time, y.time); });
+  times_.pop_back();
+  TableErase(front.time);
+  if (cached_time_ == front.time) cached_time_ = kNoTime;
+  Bucket& b = buckets_[front.bucket];
+  // Keep the storage for reuse (a synchronised 4096-NPU step fills buckets of tens of thousands
+  // of events, and freeing them means mmap/munmap churn), unless a burst made it huge.
+  if (b.events.capacity() > (size_t{1} << 20)) {
+    std::vector<Entry>().swap(b.events);
+  } else {
+    b.events.clear();
   }
-  heap_[i] = e;
+  b.head = 0;
+  free_buckets_.push_back(front.bucket);
 }
 
-void EventQueue::SiftDown(size_t i) {
-  const size_t n = heap_.size();
-  Event e = heap_[i];
+void EventQueue::TableInsert(int64_t t, uint32_t bucket) {
+  if ((table_used_ + 1) * 2 > table_.size()) GrowTable();
+  const size_t mask = table_.size() - 1;
+  size_t i = Slot(t);
+  while (table_[i].time != kNoTime) i = (i + 1) & mask;
+  table_[i] = TimeRef{t, bucket};
+  ++table_used_;
+}
+
+void EventQueue::TableErase(int64_t t) {
+  const size_t mask = table_.size() - 1;
+  size_t i = Slot(t);
+  while (table_[i].time != t) i = (i + 1) & mask;
+  // Backward-shift deletion: no tombstones, probe sequences stay short.
+  size_t j = i;
   while (true) {
-    const size_t first = i * kArity + 1;
-    if (first >= n) break;
-    size_t best = first;
-    const size_t last = first + kArity < n ? first + kArity : n;
-    for (size_t c = first + 1; c < last; ++c) {
-      if (Before(heap_[c], heap_[best])) best = c;
+    j = (j + 1) & mask;
+    if (table_[j].time == kNoTime) break;
+    const size_t home = Slot(table_[j].time);
+    // Move j into the hole at i unless its home lies cyclically in (i, j].
+    const bool home_in_between = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (!home_in_between) {
+      table_[i] = table_[j];
+      i = j;
     }
-    if (!Before(heap_[best], e)) break;
-    heap_[i] = heap_[best];
-    i = best;
   }
-  heap_[i] = e;
+  table_[i].time = kNoTime;
+  --table_used_;
+}
+
+void EventQueue::GrowTable() {
+  std::vector<TimeRef> old;
+  old.swap(table_);
+  table_.assign(old.size() * 2, TimeRef{kNoTime, 0});
+  --shift_;
+  table_used_ = 0;
+  const size_t mask = table_.size() - 1;
+  for (const TimeRef& r : old) {
+    if (r.time == kNoTime) continue;
+    size_t i = Slot(r.time);
+    while (table_[i].time != kNoTime) i = (i + 1) & mask;
+    table_[i] = r;
+    ++table_used_;
+  }
 }
 
 void Simulation::Run(Time until) {
   stopped_ = false;
   while (!queue_.empty() && !stopped_) {
-    if (queue_.top().time_ps > until.ps()) break;
+    if (queue_.top_time() > until.ps()) break;
     const Event e = queue_.Pop();
     now_ = Time::FromPs(e.time_ps);
     ++events_processed_;

@@ -26,7 +26,9 @@ constexpr size_t kDanglingSampleSize = 16;
 constexpr size_t kMaxCycleIdsShown = 32;
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-// The bytes of a file: mapped when possible, read otherwise. Nothing is copied for mapped files.
+// The bytes of a file: large files are mapped (nothing is copied), small ones read. Mapping a
+// thousand small rank files costs more than reading them: each munmap in a multi-threaded
+// loader is a TLB shoot-down on every core.
 class FileBytes {
  public:
   FileBytes() = default;
@@ -47,7 +49,7 @@ class FileBytes {
       status = Status::Error(path + ": cannot stat trace file: " + std::strerror(errno));
     } else if (S_ISDIR(st.st_mode)) {
       status = Status::Error(path + ": is a directory, not a trace file");
-    } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    } else if (S_ISREG(st.st_mode) && st.st_size >= kMapAtLeast) {
       size_ = static_cast<size_t>(st.st_size);
       void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p != MAP_FAILED) {
@@ -58,6 +60,7 @@ class FileBytes {
         status = ReadAll(fd, path);
       }
     } else {
+      if (S_ISREG(st.st_mode)) buffer_.reserve(static_cast<size_t>(st.st_size));
       status = ReadAll(fd, path);
     }
     close(fd);
@@ -83,6 +86,8 @@ class FileBytes {
     size_ = buffer_.size();
     return Status::Ok();
   }
+
+  static constexpr off_t kMapAtLeast = off_t{4} << 20;
 
   void* mapped_ = nullptr;
   const char* data_ = nullptr;
@@ -711,7 +716,7 @@ StatusOr<Trace> Trace::Load(const std::string& path, const LoadOptions& options)
   both.dependencies = Dependencies::kDataAndCtrl;
   TraceLoader loader(path, both);
   StatusOr<Trace> t = loader.Run();
-  if (t.ok() || !loader.cyclic()) return std::move(t);
+  if (t.ok() || !loader.cyclic()) return t;
   LoadOptions data_only = options;
   data_only.dependencies = Dependencies::kDataOnly;
   TraceLoader retry(path, data_only);
@@ -721,7 +726,7 @@ StatusOr<Trace> Trace::Load(const std::string& path, const LoadOptions& options)
   // The ids the ignored ctrl_deps named are still missing from the file: keep reporting them.
   d->dangling_count_ = loader.partial().dangling_count_;
   d->dangling_sample_ = loader.partial().dangling_sample_;
-  return std::move(d);
+  return d;
 }
 
 std::optional<uint32_t> Trace::Find(uint64_t id) const {

@@ -123,11 +123,14 @@ AnalyticalAwareNetwork::Hop AnalyticalAwareNetwork::NextHop(const Chunk& c) {
     const uint32_t base = p.first_link + static_cast<uint32_t>(c.npu) * p.links_per_npu;
     switch (p.type) {
       case BlockType::kRing: {
-        const int clockwise = (b - a + p.npus) % p.npus;
+        int clockwise = b - a;
+        if (clockwise < 0) clockwise += p.npus;
         if (p.npus - clockwise < clockwise) {  // strictly shorter anticlockwise; ties go clockwise
-          return Hop{base + 1, c.npu + ((a + p.npus - 1) % p.npus - a) * p.stride, -1};
+          const int prev = a == 0 ? p.npus - 1 : a - 1;
+          return Hop{base + 1, c.npu + (prev - a) * p.stride, -1};
         }
-        return Hop{base, c.npu + ((a + 1) % p.npus - a) * p.stride, -1};
+        const int next = a + 1 == p.npus ? 0 : a + 1;
+        return Hop{base, c.npu + (next - a) * p.stride, -1};
       }
       case BlockType::kFullyConnected: {
         const int to = c.npu + (b - a) * p.stride;
@@ -186,13 +189,18 @@ void AnalyticalAwareNetwork::Forward(uint32_t chunk) {
 
 void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   Link& l = links_[link];
-  const Dim& p = dims_[l.dim];
+  Dim& p = dims_[l.dim];
   const uint64_t size = chunks_[chunk].size;
   l.busy = true;
-  // As ASTRA-sim: both delays in double ns, each truncated to whole ns on its own.
-  const double serialization_ns = static_cast<double>(size) / p.bytes_per_ns;
-  const Time arrival = Time::FromNs(static_cast<int64_t>(WholeNs(p.latency_ns + serialization_ns)));
-  const Time busy = Time::FromNs(static_cast<int64_t>(WholeNs(serialization_ns)));
+  if (size != p.cached_size) {
+    // As ASTRA-sim: both delays in double ns, each truncated to whole ns on its own.
+    const double serialization_ns = static_cast<double>(size) / p.bytes_per_ns;
+    p.cached_size = size;
+    p.cached_arrival = Time::FromNs(static_cast<int64_t>(WholeNs(p.latency_ns + serialization_ns)));
+    p.cached_busy = Time::FromNs(static_cast<int64_t>(WholeNs(serialization_ns)));
+  }
+  const Time arrival = p.cached_arrival;
+  const Time busy = p.cached_busy;
   l.bytes += size;
   l.busy_ps += busy.ps();
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.

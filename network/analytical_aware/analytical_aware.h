@@ -61,6 +61,10 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     uint32_t first_link;  // this dimension's dense links start here
     int links_per_npu;    // dense links leaving (or, for Switch, touching) each NPU
     bool lazy;            // FullyConnected links created on first use
+    // The last message size seen on this dimension and its delays (collectives repeat sizes).
+    uint64_t cached_size = UINT64_MAX;
+    Time cached_arrival;
+    Time cached_busy;
   };
 
   // One unidirectional link. Waiting chunks form an intrusive FIFO through Chunk::next.
@@ -97,7 +101,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
 
   void OnEvent(uint64_t arg) override;
   void AddLink(int dim, LinkKind kind, int npu, int peer);
-  int Coord(int npu, const Dim& dim) const { return npu / dim.stride % dim.npus; }
+  int Coord(int npu, const Dim& dim) const {
+    return (dim.stride == 1 ? npu : npu / dim.stride) % dim.npus;
+  }
   Hop NextHop(const Chunk& c);
   uint32_t FullyConnectedLink(int d, int from, int to);
   void Forward(uint32_t chunk);

@@ -11,7 +11,6 @@ namespace orrery {
 AnalyticalUnawareNetwork::AnalyticalUnawareNetwork(Simulation& sim, Topology topology)
     : sim_(sim), topology_(std::move(topology)), num_npus_(topology_.num_npus()) {
   ORRERY_CHECK(!topology_.dims.empty(), "a topology needs at least one dimension");
-  int stride = 1;
   for (size_t d = 0; d < topology_.dims.size(); ++d) {
     const Dimension& dim = topology_.dims[d];
     ORRERY_CHECK(dim.npus > 1, "dimension " + std::to_string(d) + " has fewer than 2 NPUs");
@@ -20,37 +19,47 @@ AnalyticalUnawareNetwork::AnalyticalUnawareNetwork(Simulation& sim, Topology top
     ORRERY_CHECK(dim.latency >= Time::Zero(),
                  "dimension " + std::to_string(d) + " has a negative latency");
     dims_.push_back(
-        Dim{dim.type, dim.npus, stride, dim.latency.Ns(), dim.bandwidth.bytes_per_ns()});
-    stride *= dim.npus;
+        Dim{dim.type, dim.npus, dim.latency.Ns(), dim.bandwidth.bytes_per_ns(), UINT64_MAX, 0.0});
   }
 }
 
-int AnalyticalUnawareNetwork::Hops(int src, int dst) const {
-  for (const Dim& dim : dims_) {
-    const int a = src / dim.stride % dim.npus;
-    const int b = dst / dim.stride % dim.npus;
-    if (a == b) continue;
-    switch (dim.type) {
-      case BlockType::kRing: {
-        const int clockwise = (b - a + dim.npus) % dim.npus;
-        return std::min(clockwise, dim.npus - clockwise);
+// Walks the dimensions once, lowest first, with the mixed-radix digits of both ids.
+std::pair<int, int> AnalyticalUnawareNetwork::DimAndHops(int src, int dst) const {
+  int a = src, b = dst;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    const Dim& dim = dims_[d];
+    const int ca = a % dim.npus;
+    const int cb = b % dim.npus;
+    if (ca != cb) {
+      switch (dim.type) {
+        case BlockType::kRing: {
+          const int clockwise = (cb - ca + dim.npus) % dim.npus;
+          return {static_cast<int>(d), std::min(clockwise, dim.npus - clockwise)};
+        }
+        case BlockType::kFullyConnected:
+          return {static_cast<int>(d), 1};
+        case BlockType::kSwitch:
+          return {static_cast<int>(d), 2};
       }
-      case BlockType::kFullyConnected:
-        return 1;
-      case BlockType::kSwitch:
-        return 2;
     }
+    a /= dim.npus;
+    b /= dim.npus;
   }
-  return 0;
+  return {-1, 0};
 }
+
+int AnalyticalUnawareNetwork::Hops(int src, int dst) const { return DimAndHops(src, dst).second; }
 
 Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
-  const int d = topology_.FirstDifferingDim(src, dst);
+  const auto [d, hops] = DimAndHops(src, dst);
   ORRERY_CHECK(d >= 0, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
   const Dim& dim = dims_[d];
   // ASTRA-sim sums in double ns and truncates the sum once to integer ns.
-  const double ns =
-      Hops(src, dst) * dim.latency_ns + static_cast<double>(size.count()) / dim.bytes_per_ns;
+  if (size.count() != dim.cached_size) {
+    dim.cached_size = size.count();
+    dim.cached_serialization_ns = static_cast<double>(size.count()) / dim.bytes_per_ns;
+  }
+  const double ns = hops * dim.latency_ns + dim.cached_serialization_ns;
   return Time::FromNs(static_cast<int64_t>(static_cast<uint64_t>(ns)));
 }
 

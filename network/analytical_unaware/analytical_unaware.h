@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/event_queue.h"
@@ -36,9 +37,12 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   struct Dim {
     BlockType type;
     int npus;
-    int stride;           // product of the sizes of the lower dimensions
     double latency_ns;    // per hop
     double bytes_per_ns;  // per link
+    // The last message size seen on this dimension and its serialization time in ns:
+    // collectives repeat sizes, and the division is the slowest step of a send.
+    mutable uint64_t cached_size;
+    mutable double cached_serialization_ns;
   };
   // A message between Send and delivery; recycled through `free_slots_`.
   struct InFlight {
@@ -47,6 +51,8 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   };
 
   void OnEvent(uint64_t slot) override;
+  // (lowest differing dimension, hops in it); (-1, 0) when src == dst.
+  std::pair<int, int> DimAndHops(int src, int dst) const;
 
   Simulation& sim_;
   Topology topology_;
