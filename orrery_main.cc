@@ -1,11 +1,13 @@
 // orrery: simulate a distributed training step from Chakra traces.
 //
-//   orrery --workload-configuration=examples/all_reduce/all_reduce \
+//   orrery --workload-configuration=examples/all_reduce/all_reduce
 //          --system-configuration=system.json --network-configuration=network.yml \
 //          [--remote-memory-configuration=memory.json] [--network-backend=analytical-aware]
 //
 // Flags are ASTRA-sim 2.0's, spelled the same; `--flag=value` and `--flag value` both work.
 #include <boost/program_options.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
@@ -23,8 +25,18 @@ namespace {
 
 constexpr const char* kVersion = "orrery 0.1";
 
+// Diagnostics go to stderr as "error: ..." / "warning: ..." lines; stdout holds only results.
+spdlog::logger& Log() {
+  static std::shared_ptr<spdlog::logger> log = [] {
+    auto l = spdlog::stderr_logger_st("orrery");
+    l->set_pattern("%l: %v");
+    return l;
+  }();
+  return *log;
+}
+
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  Log().error("{}", message);
   return 1;
 }
 
@@ -50,7 +62,8 @@ void PrintSummary(const orrery::RunResult& r, double wall_s) {
               slowest);
   std::printf("  per NPU (mean)   compute %s | communication %s | exposed communication %s\n",
               avg(compute).c_str(), avg(comm).c_str(), avg(exposed).c_str());
-  std::printf("  %llu events in %.3f s of wall time (%.2f M events/s)\n",
+  // Wall time goes to stderr so that stdout is bit-for-bit reproducible.
+  std::fprintf(stderr, "%llu events in %.3f s of wall time (%.2f M events/s)\n",
               static_cast<unsigned long long>(r.events), wall_s,
               wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
 }
@@ -143,7 +156,7 @@ int main(int argc, char** argv) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok()) return Fail(r.status().message());
-  for (const auto& w : r->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : r->warnings) Log().warn("{}", w);
   std::string out;
   out.reserve(static_cast<size_t>(r->num_npus()) * 80);
   char line[160];

@@ -95,6 +95,20 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
         "); they are treated as already satisfied (--strict makes this an error)");
   }
 
+  int ctrl_ignored_files = 0;
+  std::string ctrl_example;
+  for (int r = 0; r < n; ++r) {
+    if (traces[r]->ctrl_deps_ignored().empty()) continue;
+    if (ctrl_ignored_files++ == 0) {
+      ctrl_example = traces[r]->path() + ": " + traces[r]->ctrl_deps_ignored();
+    }
+  }
+  if (ctrl_ignored_files > 0) {
+    result.warnings.push_back(
+        "ctrl_deps form a cycle in " + std::to_string(ctrl_ignored_files) +
+        " trace file(s), so only data_deps order their nodes (" + ctrl_example + ")");
+  }
+
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology);
   SystemLayer system_layer(sim, *net, *params);
@@ -106,7 +120,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       if (!s.ok()) return s.WithContext(o.comm_group_config);
     }
   }
-  RemoteMemory memory(sim, memory_config);
+  RemoteMemory memory(sim, memory_config, n);
 
   WorkloadParams wp;
   wp.roofline_enabled = system->roofline_enabled;
@@ -144,6 +158,18 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       }
       for (const auto& line : executors[r]->DescribeStuck(6)) s.Add("  " + line);
     }
+    for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
+    return s;
+  }
+  // Every NPU finished, but a message was sent that no receive ever took: in ASTRA-sim the send
+  // completes on arrival, so the trace would silently "work". It is a broken trace; say so.
+  if (system_layer.matcher().unreceived_messages() > 0 ||
+      system_layer.matcher().pending_receives() > 0) {
+    Status s = Status::Error(
+        "the simulation finished with unmatched point-to-point traffic: " +
+        std::to_string(system_layer.matcher().unreceived_messages()) +
+        " message(s) were sent that no NPU received (a COMM_RECV with the same source, "
+        "destination, tag and size is missing)");
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
     return s;
   }

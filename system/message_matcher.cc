@@ -32,7 +32,6 @@ void MessageMatcher::Send(const MessageKey& key, MessageSink* on_sent, uint64_t 
     idx = static_cast<uint32_t>(in_flight_.size());
     in_flight_.push_back(InFlight{key, on_sent, cookie});
   }
-  ++slots_[key].in_flight;
   net_.Send(key.src, key.dst, Bytes(key.size), this, idx);
 }
 
@@ -40,34 +39,39 @@ void MessageMatcher::OnDelivered(uint64_t token) {
   const InFlight m = in_flight_[token];
   free_in_flight_.push_back(static_cast<uint32_t>(token));
   if (m.on_sent != nullptr) m.on_sent->OnMessage(m.cookie);
-  auto it = slots_.find(m.key);
-  Slot& s = it->second;
-  --s.in_flight;
-  if (s.head != kNil) {
-    const uint32_t w = s.head;
-    s.head = waiters_[w].next;
-    if (s.head == kNil) s.tail = kNil;
-    MessageSink* sink = waiters_[w].sink;
-    const uint64_t cookie = waiters_[w].cookie;
-    FreeWaiter(w);
-    if (s.head == kNil && s.arrived == 0 && s.in_flight == 0) slots_.erase(it);
-    sink->OnMessage(cookie);
-  } else {
-    ++s.arrived;
+  // The sink above may have sent or received (and so moved the table): look the key up now.
+  size_t at;
+  Slot& s = slots_.FindOrInsert(m.key, &at);
+  if (s.head == kNil) {
+    if (s.arrived++ == 0) {
+      s.first_unreceived_sender = m.on_sent;
+      s.first_unreceived_cookie = m.cookie;
+    }
+    return;
   }
+  const uint32_t w = s.head;
+  s.head = waiters_[w].next;
+  if (s.head == kNil) s.tail = kNil;
+  const bool empty = s.head == kNil && s.arrived == 0;
+  MessageSink* sink = waiters_[w].sink;
+  const uint64_t cookie = waiters_[w].cookie;
+  FreeWaiter(w);
+  if (empty) slots_.EraseAt(at);
+  sink->OnMessage(cookie);
 }
 
 void MessageMatcher::Recv(const MessageKey& key, MessageSink* sink, uint64_t cookie) {
-  auto it = slots_.find(key);
-  if (it != slots_.end() && it->second.arrived > 0) {
-    Slot& s = it->second;
-    --s.arrived;
-    if (s.head == kNil && s.arrived == 0 && s.in_flight == 0) slots_.erase(it);
+  size_t at;
+  Slot* found = slots_.Find(key, &at);
+  if (found != nullptr && found->arrived > 0) {
+    --found->arrived;
+    found->first_unreceived_sender = nullptr;  // the oldest is consumed; the next is not recorded
+    if (found->head == kNil && found->arrived == 0) slots_.EraseAt(at);
     // The message is already here: complete through the queue at the current time.
     sim_.ScheduleAfter(Time::Zero(), this, NewWaiter(sink, cookie));
     return;
   }
-  Slot& s = it != slots_.end() ? it->second : slots_[key];
+  Slot& s = found != nullptr ? *found : slots_.FindOrInsert(key);
   const uint32_t w = NewWaiter(sink, cookie);
   if (s.tail == kNil) {
     s.head = s.tail = w;
@@ -87,15 +91,15 @@ void MessageMatcher::OnEvent(uint64_t arg) {
 
 size_t MessageMatcher::pending_receives() const {
   size_t n = 0;
-  for (const auto& [k, s] : slots_) {
+  slots_.ForEach([&](const MessageKey&, const Slot& s) {
     for (uint32_t w = s.head; w != kNil; w = waiters_[w].next) ++n;
-  }
+  });
   return n;
 }
 
 size_t MessageMatcher::unreceived_messages() const {
   size_t n = 0;
-  for (const auto& [k, s] : slots_) n += s.arrived;
+  slots_.ForEach([&](const MessageKey&, const Slot& s) { n += s.arrived; });
   return n;
 }
 
@@ -113,7 +117,7 @@ static const char* SpaceName(TagSpace s) {
 
 std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
   std::vector<std::pair<MessageKey, std::string>> items;
-  for (const auto& [k, s] : slots_) {
+  slots_.ForEach([&](const MessageKey& k, const Slot& s) {
     std::string what = std::string(SpaceName(k.space)) + " " + std::to_string(k.tag) + ", " +
                        std::to_string(k.size) + " B";
     for (uint32_t w = s.head; w != kNil; w = waiters_[w].next) {
@@ -121,11 +125,17 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
                                 std::to_string(k.src) + " (" + what + "), never sent");
     }
     if (s.arrived > 0) {
+      std::string by;
+      if (s.first_unreceived_sender != nullptr) {
+        by = s.first_unreceived_sender->DescribeCookie(s.first_unreceived_cookie);
+        if (!by.empty()) by = (s.arrived > 1 ? ", the first from " : ", from ") + by;
+      }
       items.emplace_back(k, "NPU " + std::to_string(k.src) + " sent " +
                                 std::to_string(s.arrived) + " message(s) to NPU " +
-                                std::to_string(k.dst) + " (" + what + ") that no one received");
+                                std::to_string(k.dst) + " (" + what + ") that no one received" +
+                                by);
     }
-  }
+  });
   // Deterministic order whatever the hash table did.
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
     if (a.first.dst != b.first.dst) return a.first.dst < b.first.dst;

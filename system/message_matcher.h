@@ -13,10 +13,10 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/flat_map.h"
 #include "common/units.h"
 #include "network/network.h"
 
@@ -26,6 +26,8 @@ class MessageSink {
  public:
   virtual ~MessageSink() = default;
   virtual void OnMessage(uint64_t cookie) = 0;
+  // Names what `cookie` stands for (e.g. "node 7 (send_grad)"), for reports; empty if unknown.
+  virtual std::string DescribeCookie(uint64_t /*cookie*/) const { return {}; }
 };
 
 enum class TagSpace : uint8_t { kNative = 0, kCollective = 1, kRendezvous = 2 };
@@ -78,7 +80,9 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
     uint32_t head = kNil;  // posted receives, FIFO
     uint32_t tail = kNil;
     uint32_t arrived = 0;  // messages that arrived before their receive was posted
-    uint32_t in_flight = 0;
+    // The oldest message nobody has received yet, as its sender named it (for reports).
+    MessageSink* first_unreceived_sender = nullptr;
+    uint64_t first_unreceived_cookie = 0;
   };
   struct InFlight {
     MessageKey key;
@@ -92,7 +96,7 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
 
   Simulation& sim_;
   Network& net_;
-  std::unordered_map<MessageKey, Slot, MessageKeyHash> slots_;
+  FlatMap<MessageKey, Slot, MessageKeyHash> slots_;  // keys with waiters or arrivals only
   std::vector<Waiter> waiters_;
   uint32_t free_waiter_ = kNil;
   std::vector<InFlight> in_flight_;

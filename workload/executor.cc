@@ -285,6 +285,10 @@ void NpuExecutor::Complete(uint32_t node) {
 void NpuExecutor::OnEvent(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 void NpuExecutor::OnCollectiveDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 void NpuExecutor::OnMessage(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
+
+std::string NpuExecutor::DescribeCookie(uint64_t node) const {
+  return Label(static_cast<uint32_t>(node));
+}
 void NpuExecutor::OnMemoryDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 
 std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {

@@ -69,6 +69,7 @@ class NpuExecutor : public EventTarget,
   void OnEvent(uint64_t node) override;              // compute / replay finished
   void OnCollectiveDone(uint64_t node) override;     // collective finished
   void OnMessage(uint64_t node) override;            // send arrived / receive matched
+  std::string DescribeCookie(uint64_t node) const override;
   void OnMemoryDone(uint64_t node) override;         // remote memory access finished
 
  private:

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Benchmarks: prints wall time and peak memory of Orrery on ASTRA-sim's scaling case, a ring
+# all-reduce of 1 MiB (Ring_4chunks.json) on a 1024- and a 4096-NPU ring at 50 GB/s and 500 ns,
+# on both analytical backends, and the simulated time (which must equal ASTRA-sim's).
+#   scripts/bench.sh            # all cases
+#   scripts/bench.sh 1024       # one size
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+cd "$ORRERY_ROOT"
+scripts/install_deps.sh
+bazel build -c opt //:orrery //et_feeder:gen_workload >/dev/null 2>&1 || bazel build -c opt //:orrery //et_feeder:gen_workload
+bin="$ORRERY_ROOT/bazel-bin"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sizes=("${@:-1024 4096}")
+[ $# -eq 0 ] && sizes=(1024 4096)
+
+cat > "$work/system.json" <<'JSON'
+{
+  "scheduling-policy": "LIFO",
+  "endpoint-delay": 10,
+  "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 4,
+  "all-reduce-implementation": ["ring"],
+  "all-gather-implementation": ["ring"],
+  "reduce-scatter-implementation": ["ring"],
+  "all-to-all-implementation": ["ring"],
+  "collective-optimization": "localBWAware",
+  "local-mem-bw": 1600,
+  "boost-mode": 0
+}
+JSON
+# ASTRA-sim's own file when the corpus is beside the checkout; the copy above is the same keys.
+ring4="$ORRERY_COMPAT_DIR/astra-sim/examples/system/native_collectives/Ring_4chunks.json"
+[ -f "$ring4" ] && cp "$ring4" "$work/system.json"
+echo '{"memory-type": "NO_MEMORY_EXPANSION"}' > "$work/memory.json"
+
+printf '%-40s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+for n in "${sizes[@]}"; do
+  mkdir -p "$work/ar$n"
+  "$bin/et_feeder/gen_workload" collective --type all_reduce --size 1048576 --npus "$n" \
+    --out "$work/ar$n/all_reduce"
+  printf 'topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' "$n" \
+    > "$work/ring$n.yml"
+  for backend in analytical-unaware analytical-aware; do
+    python3 - "$bin/orrery" "$work" "$n" "$backend" <<'PY'
+import re, resource, subprocess, sys, time
+binary, work, n, backend = sys.argv[1:]
+cmd = [binary, f"--workload-configuration={work}/ar{n}/all_reduce",
+       f"--system-configuration={work}/system.json",
+       f"--network-configuration={work}/ring{n}.yml",
+       f"--remote-memory-configuration={work}/memory.json",
+       f"--network-backend={backend}"]
+t0 = time.monotonic()
+p = subprocess.run(cmd, capture_output=True, text=True)
+wall = time.monotonic() - t0
+if p.returncode != 0:
+    sys.exit(f"orrery failed: {p.stderr}")
+peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
+events = re.search(r"(\d+) events in", p.stderr).group(1)
+print(f"{'ring all-reduce 1 MiB, ' + n + ' NPUs, ' + backend:<40} {wall:12.2f} {peak_mb:12.0f} "
+      f"{max(ends):16d} {events:>12}")
+PY
+  done
+done

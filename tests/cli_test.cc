@@ -1,0 +1,272 @@
+// The `orrery` command line, run as a user runs it: bad inputs give one clear message and a
+// non-zero exit (never a crash or a hang), good inputs give the same bytes every time, and the
+// real PyTorch Chakra trace runs on 4 NPUs on both backends.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+
+namespace orrery {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Spit(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+// Runs ./orrery with `args` under a 120 s timeout (a hang fails the test with exit 124).
+Outcome Orrery(const std::string& args) {
+  static int n = 0;
+  const std::string out = Tmp("cli_out_" + std::to_string(n)), err = Tmp("cli_err_" +
+                                                                          std::to_string(n));
+  ++n;
+  const std::string cmd = "timeout 120 ./orrery " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = Slurp(out);
+  o.err = Slurp(err);
+  return o;
+}
+
+const char* kSystem = R"({
+  "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+  "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+  "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+  "local-mem-bw": 1600
+})";
+
+std::string RingNetwork(int npus) {
+  return "topology: [ Ring ]\nnpus_count: [ " + std::to_string(npus) +
+         " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+}
+
+// A case directory with system.json and net.yml for `npus` NPUs, and `ranks` written as traces.
+std::string Args(const std::string& name, int npus, const std::vector<std::vector<Node>>& ranks,
+                 const std::string& system = kSystem) {
+  const std::string prefix = Tmp(name);
+  Spit(prefix + ".system.json", system);
+  Spit(prefix + ".net.yml", RingNetwork(npus));
+  if (!ranks.empty()) {
+    Status s = et::WriteRankFiles(prefix, ranks);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  return "--workload-configuration=" + prefix + " --system-configuration=" + prefix +
+         ".system.json --network-configuration=" + prefix + ".net.yml";
+}
+
+std::vector<std::vector<Node>> AllReduceRanks(int npus) {
+  std::vector<std::vector<Node>> ranks(npus);
+  for (auto& r : ranks) {
+    r = {et::MakeCompNode(1, "fwd", 5), et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE,
+                                                         1 << 20, {1})};
+  }
+  return ranks;
+}
+
+void ExpectCleanFailure(const Outcome& o, const std::vector<std::string>& needles) {
+  EXPECT_NE(o.exit_code, 0) << o.err;
+  EXPECT_LT(o.exit_code, 124) << "crashed or hung: " << o.err;
+  EXPECT_NE(o.err.find("error: "), std::string::npos) << o.err;
+  for (const auto& needle : needles) {
+    EXPECT_NE(o.err.find(needle), std::string::npos) << "missing '" << needle << "' in:\n"
+                                                     << o.err;
+  }
+  EXPECT_EQ(o.out.find("finished"), std::string::npos) << o.out;
+}
+
+TEST(Cli, GoodRunPrintsAstraSimLinesAndSummary) {
+  // 4-NPU ring all-reduce of 1 MiB after 5 us of compute: 5000 + 43000 ns (REFERENCE.md gives
+  // 43000 for the bare all-reduce on this network and system config).
+  const Outcome o = Orrery(Args("good", 4, AllReduceRanks(4)) + " --network-backend=analytical-unaware");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NE(o.out.find("sys[" + std::to_string(i) +
+                         "] finished, 48000 cycles, exposed communication 43000 cycles."),
+              std::string::npos)
+        << o.out;
+  }
+  EXPECT_NE(o.out.find("summary: 4 NPUs"), std::string::npos) << o.out;
+}
+
+TEST(Cli, SpaceSeparatedFlagsWorkLikeEquals) {
+  const std::string prefix = Tmp("spaced");
+  Args("spaced", 4, AllReduceRanks(4));
+  const Outcome a = Orrery("--workload-configuration " + prefix + " --system-configuration " +
+                           prefix + ".system.json --network-configuration " + prefix +
+                           ".net.yml --network-backend analytical-unaware");
+  const Outcome b = Orrery("--workload-configuration=" + prefix + " --system-configuration=" +
+                           prefix + ".system.json --network-configuration=" + prefix +
+                           ".net.yml --network-backend=analytical-unaware");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(Cli, ScalesChangeTheResult) {
+  // --compute-scale 2 doubles the 5 us compute; --comm-scale 2 doubles the collective size.
+  const std::string args = Args("scales", 4, AllReduceRanks(4)) +
+                           " --network-backend=analytical-unaware";
+  const Outcome base = Orrery(args);
+  const Outcome compute = Orrery(args + " --compute-scale=2");
+  const Outcome comm = Orrery(args + " --comm-scale=2");
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  ASSERT_EQ(compute.exit_code, 0) << compute.err;
+  ASSERT_EQ(comm.exit_code, 0) << comm.err;
+  EXPECT_NE(compute.out.find("sys[0] finished, 53000 cycles"), std::string::npos) << compute.out;
+  EXPECT_EQ(comm.out.find("sys[0] finished, 48000 cycles"), std::string::npos) << comm.out;
+  EXPECT_NE(comm.out.find("sys[0] finished"), std::string::npos) << comm.out;
+}
+
+TEST(Cli, TruncatedTraceNamesTheFile) {
+  const std::string args = Args("truncated", 4, AllReduceRanks(4));
+  const std::string path = Tmp("truncated.2.et");
+  std::string bytes = Slurp(path);
+  ASSERT_GT(bytes.size(), 10u);
+  Spit(path, bytes.substr(0, bytes.size() - 7));
+  ExpectCleanFailure(Orrery(args), {"truncated.2.et"});
+}
+
+TEST(Cli, EmptyTraceNamesTheFile) {
+  const std::string args = Args("empty_et", 4, AllReduceRanks(4));
+  Spit(Tmp("empty_et.1.et"), "");
+  ExpectCleanFailure(Orrery(args), {"empty_et.1.et"});
+}
+
+TEST(Cli, GarbageTraceNamesTheFile) {
+  const std::string args = Args("garbage", 4, AllReduceRanks(4));
+  Spit(Tmp("garbage.3.et"), "this is not a chakra trace, just some text\n\x01\x02\xff\xfe");
+  ExpectCleanFailure(Orrery(args), {"garbage.3.et"});
+}
+
+TEST(Cli, MissingRankFileIsNamed) {
+  const std::string args = Args("missing", 4, AllReduceRanks(4));
+  ASSERT_EQ(std::remove(Tmp("missing.1.et").c_str()), 0);
+  ExpectCleanFailure(Orrery(args), {"missing.1.et"});
+}
+
+TEST(Cli, NetworkWithMoreNpusThanTraceFiles) {
+  const std::string args = Args("too_few", 8, AllReduceRanks(4));
+  ExpectCleanFailure(Orrery(args), {"too_few.4.et", "8 NPUs", "too_few.7.et"});
+}
+
+TEST(Cli, DependencyCycleIsNamed) {
+  auto ranks = AllReduceRanks(4);
+  et::AddDataDeps(&ranks[2][0], {2});  // fwd <- grad <- fwd
+  ExpectCleanFailure(Orrery(Args("cycle", 4, ranks)), {"cycle.2.et", "cycle"});
+}
+
+TEST(Cli, UnreceivedSendNamesTheSendingNpuAndNode) {
+  std::vector<std::vector<Node>> ranks(2);
+  ranks[0] = {et::MakeSendNode(7, /*peer=*/1, 4096, /*tag=*/3)};
+  ranks[1] = {et::MakeCompNode(1, "idle", 1)};
+  const Outcome o = Orrery(Args("unmatched", 2, ranks));
+  ExpectCleanFailure(o, {"no NPU received", "NPU 0 node 7", "NPU 1", "4096 B"});
+}
+
+TEST(Cli, MisspelledConfigKeySuggestsTheRightOne) {
+  std::string system = kSystem;
+  system.replace(system.find("preferred-dataset-splits"), 24, "prefered-dataset-splits");
+  ExpectCleanFailure(Orrery(Args("typo", 4, AllReduceRanks(4), system)),
+                     {"prefered-dataset-splits", "preferred-dataset-splits", "typo.system.json"});
+}
+
+TEST(Cli, NegativeBandwidthIsRejected) {
+  const std::string args = Args("negbw", 4, AllReduceRanks(4));
+  Spit(Tmp("negbw.net.yml"),
+       "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ -50.0 ]\nlatency: [ 500.0 ]\n");
+  ExpectCleanFailure(Orrery(args), {"negbw.net.yml", "bandwidth", "-50"});
+}
+
+TEST(Cli, UnparsableYamlNamesFileAndLine) {
+  const std::string args = Args("badyaml", 4, AllReduceRanks(4));
+  Spit(Tmp("badyaml.net.yml"), "topology: [ Ring\nnpus_count: [ 4 ]\n");
+  ExpectCleanFailure(Orrery(args), {"badyaml.net.yml:2:"});
+}
+
+TEST(Cli, UnknownBackendListsTheValidOnes) {
+  const Outcome o = Orrery(Args("backend", 4, AllReduceRanks(4)) +
+                           " --network-backend=analytical-awre");
+  ExpectCleanFailure(o, {"analytical-awre", "analytical-aware", "analytical-unaware"});
+}
+
+TEST(Cli, UnknownFlagSuggestsTheRightOne) {
+  const Outcome o = Orrery(Args("flag", 4, AllReduceRanks(4)) + " --comm-scael=2");
+  ExpectCleanFailure(o, {"--comm-scael", "--comm-scale"});
+}
+
+TEST(Cli, RemoteMemoryWithoutExpansionNamesTheNode) {
+  std::vector<std::vector<Node>> ranks(2);
+  ranks[0] = {et::MakeNode(4, "load_weights", ChakraProtoMsg::MEM_LOAD_NODE)};
+  et::SetUint64Attr(&ranks[0][0], "tensor_size", 1 << 20);
+  ranks[1] = {et::MakeCompNode(1, "idle", 1)};
+  ExpectCleanFailure(Orrery(Args("mem", 2, ranks)),
+                     {"load_weights", "NO_MEMORY_EXPANSION"});
+}
+
+TEST(Cli, SameInputsGiveTheSameBytes) {
+  const std::string args =
+      "--workload-configuration=examples/dp_step/dp_step "
+      "--system-configuration=examples/dp_step/system.json "
+      "--network-configuration=examples/dp_step/network.yml "
+      "--remote-memory-configuration=examples/dp_step/memory.json";
+  for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
+    const Outcome a = Orrery(args + std::string(" --network-backend=") + backend);
+    const Outcome b = Orrery(args + std::string(" --network-backend=") + backend);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_NE(a.out.find("sys[7] finished"), std::string::npos) << a.out;
+    EXPECT_EQ(a.out, b.out) << backend;
+  }
+}
+
+TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
+  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
+  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  const std::string trace = Slurp(std::string(compat) + "/chakra/pytorch_model.0.et");
+  ASSERT_GT(trace.size(), 1000000u);
+  const std::string prefix = Tmp("pytorch");
+  for (int r = 0; r < 4; ++r) Spit(prefix + "." + std::to_string(r) + ".et", trace);
+  Spit(prefix + ".system.json", kSystem);
+  Spit(prefix + ".net.yml", RingNetwork(4));
+  const std::string args = "--workload-configuration=" + prefix + " --system-configuration=" +
+                           prefix + ".system.json --network-configuration=" + prefix + ".net.yml";
+  for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
+    const Outcome a = Orrery(args + std::string(" --network-backend=") + backend);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_NE(a.err.find("warning: "), std::string::npos) << a.err;
+    EXPECT_NE(a.err.find("not in the file"), std::string::npos) << a.err;
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_NE(a.out.find("sys[" + std::to_string(i) + "] finished"), std::string::npos)
+          << a.out;
+    }
+    const Outcome b = Orrery(args + std::string(" --network-backend=") + backend);
+    EXPECT_EQ(a.out, b.out) << backend;
+  }
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,124 @@
+// Whole simulations through RunSimulation on small hand-derived workloads: compute, collectives
+// and send/recv in one graph, on both backends.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+#include "runner/run.h"
+
+namespace orrery {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node>>& ranks) {
+  const std::string prefix = Tmp(name);
+  std::ofstream(prefix + ".system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+    "local-mem-bw": 1600 })";
+  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ "
+                                     << ranks.size()
+                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  Status s = et::WriteRankFiles(prefix, ranks);
+  EXPECT_TRUE(s.ok()) << s.message();
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  return o;
+}
+
+// 4 NPUs, Ring 50 GB/s 500 ns. Every NPU: fwd (5 us) -> 1 MiB all-reduce. NPU 0 also runs a
+// 100 us GPU kernel after fwd, overlapping the all-reduce, then sends 1 MiB to NPU 1.
+//   all-reduce: 5000 + 43000 = 48000 ns (43000 = ASTRA-sim's figure for this all-reduce alone)
+//   send 0 -> 1 (one hop): 500 + 1048576 B / (50 * 2^30 / 1e9 B/ns) = 500 + 19531.25 -> 20031 ns
+//   NPU 0: max(5000 + 100000, 48000 + 20031) = 105000, exposed 105000 - 105000 = 0
+//   NPU 1: 48000 + 20031 = 68031, exposed 68031 - 5000 = 63031
+//   NPUs 2, 3: 48000, exposed 43000
+TEST(EndToEnd, ComputeCollectiveAndSendRecvInOneGraph) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) {
+    r = {et::MakeCompNode(1, "fwd", 5),
+         et::MakeCollNode(2, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
+  }
+  ranks[0].push_back(et::MakeCompNode(3, "long_kernel", 100, {1}));
+  ranks[0].push_back(et::MakeSendNode(4, /*peer=*/1, 1 << 20, /*tag=*/9, {2}));
+  ranks[1].push_back(et::MakeRecvNode(4, /*peer=*/0, 1 << 20, /*tag=*/9, {2}));
+  for (Backend backend : {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware}) {
+    RunOptions o = WriteCase("mixed", ranks);
+    o.backend = backend;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->num_npus(), 4);
+    EXPECT_EQ(r->npus[0].finish.WholeNs(), 105000);
+    EXPECT_EQ(r->npus[0].exposed_communication().WholeNs(), 0);
+    EXPECT_EQ(r->npus[1].finish.WholeNs(), 68031) << BackendName(backend);
+    EXPECT_EQ(r->npus[1].exposed_communication().WholeNs(), 63031);
+    EXPECT_EQ(r->npus[2].finish.WholeNs(), 48000);
+    EXPECT_EQ(r->npus[3].finish.WholeNs(), 48000);
+    EXPECT_EQ(r->npus[3].exposed_communication().WholeNs(), 43000);
+    EXPECT_EQ(r->end.WholeNs(), 105000);
+  }
+}
+
+// 4-NPU ring, 1 MiB messages (one hop: 500 + 19531.25 ns). NPU 0 computes 10 us, then sends to
+// NPU 1 on link 0->1 (busy 10000 .. 29531.25). NPU 3 sends to NPU 1 at time 0; the two ways round
+// are equally long, ties go clockwise: 3 -> 0 -> 1.
+//   unaware: 3 -> 1 = 2 * 500 + 19531.25 -> 20531; 0 -> 1 ends 10000 + 20031 = 30031.
+//   aware: 3's message reaches NPU 0 at 20031.25 but link 0->1 is busy until 29531.25, so it
+//   arrives at 29531.25 + 500 + 19531.25 = 49562.5 -> 49562 ns.
+TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
+  std::vector<std::vector<Node>> ranks(4);
+  ranks[0] = {et::MakeCompNode(1, "fwd", 10), et::MakeSendNode(2, 1, 1 << 20, 1, {1})};
+  ranks[1] = {et::MakeRecvNode(1, 0, 1 << 20, 1), et::MakeRecvNode(2, 3, 1 << 20, 2)};
+  ranks[2] = {et::MakeCompNode(1, "idle", 1)};
+  ranks[3] = {et::MakeSendNode(1, 1, 1 << 20, 2)};
+  RunOptions o = WriteCase("p2p", ranks);
+  o.backend = Backend::kAnalyticalUnaware;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 30031);
+  EXPECT_EQ(r->npus[3].finish.WholeNs(), 20531);
+  EXPECT_EQ(r->npus[1].finish.WholeNs(), 30031);
+
+  o.backend = Backend::kAnalyticalAware;
+  r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 30031);
+  EXPECT_EQ(r->npus[3].finish.WholeNs(), 49562);
+  EXPECT_EQ(r->npus[1].finish.WholeNs(), 49562);
+}
+
+TEST(EndToEnd, RunsAreBitForBitRepeatable) {
+  std::vector<std::vector<Node>> ranks(8);
+  for (int i = 0; i < 8; ++i) {
+    ranks[i] = {et::MakeCompNode(1, "fwd", 3 + i),
+                et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 3 << 20, {1}),
+                et::MakeCollNode(3, "a2a", ChakraProtoMsg::ALL_TO_ALL, 1 << 20, {1}),
+                et::MakeCompNode(4, "bwd", 7, {2})};
+  }
+  for (Backend backend : {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware}) {
+    RunOptions o = WriteCase("repeat", ranks);
+    o.backend = backend;
+    StatusOr<RunResult> a = RunSimulation(o);
+    StatusOr<RunResult> b = RunSimulation(o);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(a->events, b->events);
+    for (int i = 0; i < 8; ++i) {
+      EXPECT_EQ(a->npus[i].finish, b->npus[i].finish);
+      EXPECT_EQ(a->npus[i].communication, b->npus[i].communication);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orrery
