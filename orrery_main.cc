@@ -1,7 +1,7 @@
 // orrery: simulate a distributed training step from Chakra traces.
 //
 //   orrery --workload-configuration=examples/all_reduce/all_reduce
-//          --system-configuration=system.json --network-configuration=network.yml \
+//          --system-configuration=system.json --network-configuration=network.yml
 //          [--remote-memory-configuration=memory.json] [--network-backend=analytical-aware]
 //
 // Flags are ASTRA-sim 2.0's, spelled the same; `--flag=value` and `--flag value` both work.

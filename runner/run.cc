@@ -6,6 +6,7 @@
 #include "common/event_queue.h"
 #include "config/comm_group_config.h"
 #include "config/network_config.h"
+#include "config/schema.h"
 #include "config/system_config.h"
 #include "memory/memory_config.h"
 #include "memory/remote_memory.h"
@@ -42,6 +43,20 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   if (!topology.ok()) problems.Merge(topology.status());
   if (!system.ok()) problems.Merge(system.status());
   if (!problems.ok()) return problems;
+
+  if (system->roofline_enabled) {
+    if (!(system->peak_perf_tflops > 0)) {
+      problems.Add(o.system_config + ": 'roofline-enabled' is on but 'peak-perf' is " +
+                   FormatNumber(system->peak_perf_tflops) +
+                   "; the roofline needs a peak compute rate > 0 TFLOPS (e.g. 900)");
+    }
+    if (!(system->local_mem_bw_gbps > 0)) {
+      problems.Add(o.system_config + ": 'roofline-enabled' is on but 'local-mem-bw' is " +
+                   FormatNumber(system->local_mem_bw_gbps) +
+                   "; the roofline needs a memory bandwidth > 0 GB/s (e.g. 1600)");
+    }
+    if (!problems.ok()) return problems;
+  }
 
   const int n = topology->num_npus();
   StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());

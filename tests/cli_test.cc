@@ -194,6 +194,13 @@ TEST(Cli, MisspelledConfigKeySuggestsTheRightOne) {
                      {"prefered-dataset-splits", "preferred-dataset-splits", "typo.system.json"});
 }
 
+TEST(Cli, RooflineWithoutPeakPerfIsRejected) {
+  std::string system = kSystem;
+  system.replace(system.find("\"local-mem-bw\""), 0, "\"roofline-enabled\": 1, ");
+  ExpectCleanFailure(Orrery(Args("roofline", 4, AllReduceRanks(4), system)),
+                     {"roofline.system.json", "peak-perf", "is 0", "> 0"});
+}
+
 TEST(Cli, NegativeBandwidthIsRejected) {
   const std::string args = Args("negbw", 4, AllReduceRanks(4));
   Spit(Tmp("negbw.net.yml"),
