@@ -5,10 +5,10 @@
 //          [--remote-memory-configuration=memory.json] [--network-backend=analytical-aware]
 //
 // Flags are ASTRA-sim 2.0's, spelled the same; `--flag=value` and `--flag value` both work.
-#include <boost/program_options.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -64,8 +64,8 @@ void PrintSummary(const orrery::RunResult& r, double wall_s) {
               avg(compute).c_str(), avg(comm).c_str(), avg(exposed).c_str());
   // Wall time goes to stderr so that stdout is bit-for-bit reproducible.
   std::fprintf(stderr, "%llu events in %.3f s of wall time (%.2f M events/s)\n",
-              static_cast<unsigned long long>(r.events), wall_s,
-              wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
+               static_cast<unsigned long long>(r.events), wall_s,
+               wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
 }
 
 }  // namespace
@@ -77,34 +77,33 @@ int main(int argc, char** argv) {
   std::string logging_config, logging_folder;
   bool rendezvous = false;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
-  desc.add_options()
-      ("help,h", "print this help")
-      ("version", "print the version")
-      ("workload-configuration", po::value(&o.workload),
-       "trace prefix: NPU r reads <prefix>.<r>.et")
-      ("system-configuration", po::value(&o.system_config), "system config (JSON or YAML)")
-      ("network-configuration", po::value(&o.network_config), "network config (YAML)")
-      ("remote-memory-configuration", po::value(&o.memory_config),
-       "remote memory config (JSON or YAML); default NO_MEMORY_EXPANSION")
-      ("comm-group-configuration", po::value(&o.comm_group_config)->default_value("empty"),
-       "communicator groups JSON {\"<id>\": [npus...]}; a path containing 'empty' means none")
-      ("num-queues-per-dim", po::value(&queues)->default_value("1"),
-       "queues per network dimension: one number for all, or a comma list")
-      ("injection-scale", po::value(&o.injection_scale)->default_value(1.0),
-       "multiplies endpoint-delay (when the system config sets it)")
-      ("compute-scale", po::value(&o.compute_scale)->default_value(1.0),
-       "multiplies every compute duration")
-      ("comm-scale", po::value(&o.comm_scale)->default_value(1.0),
-       "multiplies every communication size")
-      ("rendezvous-protocol", po::value(&rendezvous)->implicit_value(true)->default_value(false),
-       "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")
-      ("network-backend", po::value(&backend)->default_value("analytical-aware"),
-       "analytical-aware | analytical-unaware")
-      ("strict", po::bool_switch(&o.strict), "dependencies on nodes missing from a trace are errors")
-      ("logging-configuration", po::value(&logging_config),
-       "accepted for ASTRA-sim compatibility; not used")
-      ("logging-folder", po::value(&logging_folder),
-       "accepted for ASTRA-sim compatibility; not used");
+  desc.add_options()("help,h", "print this help")("version", "print the version")(
+      "workload-configuration", po::value(&o.workload),
+      "trace prefix: NPU r reads <prefix>.<r>.et")(
+      "system-configuration", po::value(&o.system_config), "system config (JSON or YAML)")(
+      "network-configuration", po::value(&o.network_config), "network config (YAML)")(
+      "remote-memory-configuration", po::value(&o.memory_config),
+      "remote memory config (JSON or YAML); default NO_MEMORY_EXPANSION")(
+      "comm-group-configuration", po::value(&o.comm_group_config)->default_value("empty"),
+      "communicator groups JSON {\"<id>\": [npus...]}; a path containing 'empty' means none")(
+      "num-queues-per-dim", po::value(&queues)->default_value("1"),
+      "queues per network dimension: one number for all, or a comma list")(
+      "injection-scale", po::value(&o.injection_scale)->default_value(1.0),
+      "multiplies endpoint-delay (when the system config sets it)")(
+      "compute-scale", po::value(&o.compute_scale)->default_value(1.0),
+      "multiplies every compute duration")("comm-scale",
+                                           po::value(&o.comm_scale)->default_value(1.0),
+                                           "multiplies every communication size")(
+      "rendezvous-protocol", po::value(&rendezvous)->implicit_value(true)->default_value(false),
+      "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")(
+      "network-backend", po::value(&backend)->default_value("analytical-aware"),
+      "analytical-aware | analytical-unaware")(
+      "strict", po::bool_switch(&o.strict),
+      "dependencies on nodes missing from a trace are errors")(
+      "logging-configuration", po::value(&logging_config),
+      "accepted for ASTRA-sim compatibility; not used")(
+      "logging-folder", po::value(&logging_folder),
+      "accepted for ASTRA-sim compatibility; not used");
 
   po::variables_map vm;
   try {
@@ -153,8 +152,7 @@ int main(int argc, char** argv) {
 
   const auto t0 = std::chrono::steady_clock::now();
   orrery::StatusOr<orrery::RunResult> r = orrery::RunSimulation(o);
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok()) return Fail(r.status().message());
   for (const auto& w : r->warnings) Log().warn("{}", w);
   std::string out;
@@ -162,8 +160,9 @@ int main(int argc, char** argv) {
   char line[160];
   for (int i = 0; i < r->num_npus(); ++i) {
     const auto& s = r->npus[i];
-    std::snprintf(line, sizeof line, "sys[%d] finished, %lld cycles, exposed communication %lld cycles.\n",
-                  i, static_cast<long long>(s.finish.WholeNs()),
+    std::snprintf(line, sizeof line,
+                  "sys[%d] finished, %lld cycles, exposed communication %lld cycles.\n", i,
+                  static_cast<long long>(s.finish.WholeNs()),
                   static_cast<long long>(s.exposed_communication().WholeNs()));
     out += line;
   }

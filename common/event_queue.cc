@@ -11,8 +11,7 @@ bool Later(int64_t a, int64_t b) { return a > b; }
 }  // namespace
 
 EventQueue::EventQueue()
-    : table_(size_t{1} << kInitialTableBits, TimeRef{kNoTime, 0}),
-      shift_(64 - kInitialTableBits) {}
+    : table_(size_t{1} << kInitialTableBits, TimeRef{kNoTime, 0}), shift_(64 - kInitialTableBits) {}
 
 uint32_t EventQueue::BucketFor(int64_t t) {
   const size_t mask = table_.size() - 1;

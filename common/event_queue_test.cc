@@ -65,8 +65,9 @@ struct Spawner : EventTarget {
     for (int i = 0; i < children; ++i, --budget) {
       // Few distinct delays (synchronised traffic) mixed with many distinct ones.
       const uint64_t r = rng() % 10;
-      const int64_t delay = r < 3 ? 0 : r < 7 ? static_cast<int64_t>(r) * 1000
-                                              : static_cast<int64_t>(rng() % 1000000);
+      const int64_t delay = r < 3   ? 0
+                            : r < 7 ? static_cast<int64_t>(r) * 1000
+                                    : static_cast<int64_t>(rng() % 1000000);
       Spawn(sim->now().ps() + delay);
     }
   }

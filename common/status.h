@@ -52,7 +52,7 @@ class Status {
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
   bool ok() const { return status_.ok() && value_.has_value(); }
   const Status& status() const { return status_; }
@@ -73,8 +73,8 @@ class StatusOr {
 // never for bad input (which gets a Status).
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
 
-#define ORRERY_CHECK(cond, msg)                                  \
-  do {                                                           \
+#define ORRERY_CHECK(cond, msg)                                           \
+  do {                                                                    \
     if (!(cond)) ::orrery::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)
 

@@ -33,8 +33,14 @@ class Time {
 
   constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
   constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
+  constexpr Time& operator+=(Time o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   constexpr Time operator*(int64_t k) const { return Time(ps_ * k); }
   constexpr bool operator<(Time o) const { return ps_ < o.ps_; }
   constexpr bool operator<=(Time o) const { return ps_ <= o.ps_; }

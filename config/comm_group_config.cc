@@ -47,7 +47,8 @@ StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string&
       continue;
     }
     if (id == 0) {
-      problems.Add(where + ": group id is '0', which is reserved for the group of all NPUs "
+      problems.Add(where +
+                   ": group id is '0', which is reserved for the group of all NPUs "
                    "(a node's pg_name \"\" or \"0\"); expected an id from 1, e.g. \"1\"");
       continue;
     }

@@ -19,18 +19,18 @@
 namespace orrery {
 
 struct SystemConfig {
-  std::string scheduling_policy = "LIFO";          // LIFO | FIFO | EXPLICIT
+  std::string scheduling_policy = "LIFO";            // LIFO | FIFO | EXPLICIT
   std::string collective_optimization = "baseline";  // baseline | localBWAware
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   // endpoint-delay in ns; empty when the key is absent (then 10 ns and --injection-scale does
   // not apply, as in ASTRA-sim).
   std::optional<double> endpoint_delay_ns;
-  int local_reduction_delay = 1;                   // cycles (shared-bus model only)
+  int local_reduction_delay = 1;  // cycles (shared-bus model only)
   bool model_shared_bus = false;
   double logp_L = 0, logp_o = 0, logp_g = 0, logp_G = 0;
-  double peak_perf_tflops = 0;                     // TFLOPS (1e12 FLOP/s)
-  double local_mem_bw_gbps = 0;                    // GB/s, decimal (1e9 B/s)
+  double peak_perf_tflops = 0;   // TFLOPS (1e12 FLOP/s)
+  double local_mem_bw_gbps = 0;  // GB/s, decimal (1e9 B/s)
   bool roofline_enabled = false;
   bool trace_enabled = false;
   bool replay_only = false;

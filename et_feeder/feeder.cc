@@ -7,16 +7,19 @@ namespace et {
 
 const char* NodeStateName(NodeState state) {
   switch (state) {
-    case NodeState::kWaiting: return "waiting";
-    case NodeState::kIssuable: return "issuable";
-    case NodeState::kRunning: return "running";
-    case NodeState::kDone: return "done";
+    case NodeState::kWaiting:
+      return "waiting";
+    case NodeState::kIssuable:
+      return "issuable";
+    case NodeState::kRunning:
+      return "running";
+    case NodeState::kDone:
+      return "done";
   }
   return "unknown";
 }
 
-Feeder::Feeder(const Trace& trace)
-    : trace_(trace), state_(trace.size()), remaining_(trace.size()) {
+Feeder::Feeder(const Trace& trace) : trace_(trace), state_(trace.size()), remaining_(trace.size()) {
   for (uint32_t i = 0; i < trace.size(); ++i) {
     remaining_[i] = static_cast<uint32_t>(trace.parents(i).size());
     if (remaining_[i] == 0) {

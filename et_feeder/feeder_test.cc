@@ -47,9 +47,9 @@ TEST(FeederTest, DiamondFreesChildOnlyAfterLastParent) {
   // 1 -> {2, 3} -> 4; ids written out of order.
   Node n4 = MakeCompNode(4, "join", 1, {2});
   AddCtrlDeps(&n4, {3});
-  const Trace t = WriteAndLoad(
-      "diamond.0.et", {n4, MakeCompNode(3, "right", 1, {1}), MakeCompNode(1, "root", 1),
-                       MakeCompNode(2, "left", 1, {1})});
+  const Trace t =
+      WriteAndLoad("diamond.0.et", {n4, MakeCompNode(3, "right", 1, {1}),
+                                    MakeCompNode(1, "root", 1), MakeCompNode(2, "left", 1, {1})});
   Feeder f(t);
   EXPECT_THAT(IssuableIds(f), ElementsAre(1));
   EXPECT_EQ(f.state(*t.Find(4)), NodeState::kWaiting);
@@ -87,8 +87,8 @@ TEST(FeederTest, PushBackReturnsANodeToIssuable) {
 }
 
 TEST(FeederTest, DanglingParentsCountAsDone) {
-  const Trace t = WriteAndLoad("dangling_feed.0.et",
-                               {MakeCompNode(1, "a", 1, {1000}), MakeCompNode(2, "b", 1, {1, 999})});
+  const Trace t = WriteAndLoad(
+      "dangling_feed.0.et", {MakeCompNode(1, "a", 1, {1000}), MakeCompNode(2, "b", 1, {1, 999})});
   Feeder f(t);
   EXPECT_THAT(IssuableIds(f), ElementsAre(1));
   TakeAndFinish(&f, 1);
@@ -98,8 +98,8 @@ TEST(FeederTest, DanglingParentsCountAsDone) {
 TEST(FeederTest, DeadlockReportNamesWhatEachNodeWaitsFor) {
   // 12 'allreduce' waits for 9 'mm', which is taken and never finishes.
   const Trace t = WriteAndLoad(
-      "deadlock.0.et", {MakeCompNode(9, "mm", 1), MakeCollNode(12, "allreduce",
-                                                                ChakraProtoMsg::ALL_REDUCE, 64, {9})});
+      "deadlock.0.et", {MakeCompNode(9, "mm", 1),
+                        MakeCollNode(12, "allreduce", ChakraProtoMsg::ALL_REDUCE, 64, {9})});
   Feeder f(t);
   f.Take(*t.Find(9));
   EXPECT_TRUE(f.issuable().empty());
@@ -135,8 +135,8 @@ TEST(FeederTest, MillionNodeChainLoadsSmallAndFeedsInOrder) {
   EXPECT_EQ(t.edge_count(), kNodes - 1u);
   const size_t name_bytes = 2u * kNodes;  // "op"
   const size_t expected = 56u * kNodes + name_bytes;
-  EXPECT_LE(t.MemoryBytes(), expected + 1024) << "bytes per node: "
-                                              << t.MemoryBytes() / double(kNodes);
+  EXPECT_LE(t.MemoryBytes(), expected + 1024)
+      << "bytes per node: " << t.MemoryBytes() / double(kNodes);
   EXPECT_LE(t.MemoryBytes(), 64u * kNodes + name_bytes);
 
   Feeder f(t);

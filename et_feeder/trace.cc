@@ -178,19 +178,42 @@ struct IntValue {
 
 bool ReadInteger(const AttributeProto& attr, IntValue* out) {
   switch (attr.value_case()) {
-    case AttributeProto::kInt32Val: *out = {true, attr.int32_val(), 0}; return true;
-    case AttributeProto::kInt64Val: *out = {true, attr.int64_val(), 0}; return true;
-    case AttributeProto::kSint32Val: *out = {true, attr.sint32_val(), 0}; return true;
-    case AttributeProto::kSint64Val: *out = {true, attr.sint64_val(), 0}; return true;
-    case AttributeProto::kSfixed32Val: *out = {true, attr.sfixed32_val(), 0}; return true;
-    case AttributeProto::kSfixed64Val: *out = {true, attr.sfixed64_val(), 0}; return true;
-    case AttributeProto::kUint32Val: *out = {false, 0, attr.uint32_val()}; return true;
-    case AttributeProto::kUint64Val: *out = {false, 0, attr.uint64_val()}; return true;
-    case AttributeProto::kFixed32Val: *out = {false, 0, attr.fixed32_val()}; return true;
-    case AttributeProto::kFixed64Val: *out = {false, 0, attr.fixed64_val()}; return true;
+    case AttributeProto::kInt32Val:
+      *out = {true, attr.int32_val(), 0};
+      return true;
+    case AttributeProto::kInt64Val:
+      *out = {true, attr.int64_val(), 0};
+      return true;
+    case AttributeProto::kSint32Val:
+      *out = {true, attr.sint32_val(), 0};
+      return true;
+    case AttributeProto::kSint64Val:
+      *out = {true, attr.sint64_val(), 0};
+      return true;
+    case AttributeProto::kSfixed32Val:
+      *out = {true, attr.sfixed32_val(), 0};
+      return true;
+    case AttributeProto::kSfixed64Val:
+      *out = {true, attr.sfixed64_val(), 0};
+      return true;
+    case AttributeProto::kUint32Val:
+      *out = {false, 0, attr.uint32_val()};
+      return true;
+    case AttributeProto::kUint64Val:
+      *out = {false, 0, attr.uint64_val()};
+      return true;
+    case AttributeProto::kFixed32Val:
+      *out = {false, 0, attr.fixed32_val()};
+      return true;
+    case AttributeProto::kFixed64Val:
+      *out = {false, 0, attr.fixed64_val()};
+      return true;
     // feeder_v3 treats bool as an integer type too (static_cast of true is 1).
-    case AttributeProto::kBoolVal: *out = {false, 0, attr.bool_val() ? 1u : 0u}; return true;
-    default: return false;
+    case AttributeProto::kBoolVal:
+      *out = {false, 0, attr.bool_val() ? 1u : 0u};
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -283,8 +306,9 @@ class TraceLoader {
       node_like = node.ParseFromArray(data_ + begin, static_cast<int>(len));
     }
     if (node_like) {
-      return Fail("the first message (byte 0) is not a GlobalMetadata but looks like a Node; "
-                  "Chakra traces start with a GlobalMetadata message");
+      return Fail(
+          "the first message (byte 0) is not a GlobalMetadata but looks like a Node; "
+          "Chakra traces start with a GlobalMetadata message");
     }
     if (!parsed) {
       return Fail("garbage: the message at byte 0 (" + std::to_string(len) +
@@ -400,8 +424,8 @@ class TraceLoader {
   }
 
   void AddSideString(std::vector<Trace::SideEntry>* table, uint32_t node, const std::string& s) {
-    table->push_back({node, static_cast<uint32_t>(trace_.side_chars_.size()),
-                      static_cast<uint32_t>(s.size())});
+    table->push_back(
+        {node, static_cast<uint32_t>(trace_.side_chars_.size()), static_cast<uint32_t>(s.size())});
     trace_.side_chars_.insert(trace_.side_chars_.end(), s.begin(), s.end());
   }
 
@@ -567,8 +591,9 @@ class TraceLoader {
     nodes.swap(sorted_nodes);
     for (auto* table : {&trace_.pg_names_, &trace_.metadata_inputs_, &trace_.involved_dims_}) {
       for (auto& e : *table) e.node = new_index[e.node];
-      std::sort(table->begin(), table->end(),
-                [](const Trace::SideEntry& a, const Trace::SideEntry& b) { return a.node < b.node; });
+      std::sort(
+          table->begin(), table->end(),
+          [](const Trace::SideEntry& a, const Trace::SideEntry& b) { return a.node < b.node; });
     }
     return Status::Ok();
   }
@@ -581,8 +606,7 @@ class TraceLoader {
     const uint64_t first_id = n > 0 ? nodes.front().id : 0;
     auto lookup = [&](uint64_t id) -> uint32_t {
       if (dense) {
-        return (id >= first_id && id - first_id < n) ? static_cast<uint32_t>(id - first_id)
-                                                     : kNone;
+        return (id >= first_id && id - first_id < n) ? static_cast<uint32_t>(id - first_id) : kNone;
       }
       const std::optional<uint32_t> i = trace_.Find(id);
       return i ? *i : kNone;
@@ -800,30 +824,48 @@ size_t Trace::MemoryBytes() const {
 
 const char* NodeTypeName(NodeType type) {
   switch (type) {
-    case NodeType::kInvalid: return "INVALID_NODE";
-    case NodeType::kMetadata: return "METADATA_NODE";
-    case NodeType::kMemLoad: return "MEM_LOAD_NODE";
-    case NodeType::kMemStore: return "MEM_STORE_NODE";
-    case NodeType::kComp: return "COMP_NODE";
-    case NodeType::kCommSend: return "COMM_SEND_NODE";
-    case NodeType::kCommRecv: return "COMM_RECV_NODE";
-    case NodeType::kCommColl: return "COMM_COLL_NODE";
+    case NodeType::kInvalid:
+      return "INVALID_NODE";
+    case NodeType::kMetadata:
+      return "METADATA_NODE";
+    case NodeType::kMemLoad:
+      return "MEM_LOAD_NODE";
+    case NodeType::kMemStore:
+      return "MEM_STORE_NODE";
+    case NodeType::kComp:
+      return "COMP_NODE";
+    case NodeType::kCommSend:
+      return "COMM_SEND_NODE";
+    case NodeType::kCommRecv:
+      return "COMM_RECV_NODE";
+    case NodeType::kCommColl:
+      return "COMM_COLL_NODE";
   }
   return "UNKNOWN_NODE_TYPE";
 }
 
 const char* CollectiveTypeName(CollectiveType type) {
   switch (type) {
-    case CollectiveType::kAllReduce: return "ALL_REDUCE";
-    case CollectiveType::kReduce: return "REDUCE";
-    case CollectiveType::kAllGather: return "ALL_GATHER";
-    case CollectiveType::kGather: return "GATHER";
-    case CollectiveType::kScatter: return "SCATTER";
-    case CollectiveType::kBroadcast: return "BROADCAST";
-    case CollectiveType::kAllToAll: return "ALL_TO_ALL";
-    case CollectiveType::kReduceScatter: return "REDUCE_SCATTER";
-    case CollectiveType::kReduceScatterBlock: return "REDUCE_SCATTER_BLOCK";
-    case CollectiveType::kBarrier: return "BARRIER";
+    case CollectiveType::kAllReduce:
+      return "ALL_REDUCE";
+    case CollectiveType::kReduce:
+      return "REDUCE";
+    case CollectiveType::kAllGather:
+      return "ALL_GATHER";
+    case CollectiveType::kGather:
+      return "GATHER";
+    case CollectiveType::kScatter:
+      return "SCATTER";
+    case CollectiveType::kBroadcast:
+      return "BROADCAST";
+    case CollectiveType::kAllToAll:
+      return "ALL_TO_ALL";
+    case CollectiveType::kReduceScatter:
+      return "REDUCE_SCATTER";
+    case CollectiveType::kReduceScatterBlock:
+      return "REDUCE_SCATTER_BLOCK";
+    case CollectiveType::kBarrier:
+      return "BARRIER";
   }
   return "UNKNOWN_COLLECTIVE";
 }

@@ -219,7 +219,7 @@ class Trace {
   std::vector<uint64_t> values_;
   std::vector<uint32_t> parent_offsets_;  // size() + 1
   std::vector<uint32_t> parent_edges_;
-  std::vector<uint32_t> child_offsets_;   // size() + 1
+  std::vector<uint32_t> child_offsets_;  // size() + 1
   std::vector<uint32_t> child_edges_;
   // Side tables, sorted by node index.
   std::vector<char> side_chars_;

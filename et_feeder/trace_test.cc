@@ -196,9 +196,9 @@ TEST(TraceTest, EveryIntegerEncodingConvertsToEveryIntegerAttribute) {
 
 TEST(TraceTest, NegativeValuesThroughSignedEncodings) {
   std::vector<Node> nodes;
-  const IntEncoding kSigned[] = {IntEncoding::kInt32, IntEncoding::kInt64, IntEncoding::kSint32,
-                                 IntEncoding::kSint64, IntEncoding::kSfixed32,
-                                 IntEncoding::kSfixed64};
+  const IntEncoding kSigned[] = {IntEncoding::kInt32,    IntEncoding::kInt64,
+                                 IntEncoding::kSint32,   IntEncoding::kSint64,
+                                 IntEncoding::kSfixed32, IntEncoding::kSfixed64};
   uint64_t id = 0;
   for (IntEncoding enc : kSigned) {
     Node n = MakeNode(id++, IntEncodingName(enc), ChakraProtoMsg::COMM_RECV_NODE);
@@ -249,8 +249,8 @@ TEST(TraceTest, WrongAttributeTypesAreClearErrors) {
        "double_val", "an integer"},
       {"float for integer", [](Node* n) { SetFloatAttr(n, "num_ops", 2.0f); }, "num_ops",
        "float_val", "an integer"},
-      {"string for number", [](Node* n) { SetStringAttr(n, "tensor_size", "12"); },
-       "tensor_size", "string_val", "an integer"},
+      {"string for number", [](Node* n) { SetStringAttr(n, "tensor_size", "12"); }, "tensor_size",
+       "string_val", "an integer"},
       {"list for scalar", [](Node* n) { SetInt64ListAttr(n, "comm_src", {1}); }, "comm_src",
        "int64_list", "an integer"},
       {"list for comm_type", [](Node* n) { SetInt64ListAttr(n, "comm_type", {0}); }, "comm_type",
@@ -260,8 +260,10 @@ TEST(TraceTest, WrongAttributeTypesAreClearErrors) {
       {"int for pg_name", [](Node* n) { SetIntAttr(n, "pg_name", 1); }, "pg_name", "int64_val",
        "string_val"},
       {"int list for involved_dim",
-       [](Node* n) { SetInt64ListAttr(n, "involved_dim", {1, 1}); }, "involved_dim",
-       "int64_list", "bool_list"},
+       [](Node* n) {
+         SetInt64ListAttr(n, "involved_dim", {1, 1});
+       },
+       "involved_dim", "int64_list", "bool_list"},
       {"bool for involved_dim", [](Node* n) { SetBoolAttr(n, "involved_dim", true); },
        "involved_dim", "bool_val", "bool_list"},
       {"no value", [](Node* n) { AddAttr(n, "comm_tag"); }, "comm_tag", "no value", "an integer"},
@@ -327,8 +329,7 @@ TEST(TraceTest, EmptyFile) {
 
 TEST(TraceTest, TruncatedMessage) {
   std::vector<size_t> offsets;
-  const std::string bytes =
-      Framed({MakeCompNode(1, "a", 1), MakeCompNode(2, "b", 1)}, &offsets);
+  const std::string bytes = Framed({MakeCompNode(1, "a", 1), MakeCompNode(2, "b", 1)}, &offsets);
   const std::string path = TempPath("trunc_msg.0.et");
   WriteBytes(path, bytes.substr(0, bytes.size() - 1));  // last message loses its final byte
   const std::string m = LoadError(path);
@@ -399,9 +400,9 @@ TEST(TraceTest, ZeroLengthNodeIsAnAllDefaultNode) {
 
 TEST(TraceTest, DuplicateIdNamesBothPositions) {
   std::vector<size_t> offsets;
-  const std::string bytes = Framed(
-      {MakeCompNode(4, "first", 1), MakeCompNode(2, "x", 1), MakeCompNode(4, "second", 1)},
-      &offsets);
+  const std::string bytes =
+      Framed({MakeCompNode(4, "first", 1), MakeCompNode(2, "x", 1), MakeCompNode(4, "second", 1)},
+             &offsets);
   const std::string path = TempPath("dup.0.et");
   WriteBytes(path, bytes);
   const std::string m = LoadError(path);

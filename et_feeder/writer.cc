@@ -17,13 +17,12 @@ void AppendDelimited(const google::protobuf::MessageLite& message, std::string* 
   // Serialized straight into the string's tail: a StringOutputStream would zero-fill the whole
   // spare capacity on every call.
   const size_t size = message.ByteSizeLong();
-  const size_t prefix = google::protobuf::io::CodedOutputStream::VarintSize32(
-      static_cast<uint32_t>(size));
+  const size_t prefix =
+      google::protobuf::io::CodedOutputStream::VarintSize32(static_cast<uint32_t>(size));
   const size_t start = out->size();
   out->resize(start + prefix + size);
   uint8_t* p = reinterpret_cast<uint8_t*>(&(*out)[start]);
-  p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size),
-                                                                    p);
+  p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
   message.SerializeWithCachedSizesToArray(p);
 }
 
@@ -114,8 +113,8 @@ ChakraProtoMsg::Node MakeCompNode(uint64_t id, const std::string& name, uint64_t
 }
 
 ChakraProtoMsg::Node MakeCollNode(uint64_t id, const std::string& name,
-                                  ChakraProtoMsg::CollectiveCommType comm_type,
-                                  uint64_t comm_size, std::initializer_list<uint64_t> deps) {
+                                  ChakraProtoMsg::CollectiveCommType comm_type, uint64_t comm_size,
+                                  std::initializer_list<uint64_t> deps) {
   ChakraProtoMsg::Node node = MakeNode(id, name, ChakraProtoMsg::COMM_COLL_NODE, deps);
   SetBoolAttr(&node, "is_cpu_op", false);
   SetIntAttr(&node, "comm_type", static_cast<int64_t>(comm_type));
@@ -127,8 +126,8 @@ namespace {
 ChakraProtoMsg::Node MakePointToPoint(uint64_t id, ChakraProtoMsg::NodeType type,
                                       const char* peer_attr, int32_t peer, uint64_t size,
                                       int32_t tag, std::initializer_list<uint64_t> deps) {
-  ChakraProtoMsg::Node node = MakeNode(
-      id, type == ChakraProtoMsg::COMM_SEND_NODE ? "send" : "recv", type, deps);
+  ChakraProtoMsg::Node node =
+      MakeNode(id, type == ChakraProtoMsg::COMM_SEND_NODE ? "send" : "recv", type, deps);
   SetBoolAttr(&node, "is_cpu_op", false);
   SetIntAttr(&node, "comm_size", static_cast<int64_t>(size));
   SetIntAttr(&node, peer_attr, peer, IntEncoding::kInt32);
@@ -164,16 +163,26 @@ void AddCtrlDeps(ChakraProtoMsg::Node* node, std::initializer_list<uint64_t> ids
 
 const char* IntEncodingName(IntEncoding encoding) {
   switch (encoding) {
-    case IntEncoding::kInt32: return "int32_val";
-    case IntEncoding::kInt64: return "int64_val";
-    case IntEncoding::kUint32: return "uint32_val";
-    case IntEncoding::kUint64: return "uint64_val";
-    case IntEncoding::kSint32: return "sint32_val";
-    case IntEncoding::kSint64: return "sint64_val";
-    case IntEncoding::kFixed32: return "fixed32_val";
-    case IntEncoding::kFixed64: return "fixed64_val";
-    case IntEncoding::kSfixed32: return "sfixed32_val";
-    case IntEncoding::kSfixed64: return "sfixed64_val";
+    case IntEncoding::kInt32:
+      return "int32_val";
+    case IntEncoding::kInt64:
+      return "int64_val";
+    case IntEncoding::kUint32:
+      return "uint32_val";
+    case IntEncoding::kUint64:
+      return "uint64_val";
+    case IntEncoding::kSint32:
+      return "sint32_val";
+    case IntEncoding::kSint64:
+      return "sint64_val";
+    case IntEncoding::kFixed32:
+      return "fixed32_val";
+    case IntEncoding::kFixed64:
+      return "fixed64_val";
+    case IntEncoding::kSfixed32:
+      return "sfixed32_val";
+    case IntEncoding::kSfixed64:
+      return "sfixed64_val";
   }
   return "unknown";
 }
@@ -188,16 +197,36 @@ void SetIntAttr(ChakraProtoMsg::Node* node, const std::string& name, int64_t val
                 IntEncoding encoding) {
   ChakraProtoMsg::AttributeProto* a = AddAttr(node, name);
   switch (encoding) {
-    case IntEncoding::kInt32: a->set_int32_val(static_cast<int32_t>(value)); break;
-    case IntEncoding::kInt64: a->set_int64_val(value); break;
-    case IntEncoding::kUint32: a->set_uint32_val(static_cast<uint32_t>(value)); break;
-    case IntEncoding::kUint64: a->set_uint64_val(static_cast<uint64_t>(value)); break;
-    case IntEncoding::kSint32: a->set_sint32_val(static_cast<int32_t>(value)); break;
-    case IntEncoding::kSint64: a->set_sint64_val(value); break;
-    case IntEncoding::kFixed32: a->set_fixed32_val(static_cast<uint32_t>(value)); break;
-    case IntEncoding::kFixed64: a->set_fixed64_val(static_cast<uint64_t>(value)); break;
-    case IntEncoding::kSfixed32: a->set_sfixed32_val(static_cast<int32_t>(value)); break;
-    case IntEncoding::kSfixed64: a->set_sfixed64_val(value); break;
+    case IntEncoding::kInt32:
+      a->set_int32_val(static_cast<int32_t>(value));
+      break;
+    case IntEncoding::kInt64:
+      a->set_int64_val(value);
+      break;
+    case IntEncoding::kUint32:
+      a->set_uint32_val(static_cast<uint32_t>(value));
+      break;
+    case IntEncoding::kUint64:
+      a->set_uint64_val(static_cast<uint64_t>(value));
+      break;
+    case IntEncoding::kSint32:
+      a->set_sint32_val(static_cast<int32_t>(value));
+      break;
+    case IntEncoding::kSint64:
+      a->set_sint64_val(value);
+      break;
+    case IntEncoding::kFixed32:
+      a->set_fixed32_val(static_cast<uint32_t>(value));
+      break;
+    case IntEncoding::kFixed64:
+      a->set_fixed64_val(static_cast<uint64_t>(value));
+      break;
+    case IntEncoding::kSfixed32:
+      a->set_sfixed32_val(static_cast<int32_t>(value));
+      break;
+    case IntEncoding::kSfixed64:
+      a->set_sfixed64_val(value);
+      break;
   }
 }
 

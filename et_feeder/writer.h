@@ -74,16 +74,15 @@ Status WriteRankFiles(const std::string& prefix,
 
 // ---- Node builders. `deps` go to data_deps; use AddCtrlDeps for ctrl_deps. ----
 
-ChakraProtoMsg::Node MakeNode(uint64_t id, const std::string& name,
-                              ChakraProtoMsg::NodeType type,
+ChakraProtoMsg::Node MakeNode(uint64_t id, const std::string& name, ChakraProtoMsg::NodeType type,
                               std::initializer_list<uint64_t> deps = {});
 // COMP node with a replay duration, is_cpu_op=false (bool_val).
 ChakraProtoMsg::Node MakeCompNode(uint64_t id, const std::string& name, uint64_t duration_us,
                                   std::initializer_list<uint64_t> deps = {});
 // COMM_COLL node: is_cpu_op=false, comm_type and comm_size as int64_val (as Chakra writes them).
 ChakraProtoMsg::Node MakeCollNode(uint64_t id, const std::string& name,
-                                  ChakraProtoMsg::CollectiveCommType comm_type,
-                                  uint64_t comm_size, std::initializer_list<uint64_t> deps = {});
+                                  ChakraProtoMsg::CollectiveCommType comm_type, uint64_t comm_size,
+                                  std::initializer_list<uint64_t> deps = {});
 // COMM_SEND to `peer` (comm_dst) / COMM_RECV from `peer` (comm_src): comm_size int64_val,
 // comm_dst/comm_src and comm_tag int32_val, is_cpu_op=false. Named "send"/"recv".
 ChakraProtoMsg::Node MakeSendNode(uint64_t id, int32_t peer, uint64_t size, int32_t tag,
@@ -113,8 +112,8 @@ enum class IntEncoding {
   kSfixed64,
 };
 inline constexpr IntEncoding kAllIntEncodings[] = {
-    IntEncoding::kInt32,   IntEncoding::kInt64,   IntEncoding::kUint32,  IntEncoding::kUint64,
-    IntEncoding::kSint32,  IntEncoding::kSint64,  IntEncoding::kFixed32, IntEncoding::kFixed64,
+    IntEncoding::kInt32,    IntEncoding::kInt64,   IntEncoding::kUint32,  IntEncoding::kUint64,
+    IntEncoding::kSint32,   IntEncoding::kSint64,  IntEncoding::kFixed32, IntEncoding::kFixed64,
     IntEncoding::kSfixed32, IntEncoding::kSfixed64};
 const char* IntEncodingName(IntEncoding encoding);  // e.g. "sfixed32_val"
 

@@ -32,7 +32,8 @@ TEST(WriterTest, FramingIsVarint32LengthThenMessage) {
   // GlobalMetadata{version: "0.0.4"} = tag 0x0a, length 5, "0.0.4": 7 bytes, prefixed by 0x07.
   ASSERT_GE(bytes.size(), 8u);
   EXPECT_EQ(bytes[0], '\x07');
-  EXPECT_EQ(bytes.substr(1, 7), std::string("\x0a\x05" "0.0.4"));
+  EXPECT_EQ(bytes.substr(1, 7), std::string("\x0a\x05"
+                                            "0.0.4"));
   // Then one Node: a one-byte prefix (< 128) and exactly that many bytes.
   const size_t node_size = n.ByteSizeLong();
   ASSERT_LT(node_size, 128u);

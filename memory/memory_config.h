@@ -13,8 +13,12 @@
 
 namespace orrery {
 
-enum class MemoryType { kNoMemoryExpansion, kPerNpuMemoryExpansion, kPerNodeMemoryExpansion,
-                        kMemoryPool };
+enum class MemoryType {
+  kNoMemoryExpansion,
+  kPerNpuMemoryExpansion,
+  kPerNodeMemoryExpansion,
+  kMemoryPool
+};
 
 const char* MemoryTypeName(MemoryType t);
 

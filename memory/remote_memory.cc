@@ -23,10 +23,10 @@ RemoteMemory::RemoteMemory(Simulation& sim, const MemoryConfig& config, int num_
 }
 
 Time RemoteMemory::AccessTime(Bytes size) const {
-  const double transfer = config_.remote_mem_bw_bytes_per_ns > 0
-                              ? static_cast<double>(size.count()) /
-                                    config_.remote_mem_bw_bytes_per_ns
-                              : 0.0;
+  const double transfer =
+      config_.remote_mem_bw_bytes_per_ns > 0
+          ? static_cast<double>(size.count()) / config_.remote_mem_bw_bytes_per_ns
+          : 0.0;
   return Time::FromNs(static_cast<int64_t>(config_.remote_mem_latency_ns) +
                       static_cast<int64_t>(transfer));
 }

@@ -25,9 +25,9 @@ const char* BlockTypeName(BlockType t);
 
 struct Dimension {
   BlockType type = BlockType::kRing;
-  int npus = 2;             // NPUs along this dimension (> 1)
-  Bandwidth bandwidth;      // per link, per direction
-  Time latency;             // per link (hop)
+  int npus = 2;         // NPUs along this dimension (> 1)
+  Bandwidth bandwidth;  // per link, per direction
+  Time latency;         // per link (hop)
 };
 
 // A multi-dimensional network as in ASTRA-sim's analytical YAML. NPU id <-> address: dimension 0

@@ -30,8 +30,8 @@ const Case kCases[] = {
     {"all_gather/8npus_1MB/all_gather", "Ring_8npus.yml", "Ring_4chunks.json", 151016, 151016},
     {"all_reduce/16npus_1MB/all_reduce", "Ring_16npus.yml", "Ring_4chunks.json", 99640, 99640},
     {"all_reduce/4npus_1MB/all_reduce", "Ring_4npus.yml", "Ring_4chunks.json", 43000, 43000},
-    {"all_reduce/8npus_1MB/all_reduce", "HGX-H100-validated.yml", "HGX-H100-validated.json",
-     55222, 57426},
+    {"all_reduce/8npus_1MB/all_reduce", "HGX-H100-validated.yml", "HGX-H100-validated.json", 55222,
+     57426},
     {"all_reduce/8npus_1MB/all_reduce", "Ring_8npus.yml", "Ring_4chunks.json", 64440, 64440},
     {"all_to_all/16npus_1MB/all_to_all", "Ring_16npus.yml", "Ring_4chunks.json", 391240, 391240},
     {"all_to_all/4npus_1MB/all_to_all", "Ring_4npus.yml", "Ring_4chunks.json", 41560, 41560},
@@ -63,8 +63,7 @@ TEST_P(CompatTest, MatchesAstraSim) {
   const int64_t want = backend == Backend::kAnalyticalAware ? c.aware_ns : c.unaware_ns;
   for (int i = 0; i < r->num_npus(); ++i) {
     const int64_t got = r->npus[i].finish.WholeNs();
-    EXPECT_NEAR(static_cast<double>(got), static_cast<double>(want), want * 0.005)
-        << "NPU " << i;
+    EXPECT_NEAR(static_cast<double>(got), static_cast<double>(want), want * 0.005) << "NPU " << i;
     // A pure collective has no GPU compute: all of it is exposed communication.
     EXPECT_EQ(r->npus[i].exposed_communication().WholeNs(), got);
   }

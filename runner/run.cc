@@ -11,8 +11,8 @@
 #include "memory/memory_config.h"
 #include "memory/remote_memory.h"
 #include "network/network.h"
-#include "system/collective_engine.h"
 #include "runner/system_params_from_config.h"
+#include "system/collective_engine.h"
 
 namespace orrery {
 
@@ -38,7 +38,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   MemoryConfig memory_config;
   if (!o.memory_config.empty()) {
     StatusOr<MemoryConfig> m = LoadMemoryConfig(o.memory_config);
-    if (m.ok()) memory_config = *m; else problems.Merge(m.status());
+    if (m.ok())
+      memory_config = *m;
+    else
+      problems.Merge(m.status());
   }
   if (!topology.ok()) problems.Merge(topology.status());
   if (!system.ok()) problems.Merge(system.status());
@@ -86,8 +89,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   if (failed_ranks > 0) {
     problems.Add("the network (" + o.network_config + ") has " + std::to_string(n) +
-                 " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) +
-                 " .. " + et::RankTracePath(o.workload, n - 1));
+                 " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) + " .. " +
+                 et::RankTracePath(o.workload, n - 1));
     return problems;
   }
   uint64_t dangling = 0;
@@ -119,9 +122,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   if (ctrl_ignored_files > 0) {
-    result.warnings.push_back(
-        "ctrl_deps form a cycle in " + std::to_string(ctrl_ignored_files) +
-        " trace file(s), so only data_deps order their nodes (" + ctrl_example + ")");
+    result.warnings.push_back("ctrl_deps form a cycle in " + std::to_string(ctrl_ignored_files) +
+                              " trace file(s), so only data_deps order their nodes (" +
+                              ctrl_example + ")");
   }
 
   Simulation sim;
@@ -147,8 +150,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
   for (int r = 0; r < n; ++r) {
-    executors.push_back(
-        std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, wp));
+    executors.push_back(std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, wp));
   }
   for (auto& e : executors) e->Start();
   sim.Run();

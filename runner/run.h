@@ -21,23 +21,23 @@
 namespace orrery {
 
 struct RunOptions {
-  std::string workload;                // prefix: rank r reads <prefix>.<r>.et
+  std::string workload;  // prefix: rank r reads <prefix>.<r>.et
   std::string system_config;
   std::string network_config;
-  std::string memory_config;           // optional: default NO_MEMORY_EXPANSION
-  std::string comm_group_config;       // optional ("empty" or "" = none, as ASTRA-sim)
+  std::string memory_config;      // optional: default NO_MEMORY_EXPANSION
+  std::string comm_group_config;  // optional ("empty" or "" = none, as ASTRA-sim)
   Backend backend = Backend::kAnalyticalAware;
-  std::vector<int> queues_per_dim;     // --num-queues-per-dim (one value = every dimension)
+  std::vector<int> queues_per_dim;  // --num-queues-per-dim (one value = every dimension)
   double injection_scale = 1.0;
   double compute_scale = 1.0;
   double comm_scale = 1.0;
   bool rendezvous = false;
-  bool strict = false;                 // dangling dependencies are errors
+  bool strict = false;  // dangling dependencies are errors
 };
 
 struct RunResult {
   std::vector<NpuStats> npus;
-  Time end;                            // when the last NPU finished
+  Time end;  // when the last NPU finished
   uint64_t events = 0;
   std::vector<std::string> warnings;
   int num_npus() const { return static_cast<int>(npus.size()); }

@@ -41,8 +41,9 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
   std::string message = "unknown collective algorithm '" + name + "'";
   const std::string guess = DidYouMean(base, valid);
   if (!guess.empty()) message += " (did you mean '" + guess + "'?)";
-  message += "; valid: ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, "
-             "halvingDoubling, oneHalvingDoubling, doubleBinaryTree";
+  message +=
+      "; valid: ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, "
+      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree";
   return Status::Error(message);
 }
 
@@ -104,15 +105,16 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   }
   if (!c.all_reduce_implementation_custom.empty() ||
       !c.reduce_scatter_implementation_custom.empty() ||
-      !c.all_gather_implementation_custom.empty() ||
-      !c.all_to_all_implementation_custom.empty() || !c.per_node_custom_implementation.empty()) {
+      !c.all_gather_implementation_custom.empty() || !c.all_to_all_implementation_custom.empty() ||
+      !c.per_node_custom_implementation.empty()) {
     problems.Add(where +
                  ": custom (MSCCL-style) collective implementations are not simulated in this "
                  "version; use the native '*-implementation' lists");
   }
   if (c.model_shared_bus) {
-    problems.Add(where + ": 'model-shared-bus' = 1 (the LogGP shared-bus model) is not "
-                         "simulated in this version; set it to 0");
+    problems.Add(where +
+                 ": 'model-shared-bus' = 1 (the LogGP shared-bus model) is not "
+                 "simulated in this version; set it to 0");
   }
   p.rendezvous = o.rendezvous;
   if (o.comm_scale <= 0) {

@@ -19,7 +19,7 @@ struct RunOptions;
 // "ring", "direct<4>", "oneHalvingDoubling", ... -> AlgorithmSpec; errors list valid names.
 StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name);
 
-StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& config,
-                                              const RunOptions& options, size_t num_dims);
+StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& config, const RunOptions& options,
+                                              size_t num_dims);
 
 }  // namespace orrery

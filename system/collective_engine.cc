@@ -71,7 +71,10 @@ const char* ImplKey(CollectiveType t) {
 
 Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
                std::vector<PhaseSpec> phases)
-    : owner_(owner), collective_(collective), id_(id), priority_(priority),
+    : owner_(owner),
+      collective_(collective),
+      id_(id),
+      priority_(priority),
       phases_(std::move(phases)) {}
 
 void Stream::SendToPeer(int dst, uint64_t size) {
@@ -121,8 +124,7 @@ void Stream::AfterAlgorithmStep() {
 
 std::string Stream::Describe() const {
   std::string s = "chunk stream " + std::to_string(id_) + " of " +
-                  CollectiveTypeName(collective_->request.type) + " " +
-                  collective_->request.label;
+                  CollectiveTypeName(collective_->request.type) + " " + collective_->request.label;
   if (next_phase_ > 0) {
     const PhaseSpec& p = phases_[next_phase_ - 1];
     s += ", phase " + std::to_string(next_phase_) + "/" + std::to_string(phases_.size()) + " (" +
@@ -291,8 +293,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
     if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
     // A communicator group smaller than the machine: one local ring over its sorted members.
     const int n = static_cast<int>(members->size());
-    const int index = static_cast<int>(
-        std::find(members->begin(), members->end(), id_) - members->begin());
+    const int index =
+        static_cast<int>(std::find(members->begin(), members->end(), id_) - members->begin());
     PhaseSpec p;
     p.type = type;
     p.queue = queue.first;
@@ -345,9 +347,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
       }
     }
     if (phases.empty()) break;
-    const int stream_id =
-        req.group != 0 ? req.group * 1000000 + group_stream_counter_[req.group]++
-                       : stream_counter_++;
+    const int stream_id = req.group != 0 ? req.group * 1000000 + group_stream_counter_[req.group]++
+                                         : stream_counter_++;
     ++streams;
     auto* stream = new Stream(*this, coll, stream_id, priority, std::move(phases));
     ++live_streams_;
@@ -460,8 +461,8 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
   for (int m : members) {
     if (m < 0 || m >= num_npus()) {
       return Status::Invalid("", "member of communicator group " + std::to_string(id),
-                             std::to_string(m), "an NPU id in [0, " +
-                                                    std::to_string(num_npus() - 1) + "]");
+                             std::to_string(m),
+                             "an NPU id in [0, " + std::to_string(num_npus() - 1) + "]");
     }
   }
   groups_[id] = std::move(members);
@@ -480,8 +481,7 @@ constexpr uint64_t kRendezvousBytes = 8192;
 // One half of a rendezvous: waits for the handshake, then does the real send or receive.
 class RendezvousOp final : public MessageSink {
  public:
-  RendezvousOp(MessageMatcher& m, bool is_send, MessageKey key, MessageSink* sink,
-               uint64_t cookie)
+  RendezvousOp(MessageMatcher& m, bool is_send, MessageKey key, MessageSink* sink, uint64_t cookie)
       : m_(m), is_send_(is_send), key_(key), sink_(sink), cookie_(cookie) {}
   void OnMessage(uint64_t) override {
     if (is_send_) {
@@ -520,8 +520,8 @@ void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t co
 
 Time SystemLayer::ReductionDelay(uint64_t size) const {
   // ASTRA-sim: mem_write(size) + 2 * mem_read(size), each size / local-mem-bw in whole ns.
-  const int64_t one = static_cast<int64_t>(static_cast<double>(size) /
-                                           params_.local_mem_bw_bytes_per_ns);
+  const int64_t one =
+      static_cast<int64_t>(static_cast<double>(size) / params_.local_mem_bw_bytes_per_ns);
   return Time::FromNs(3 * one);
 }
 

@@ -36,11 +36,11 @@ class CollectiveListener {
 
 struct CollectiveRequest {
   CollectiveType type = CollectiveType::kAllReduce;
-  uint64_t size = 0;                 // bytes (comm_size)
-  std::vector<bool> involved_dims;   // empty = all
-  int group = 0;                     // 0 = world; else a registered communicator group id
-  int explicit_priority = 0;         // comm_priority, used with EXPLICIT scheduling
-  std::string label;                 // for reports ("node 12 'allreduce'")
+  uint64_t size = 0;                // bytes (comm_size)
+  std::vector<bool> involved_dims;  // empty = all
+  int group = 0;                    // 0 = world; else a registered communicator group id
+  int explicit_priority = 0;        // comm_priority, used with EXPLICIT scheduling
+  std::string label;                // for reports ("node 12 'allreduce'")
 };
 
 class SystemLayer;
@@ -52,11 +52,11 @@ struct PhaseSpec {
   CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG or A2A
   int queue = 0;
   bool clockwise = true;
-  bool fast = false;         // communicator-group local ring: fixed 10 ns hand-off
-  int ring_size = 1;         // NPUs in this dimension's ring
-  int receiver = 0;          // next NPU in the chosen direction
-  int sender = 0;            // previous NPU
-  uint64_t data_size = 0;    // input size of the phase
+  bool fast = false;       // communicator-group local ring: fixed 10 ns hand-off
+  int ring_size = 1;       // NPUs in this dimension's ring
+  int receiver = 0;        // next NPU in the chosen direction
+  int sender = 0;          // previous NPU
+  uint64_t data_size = 0;  // input size of the phase
   AlgorithmSpec algorithm;
 };
 
@@ -64,9 +64,9 @@ struct PhaseSpec {
 class PhaseAlgorithm {
  public:
   virtual ~PhaseAlgorithm() = default;
-  virtual void Start() = 0;          // the stream got its turn on the queue
-  virtual void OnBundleDone() = 0;   // a message finished its hand-off (and reduction)
-  virtual void OnReceived() = 0;     // a message of this phase arrived
+  virtual void Start() = 0;         // the stream got its turn on the queue
+  virtual void OnBundleDone() = 0;  // a message finished its hand-off (and reduction)
+  virtual void OnReceived() = 0;    // a message of this phase arrived
   virtual uint64_t final_size() const = 0;
 };
 

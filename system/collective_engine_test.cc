@@ -91,8 +91,8 @@ TEST(CollectiveEngineTest, RingAllReduceOneChunk) {
   // T = 2(n-1)(e + t) + (n-1) r + e = 14 * 2951 + 7 * 243 + 10 = 43025 ns.
   Topology topo{{Ring(8, 50, 500)}};
   int messages = 0;
-  auto t = RunCollective(topo, Params(1, 1, true, 1), CollectiveType::kAllReduce, 1 << 20,
-                         &messages);
+  auto t =
+      RunCollective(topo, Params(1, 1, true, 1), CollectiveType::kAllReduce, 1 << 20, &messages);
   for (Time x : t) EXPECT_EQ(x.WholeNs(), 43025);
   EXPECT_EQ(messages, 8 * 14);  // 2(n-1) messages per NPU
 }
@@ -204,9 +204,11 @@ TEST(MessageMatcherTest, SizeOrTagMismatchIsReportedNotMatched) {
   ASSERT_EQ(lines.size(), 2u);
   const std::string all = lines[0] + "\n" + lines[1];
   EXPECT_NE(all.find("NPU 3 waits to receive from NPU 2 (tag 1, 100 B), never sent"),
-            std::string::npos) << all;
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("NPU 2 sent 1 message(s) to NPU 3 (tag 1, 200 B) that no one received"),
-            std::string::npos) << all;
+            std::string::npos)
+      << all;
 }
 
 }  // namespace

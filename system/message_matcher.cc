@@ -130,10 +130,9 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
         by = s.first_unreceived_sender->DescribeCookie(s.first_unreceived_cookie);
         if (!by.empty()) by = (s.arrived > 1 ? ", the first from " : ", from ") + by;
       }
-      items.emplace_back(k, "NPU " + std::to_string(k.src) + " sent " +
-                                std::to_string(s.arrived) + " message(s) to NPU " +
-                                std::to_string(k.dst) + " (" + what + ") that no one received" +
-                                by);
+      items.emplace_back(k, "NPU " + std::to_string(k.src) + " sent " + std::to_string(s.arrived) +
+                                " message(s) to NPU " + std::to_string(k.dst) + " (" + what +
+                                ") that no one received" + by);
     }
   });
   // Deterministic order whatever the hash table did.

@@ -77,8 +77,8 @@ class RingPhase final : public PhaseAlgorithm {
   int sends_left_ = 0;
   uint64_t msg_size_ = 0;
   uint64_t final_size_ = 0;
-  int queued_ = 0;       // messages handed to the algorithm, not yet sent on
-  int free_slots_ = 0;   // hand-offs completed minus messages sent
+  int queued_ = 0;      // messages handed to the algorithm, not yet sent on
+  int free_slots_ = 0;  // hand-offs completed minus messages sent
   int injected_left_ = 0;
   int received_left_ = 0;
   bool first_round_ = false;

@@ -32,8 +32,15 @@ const char* CollectiveTypeName(CollectiveType t);
 
 enum class SchedulingPolicy { kLifo, kFifo, kExplicit };
 
-enum class AlgorithmKind { kRing, kOneRing, kDirect, kOneDirect, kHalvingDoubling,
-                           kOneHalvingDoubling, kDoubleBinaryTree };
+enum class AlgorithmKind {
+  kRing,
+  kOneRing,
+  kDirect,
+  kOneDirect,
+  kHalvingDoubling,
+  kOneHalvingDoubling,
+  kDoubleBinaryTree
+};
 
 struct AlgorithmSpec {
   AlgorithmKind kind = AlgorithmKind::kRing;
@@ -41,20 +48,25 @@ struct AlgorithmSpec {
 };
 
 // Index of the four natively scheduled collectives in per-collective tables.
-enum NativeColl { kNativeAllReduce = 0, kNativeReduceScatter, kNativeAllGather, kNativeAllToAll,
-                  kNumNativeColl };
+enum NativeColl {
+  kNativeAllReduce = 0,
+  kNativeReduceScatter,
+  kNativeAllGather,
+  kNativeAllToAll,
+  kNumNativeColl
+};
 
 struct SystemParams {
   SchedulingPolicy scheduling = SchedulingPolicy::kLifo;
-  bool local_bw_aware = false;          // collective-optimization: localBWAware
+  bool local_bw_aware = false;  // collective-optimization: localBWAware
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
-  int64_t endpoint_delay_ns = 10;       // already multiplied by --injection-scale if given
+  int64_t endpoint_delay_ns = 10;        // already multiplied by --injection-scale if given
   double local_mem_bw_bytes_per_ns = 0;  // local-mem-bw (GB/s decimal == bytes/ns)
-  std::vector<int> queues_per_dim;      // --num-queues-per-dim, one entry per network dim
+  std::vector<int> queues_per_dim;       // --num-queues-per-dim, one entry per network dim
   std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;  // per logical dimension
-  bool rendezvous = false;              // --rendezvous-protocol
-  double comm_scale = 1.0;              // --comm-scale: multiplies collective and p2p sizes
+  bool rendezvous = false;                                      // --rendezvous-protocol
+  double comm_scale = 1.0;  // --comm-scale: multiplies collective and p2p sizes
 };
 
 }  // namespace orrery

@@ -40,8 +40,8 @@ std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + n
 // Runs ./orrery with `args` under a 120 s timeout (a hang fails the test with exit 124).
 Outcome Orrery(const std::string& args) {
   static int n = 0;
-  const std::string out = Tmp("cli_out_" + std::to_string(n)), err = Tmp("cli_err_" +
-                                                                          std::to_string(n));
+  const std::string out = Tmp("cli_out_" + std::to_string(n)),
+                    err = Tmp("cli_err_" + std::to_string(n));
   ++n;
   const std::string cmd = "timeout 120 ./orrery " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
@@ -82,8 +82,8 @@ std::string Args(const std::string& name, int npus, const std::vector<std::vecto
 std::vector<std::vector<Node>> AllReduceRanks(int npus) {
   std::vector<std::vector<Node>> ranks(npus);
   for (auto& r : ranks) {
-    r = {et::MakeCompNode(1, "fwd", 5), et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE,
-                                                         1 << 20, {1})};
+    r = {et::MakeCompNode(1, "fwd", 5),
+         et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
   }
   return ranks;
 }
@@ -93,8 +93,7 @@ void ExpectCleanFailure(const Outcome& o, const std::vector<std::string>& needle
   EXPECT_LT(o.exit_code, 124) << "crashed or hung: " << o.err;
   EXPECT_NE(o.err.find("error: "), std::string::npos) << o.err;
   for (const auto& needle : needles) {
-    EXPECT_NE(o.err.find(needle), std::string::npos) << "missing '" << needle << "' in:\n"
-                                                     << o.err;
+    EXPECT_NE(o.err.find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << o.err;
   }
   EXPECT_EQ(o.out.find("finished"), std::string::npos) << o.out;
 }
@@ -102,7 +101,8 @@ void ExpectCleanFailure(const Outcome& o, const std::vector<std::string>& needle
 TEST(Cli, GoodRunPrintsAstraSimLinesAndSummary) {
   // 4-NPU ring all-reduce of 1 MiB after 5 us of compute: 5000 + 43000 ns (REFERENCE.md gives
   // 43000 for the bare all-reduce on this network and system config).
-  const Outcome o = Orrery(Args("good", 4, AllReduceRanks(4)) + " --network-backend=analytical-unaware");
+  const Outcome o =
+      Orrery(Args("good", 4, AllReduceRanks(4)) + " --network-backend=analytical-unaware");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (int i = 0; i < 4; ++i) {
     EXPECT_NE(o.out.find("sys[" + std::to_string(i) +
@@ -119,17 +119,18 @@ TEST(Cli, SpaceSeparatedFlagsWorkLikeEquals) {
   const Outcome a = Orrery("--workload-configuration " + prefix + " --system-configuration " +
                            prefix + ".system.json --network-configuration " + prefix +
                            ".net.yml --network-backend analytical-unaware");
-  const Outcome b = Orrery("--workload-configuration=" + prefix + " --system-configuration=" +
-                           prefix + ".system.json --network-configuration=" + prefix +
-                           ".net.yml --network-backend=analytical-unaware");
+  const Outcome b =
+      Orrery("--workload-configuration=" + prefix + " --system-configuration=" + prefix +
+             ".system.json --network-configuration=" + prefix +
+             ".net.yml --network-backend=analytical-unaware");
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
 }
 
 TEST(Cli, ScalesChangeTheResult) {
   // --compute-scale 2 doubles the 5 us compute; --comm-scale 2 doubles the collective size.
-  const std::string args = Args("scales", 4, AllReduceRanks(4)) +
-                           " --network-backend=analytical-unaware";
+  const std::string args =
+      Args("scales", 4, AllReduceRanks(4)) + " --network-backend=analytical-unaware";
   const Outcome base = Orrery(args);
   const Outcome compute = Orrery(args + " --compute-scale=2");
   const Outcome comm = Orrery(args + " --comm-scale=2");
@@ -215,8 +216,8 @@ TEST(Cli, UnparsableYamlNamesFileAndLine) {
 }
 
 TEST(Cli, UnknownBackendListsTheValidOnes) {
-  const Outcome o = Orrery(Args("backend", 4, AllReduceRanks(4)) +
-                           " --network-backend=analytical-awre");
+  const Outcome o =
+      Orrery(Args("backend", 4, AllReduceRanks(4)) + " --network-backend=analytical-awre");
   ExpectCleanFailure(o, {"analytical-awre", "analytical-aware", "analytical-unaware"});
 }
 
@@ -230,8 +231,7 @@ TEST(Cli, RemoteMemoryWithoutExpansionNamesTheNode) {
   ranks[0] = {et::MakeNode(4, "load_weights", ChakraProtoMsg::MEM_LOAD_NODE)};
   et::SetUint64Attr(&ranks[0][0], "tensor_size", 1 << 20);
   ranks[1] = {et::MakeCompNode(1, "idle", 1)};
-  ExpectCleanFailure(Orrery(Args("mem", 2, ranks)),
-                     {"load_weights", "NO_MEMORY_EXPANSION"});
+  ExpectCleanFailure(Orrery(Args("mem", 2, ranks)), {"load_weights", "NO_MEMORY_EXPANSION"});
 }
 
 TEST(Cli, SameInputsGiveTheSameBytes) {
@@ -259,16 +259,16 @@ TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
   for (int r = 0; r < 4; ++r) Spit(prefix + "." + std::to_string(r) + ".et", trace);
   Spit(prefix + ".system.json", kSystem);
   Spit(prefix + ".net.yml", RingNetwork(4));
-  const std::string args = "--workload-configuration=" + prefix + " --system-configuration=" +
-                           prefix + ".system.json --network-configuration=" + prefix + ".net.yml";
+  const std::string args = "--workload-configuration=" + prefix +
+                           " --system-configuration=" + prefix +
+                           ".system.json --network-configuration=" + prefix + ".net.yml";
   for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
     const Outcome a = Orrery(args + std::string(" --network-backend=") + backend);
     ASSERT_EQ(a.exit_code, 0) << a.err;
     EXPECT_NE(a.err.find("warning: "), std::string::npos) << a.err;
     EXPECT_NE(a.err.find("not in the file"), std::string::npos) << a.err;
     for (int i = 0; i < 4; ++i) {
-      EXPECT_NE(a.out.find("sys[" + std::to_string(i) + "] finished"), std::string::npos)
-          << a.out;
+      EXPECT_NE(a.out.find("sys[" + std::to_string(i) + "] finished"), std::string::npos) << a.out;
     }
     const Outcome b = Orrery(args + std::string(" --network-backend=") + backend);
     EXPECT_EQ(a.out, b.out) << backend;

@@ -24,8 +24,7 @@ RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node
     "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
     "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
     "local-mem-bw": 1600 })";
-  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ "
-                                     << ranks.size()
+  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
                                      << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
   Status s = et::WriteRankFiles(prefix, ranks);
   EXPECT_TRUE(s.ok()) << s.message();

@@ -24,10 +24,16 @@ StatusOr<int> ParseGroup(std::string_view pg) {
 
 }  // namespace
 
-NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system,
-                         RemoteMemory* memory, const WorkloadParams& params)
-    : npu_(npu), trace_(trace), feeder_(trace), system_(system), memory_(memory),
-      params_(params), started_(trace.size()), slot_of_running_(trace.size(), 0) {}
+NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, RemoteMemory* memory,
+                         const WorkloadParams& params)
+    : npu_(npu),
+      trace_(trace),
+      feeder_(trace),
+      system_(system),
+      memory_(memory),
+      params_(params),
+      started_(trace.size()),
+      slot_of_running_(trace.size(), 0) {}
 
 std::string NpuExecutor::Label(uint32_t node) const {
   return "NPU " + std::to_string(npu_) + " node " + std::to_string(trace_.id(node)) + " '" +
@@ -122,7 +128,8 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     size_t r = v.find("ranks", pos);
     if (q == std::string_view::npos || r == std::string_view::npos) break;
     int pg = 0;
-    while (q < v.size() && std::isdigit(static_cast<unsigned char>(v[q]))) pg = pg * 10 + (v[q++] - '0');
+    while (q < v.size() && std::isdigit(static_cast<unsigned char>(v[q])))
+      pg = pg * 10 + (v[q++] - '0');
     size_t open = v.find('[', r), close = v.find(']', r);
     if (open == std::string_view::npos || close == std::string_view::npos) break;
     std::vector<int> ranks;
@@ -176,9 +183,8 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
     case et::NodeType::kMemLoad:
     case et::NodeType::kMemStore: {
       const uint64_t size = trace_.tensor_size(node).value_or(0);
-      Status s = memory_ == nullptr
-                     ? Status::Error("no remote memory model")
-                     : memory_->Issue(npu_, Bytes(size), this, node);
+      Status s = memory_ == nullptr ? Status::Error("no remote memory model")
+                                    : memory_->Issue(npu_, Bytes(size), this, node);
       if (!s.ok()) return Fail(s.WithContext(Label(node)));
       return;
     }
@@ -228,8 +234,8 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
                                        system_.params().comm_scale);
       if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
-      req.label = "node " + std::to_string(trace_.id(node)) + " '" +
-                  std::string(trace_.name(node)) + "'";
+      req.label =
+          "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
       if (auto pg = trace_.pg_name(node)) {
         StatusOr<int> g = ParseGroup(*pg);
         if (!g.ok()) return Fail(g.status().WithContext(Label(node)));

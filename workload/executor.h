@@ -37,10 +37,10 @@ struct WorkloadParams {
 
 struct NpuStats {
   Time finish;
-  Time gpu_compute;   // sum of GPU compute node durations (slot-serialised: also their union)
-  Time cpu_compute;   // CPU ops
-  Time communication; // time the communication slot was busy with collectives and sends
-  Time memory;        // remote-memory accesses
+  Time gpu_compute;    // sum of GPU compute node durations (slot-serialised: also their union)
+  Time cpu_compute;    // CPU ops
+  Time communication;  // time the communication slot was busy with collectives and sends
+  Time memory;         // remote-memory accesses
   uint64_t nodes_done = 0;
   uint64_t collectives = 0;
   uint64_t bytes_collective = 0;
@@ -66,11 +66,11 @@ class NpuExecutor : public EventTarget,
   // Why this NPU did not finish: running nodes and what blocks the others.
   std::vector<std::string> DescribeStuck(int max_items) const;
 
-  void OnEvent(uint64_t node) override;              // compute / replay finished
-  void OnCollectiveDone(uint64_t node) override;     // collective finished
-  void OnMessage(uint64_t node) override;            // send arrived / receive matched
+  void OnEvent(uint64_t node) override;           // compute / replay finished
+  void OnCollectiveDone(uint64_t node) override;  // collective finished
+  void OnMessage(uint64_t node) override;         // send arrived / receive matched
   std::string DescribeCookie(uint64_t node) const override;
-  void OnMemoryDone(uint64_t node) override;         // remote memory access finished
+  void OnMemoryDone(uint64_t node) override;  // remote memory access finished
 
  private:
   enum class Slot : uint8_t { kNone, kCpu, kGpu, kComm };

@@ -29,7 +29,8 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
                  "dimension " + std::to_string(d) + " has a non-positive bandwidth");
     ORRERY_CHECK(dim.latency >= Time::Zero(),
                  "dimension " + std::to_string(d) + " has a negative latency");
-    Dim p{dim.type, dim.npus, stride, dim.latency.Ns(), dim.bandwidth.bytes_per_ns(), 0, 0, false};
+    Dim p{dim.type, dim.npus,   stride,       dim.latency.Ns(), dim.bandwidth.bytes_per_ns(), 0, 0,
+          false,    UINT64_MAX, Time::Zero(), Time::Zero()};
     switch (dim.type) {
       case BlockType::kRing:
         // A 2-NPU ring has one link per direction; larger rings one each way per NPU.
