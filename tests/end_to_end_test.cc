@@ -96,6 +96,67 @@ TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 49562);
 }
 
+// One 1 MiB all-reduce per NPU, in one chunk, on a given network.
+RunOptions AllReduceCase(const std::string& name, int npus, const std::string& network,
+                         const std::string& impl) {
+  std::vector<std::vector<Node>> ranks(npus);
+  for (auto& r : ranks) r = {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)};
+  RunOptions o = WriteCase(name, ranks);
+  std::ofstream(o.system_config) << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 1, "all-reduce-implementation": )"
+                                 << impl << R"(, "collective-optimization": "localBWAware",
+    "local-mem-bw": 1600 })";
+  std::ofstream(o.network_config) << network;
+  return o;
+}
+
+// Switch(8), 50 GiB/s, 500 ns; one chunk of 1 MiB, msg D/8 = 131072 B, serialization
+// 131072 / 53.687 = 2441.41 ns, reduction 3 * floor(131072 / 1600) = 243 ns, e = 10 ns.
+// T = 2(n-1)(e + t) + (n-1) r + e = 14 (10 + t) + 1711, with t the time of one message:
+//   unaware: two hops, summed then truncated once: t = floor(2 * 500 + 2441.41) = 3441
+//   aware: up and down links, each truncated:      t = 2 * floor(500 + 2441.41) = 5882
+// Each NPU sends to the next one through its own up-link and the receiver's own down-link,
+// so nothing contends.
+TEST(EndToEnd, SwitchNetworkAllReduceOnBothBackends) {
+  const std::string net =
+      "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  for (Backend backend : {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware}) {
+    RunOptions o = AllReduceCase("switch8", 8, net, R"(["ring"])");
+    o.backend = backend;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const int64_t t = backend == Backend::kAnalyticalUnaware ? 3441 : 5882;
+    for (const NpuStats& npu : r->npus) {
+      EXPECT_EQ(npu.finish.WholeNs(), 14 * (10 + t) + 1711) << BackendName(backend);
+    }
+  }
+}
+
+// Ring(4) x Switch(2): dim 0 at 100 GiB/s / 100 ns, dim 1 at 25 GiB/s / 1000 ns, one 1 MiB chunk,
+// localBWAware: reduce-scatter on dim 0, all-reduce on dim 1 of D/4, all-gather on dim 0.
+//   RS dim 0 (n=4): msg 262144 B, t0 = floor(100 + 2441.41) = 2541, r = 3 * 163 = 489:
+//     3 (10 + 2541 + 489) + 10 = 9130 on both backends (one hop, no contention)
+//   AR dim 1 (n=2) of 262144 B: msg 131072, serialization 4882.81, r = 243:
+//     unaware t1 = floor(2 * 1000 + 4882.81) = 6882:   2 (10 + 6882) + 243 + 10 = 14037
+//     aware   t1 = 2 * floor(1000 + 4882.81) = 11764:  2 (10 + 11764) + 243 + 10 = 23801
+//   AG dim 0: msg 262144, no reduction: 3 (10 + 2541) + 10 = 7663
+TEST(EndToEnd, TwoDimensionalRingBySwitchOnBothBackends) {
+  const std::string net =
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100.0, 25.0 ]\n"
+      "latency: [ 100.0, 1000.0 ]\n";
+  for (Backend backend : {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware}) {
+    RunOptions o = AllReduceCase("ring_switch", 8, net, R"(["ring", "ring"])");
+    o.backend = backend;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const int64_t ar = backend == Backend::kAnalyticalUnaware ? 14037 : 23801;
+    for (const NpuStats& npu : r->npus) {
+      EXPECT_EQ(npu.finish.WholeNs(), 9130 + ar + 7663) << BackendName(backend);
+    }
+  }
+}
+
 TEST(EndToEnd, RunsAreBitForBitRepeatable) {
   std::vector<std::vector<Node>> ranks(8);
   for (int i = 0; i < 8; ++i) {
