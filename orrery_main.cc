@@ -91,9 +91,11 @@ int main(int argc, char** argv) {
       "injection-scale", po::value(&o.injection_scale)->default_value(1.0),
       "multiplies endpoint-delay (when the system config sets it)")(
       "compute-scale", po::value(&o.compute_scale)->default_value(1.0),
-      "multiplies every compute duration")("comm-scale",
-                                           po::value(&o.comm_scale)->default_value(1.0),
-                                           "multiplies every communication size")(
+      "multiplies every compute duration")(
+      "npu-compute-scale", po::value(&o.npu_compute_scale),
+      "per-NPU compute factors on top of --compute-scale, e.g. 3:1.5,8-15:0.5 (stragglers, "
+      "heterogeneous machines)")("comm-scale", po::value(&o.comm_scale)->default_value(1.0),
+                                 "multiplies every communication size")(
       "rendezvous-protocol", po::value(&rendezvous)->implicit_value(true)->default_value(false),
       "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),

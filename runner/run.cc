@@ -11,6 +11,7 @@
 #include "memory/memory_config.h"
 #include "memory/remote_memory.h"
 #include "network/network.h"
+#include "runner/npu_scale.h"
 #include "runner/system_params_from_config.h"
 #include "system/collective_engine.h"
 
@@ -31,6 +32,14 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   if (o.workload.empty()) problems.Add("--workload-configuration is required");
   if (o.system_config.empty()) problems.Add("--system-configuration is required");
   if (o.network_config.empty()) problems.Add("--network-configuration is required");
+  if (!(o.compute_scale > 0)) {
+    problems.Add("--compute-scale is " + FormatNumber(o.compute_scale) +
+                 "; expected a number > 0 (2 = compute takes twice as long)");
+  }
+  if (!(o.injection_scale >= 0)) {
+    problems.Add("--injection-scale is " + FormatNumber(o.injection_scale) +
+                 "; expected a number >= 0 (it multiplies endpoint-delay)");
+  }
   if (!problems.ok()) return problems;
 
   StatusOr<Topology> topology = LoadNetworkConfig(o.network_config);
@@ -62,6 +71,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
 
   const int n = topology->num_npus();
+  StatusOr<std::vector<double>> npu_scales = ParseNpuScales(o.npu_compute_scale, n);
+  if (!npu_scales.ok()) return npu_scales.status();
   StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());
   if (!params.ok()) return params.status();
 
@@ -150,7 +161,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
   for (int r = 0; r < n; ++r) {
-    executors.push_back(std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, wp));
+    WorkloadParams npu_wp = wp;
+    npu_wp.compute_scale = o.compute_scale * (*npu_scales)[r];
+    executors.push_back(
+        std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, npu_wp));
   }
   for (auto& e : executors) e->Start();
   sim.Run();

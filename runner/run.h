@@ -30,6 +30,7 @@ struct RunOptions {
   std::vector<int> queues_per_dim;  // --num-queues-per-dim (one value = every dimension)
   double injection_scale = 1.0;
   double compute_scale = 1.0;
+  std::string npu_compute_scale;  // --npu-compute-scale, e.g. "3:1.5,8-15:0.5" (see npu_scale.h)
   double comm_scale = 1.0;
   bool rendezvous = false;
   bool strict = false;  // dangling dependencies are errors

@@ -157,6 +157,27 @@ TEST(EndToEnd, TwoDimensionalRingBySwitchOnBothBackends) {
   }
 }
 
+// --npu-compute-scale multiplies one NPU's compute on top of --compute-scale: 10 us of compute
+// with --compute-scale=2 and factors 1.5 (NPU 1) and 0.25 (NPU 3) takes 20, 30, 20 and 5 us.
+TEST(EndToEnd, PerNpuComputeScaleModelsStragglers) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) r = {et::MakeCompNode(1, "fwd", 10)};
+  RunOptions o = WriteCase("straggler", ranks);
+  o.compute_scale = 2;
+  o.npu_compute_scale = "1:1.5,3:0.25";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<int64_t> want = {20000, 30000, 20000, 5000};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r->npus[i].finish.WholeNs(), want[i]) << "NPU " << i;
+
+  o.npu_compute_scale = "4:2";  // the network has NPUs 0..3
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--npu-compute-scale: '4' in '4:2' is not NPU ids in [0, 3]"),
+            std::string::npos)
+      << r.status().message();
+}
+
 TEST(EndToEnd, RunsAreBitForBitRepeatable) {
   std::vector<std::vector<Node>> ranks(8);
   for (int i = 0; i < 8; ++i) {

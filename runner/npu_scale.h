@@ -1,0 +1,20 @@
+// Per-NPU compute speed factors (--npu-compute-scale): stragglers and heterogeneous machines.
+//
+//   StatusOr<std::vector<double>> f = ParseNpuScales("3:1.5,8-15:0.5", /*num_npus=*/16);
+//   // f = {1, 1, 1, 1.5, 1, 1, 1, 1, 0.5, ..., 0.5}
+//
+// A comma list of <npus>:<factor>, where <npus> is one NPU id or an inclusive range "a-b". The
+// factor multiplies that NPU's compute durations (on top of --compute-scale): 2 means twice as
+// slow. Later items override earlier ones. Empty means every NPU at 1.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace orrery {
+
+StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_npus);
+
+}  // namespace orrery

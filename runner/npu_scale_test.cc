@@ -1,0 +1,34 @@
+#include "runner/npu_scale.h"
+
+#include <gtest/gtest.h>
+
+namespace orrery {
+namespace {
+
+TEST(NpuScaleTest, EmptyMeansNominal) {
+  StatusOr<std::vector<double>> f = ParseNpuScales("", 4);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f, (std::vector<double>{1, 1, 1, 1}));
+}
+
+TEST(NpuScaleTest, SinglesAndRangesLaterOverridesEarlier) {
+  StatusOr<std::vector<double>> f = ParseNpuScales("1-3:0.5,2:2.5", 5);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(*f, (std::vector<double>{1, 0.5, 2.5, 0.5, 1}));
+}
+
+TEST(NpuScaleTest, EveryBadItemIsReported) {
+  StatusOr<std::vector<double>> f = ParseNpuScales("4:2,1:0,x:1,2,3-1:1,0:abc", 4);
+  ASSERT_FALSE(f.ok());
+  const std::vector<std::string>& p = f.status().problems();
+  ASSERT_EQ(p.size(), 6u) << f.status().message();
+  EXPECT_NE(p[0].find("'4' in '4:2' is not NPU ids in [0, 3]"), std::string::npos) << p[0];
+  EXPECT_NE(p[1].find("factor '0' in '1:0' is not a number > 0"), std::string::npos) << p[1];
+  EXPECT_NE(p[2].find("'x'"), std::string::npos) << p[2];
+  EXPECT_NE(p[3].find("item '2' has no ':'"), std::string::npos) << p[3];
+  EXPECT_NE(p[4].find("'3-1'"), std::string::npos) << p[4];
+  EXPECT_NE(p[5].find("factor 'abc'"), std::string::npos) << p[5];
+}
+
+}  // namespace
+}  // namespace orrery
