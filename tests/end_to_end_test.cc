@@ -178,6 +178,77 @@ TEST(EndToEnd, PerNpuComputeScaleModelsStragglers) {
       << r.status().message();
 }
 
+// Roofline: peak-perf 100 TFLOPS, local-mem-bw 1000 GB/s (1e12 B/s).
+//   "attn": 2e9 FLOP over 1e8 B, intensity 20 FLOP/B: memory roof 2e13 < peak 1e14, so
+//           2e9 / 2e13 s = 100000 ns.
+//   "gemm": 5e9 FLOP over 1e6 B, intensity 5000: memory roof 5e15 > peak, so 5e9 / 1e14 s = 50000.
+//   "host": is_cpu_op, replays its 7 us whatever the roofline says.
+// NPU 0 runs attn -> gemm -> host: 157000 ns; NPU 1 only "gemm": 50000 ns.
+TEST(EndToEnd, RooflineTimesComputeNodes) {
+  auto roofline = [](uint64_t id, const std::string& name, uint64_t ops, uint64_t bytes,
+                     uint64_t dep) {
+    Node n = et::MakeCompNode(id, name, 999);  // the recorded time is ignored
+    if (dep != 0) n.add_data_deps(dep);
+    et::SetUint64Attr(&n, "num_ops", ops);
+    et::SetUint64Attr(&n, "tensor_size", bytes);
+    return n;
+  };
+  std::vector<std::vector<Node>> ranks(2);
+  Node host = et::MakeCompNode(3, "host", 7, {2});
+  for (auto& a : *host.mutable_attr()) {
+    if (a.name() == "is_cpu_op") a.set_bool_val(true);  // MakeCompNode wrote false
+  }
+  ranks[0] = {roofline(1, "attn", 2000000000, 100000000, 0),
+              roofline(2, "gemm", 5000000000, 1000000, 1), host};
+  ranks[1] = {roofline(1, "gemm", 5000000000, 1000000, 0)};
+  RunOptions o = WriteCase("roofline", ranks);
+  std::ofstream(o.system_config) << R"({
+    "scheduling-policy": "LIFO", "collective-optimization": "baseline",
+    "preferred-dataset-splits": 1, "roofline-enabled": 1, "peak-perf": 100,
+    "local-mem-bw": 1000 })";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 157000);
+  EXPECT_EQ(r->npus[1].finish.WholeNs(), 50000);
+}
+
+// Remote memory, 4 NPUs each loading 1 MB (1e6 B) at t = 0, latency 1000 ns, 100 GB/s
+// (100 B/ns): one access = 1000 + 1e6 / 100 = 11000 ns.
+//   PER_NPU: all in parallel, every NPU finishes at 11000.
+//   PER_NODE with 2 NPUs per node: per node, FIFO: the first at 11000, the second at 22000.
+//   MEMORY_POOL: one FIFO: 11000, 22000, 33000, 44000 in issue order (NPU order at t = 0).
+TEST(EndToEnd, RemoteMemoryTypesQueueAsDocumented) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) {
+    r = {et::MakeNode(1, "load_weights", ChakraProtoMsg::MEM_LOAD_NODE)};
+    et::SetUint64Attr(&r[0], "tensor_size", 1000000);
+  }
+  struct Case {
+    std::string memory;
+    std::vector<int64_t> want;
+  };
+  const std::vector<Case> cases = {
+      {R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000,
+           "remote-mem-bw": 100})",
+       {11000, 11000, 11000, 11000}},
+      {R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 1000,
+           "remote-mem-bw": 100, "num-nodes": 2, "num-npus-per-node": 2})",
+       {11000, 22000, 11000, 22000}},
+      {R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 1000, "remote-mem-bw": 100})",
+       {11000, 22000, 33000, 44000}},
+  };
+  for (const Case& c : cases) {
+    RunOptions o = WriteCase("memory", ranks);
+    o.memory_config = Tmp("memory.mem.json");
+    std::ofstream(o.memory_config) << c.memory;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(r->npus[i].finish.WholeNs(), c.want[i]) << c.memory << " NPU " << i;
+    }
+  }
+}
+
 TEST(EndToEnd, RunsAreBitForBitRepeatable) {
   std::vector<std::vector<Node>> ranks(8);
   for (int i = 0; i < 8; ++i) {
