@@ -5,18 +5,22 @@
 //          [--remote-memory-configuration=memory.json] [--network-backend=analytical-aware]
 //
 // Flags are ASTRA-sim 2.0's, spelled the same; `--flag=value` and `--flag value` both work.
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "report/outputs.h"
 #include "runner/run.h"
 
 namespace po = boost::program_options;
@@ -25,15 +29,17 @@ namespace {
 
 constexpr const char* kVersion = "orrery 0.1";
 
-// Diagnostics go to stderr as "error: ..." / "warning: ..." lines; stdout holds only results.
-spdlog::logger& Log() {
+// Diagnostics go to stderr as "error: ..." / "warning: ..." lines (and to --log-file when
+// given); stdout holds only results.
+std::shared_ptr<spdlog::logger>& Logger() {
   static std::shared_ptr<spdlog::logger> log = [] {
     auto l = spdlog::stderr_logger_st("orrery");
     l->set_pattern("%l: %v");
     return l;
   }();
-  return *log;
+  return log;
 }
+spdlog::logger& Log() { return *Logger(); }
 
 int Fail(const std::string& message) {
   Log().error("{}", message);
@@ -46,28 +52,6 @@ std::vector<std::string> OptionNames(const po::options_description& d) {
   return names;
 }
 
-void PrintSummary(const orrery::RunResult& r, double wall_s) {
-  using orrery::Time;
-  const int n = r.num_npus();
-  int slowest = 0;
-  Time compute, comm, exposed;
-  for (int i = 0; i < n; ++i) {
-    if (r.npus[i].finish > r.npus[slowest].finish) slowest = i;
-    compute += r.npus[i].gpu_compute + r.npus[i].cpu_compute;
-    comm += r.npus[i].communication;
-    exposed += r.npus[i].exposed_communication();
-  }
-  auto avg = [n](Time t) { return Time::FromPs(t.ps() / (n > 0 ? n : 1)).ToHuman(); };
-  std::printf("\nsummary: %d NPUs, step time %s (slowest: NPU %d)\n", n, r.end.ToHuman().c_str(),
-              slowest);
-  std::printf("  per NPU (mean)   compute %s | communication %s | exposed communication %s\n",
-              avg(compute).c_str(), avg(comm).c_str(), avg(exposed).c_str());
-  // Wall time goes to stderr so that stdout is bit-for-bit reproducible.
-  std::fprintf(stderr, "%llu events in %.3f s of wall time (%.2f M events/s)\n",
-               static_cast<unsigned long long>(r.events), wall_s,
-               wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,6 +59,7 @@ int main(int argc, char** argv) {
   std::string backend = "analytical-aware";
   std::string queues = "1";
   std::string logging_config, logging_folder;
+  std::string timeline, timeline_chakra, report, report_csv, log_level = "info", log_file;
   bool rendezvous = false;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
   desc.add_options()("help,h", "print this help")("version", "print the version")(
@@ -102,6 +87,17 @@ int main(int argc, char** argv) {
       "analytical-aware | analytical-unaware")(
       "strict", po::bool_switch(&o.strict),
       "dependencies on nodes missing from a trace are errors")(
+      "timeline", po::value(&timeline),
+      "write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file")(
+      "timeline-chakra", po::value(&timeline_chakra),
+      "write ASTRA-sim's issue/callback lines (Chakra timeline_visualizer input) to this file")(
+      "report", po::value(&report),
+      "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this file")(
+      "report-csv", po::value(&report_csv),
+      "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv")(
+      "log-level", po::value(&log_level)->default_value("info"),
+      "diagnostics shown: trace, debug, info, warn, error, off")(
+      "log-file", po::value(&log_file), "also write diagnostics to this file")(
       "logging-configuration", po::value(&logging_config),
       "accepted for ASTRA-sim compatibility; not used")(
       "logging-folder", po::value(&logging_folder),
@@ -132,6 +128,23 @@ int main(int argc, char** argv) {
     std::cout << kVersion << "\n";
     return 0;
   }
+  {
+    const spdlog::level::level_enum level = spdlog::level::from_str(log_level);
+    if (level == spdlog::level::off && log_level != "off") {
+      return Fail("--log-level is '" + log_level +
+                  "'; expected one of trace, debug, info, warn, error, off");
+    }
+    Log().set_level(level);
+    if (!log_file.empty()) {
+      try {
+        auto file = std::make_shared<spdlog::sinks::basic_file_sink_st>(log_file, true);
+        file->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
+        Log().sinks().push_back(file);
+      } catch (const spdlog::spdlog_ex& e) {
+        return Fail("--log-file '" + log_file + "': " + e.what());
+      }
+    }
+  }
   orrery::StatusOr<orrery::Backend> b = orrery::ParseBackend(backend);
   if (!b.ok()) return Fail("--network-backend: " + b.status().message());
   o.backend = *b;
@@ -152,11 +165,40 @@ int main(int argc, char** argv) {
     }
   }
 
+  o.record =
+      !timeline.empty() || !timeline_chakra.empty() || !report.empty() || !report_csv.empty();
   const auto t0 = std::chrono::steady_clock::now();
+  // A progress line on long runs, only when a person is watching stderr.
+  const bool tty = isatty(STDERR_FILENO) != 0 && Log().should_log(spdlog::level::info);
+  if (tty) {
+    o.progress = [t0](const orrery::Progress& p) {
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr,
+                   "\r  simulated %s, %.1f M events, %.1f M events/s, %.1f%% of nodes done ",
+                   p.now.ToHuman().c_str(), p.events / 1e6, wall > 0 ? p.events / wall / 1e6 : 0.0,
+                   p.nodes_total > 0 ? 100.0 * p.nodes_done / p.nodes_total : 0.0);
+      std::fflush(stderr);
+    };
+  }
   orrery::StatusOr<orrery::RunResult> r = orrery::RunSimulation(o);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");
   if (!r.ok()) return Fail(r.status().message());
   for (const auto& w : r->warnings) Log().warn("{}", w);
+  // Files first: if one cannot be written, the run fails before printing results.
+  struct Output {
+    const std::string& path;
+    orrery::Status (*write)(const orrery::RunResult&, const std::string&);
+  };
+  for (const Output& out :
+       {Output{timeline, orrery::WriteChromeTrace},
+        Output{timeline_chakra, orrery::WriteChakraTimeline},
+        Output{report, orrery::WriteReportJson}, Output{report_csv, orrery::WriteReportCsv}}) {
+    if (out.path.empty()) continue;
+    const orrery::Status s = out.write(*r, out.path);
+    if (!s.ok()) return Fail(s.message());
+  }
   std::string out;
   out.reserve(static_cast<size_t>(r->num_npus()) * 80);
   char line[160];
@@ -169,6 +211,9 @@ int main(int argc, char** argv) {
     out += line;
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  PrintSummary(*r, wall);
+  std::fputs(orrery::SummaryTable(*r).c_str(), stdout);
+  // Wall time goes to stderr so that stdout is bit-for-bit reproducible.
+  Log().info("{} events in {:.3f} s of wall time ({:.2f} M events/s)", r->events, wall,
+             wall > 0 ? static_cast<double>(r->events) / wall / 1e6 : 0.0);
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "common/event_queue.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace orrery {
 
@@ -125,6 +126,7 @@ void Simulation::Run(Time until) {
     now_ = Time::FromPs(e.time_ps);
     ++events_processed_;
     e.target->OnEvent(e.arg);
+    if (tick_ && events_processed_ % tick_every_ == 0) tick_();
   }
 }
 

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/units.h"
@@ -106,8 +107,15 @@ class Simulation {
   void Stop() { stopped_ = true; }
   uint64_t events_processed() const { return events_processed_; }
   size_t pending_events() const { return queue_.size(); }
+  // Calls `tick` every `every_events` events from inside Run (progress lines); empty = none.
+  void SetTicker(std::function<void()> tick, uint64_t every_events) {
+    tick_ = std::move(tick);
+    tick_every_ = every_events > 0 ? every_events : 1;
+  }
 
  private:
+  std::function<void()> tick_;
+  uint64_t tick_every_ = 0;
   EventQueue queue_;
   Time now_;
   uint64_t events_processed_ = 0;

@@ -157,6 +157,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.roofline.local_mem_bw_bytes_per_s = system->local_mem_bw_gbps * 1e9;
   wp.replay_only = system->replay_only;
   wp.compute_scale = o.compute_scale;
+  wp.record_activities = o.record;
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
@@ -165,6 +166,20 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     npu_wp.compute_scale = o.compute_scale * (*npu_scales)[r];
     executors.push_back(
         std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, npu_wp));
+  }
+  if (o.progress) {
+    uint64_t total = 0;
+    for (int r = 0; r < n; ++r) total += traces[r]->size();
+    sim.SetTicker(
+        [&sim, &executors, &o, total] {
+          Progress p;
+          p.now = sim.now();
+          p.events = sim.events_processed();
+          p.nodes_total = total;
+          for (const auto& e : executors) p.nodes_done += e->stats().nodes_done;
+          o.progress(p);
+        },
+        uint64_t{1} << 22);
   }
   for (auto& e : executors) e->Start();
   sim.Run();
@@ -207,6 +222,53 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   for (auto& e : executors) {
     result.npus.push_back(e->stats());
     result.end = std::max(result.end, e->stats().finish);
+  }
+  if (o.record) {
+    result.links = net->Links();
+    result.activity.resize(n);
+    for (int r = 0; r < n; ++r) {
+      const et::Trace& t = *traces[r];
+      std::vector<NodeRecord>& out = result.activity[r];
+      out.reserve(executors[r]->activities().size());
+      for (const Activity& a : executors[r]->activities()) {
+        NodeRecord rec;
+        rec.id = t.id(a.node);
+        rec.name = std::string(t.name(a.node));
+        rec.track = a.track;
+        rec.start = a.start;
+        rec.end = a.end;
+        rec.type = t.type(a.node);
+        switch (rec.type) {
+          case et::NodeType::kCommColl:
+            rec.collective = t.comm_type(a.node);
+            rec.bytes = t.comm_size(a.node).value_or(0);
+            if (auto pg = t.pg_name(a.node)) rec.group = std::string(*pg);
+            rec.group_size = n;
+            if (!rec.group.empty() && rec.group != "0") {
+              StatusOr<int> g = ParseGroup(rec.group);
+              const std::vector<int>* members = g.ok() ? system_layer.GroupMembers(*g) : nullptr;
+              if (members != nullptr) rec.group_size = static_cast<int>(members->size());
+            }
+            break;
+          case et::NodeType::kCommSend:
+            rec.bytes = t.comm_size(a.node).value_or(0);
+            rec.peer = static_cast<int>(t.comm_dst(a.node).value_or(-1));
+            break;
+          case et::NodeType::kCommRecv:
+            rec.bytes = t.comm_size(a.node).value_or(0);
+            rec.peer = static_cast<int>(t.comm_src(a.node).value_or(-1));
+            break;
+          case et::NodeType::kMemLoad:
+          case et::NodeType::kMemStore:
+          case et::NodeType::kComp:
+            rec.bytes = t.tensor_size(a.node).value_or(0);
+            break;
+          default:
+            break;
+        }
+        out.push_back(std::move(rec));
+      }
+    }
   }
   return result;
 }

@@ -10,15 +10,26 @@
 // cannot finish comes back as an error listing the stuck NPUs, nodes and what they wait for.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "common/units.h"
+#include "et_feeder/trace.h"
 #include "network/factory.h"
 #include "workload/executor.h"
 
 namespace orrery {
+
+// What a running simulation reports of itself (RunOptions::progress).
+struct Progress {
+  Time now;
+  uint64_t events = 0;
+  uint64_t nodes_done = 0;
+  uint64_t nodes_total = 0;
+};
 
 struct RunOptions {
   std::string workload;  // prefix: rank r reads <prefix>.<r>.et
@@ -34,6 +45,24 @@ struct RunOptions {
   double comm_scale = 1.0;
   bool rendezvous = false;
   bool strict = false;  // dangling dependencies are errors
+  bool record = false;  // keep per-node activity and link statistics (timelines, reports)
+  // Called now and then during the run (every 2^22 events) with what is known so far.
+  std::function<void(const Progress&)> progress;
+};
+
+// One node's execution, with what timelines and reports show of it (RunOptions::record).
+struct NodeRecord {
+  uint64_t id = 0;
+  std::string name;
+  Track track = Track::kGpu;
+  Time start;
+  Time end;
+  et::NodeType type = et::NodeType::kComp;
+  std::optional<et::CollectiveType> collective;  // COMM_COLL with a comm_type
+  uint64_t bytes = 0;                            // comm_size / tensor_size
+  int peer = -1;                                 // send: destination; receive: source
+  int group_size = 0;                            // NPUs in the collective's group
+  std::string group;                             // pg_name, "" = all NPUs
 };
 
 struct RunResult {
@@ -41,6 +70,8 @@ struct RunResult {
   Time end;  // when the last NPU finished
   uint64_t events = 0;
   std::vector<std::string> warnings;
+  std::vector<std::vector<NodeRecord>> activity;  // per NPU, in completion order (record)
+  std::vector<LinkStats> links;                   // congestion-aware backend (record)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

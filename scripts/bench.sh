@@ -35,22 +35,29 @@ ring4="$ORRERY_COMPAT_DIR/astra-sim/examples/system/native_collectives/Ring_4chu
 [ -f "$ring4" ] && cp "$ring4" "$work/system.json"
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' > "$work/memory.json"
 
-printf '%-40s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+printf '%-48s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
 for n in "${sizes[@]}"; do
   mkdir -p "$work/ar$n"
   "$bin/et_feeder/gen_workload" collective --type all_reduce --size 1048576 --npus "$n" \
     --out "$work/ar$n/all_reduce"
   printf 'topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' "$n" \
     > "$work/ring$n.yml"
-  for backend in analytical-unaware analytical-aware; do
+  runs=(analytical-unaware analytical-aware)
+  # The cost of every output (timeline, Chakra lines, JSON and CSV reports) on the 1024 case.
+  [ "$n" = 1024 ] && runs+=(analytical-aware+outputs)
+  for backend in "${runs[@]}"; do
     python3 - "$bin/orrery" "$work" "$n" "$backend" <<'PY'
 import re, resource, subprocess, sys, time
 binary, work, n, backend = sys.argv[1:]
+outputs = backend.endswith("+outputs")
 cmd = [binary, f"--workload-configuration={work}/ar{n}/all_reduce",
        f"--system-configuration={work}/system.json",
        f"--network-configuration={work}/ring{n}.yml",
        f"--remote-memory-configuration={work}/memory.json",
-       f"--network-backend={backend}"]
+       f"--network-backend={backend.replace('+outputs', '')}"]
+if outputs:
+    cmd += [f"--timeline={work}/t.json", f"--timeline-chakra={work}/t.txt",
+            f"--report={work}/r.json", f"--report-csv={work}/r"]
 t0 = time.monotonic()
 p = subprocess.run(cmd, capture_output=True, text=True)
 wall = time.monotonic() - t0
@@ -59,7 +66,7 @@ if p.returncode != 0:
 peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
 events = re.search(r"(\d+) events in", p.stderr).group(1)
-print(f"{'ring all-reduce 1 MiB, ' + n + ' NPUs, ' + backend:<40} {wall:12.2f} {peak_mb:12.0f} "
+print(f"{'ring all-reduce 1 MiB, ' + n + ' NPUs, ' + backend:<48} {wall:12.2f} {peak_mb:12.0f} "
       f"{max(ends):16d} {events:>12}")
 PY
   done

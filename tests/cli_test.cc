@@ -113,6 +113,37 @@ TEST(Cli, GoodRunPrintsAstraSimLinesAndSummary) {
   EXPECT_NE(o.out.find("summary: 4 NPUs"), std::string::npos) << o.out;
 }
 
+// Every output at once; the summary table on stdout shows the same breakdown as the report.
+TEST(Cli, TimelineReportAndLogFileAreWritten) {
+  const std::string base = Tmp("outputs");
+  const Outcome o = Orrery(Args("outputs", 4, AllReduceRanks(4)) + " --timeline=" + base +
+                           ".trace.json --timeline-chakra " + base + ".txt --report=" + base +
+                           ".report.json --report-csv=" + base + " --log-file=" + base + ".log");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(Slurp(base + ".trace.json").find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(Slurp(base + ".txt").find("callback,sys->id=3, tick=48000"), std::string::npos);
+  EXPECT_NE(Slurp(base + ".report.json").find("\"exposed_communication\": 43000"),
+            std::string::npos);
+  EXPECT_NE(Slurp(base + ".npus.csv").find("\n0,48000,5000,0,43000,43000,0,0,0,0\n"),
+            std::string::npos);
+  EXPECT_NE(Slurp(base + ".log").find("events in"), std::string::npos);
+  const size_t row = o.out.find("exposed communication", o.out.find("summary:"));
+  ASSERT_NE(row, std::string::npos) << o.out;
+  const std::string line = o.out.substr(row, o.out.find('\n', row) - row);
+  EXPECT_NE(line.find("43.000"), line.rfind("43.000")) << line;  // mean and slowest NPU
+}
+
+TEST(Cli, UnknownLogLevelListsTheValidOnes) {
+  ExpectCleanFailure(Orrery(Args("loglevel", 4, AllReduceRanks(4)) + " --log-level=loud"),
+                     {"--log-level", "loud", "trace, debug, info, warn, error, off"});
+}
+
+TEST(Cli, UnwritableReportIsAnError) {
+  ExpectCleanFailure(
+      Orrery(Args("unwritable", 4, AllReduceRanks(4)) + " --report=/nonexistent-dir/report.json"),
+      {"/nonexistent-dir/report.json", "cannot write"});
+}
+
 TEST(Cli, SpaceSeparatedFlagsWorkLikeEquals) {
   const std::string prefix = Tmp("spaced");
   Args("spaced", 4, AllReduceRanks(4));

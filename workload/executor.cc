@@ -9,6 +9,8 @@ namespace {
 
 CollectiveType ToSystem(et::CollectiveType t) { return static_cast<CollectiveType>(t); }
 
+}  // namespace
+
 // "" and "0" are the world group; other names are decimal group ids.
 StatusOr<int> ParseGroup(std::string_view pg) {
   if (pg.empty()) return 0;
@@ -21,8 +23,6 @@ StatusOr<int> ParseGroup(std::string_view pg) {
   }
   return v;
 }
-
-}  // namespace
 
 NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, RemoteMemory* memory,
                          const WorkloadParams& params)
@@ -63,6 +63,22 @@ NpuExecutor::Slot NpuExecutor::SlotOf(uint32_t node) const {
     default:
       return Slot::kNone;
   }
+}
+
+const char* TrackName(Track t) {
+  switch (t) {
+    case Track::kCpu:
+      return "CPU";
+    case Track::kGpu:
+      return "GPU compute";
+    case Track::kComm:
+      return "communication";
+    case Track::kRecv:
+      return "receives";
+    case Track::kMemory:
+      return "remote memory";
+  }
+  return "?";
 }
 
 void NpuExecutor::Start() { IssueReady(); }
@@ -282,6 +298,29 @@ void NpuExecutor::Complete(uint32_t node) {
       break;
     case Slot::kNone:
       break;
+  }
+  if (params_.record_activities) {
+    Track track = Track::kComm;
+    bool shown = true;
+    switch (slot) {
+      case Slot::kGpu:
+        track = Track::kGpu;
+        break;
+      case Slot::kCpu:
+        track = Track::kCpu;
+        break;
+      case Slot::kComm:
+        track = trace_.type(node) == et::NodeType::kMemLoad ||
+                        trace_.type(node) == et::NodeType::kMemStore
+                    ? Track::kMemory
+                    : Track::kComm;
+        break;
+      case Slot::kNone:
+        track = Track::kRecv;
+        shown = trace_.type(node) == et::NodeType::kCommRecv;  // metadata, invalid: no time
+        break;
+    }
+    if (shown) activities_.push_back(Activity{node, track, started_[node], system_.sim().now()});
   }
   ++stats_.nodes_done;
   feeder_.Finish(node);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/event_queue.h"
@@ -33,6 +34,23 @@ struct WorkloadParams {
   int cpu_slots = 1;
   int gpu_slots = 1;
   int comm_slots = 1;
+  bool record_activities = false;  // keep every node's [start, end) for timelines and reports
+};
+
+// A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.
+StatusOr<int> ParseGroup(std::string_view pg);
+
+// Where a node's time shows on a timeline: the hardware slot it held, or kRecv for receives
+// (which hold none and may overlap one another).
+enum class Track : uint8_t { kCpu, kGpu, kComm, kRecv, kMemory };
+const char* TrackName(Track t);
+
+// One node's execution on one NPU (record_activities).
+struct Activity {
+  uint32_t node;  // index in the NPU's trace
+  Track track;
+  Time start;
+  Time end;
 };
 
 struct NpuStats {
@@ -60,6 +78,7 @@ class NpuExecutor : public EventTarget,
   void Start();
   bool finished() const { return finished_; }
   const NpuStats& stats() const { return stats_; }
+  const std::vector<Activity>& activities() const { return activities_; }
   // First error met while issuing (bad node attributes, unsupported operations).
   const Status& error() const { return error_; }
   int npu() const { return npu_; }
@@ -96,6 +115,7 @@ class NpuExecutor : public EventTarget,
   bool in_issue_ = false;
   bool reissue_ = false;
   NpuStats stats_;
+  std::vector<Activity> activities_;
   Status error_;
 };
 

@@ -1,0 +1,57 @@
+// Where the time went, per NPU and per collective, from a recorded run (RunOptions::record).
+//
+//   StatusOr<RunResult> r = RunSimulation(options_with_record);
+//   NpuBreakdown b = BreakdownOf(r->activity[3], r->npus[3].finish);
+//   for (const CollectiveStat& c : CollectiveStats(*r)) ... c.bus_bw_gbps ...
+//
+// The temporal breakdown is Holistic Trace Analysis' (HTA): unions of intervals per kind, so two
+// overlapping kernels count once. Bandwidths follow nccl-tests' definitions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/units.h"
+#include "runner/run.h"
+
+namespace orrery {
+
+struct NpuBreakdown {
+  Time total;          // when the NPU finished
+  Time compute;        // GPU compute (union)
+  Time cpu;            // CPU ops (union)
+  Time communication;  // collectives, sends and receives (union)
+  Time overlapped;     // communication during GPU compute
+  Time exposed;        // communication - overlapped
+  Time memory;         // remote memory accesses (union)
+  Time idle;           // total - (union of everything above)
+  // overlapped / communication, in percent (0 without communication): HTA's overlap.
+  double overlap_percent() const;
+};
+
+NpuBreakdown BreakdownOf(const std::vector<NodeRecord>& activity, Time finish);
+
+struct CollectiveStat {
+  int npu = 0;
+  uint64_t node_id = 0;
+  std::string name;
+  et::CollectiveType type = et::CollectiveType::kAllReduce;
+  std::string group;   // pg_name ("" = all NPUs)
+  int group_size = 0;  // n
+  uint64_t bytes = 0;  // comm_size
+  Time start;
+  Time end;
+  // nccl-tests: algbw = S / t with S the operation's size (comm_size; n x comm_size for an
+  // all-gather, whose comm_size is one rank's part); busbw = algbw x factor(type, n).
+  double alg_bw_gbps = 0;  // GB/s = 1e9 B/s
+  double bus_bw_gbps = 0;
+};
+
+// nccl-tests' bus bandwidth factor: all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all
+// (n-1)/n; broadcast, reduce 1.
+double BusBandwidthFactor(et::CollectiveType type, int n);
+
+// Every collective on every NPU, by NPU then start time.
+std::vector<CollectiveStat> CollectiveStats(const RunResult& r);
+
+}  // namespace orrery

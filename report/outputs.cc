@@ -1,0 +1,369 @@
+#include "report/outputs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <tuple>
+
+#include "report/breakdown.h"
+
+namespace orrery {
+
+namespace {
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Microseconds with nanosecond precision, as Chrome traces want ("ts", "dur").
+std::string Us(Time t) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64, t.ps() / 1000000,
+                (t.ps() / 1000) % 1000);
+  return buf;
+}
+
+std::string Num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string Ns(Time t) { return std::to_string(t.WholeNs()); }
+
+Status Save(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
+  f << text;
+  f.close();
+  if (!f) return Status::Error(path + ": write failed: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status NeedsRecording(const RunResult& r) {
+  if (static_cast<int>(r.activity.size()) != r.num_npus()) {
+    return Status::Error("internal: the run was not recorded (RunOptions::record)");
+  }
+  return Status::Ok();
+}
+
+constexpr int kTidCpu = 1, kTidGpu = 2, kTidComm = 3, kTidMemory = 4, kTidRecv = 10;
+
+std::string CollectiveLabel(const NodeRecord& a) {
+  return a.collective ? et::CollectiveTypeName(*a.collective) : "";
+}
+
+}  // namespace
+
+Status WriteChromeTrace(const RunResult& r, const std::string& path) {
+  if (Status s = NeedsRecording(r); !s.ok()) return s;
+  struct Ev {
+    int64_t ts;
+    int pid;
+    int tid;
+    std::string json;
+  };
+  std::vector<Ev> events;
+  std::vector<std::string> meta;
+  for (int npu = 0; npu < r.num_npus(); ++npu) {
+    const std::string pid = std::to_string(npu);
+    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
+                   R"(,"tid":0,"args":{"name":"NPU )" + pid + R"("}})");
+    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
+                   R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
+    // Receives may overlap one another: give each the first lane free at its start.
+    std::vector<int64_t> lane_end;
+    std::vector<int> used_tids;
+    for (const NodeRecord& a : r.activity[npu]) {
+      int tid = kTidComm;
+      switch (a.track) {
+        case Track::kCpu:
+          tid = kTidCpu;
+          break;
+        case Track::kGpu:
+          tid = kTidGpu;
+          break;
+        case Track::kComm:
+          tid = kTidComm;
+          break;
+        case Track::kMemory:
+          tid = kTidMemory;
+          break;
+        case Track::kRecv: {
+          size_t lane = 0;
+          while (lane < lane_end.size() && lane_end[lane] > a.start.ps()) ++lane;
+          if (lane == lane_end.size()) lane_end.push_back(0);
+          lane_end[lane] = a.end.ps();
+          tid = kTidRecv + static_cast<int>(lane);
+          break;
+        }
+      }
+      if (std::find(used_tids.begin(), used_tids.end(), tid) == used_tids.end()) {
+        used_tids.push_back(tid);
+      }
+      std::string args =
+          R"("node_id":)" + std::to_string(a.id) + R"(,"type":")" + et::NodeTypeName(a.type) + "\"";
+      if (a.bytes > 0) args += R"(,"bytes":)" + std::to_string(a.bytes);
+      if (a.peer >= 0) args += R"(,"peer":)" + std::to_string(a.peer);
+      if (a.collective) {
+        args += R"(,"collective":")" + CollectiveLabel(a) + R"(","group":)" +
+                JsonString(a.group.empty() ? "all" : a.group) + R"(,"group_size":)" +
+                std::to_string(a.group_size);
+      }
+      const std::string cat = a.collective ? "collective" : TrackName(a.track);
+      events.push_back(Ev{a.start.ps(), npu, tid,
+                          R"({"ph":"X","name":)" + JsonString(a.name) + R"(,"cat":")" + cat +
+                              R"(","pid":)" + pid + R"(,"tid":)" + std::to_string(tid) +
+                              R"(,"ts":)" + Us(a.start) + R"(,"dur":)" + Us(a.end - a.start) +
+                              R"(,"args":{)" + args + "}}"});
+    }
+    std::sort(used_tids.begin(), used_tids.end());
+    for (int tid : used_tids) {
+      std::string name;
+      switch (tid) {
+        case kTidCpu:
+          name = "CPU";
+          break;
+        case kTidGpu:
+          name = "GPU compute";
+          break;
+        case kTidComm:
+          name = "communication";
+          break;
+        case kTidMemory:
+          name = "remote memory";
+          break;
+        default:
+          name = "receives " + std::to_string(tid - kTidRecv);
+      }
+      meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" +
+                     std::to_string(tid) + R"(,"args":{"name":")" + name + "\"}}");
+      meta.push_back(R"({"ph":"M","name":"thread_sort_index","pid":)" + pid + R"(,"tid":)" +
+                     std::to_string(tid) + R"(,"args":{"sort_index":)" + std::to_string(tid) +
+                     "}}");
+    }
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Ev& a, const Ev& b) {
+    return std::tie(a.ts, a.pid, a.tid) < std::tie(b.ts, b.pid, b.tid);
+  });
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  bool first = true;
+  for (const std::string& m : meta) {
+    out += (first ? "" : ",\n") + m;
+    first = false;
+  }
+  for (const Ev& e : events) {
+    out += (first ? "" : ",\n") + e.json;
+    first = false;
+  }
+  out += "\n]}\n";
+  return Save(path, out);
+}
+
+Status WriteChakraTimeline(const RunResult& r, const std::string& path) {
+  if (Status s = NeedsRecording(r); !s.ok()) return s;
+  struct Line {
+    int64_t tick;
+    int kind;  // 0 = callback, 1 = issue: at equal ticks a node ends before the next starts
+    int npu;
+    size_t seq;
+    std::string text;
+  };
+  std::vector<Line> lines;
+  for (int npu = 0; npu < r.num_npus(); ++npu) {
+    for (const NodeRecord& a : r.activity[npu]) {
+      const std::string rest = ", node->id=" + std::to_string(a.id) + ", node->name=" + a.name +
+                               ", node->type=" + et::NodeTypeName(a.type);
+      const std::string sys = "sys->id=" + std::to_string(npu);
+      lines.push_back(Line{a.start.WholeNs(), 1, npu, lines.size(),
+                           "issue," + sys + ", tick=" + Ns(a.start) + rest});
+      lines.push_back(Line{a.end.WholeNs(), 0, npu, lines.size(),
+                           "callback," + sys + ", tick=" + Ns(a.end) + rest});
+    }
+  }
+  std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
+    return std::tie(a.tick, a.kind, a.npu, a.seq) < std::tie(b.tick, b.kind, b.npu, b.seq);
+  });
+  std::string out;
+  for (const Line& l : lines) out += l.text + "\n";
+  return Save(path, out);
+}
+
+Status WriteReportJson(const RunResult& r, const std::string& path) {
+  if (Status s = NeedsRecording(r); !s.ok()) return s;
+  std::string out = "{\n  \"units\": {\"time\": \"ns\", \"bandwidth\": \"GB/s (1e9 B/s)\"},\n";
+  out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
+  out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
+  for (int i = 0; i < r.num_npus(); ++i) {
+    const NpuBreakdown b = BreakdownOf(r.activity[i], r.npus[i].finish);
+    out += "    {\"npu\": " + std::to_string(i) + ", \"total\": " + Ns(b.total) +
+           ", \"compute\": " + Ns(b.compute) + ", \"cpu\": " + Ns(b.cpu) +
+           ", \"communication\": " + Ns(b.communication) +
+           ", \"exposed_communication\": " + Ns(b.exposed) +
+           ", \"overlapped_communication\": " + Ns(b.overlapped) + ", \"memory\": " + Ns(b.memory) +
+           ", \"idle\": " + Ns(b.idle) + ", \"overlap_percent\": " + Num(b.overlap_percent()) +
+           ", \"astra_sim_exposed_communication\": " + Ns(r.npus[i].exposed_communication()) + "}" +
+           (i + 1 < r.num_npus() ? ",\n" : "\n");
+  }
+  out += "  ],\n  \"collectives\": [\n";
+  const std::vector<CollectiveStat> colls = CollectiveStats(r);
+  for (size_t i = 0; i < colls.size(); ++i) {
+    const CollectiveStat& c = colls[i];
+    out += "    {\"npu\": " + std::to_string(c.npu) +
+           ", \"node_id\": " + std::to_string(c.node_id) + ", \"name\": " + JsonString(c.name) +
+           ", \"type\": \"" + et::CollectiveTypeName(c.type) +
+           "\", \"group\": " + JsonString(c.group.empty() ? "all" : c.group) +
+           ", \"group_size\": " + std::to_string(c.group_size) +
+           ", \"bytes\": " + std::to_string(c.bytes) + ", \"start\": " + Ns(c.start) +
+           ", \"end\": " + Ns(c.end) + ", \"duration\": " + Ns(c.end - c.start) +
+           ", \"alg_bw\": " + Num(c.alg_bw_gbps) + ", \"bus_bw\": " + Num(c.bus_bw_gbps) + "}" +
+           (i + 1 < colls.size() ? ",\n" : "\n");
+  }
+  out += "  ],\n  \"links\": [\n";
+  for (size_t i = 0; i < r.links.size(); ++i) {
+    const LinkStats& l = r.links[i];
+    const double util = r.end.ps() > 0 ? static_cast<double>(l.busy.ps()) / r.end.ps() : 0;
+    out += "    {\"link\": " + JsonString(l.name) + ", \"bytes\": " + std::to_string(l.bytes) +
+           ", \"busy\": " + Ns(l.busy) + ", \"utilisation\": " + Num(util) + "}" +
+           (i + 1 < r.links.size() ? ",\n" : "\n");
+  }
+  out += "  ]\n}\n";
+  return Save(path, out);
+}
+
+Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
+  if (Status s = NeedsRecording(r); !s.ok()) return s;
+  std::string npus =
+      "npu,total_ns,compute_ns,cpu_ns,communication_ns,exposed_communication_ns,"
+      "overlapped_communication_ns,memory_ns,idle_ns,overlap_percent\n";
+  for (int i = 0; i < r.num_npus(); ++i) {
+    const NpuBreakdown b = BreakdownOf(r.activity[i], r.npus[i].finish);
+    npus += std::to_string(i) + "," + Ns(b.total) + "," + Ns(b.compute) + "," + Ns(b.cpu) + "," +
+            Ns(b.communication) + "," + Ns(b.exposed) + "," + Ns(b.overlapped) + "," +
+            Ns(b.memory) + "," + Ns(b.idle) + "," + Num(b.overlap_percent()) + "\n";
+  }
+  std::string colls =
+      "npu,node_id,name,type,group,group_size,bytes,start_ns,end_ns,duration_ns,alg_bw_gbps,"
+      "bus_bw_gbps\n";
+  for (const CollectiveStat& c : CollectiveStats(r)) {
+    colls += std::to_string(c.npu) + "," + std::to_string(c.node_id) + "," + CsvField(c.name) +
+             "," + et::CollectiveTypeName(c.type) + "," +
+             CsvField(c.group.empty() ? "all" : c.group) + "," + std::to_string(c.group_size) +
+             "," + std::to_string(c.bytes) + "," + Ns(c.start) + "," + Ns(c.end) + "," +
+             Ns(c.end - c.start) + "," + Num(c.alg_bw_gbps) + "," + Num(c.bus_bw_gbps) + "\n";
+  }
+  std::string links = "link,bytes,busy_ns,utilisation\n";
+  for (const LinkStats& l : r.links) {
+    const double util = r.end.ps() > 0 ? static_cast<double>(l.busy.ps()) / r.end.ps() : 0;
+    links += CsvField(l.name) + "," + std::to_string(l.bytes) + "," + Ns(l.busy) + "," + Num(util) +
+             "\n";
+  }
+  for (const auto& [suffix, text] : {std::pair<std::string, std::string>{".npus.csv", npus},
+                                     {".collectives.csv", colls},
+                                     {".links.csv", links}}) {
+    if (Status s = Save(prefix + suffix, text); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+std::string SummaryTable(const RunResult& r) {
+  const int n = r.num_npus();
+  if (n == 0) return "";
+  const bool recorded = static_cast<int>(r.activity.size()) == n;
+  int slowest = 0;
+  for (int i = 1; i < n; ++i) {
+    if (r.npus[slowest].finish < r.npus[i].finish) slowest = i;
+  }
+  // Without a recording, the executor's per-slot sums stand in for the interval unions.
+  auto breakdown = [&](int i) {
+    if (recorded) return BreakdownOf(r.activity[i], r.npus[i].finish);
+    NpuBreakdown b;
+    const NpuStats& s = r.npus[i];
+    b.total = s.finish;
+    b.compute = s.gpu_compute;
+    b.cpu = s.cpu_compute;
+    b.communication = s.communication;
+    b.exposed = s.exposed_communication();
+    b.memory = s.memory;
+    return b;
+  };
+  NpuBreakdown mean;
+  for (int i = 0; i < n; ++i) {
+    const NpuBreakdown b = breakdown(i);
+    mean.total += b.total;
+    mean.compute += b.compute;
+    mean.cpu += b.cpu;
+    mean.communication += b.communication;
+    mean.exposed += b.exposed;
+    mean.overlapped += b.overlapped;
+    mean.memory += b.memory;
+    mean.idle += b.idle;
+  }
+  auto avg = [n](Time t) { return Time::FromPs(t.ps() / n); };
+  const bool ms = r.end.Ns() >= 1e6;
+  auto fmt = [ms](Time t) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%12.3f", ms ? t.Ns() / 1e6 : t.Ns() / 1e3);
+    return std::string(buf);
+  };
+  const char* unit = ms ? "ms" : "us";
+  const NpuBreakdown s = breakdown(slowest);
+  std::string out = "\nsummary: " + std::to_string(n) + " NPUs, step time " + r.end.ToHuman() +
+                    " (slowest: NPU " + std::to_string(slowest) + ")\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit, "mean NPU",
+                ("NPU " + std::to_string(slowest)).c_str());
+  out += line;
+  auto row = [&](const char* name, Time a, Time b) {
+    std::snprintf(line, sizeof line, "  %-24s %s %s\n", name, fmt(a).c_str(), fmt(b).c_str());
+    out += line;
+  };
+  row("total", avg(mean.total), s.total);
+  row("GPU compute", avg(mean.compute), s.compute);
+  if (mean.cpu.ps() > 0) row("CPU", avg(mean.cpu), s.cpu);
+  row("communication", avg(mean.communication), s.communication);
+  row("exposed communication", avg(mean.exposed), s.exposed);
+  if (recorded) {
+    row("overlapped comm.", avg(mean.overlapped), s.overlapped);
+    row("idle", avg(mean.idle), s.idle);
+  }
+  if (mean.memory.ps() > 0) row("remote memory", avg(mean.memory), s.memory);
+  return out;
+}
+
+}  // namespace orrery

@@ -1,0 +1,227 @@
+// Breakdowns, collective statistics and output files, against hand-derived values.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "et_feeder/writer.h"
+#include "report/breakdown.h"
+#include "report/outputs.h"
+
+namespace orrery {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// 4 NPUs on a ring (50 GiB/s, 500 ns). Every NPU: fwd (5 us) -> 1 MiB all-reduce (43000 ns,
+// ASTRA-sim's figure). NPU 0 also runs a 100 us kernel after fwd, overlapping the all-reduce,
+// then sends 1 MiB to NPU 1 after the all-reduce (20031 ns); NPU 1 receives it.
+RunResult MixedRun() {
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) {
+    r = {et::MakeCompNode(1, "fwd", 5),
+         et::MakeCollNode(2, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
+  }
+  ranks[0].push_back(et::MakeCompNode(3, "long_kernel", 100, {1}));
+  ranks[0].push_back(et::MakeSendNode(4, /*peer=*/1, 1 << 20, /*tag=*/9, {2}));
+  ranks[1].push_back(et::MakeRecvNode(4, /*peer=*/0, 1 << 20, /*tag=*/9, {2}));
+  const std::string prefix = Tmp("mixed");
+  std::ofstream(prefix + ".system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1600 })";
+  std::ofstream(prefix + ".net.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  EXPECT_TRUE(et::WriteRankFiles(prefix, ranks).ok());
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : RunResult();
+}
+
+// NPU 0: compute = fwd [0, 5000) + kernel [5000, 105000) = 105000; communication = all-reduce
+//   [5000, 48000) + send [48000, 68031) = 63031, all of it under the kernel: overlapped 63031,
+//   exposed 0, overlap 100 %, idle 0.
+// NPU 1: compute 5000; communication = all-reduce + receive [48000, 68031) = 63031, none
+//   overlapped: exposed 63031, overlap 0 %, idle 0.
+// NPU 2: total 48000, compute 5000, communication 43000 exposed.
+TEST(Breakdown, ComputeOverlappingACollective) {
+  const RunResult r = MixedRun();
+  ASSERT_EQ(r.num_npus(), 4);
+  const NpuBreakdown b0 = BreakdownOf(r.activity[0], r.npus[0].finish);
+  EXPECT_EQ(b0.total.WholeNs(), 105000);
+  EXPECT_EQ(b0.compute.WholeNs(), 105000);
+  EXPECT_EQ(b0.communication.WholeNs(), 63031);
+  EXPECT_EQ(b0.overlapped.WholeNs(), 63031);
+  EXPECT_EQ(b0.exposed.WholeNs(), 0);
+  EXPECT_EQ(b0.idle.WholeNs(), 0);
+  EXPECT_DOUBLE_EQ(b0.overlap_percent(), 100.0);
+
+  const NpuBreakdown b1 = BreakdownOf(r.activity[1], r.npus[1].finish);
+  EXPECT_EQ(b1.total.WholeNs(), 68031);
+  EXPECT_EQ(b1.compute.WholeNs(), 5000);
+  EXPECT_EQ(b1.communication.WholeNs(), 63031);
+  EXPECT_EQ(b1.exposed.WholeNs(), 63031);
+  EXPECT_EQ(b1.idle.WholeNs(), 0);
+  EXPECT_DOUBLE_EQ(b1.overlap_percent(), 0.0);
+
+  const NpuBreakdown b2 = BreakdownOf(r.activity[2], r.npus[2].finish);
+  EXPECT_EQ(b2.total.WholeNs(), 48000);
+  EXPECT_EQ(b2.exposed.WholeNs(), 43000);
+}
+
+TEST(Breakdown, IdleIsWhatNothingCovers) {
+  std::vector<NodeRecord> a(3);
+  a[0].track = Track::kGpu;  // [0, 10)
+  a[0].end = Time::FromNs(10);
+  a[1].track = Track::kComm;  // [5, 20): 5 ns under compute
+  a[1].start = Time::FromNs(5);
+  a[1].end = Time::FromNs(20);
+  a[2].track = Track::kRecv;  // [15, 25): merges with the send
+  a[2].start = Time::FromNs(15);
+  a[2].end = Time::FromNs(25);
+  const NpuBreakdown b = BreakdownOf(a, Time::FromNs(40));
+  EXPECT_EQ(b.compute.WholeNs(), 10);
+  EXPECT_EQ(b.communication.WholeNs(), 20);
+  EXPECT_EQ(b.overlapped.WholeNs(), 5);
+  EXPECT_EQ(b.exposed.WholeNs(), 15);
+  EXPECT_EQ(b.idle.WholeNs(), 15);  // 40 - |[0, 25)|
+  EXPECT_DOUBLE_EQ(b.overlap_percent(), 25.0);
+}
+
+// nccl-tests: all-reduce of S = 1 MiB in t = 43000 ns on n = 4:
+// algbw = 1048576 / 43000 ns = 24.3855 GB/s; busbw = algbw * 2 * 3 / 4 = 36.578 GB/s.
+TEST(CollectiveStats, AlgorithmAndBusBandwidthAsNcclTests) {
+  const RunResult r = MixedRun();
+  const std::vector<CollectiveStat> c = CollectiveStats(r);
+  ASSERT_EQ(c.size(), 4u);
+  for (const CollectiveStat& s : c) {
+    EXPECT_EQ(s.type, et::CollectiveType::kAllReduce);
+    EXPECT_EQ(s.group_size, 4);
+    EXPECT_EQ(s.bytes, 1u << 20);
+    EXPECT_EQ((s.end - s.start).WholeNs(), 43000);
+    EXPECT_NEAR(s.alg_bw_gbps, 1048576.0 / 43000.0, 1e-9);
+    EXPECT_NEAR(s.bus_bw_gbps, 1048576.0 / 43000.0 * 1.5, 1e-9);
+  }
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(et::CollectiveType::kAllGather, 8), 7.0 / 8.0);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(et::CollectiveType::kBroadcast, 8), 1.0);
+}
+
+// The bundled example's Chrome trace: valid JSON, one named process per NPU, "X" events sorted
+// by time and never overlapping within a thread.
+TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
+  RunOptions o;
+  o.workload = "examples/dp_step/dp_step";
+  o.system_config = "examples/dp_step/system.json";
+  o.network_config = "examples/dp_step/network.yml";
+  o.memory_config = "examples/dp_step/memory.json";
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string path = Tmp("dp_step.trace.json");
+  ASSERT_TRUE(WriteChromeTrace(*r, path).ok());
+  const YAML::Node doc = YAML::LoadFile(path);  // JSON is YAML: a parse error throws
+  const YAML::Node events = doc["traceEvents"];
+  ASSERT_TRUE(events.IsSequence());
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, double> track_end;
+  double last_ts = -1;
+  int complete = 0;
+  for (const YAML::Node& e : events) {
+    const std::string ph = e["ph"].as<std::string>();
+    const int pid = e["pid"].as<int>();
+    if (ph == "M") {
+      if (e["name"].as<std::string>() == "process_name") {
+        processes[pid] = e["args"]["name"].as<std::string>();
+      }
+      continue;
+    }
+    ASSERT_EQ(ph, "X");
+    ++complete;
+    const double ts = e["ts"].as<double>();
+    const double dur = e["dur"].as<double>();
+    EXPECT_GE(ts, last_ts) << "events must be sorted by time";
+    EXPECT_GE(dur, 0);
+    last_ts = ts;
+    const auto key = std::make_pair(pid, e["tid"].as<int>());
+    auto it = track_end.find(key);
+    if (it != track_end.end()) {
+      EXPECT_GE(ts + 1e-9, it->second)
+          << "overlap on NPU " << pid << " thread " << key.second << " at " << ts << " ("
+          << e["name"].as<std::string>() << ")";
+    }
+    track_end[key] = ts + dur;
+    EXPECT_TRUE(e["args"]["node_id"].IsDefined());
+  }
+  ASSERT_EQ(processes.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(processes[i], "NPU " + std::to_string(i));
+  size_t nodes = 0;
+  for (const auto& a : r->activity) nodes += a.size();
+  EXPECT_EQ(complete, static_cast<int>(nodes));
+  EXPECT_GT(complete, 100);
+}
+
+TEST(Timeline, ChakraVisualizerLinesPairIssueAndCallback) {
+  const RunResult r = MixedRun();
+  const std::string path = Tmp("mixed.timeline.txt");
+  ASSERT_TRUE(WriteChakraTimeline(r, path).ok());
+  const std::string text = Slurp(path);
+  EXPECT_NE(text.find("issue,sys->id=0, tick=0, node->id=1, node->name=fwd, "
+                      "node->type=COMP_NODE\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("callback,sys->id=1, tick=68031, node->id=4, node->name=recv"),
+            std::string::npos)
+      << text;
+  // At 5000 ns fwd ends before the collective starts.
+  EXPECT_LT(text.find("callback,sys->id=0, tick=5000, node->id=1"),
+            text.find("issue,sys->id=0, tick=5000, node->id=2"));
+}
+
+TEST(Report, JsonAndCsvCarryTheBreakdown) {
+  const RunResult r = MixedRun();
+  const std::string json = Tmp("mixed.report.json");
+  ASSERT_TRUE(WriteReportJson(r, json).ok());
+  const YAML::Node doc = YAML::LoadFile(json);
+  EXPECT_EQ(doc["step_time_ns"].as<int64_t>(), 105000);
+  EXPECT_EQ(doc["npus"][1]["exposed_communication"].as<int64_t>(), 63031);
+  EXPECT_EQ(doc["npus"][0]["overlap_percent"].as<double>(), 100.0);
+  EXPECT_EQ(doc["collectives"].size(), 4u);
+  EXPECT_EQ(doc["collectives"][0]["type"].as<std::string>(), "ALL_REDUCE");
+  EXPECT_EQ(doc["collectives"][0]["duration"].as<int64_t>(), 43000);
+  EXPECT_GT(doc["links"].size(), 0u);  // the default backend is congestion-aware
+
+  const std::string prefix = Tmp("mixed.report");
+  ASSERT_TRUE(WriteReportCsv(r, prefix).ok());
+  const std::string npus = Slurp(prefix + ".npus.csv");
+  EXPECT_NE(npus.find("\n1,68031,5000,0,63031,63031,0,0,0,0\n"), std::string::npos) << npus;
+  EXPECT_NE(Slurp(prefix + ".collectives.csv").find(",ALL_REDUCE,all,4,1048576,5000,48000,43000,"),
+            std::string::npos);
+}
+
+TEST(Report, SameRunSameBytes) {
+  const RunResult a = MixedRun();
+  const RunResult b = MixedRun();
+  ASSERT_TRUE(WriteChromeTrace(a, Tmp("a.json")).ok());
+  ASSERT_TRUE(WriteChromeTrace(b, Tmp("b.json")).ok());
+  EXPECT_EQ(Slurp(Tmp("a.json")), Slurp(Tmp("b.json")));
+  EXPECT_EQ(SummaryTable(a), SummaryTable(b));
+}
+
+}  // namespace
+}  // namespace orrery
