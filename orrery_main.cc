@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "report/outputs.h"
 #include "runner/run.h"
+#include "sweep/sweep.h"
 
 namespace po = boost::program_options;
 
@@ -55,6 +56,7 @@ std::vector<std::string> OptionNames(const po::options_description& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "sweep") return orrery::SweepMain(argc - 1, argv + 1);
   orrery::RunOptions o;
   std::string backend = "analytical-aware";
   std::string queues = "1";

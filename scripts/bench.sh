@@ -4,6 +4,7 @@
 # on both analytical backends, and the simulated time (which must equal ASTRA-sim's).
 #   scripts/bench.sh            # all cases
 #   scripts/bench.sh 1024       # one size
+#   scripts/bench.sh sweep      # only the sweep scaling case
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ORRERY_ROOT"
@@ -12,8 +13,9 @@ bazel build -c opt //:orrery //et_feeder:gen_workload >/dev/null 2>&1 || bazel b
 bin="$ORRERY_ROOT/bazel-bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sizes=("${@:-1024 4096}")
+sizes=("$@")
 [ $# -eq 0 ] && sizes=(1024 4096)
+[ "${1:-}" = sweep ] && sizes=()
 
 cat > "$work/system.json" <<'JSON'
 {
@@ -71,3 +73,32 @@ print(f"{'ring all-reduce 1 MiB, ' + n + ' NPUs, ' + backend:<48} {wall:12.2f} {
 PY
   done
 done
+
+# Sweep scaling: 16 independent points (a 512-NPU ring all-reduce of 1 MiB at 16 link
+# bandwidths) with 1 and 2 jobs.
+if [ $# -eq 0 ] || [ "${1:-}" = sweep ]; then
+  printf 'topology: [ Ring ]\nnpus_count: [ 512 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' \
+    > "$work/ring512.yml"
+  mkdir -p "$work/ar512"
+  "$bin/et_feeder/gen_workload" collective --type all_reduce --size 1048576 --npus 512 \
+    --out "$work/ar512/all_reduce"
+  {
+    echo "base: {system: system.json, network: ring512.yml, backend: analytical-aware,"
+    echo "       workload: ar512/all_reduce}"
+    echo "grid:"
+    echo "  network.bandwidth: [$(seq -s, 25 5 100 | sed 's/\([0-9]*\)/[\1]/g')]"
+  } > "$work/sweep16.yaml"
+  python3 - "$bin/orrery" "$work" <<'PY'
+import filecmp, subprocess, sys, time
+binary, work = sys.argv[1:]
+took = {}
+for jobs in (1, 2):
+    t0 = time.monotonic()
+    subprocess.run([binary, "sweep", f"{work}/sweep16.yaml", "--jobs", str(jobs), "--quiet",
+                    "--out", f"{work}/sweep_j{jobs}"], check=True, stdout=subprocess.DEVNULL)
+    took[jobs] = time.monotonic() - t0
+same = "identical" if filecmp.cmp(f"{work}/sweep_j1.csv", f"{work}/sweep_j2.csv", False) else "DIFFERENT"
+print(f"\nsweep of 16 points: {took[1]:.2f} s with 1 job, {took[2]:.2f} s with 2 jobs: "
+      f"{took[1] / took[2]:.2f}x faster; results {same}")
+PY
+fi

@@ -144,6 +144,45 @@ TEST(Cli, UnwritableReportIsAnError) {
       {"/nonexistent-dir/report.json", "cannot write"});
 }
 
+// `orrery sweep`: Slurm's array variables pick the shard; `sweep merge` joins the shards into
+// what one unsharded run writes; a failing point makes the exit code 2.
+TEST(Cli, SweepShardsFromSlurmAndMerges) {
+  Args("sweepbase", 4, {});  // writes sweepbase.system.json and sweepbase.net.yml
+  const std::string spec = Tmp("cli.sweep.yaml");
+  Spit(spec,
+       "base:\n  system: sweepbase.system.json\n  network: sweepbase.net.yml\n"
+       "  workload: {collective: all_reduce, size: 1048576}\n"
+       "grid:\n  workload.collective: [all_reduce, all_gather]\n"
+       "  backend: [analytical-aware, analytical-unaware]\n");
+  const Outcome whole = Orrery("sweep " + spec + " --quiet --jobs 2 --out " + Tmp("sw_whole"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("4 points: 4 run, 0 kept from an earlier run, 0 failed"),
+            std::string::npos)
+      << whole.out;
+  for (int id = 1; id <= 2; ++id) {  // an array job --array=1-2
+    const std::string env = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
+                            " SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=2 ";
+    const int rc = std::system((env + "timeout 120 ./orrery sweep " + spec + " --quiet --out " +
+                                Tmp("sw_task" + std::to_string(id)) + " > /dev/null")
+                                   .c_str());
+    ASSERT_EQ(rc, 0);
+  }
+  EXPECT_EQ(Slurp(Tmp("sw_task1.csv")).find("\n1,"), std::string::npos);  // task 1 = shard 0
+  const Outcome merged = Orrery("sweep merge --out " + Tmp("sw_merged") + " " +
+                                Tmp("sw_task1.csv") + " " + Tmp("sw_task2.csv"));
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_EQ(Slurp(Tmp("sw_merged.csv")), Slurp(Tmp("sw_whole.csv")));
+
+  Spit(spec,
+       "base:\n  system: sweepbase.system.json\n  network: sweepbase.net.yml\n"
+       "  workload: {collective: all_reduce, size: 1048576}\n"
+       "grid:\n  network.bandwidth: [[50.0], [-5.0]]\n");
+  const Outcome failing = Orrery("sweep " + spec + " --quiet --out " + Tmp("sw_fail"));
+  EXPECT_EQ(failing.exit_code, 2) << failing.out << failing.err;
+  EXPECT_NE(failing.out.find("2 points: 2 run, 0 kept from an earlier run, 1 failed"),
+            std::string::npos);
+}
+
 TEST(Cli, SpaceSeparatedFlagsWorkLikeEquals) {
   const std::string prefix = Tmp("spaced");
   Args("spaced", 4, AllReduceRanks(4));

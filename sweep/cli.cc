@@ -1,0 +1,143 @@
+// `orrery sweep SPEC.yaml [--jobs N] [--out PREFIX] [--resume] [--shard I/N] [--quiet]`
+// `orrery sweep merge --out PREFIX SHARD.csv...`
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sweep/sweep.h"
+
+namespace orrery {
+
+namespace {
+
+namespace po = boost::program_options;
+
+volatile int g_interrupted = 0;
+
+extern "C" void OnInterrupt(int) { g_interrupted = 1; }
+
+int Fail(const std::string& m) {
+  std::fprintf(stderr, "error: %s\n", m.c_str());
+  return 1;
+}
+
+bool ParseShard(const std::string& s, int* shard, int* shards) {
+  const size_t slash = s.find('/');
+  if (slash == std::string::npos) return false;
+  char* end = nullptr;
+  const long i = std::strtol(s.c_str(), &end, 10);
+  if (end != s.c_str() + slash) return false;
+  const long n = std::strtol(s.c_str() + slash + 1, &end, 10);
+  if (*end != '\0' || n < 1 || i < 0 || i >= n) return false;
+  *shard = static_cast<int>(i);
+  *shards = static_cast<int>(n);
+  return true;
+}
+
+int MergeMain(int argc, char** argv) {
+  std::string out;
+  std::vector<std::string> files;
+  po::options_description desc("orrery sweep merge --out PREFIX SHARD.csv...");
+  desc.add_options()("help,h", "print this help")(
+      "out", po::value(&out), "write PREFIX.csv and PREFIX.json")("files", po::value(&files),
+                                                                  "shard CSV files");
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Fail(std::string("sweep merge: ") + e.what());
+  }
+  if (vm.count("help")) {
+    std::printf("%s\n", "usage: orrery sweep merge --out PREFIX SHARD.csv...");
+    return 0;
+  }
+  if (out.empty()) return Fail("sweep merge: --out PREFIX is required");
+  const Status s = MergeSweepOutputs(files, out);
+  if (!s.ok()) return Fail(s.message());
+  std::printf("merged %zu files into %s.csv and %s.json\n", files.size(), out.c_str(), out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int SweepMain(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "merge") return MergeMain(argc - 1, argv + 1);
+  std::string spec_path, out, shard_text;
+  int jobs = 0;
+  bool resume = false, quiet = false;
+  po::options_description desc(
+      "orrery sweep SPEC.yaml: run every point of a design-space study (see README, Sweeps)");
+  desc.add_options()("help,h", "print this help")("jobs", po::value(&jobs)->default_value(0),
+                                                  "points run at once; 0 = all cores")(
+      "out", po::value(&out), "output prefix: PREFIX.csv, PREFIX.json (default: the spec's)")(
+      "resume", po::bool_switch(&resume), "keep finished points already in PREFIX.csv")(
+      "shard", po::value(&shard_text),
+      "run slice I of N (points with index % N == I), e.g. 0/4; default from "
+      "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set")(
+      "quiet", po::bool_switch(&quiet), "no progress line")("spec", po::value(&spec_path),
+                                                            "the sweep spec (YAML)");
+  po::positional_options_description pos;
+  pos.add("spec", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Fail(std::string("sweep: ") + e.what() + " (see orrery sweep --help)");
+  }
+  if (vm.count("help")) {
+    std::printf(
+        "usage: orrery sweep SPEC.yaml [options]\n       orrery sweep merge --out "
+        "PREFIX SHARD.csv...\n\n");
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (spec_path.empty()) return Fail("sweep: give the spec file: orrery sweep SPEC.yaml");
+  if (jobs < 0) return Fail("sweep: --jobs is " + std::to_string(jobs) + "; expected >= 0");
+  SweepOptions o;
+  o.jobs = jobs;
+  o.out = out;
+  o.resume = resume;
+  if (!shard_text.empty()) {
+    if (!ParseShard(shard_text, &o.shard, &o.shards)) {
+      return Fail("sweep: --shard is '" + shard_text + "'; expected I/N with 0 <= I < N");
+    }
+  } else if (const char* id = std::getenv("SLURM_ARRAY_TASK_ID")) {
+    const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
+    const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
+    if (count != nullptr) {
+      const int first = min != nullptr ? std::atoi(min) : 0;
+      const std::string text = std::to_string(std::atoi(id) - first) + "/" + count;
+      if (!ParseShard(text, &o.shard, &o.shards)) {
+        return Fail("sweep: SLURM_ARRAY_TASK_ID=" + std::string(id) +
+                    " and SLURM_ARRAY_TASK_COUNT=" + count + " do not give a shard I/N");
+      }
+    }
+  }
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  if (!spec.ok()) return Fail(spec.status().message());
+  o.progress = !quiet;
+  o.interrupted = &g_interrupted;
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+  StatusOr<SweepSummary> r = RunSweep(*spec, o);
+  if (!r.ok()) return Fail(r.status().message());
+  std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
+              r->points, r->points == 1 ? "" : "s", r->ran, r->skipped, r->failed, r->csv.c_str(),
+              r->json.c_str());
+  if (r->interrupted) {
+    std::fprintf(stderr, "interrupted: %d points not run; run again with --resume to finish them\n",
+                 r->points - r->ran - r->skipped);
+    return 130;
+  }
+  return r->failed > 0 ? 2 : 0;
+}
+
+}  // namespace orrery

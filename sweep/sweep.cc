@@ -1,0 +1,666 @@
+#include "sweep/sweep.h"
+
+#include <omp.h>
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "et_feeder/trace.h"
+#include "et_feeder/writer.h"
+#include "report/breakdown.h"
+#include "runner/run.h"
+
+namespace orrery {
+
+namespace {
+
+const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "output"};
+const std::vector<std::string> kBaseKeys = {"system", "network", "memory", "workload", "backend"};
+const std::vector<std::string> kMetrics = {
+    "end_ns",          "compute_ns",  "communication_ns", "exposed_communication_ns",
+    "overlap_percent", "alg_bw_gbps", "bus_bw_gbps",      "events"};
+
+std::string Flow(const YAML::Node& n) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << n;
+  return e.c_str();
+}
+
+std::string Where(const std::string& path, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.is_null() ? path : path + ":" + std::to_string(m.line + 1);
+}
+
+bool IsParamName(const std::string& p) {
+  for (const char* whole : {"backend", "system", "network", "memory", "workload",
+                            "workload.collective", "workload.size"}) {
+    if (p == whole) return true;
+  }
+  for (const char* prefix : {"system.", "network.", "memory."}) {
+    const size_t n = std::strlen(prefix);
+    if (p.size() > n && p.compare(0, n, prefix) == 0) return true;
+  }
+  return false;
+}
+
+std::string Join(const std::string& dir, const std::string& path) {
+  if (path.empty() || path[0] == '/' || dir.empty()) return path;
+  return dir + "/" + path;
+}
+
+std::string Csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// One CSV line into fields (RFC 4180 quoting); false if the line is incomplete.
+bool ParseCsvLine(const std::string& line, std::vector<std::string>* fields) {
+  fields->clear();
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields->push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (quoted) return false;
+  fields->push_back(cur);
+  return true;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+Status MakeDirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::Error(cur + ": cannot create directory: " + std::strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+struct Table {
+  std::vector<std::string> header;
+  std::map<int, std::vector<std::string>> rows;  // by point index
+};
+
+Status ReadTable(const std::string& path, Table* t, bool must_exist) {
+  std::ifstream f(path);
+  if (!f) {
+    return must_exist ? Status::Error(path + ": cannot read: " + std::strerror(errno))
+                      : Status::Ok();
+  }
+  std::string line;
+  std::vector<std::string> fields;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    if (!ParseCsvLine(line, &fields)) continue;  // a line cut short by an interruption
+    if (n == 1) {
+      if (fields.empty() || fields[0] != "point") {
+        return Status::Error(path +
+                             ":1: not a sweep output (its header does not start with "
+                             "'point')");
+      }
+      t->header = fields;
+      continue;
+    }
+    if (fields.size() != t->header.size()) continue;  // incomplete line
+    char* end = nullptr;
+    const long idx = std::strtol(fields[0].c_str(), &end, 10);
+    if (*end != '\0' || idx < 0) continue;
+    t->rows[static_cast<int>(idx)] = fields;
+  }
+  return Status::Ok();
+}
+
+Status WriteOutputs(const Table& t, const std::string& out) {
+  std::string csv;
+  for (size_t i = 0; i < t.header.size(); ++i) csv += (i ? "," : "") + Csv(t.header[i]);
+  csv += "\n";
+  std::string json = "[\n";
+  size_t k = 0;
+  for (const auto& [idx, row] : t.rows) {
+    for (size_t i = 0; i < row.size(); ++i) csv += (i ? "," : "") + Csv(row[i]);
+    csv += "\n";
+    json += "  {";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string& col = t.header[i];
+      const bool numeric =
+          (col == "point" || std::find(kMetrics.begin(), kMetrics.end(), col) != kMetrics.end()) &&
+          !row[i].empty();
+      json += (i ? ", " : "") + JsonString(col) + ": " + (numeric ? row[i] : JsonString(row[i]));
+    }
+    json += ++k < t.rows.size() ? "},\n" : "}\n";
+  }
+  json += "]\n";
+  // Write beside and rename: a reader (or an interruption) never sees half a file.
+  for (const auto& [path, text] :
+       {std::pair<std::string, std::string>{out + ".csv", csv}, {out + ".json", json}}) {
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::binary);
+      if (!f) return Status::Error(tmp + ": cannot write: " + std::strerror(errno));
+      f << text;
+      if (!f) return Status::Error(tmp + ": write failed");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      return Status::Error(path + ": cannot replace: " + std::strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+// The files one point runs on, written under <out>.points/<index>/ when a key is overridden.
+struct Prepared {
+  RunOptions run;
+  std::string error;
+};
+
+uint64_t NpuCount(const YAML::Node& network) {
+  uint64_t n = 1;
+  const YAML::Node counts = network["npus_count"];
+  if (!counts || !counts.IsSequence()) return 0;
+  for (const YAML::Node& c : counts) {
+    try {
+      n *= c.as<uint64_t>();
+    } catch (const YAML::Exception&) {
+      return 0;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string SweepPoint::Key() const {
+  std::string k;
+  for (const auto& [name, value] : params) k += name + "=" + value + ";";
+  return k;
+}
+
+StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
+  SweepSpec spec;
+  spec.path = path;
+  const size_t slash = path.rfind('/');
+  spec.dir = slash == std::string::npos ? "" : path.substr(0, slash);
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Error(path + ": cannot read the sweep spec: " + std::strerror(errno));
+  } catch (const YAML::ParserException& e) {
+    return Status::Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                         std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap())
+    return Status::Error(path + ": a sweep spec is a map with 'base' and 'grid' or 'points'");
+  Status problems;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
+      std::string msg = Where(path, it->first) + ": unknown key '" + key + "'";
+      const std::string guess = DidYouMean(key, kSpecKeys);
+      msg += guess.empty() ? "; expected one of name, base, grid, points, output"
+                           : " (did you mean '" + guess + "'?)";
+      problems.Add(msg);
+    }
+  }
+  const YAML::Node base = root["base"];
+  if (!base || !base.IsMap()) {
+    problems.Add(path +
+                 ": 'base' is missing; it names system, network, workload (and optionally "
+                 "memory, backend)");
+  } else {
+    for (auto it = base.begin(); it != base.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (std::find(kBaseKeys.begin(), kBaseKeys.end(), key) == kBaseKeys.end()) {
+        const std::string guess = DidYouMean(key, kBaseKeys);
+        problems.Add(Where(path, it->first) + ": unknown base key '" + key + "'" +
+                     (guess.empty() ? "; expected system, network, memory, workload, backend"
+                                    : " (did you mean '" + guess + "'?)"));
+        continue;
+      }
+      const YAML::Node v = it->second;
+      if (key == "workload" && v.IsMap()) {
+        const YAML::Node c = v["collective"], s = v["size"];
+        if (!c || !s || v.size() != 2) {
+          problems.Add(Where(path, v) +
+                       ": a generated workload is {collective: all_reduce|all_gather|"
+                       "reduce_scatter|all_to_all, size: <bytes>}");
+          continue;
+        }
+        spec.generate_collective = c.Scalar();
+        try {
+          spec.generate_size = s.as<uint64_t>();
+        } catch (const YAML::Exception&) {
+          problems.Add(Where(path, s) + ": workload size is '" + s.Scalar() +
+                       "'; expected a whole number of bytes");
+        }
+        continue;
+      }
+      if (!v.IsScalar()) {
+        problems.Add(Where(path, v) + ": base '" + key + "' must be a path (or a backend name)");
+        continue;
+      }
+      spec.base[key] = v.Scalar();
+    }
+  }
+  const YAML::Node grid = root["grid"], points = root["points"];
+  if (grid && points) problems.Add(path + ": give either 'grid' or 'points', not both");
+  if (!grid && !points) problems.Add(path + ": nothing to vary: add a 'grid' or a 'points' list");
+  auto check_name = [&](const YAML::Node& name_node) {
+    const std::string name = name_node.Scalar();
+    if (!IsParamName(name)) {
+      problems.Add(Where(path, name_node) + ": parameter '" + name +
+                   "' is not one of backend, system, network, memory, workload, "
+                   "workload.collective, workload.size, system.<key>, network.<key>, "
+                   "memory.<key>");
+      return false;
+    }
+    return true;
+  };
+  if (grid) {
+    if (!grid.IsMap() || grid.size() == 0) {
+      problems.Add(Where(path, grid) + ": 'grid' maps each parameter to a list of values");
+    } else {
+      std::vector<std::vector<std::string>> values;
+      for (auto it = grid.begin(); it != grid.end(); ++it) {
+        if (!check_name(it->first)) continue;
+        if (!it->second.IsSequence() || it->second.size() == 0) {
+          problems.Add(Where(path, it->second) + ": grid parameter '" + it->first.Scalar() +
+                       "' needs a non-empty list of values");
+          continue;
+        }
+        spec.param_names.push_back(it->first.Scalar());
+        values.emplace_back();
+        for (const YAML::Node& v : it->second) values.back().push_back(Flow(v));
+      }
+      if (problems.ok()) {
+        // Cartesian product, first parameter varying slowest.
+        std::vector<size_t> at(values.size(), 0);
+        while (true) {
+          SweepPoint p;
+          p.index = static_cast<int>(spec.points.size());
+          for (size_t i = 0; i < values.size(); ++i) {
+            p.params.emplace_back(spec.param_names[i], values[i][at[i]]);
+          }
+          spec.points.push_back(std::move(p));
+          size_t d = values.size();
+          while (d > 0 && ++at[d - 1] == values[d - 1].size()) at[--d] = 0;
+          if (d == 0) break;
+        }
+      }
+    }
+  }
+  if (points) {
+    if (!points.IsSequence() || points.size() == 0) {
+      problems.Add(Where(path, points) + ": 'points' is a list of maps {parameter: value}");
+    } else {
+      for (const YAML::Node& pt : points) {
+        if (!pt.IsMap()) {
+          problems.Add(Where(path, pt) + ": each point is a map {parameter: value}");
+          continue;
+        }
+        SweepPoint p;
+        p.index = static_cast<int>(spec.points.size());
+        for (auto it = pt.begin(); it != pt.end(); ++it) {
+          if (!check_name(it->first)) continue;
+          const std::string name = it->first.Scalar();
+          if (std::find(spec.param_names.begin(), spec.param_names.end(), name) ==
+              spec.param_names.end()) {
+            spec.param_names.push_back(name);
+          }
+          p.params.emplace_back(name, Flow(it->second));
+        }
+        spec.points.push_back(std::move(p));
+      }
+    }
+  }
+  if (const YAML::Node out = root["output"]) spec.output = Join(spec.dir, out.Scalar());
+  if (!problems.ok()) return problems;
+  return spec;
+}
+
+StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
+    return Status::Error("shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) +
+                         " is impossible; expected I/N with 0 <= I < N");
+  }
+  std::string out = !o.out.empty() ? o.out : spec.output;
+  if (out.empty()) {
+    std::string stem =
+        spec.path.substr(spec.path.rfind('/') == std::string::npos ? 0 : spec.path.rfind('/') + 1);
+    stem = stem.substr(0, stem.find('.'));
+    out = Join(spec.dir, stem + ".results");
+  }
+  if (o.shards > 1 && o.out.empty()) {
+    out += ".shard-" + std::to_string(o.shard) + "-of-" + std::to_string(o.shards);
+  }
+
+  Table table;
+  table.header = {"point", "status"};
+  for (const std::string& p : spec.param_names) table.header.push_back(p);
+  for (const std::string& m : kMetrics) table.header.push_back(m);
+  table.header.push_back("error");
+
+  SweepSummary summary;
+  summary.csv = out + ".csv";
+  summary.json = out + ".json";
+  std::vector<const SweepPoint*> todo;
+  Table previous;
+  if (o.resume) {
+    Status s = ReadTable(summary.csv, &previous, false);
+    if (!s.ok()) return s;
+    if (!previous.header.empty() && previous.header != table.header) {
+      return Status::Error(summary.csv +
+                           ": its columns differ from this spec's; it belongs to "
+                           "another sweep (use another --out, or drop --resume)");
+    }
+  }
+  for (const SweepPoint& p : spec.points) {
+    if (p.index % o.shards != o.shard) continue;
+    ++summary.points;
+    auto it = previous.rows.find(p.index);
+    if (it != previous.rows.end()) {
+      // Same parameters as this spec's point, and finished cleanly: keep it.
+      bool same = it->second[1] == "ok";
+      for (size_t i = 0; same && i < p.params.size(); ++i) {
+        const size_t col =
+            2 + static_cast<size_t>(
+                    std::find(spec.param_names.begin(), spec.param_names.end(), p.params[i].first) -
+                    spec.param_names.begin());
+        same = it->second[col] == p.params[i].second;
+      }
+      if (same) {
+        table.rows[p.index] = it->second;
+        ++summary.skipped;
+        continue;
+      }
+    }
+    todo.push_back(&p);
+  }
+
+  // Prepare every point's files first, one at a time (generated workloads are shared).
+  std::vector<Prepared> prepared(todo.size());
+  std::map<std::string, std::string> generated;  // collective/size/npus -> prefix
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const SweepPoint& p = *todo[i];
+    Prepared& pr = prepared[i];
+    try {
+      std::map<std::string, std::string> files = spec.base;
+      std::map<std::string, std::vector<std::pair<std::string, std::string>>> overrides;
+      std::string collective = spec.generate_collective;
+      uint64_t size = spec.generate_size;
+      bool generate = spec.base.count("workload") == 0;
+      for (const auto& [name, value] : p.params) {
+        const size_t dot = name.find('.');
+        if (name == "workload.collective") {
+          collective = YAML::Load(value).Scalar();
+          generate = true;
+        } else if (name == "workload.size") {
+          size = YAML::Load(value).as<uint64_t>();
+          generate = true;
+        } else if (dot == std::string::npos) {
+          files[name] = YAML::Load(value).Scalar();
+          if (name == "workload") generate = false;
+        } else {
+          overrides[name.substr(0, dot)].emplace_back(name.substr(dot + 1), value);
+        }
+      }
+      const std::string dir = out + ".points/" + std::to_string(p.index);
+      YAML::Node network;
+      for (const char* kind : {"system", "network", "memory"}) {
+        auto f = files.find(kind);
+        const bool has_file = f != files.end();
+        if (!has_file && overrides.count(kind)) {
+          throw std::runtime_error(std::string("'") + kind + ".*' is varied but no " + kind +
+                                   " file is given in base");
+        }
+        if (!has_file) continue;
+        const std::string file = Join(spec.dir, f->second);
+        if (!overrides.count(kind) && std::string(kind) != "network") {
+          files[kind] = file;
+          continue;
+        }
+        YAML::Node doc = YAML::LoadFile(file);
+        for (const auto& [key, value] : overrides[kind]) doc[key] = YAML::Load(value);
+        if (std::string(kind) == "network") network = doc;
+        if (!overrides.count(kind)) {
+          files[kind] = file;
+          continue;
+        }
+        Status s = MakeDirs(dir);
+        if (!s.ok()) throw std::runtime_error(s.message());
+        const std::string path = dir + "/" + kind + ".yml";
+        std::ofstream(path) << Flow(doc) << "\n";
+        files[kind] = path;
+      }
+      if (!files.count("system") || !files.count("network")) {
+        throw std::runtime_error("base needs a system and a network config");
+      }
+      pr.run.system_config = files["system"];
+      pr.run.network_config = files["network"];
+      if (files.count("memory")) pr.run.memory_config = files["memory"];
+      StatusOr<Backend> b =
+          ParseBackend(files.count("backend") ? files["backend"] : "analytical-aware");
+      if (!b.ok()) throw std::runtime_error("backend: " + b.status().message());
+      pr.run.backend = *b;
+      if (generate) {
+        static const std::map<std::string, ChakraProtoMsg::CollectiveCommType> kTypes = {
+            {"all_reduce", ChakraProtoMsg::ALL_REDUCE},
+            {"all_gather", ChakraProtoMsg::ALL_GATHER},
+            {"reduce_scatter", ChakraProtoMsg::REDUCE_SCATTER},
+            {"all_to_all", ChakraProtoMsg::ALL_TO_ALL}};
+        auto t = kTypes.find(collective);
+        if (t == kTypes.end()) {
+          throw std::runtime_error("workload collective '" + collective +
+                                   "'; expected all_reduce, all_gather, reduce_scatter or "
+                                   "all_to_all");
+        }
+        if (size == 0) throw std::runtime_error("workload size 0; expected bytes > 0");
+        const uint64_t npus = NpuCount(network);
+        if (npus == 0 || npus > (1u << 20)) {
+          throw std::runtime_error(pr.run.network_config +
+                                   ": cannot read the NPU count (npus_count) to generate the "
+                                   "workload for");
+        }
+        const std::string key =
+            collective + "_" + std::to_string(size) + "_" + std::to_string(npus);
+        auto g = generated.find(key);
+        if (g == generated.end()) {
+          const std::string wdir = out + ".work/" + key;
+          Status s = MakeDirs(wdir);
+          if (!s.ok()) throw std::runtime_error(s.message());
+          const std::string prefix = wdir + "/" + collective;
+          for (uint64_t r = 0; r < npus; ++r) {
+            s = et::WriteTraceFile(et::RankTracePath(prefix, static_cast<int>(r)),
+                                   {et::MakeCollNode(0, collective, t->second, size)});
+            if (!s.ok()) throw std::runtime_error(s.message());
+          }
+          g = generated.emplace(key, prefix).first;
+        }
+        pr.run.workload = g->second;
+      } else {
+        if (!files.count("workload")) throw std::runtime_error("no workload in base or point");
+        pr.run.workload = Join(spec.dir, files["workload"]);
+      }
+      pr.run.record = true;
+    } catch (const std::exception& e) {
+      pr.error = e.what();
+    }
+  }
+
+  const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
+  std::FILE* stream = nullptr;
+  if (!todo.empty()) {
+    // Rows go to the CSV as points finish (so an interruption keeps them); the file is
+    // rewritten in point order at the end.
+    const bool fresh = previous.header.empty();
+    stream = std::fopen(summary.csv.c_str(), fresh ? "w" : "a");
+    if (stream == nullptr) {
+      return Status::Error(summary.csv + ": cannot write: " + std::strerror(errno));
+    }
+    if (fresh) {
+      std::string h;
+      for (size_t i = 0; i < table.header.size(); ++i) h += (i ? "," : "") + Csv(table.header[i]);
+      h += "\n";
+      std::fwrite(h.data(), 1, h.size(), stream);
+      std::fflush(stream);
+    }
+  }
+  int done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(jobs)
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (o.interrupted != nullptr && *o.interrupted) continue;
+    const SweepPoint& p = *todo[i];
+    std::vector<std::string> row = {std::to_string(p.index), "ok"};
+    std::vector<std::string> params(spec.param_names.size());
+    for (const auto& [name, value] : p.params) {
+      params[std::find(spec.param_names.begin(), spec.param_names.end(), name) -
+             spec.param_names.begin()] = value;
+    }
+    row.insert(row.end(), params.begin(), params.end());
+    std::string error = prepared[i].error;
+    StatusOr<RunResult> r = Status::Error(error);
+    if (error.empty()) r = RunSimulation(prepared[i].run);
+    if (r.ok()) {
+      Time compute, comm, exposed;
+      double overlap = 0;
+      for (int n = 0; n < r->num_npus(); ++n) {
+        const NpuBreakdown b = BreakdownOf(r->activity[n], r->npus[n].finish);
+        compute += b.compute;
+        comm += b.communication;
+        exposed += b.exposed;
+        overlap += b.overlap_percent();
+      }
+      const int n = std::max(1, r->num_npus());
+      double alg = 0, bus = 0;
+      const std::vector<CollectiveStat> colls = CollectiveStats(*r);
+      for (const CollectiveStat& c : colls) {
+        alg += c.alg_bw_gbps;
+        bus += c.bus_bw_gbps;
+      }
+      char buf[64];
+      auto num = [&buf](double v) {
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+        return std::string(buf);
+      };
+      row.push_back(std::to_string(r->end.WholeNs()));
+      row.push_back(std::to_string(compute.WholeNs() / n));
+      row.push_back(std::to_string(comm.WholeNs() / n));
+      row.push_back(std::to_string(exposed.WholeNs() / n));
+      row.push_back(num(overlap / n));
+      row.push_back(colls.empty() ? "" : num(alg / colls.size()));
+      row.push_back(colls.empty() ? "" : num(bus / colls.size()));
+      row.push_back(std::to_string(r->events));
+      row.push_back("");
+    } else {
+      row[1] = "error";
+      for (size_t k = 0; k < kMetrics.size(); ++k) row.push_back("");
+      std::string msg = r.status().message();
+      std::replace(msg.begin(), msg.end(), '\n', ' ');
+      row.push_back(msg);
+    }
+    std::string line;
+    for (size_t k = 0; k < row.size(); ++k) line += (k ? "," : "") + Csv(row[k]);
+    line += "\n";
+#pragma omp critical(sweep_output)
+    {
+      table.rows[p.index] = row;
+      std::fwrite(line.data(), 1, line.size(), stream);
+      std::fflush(stream);
+      ++done;
+      ++summary.ran;
+      if (row[1] != "ok") ++summary.failed;
+      if (o.progress) {
+        std::fprintf(stderr, "\r  sweep: %d of %zu points done, %d failed ", done, todo.size(),
+                     summary.failed);
+        std::fflush(stderr);
+      }
+    }
+  }
+  if (stream != nullptr) std::fclose(stream);
+  if (o.progress && !todo.empty()) std::fprintf(stderr, "\n");
+  summary.interrupted = o.interrupted != nullptr && *o.interrupted;
+  Status s = WriteOutputs(table, out);
+  if (!s.ok()) return s;
+  return summary;
+}
+
+Status MergeSweepOutputs(const std::vector<std::string>& csv_files, const std::string& out) {
+  if (csv_files.empty()) return Status::Error("sweep merge: no shard files given");
+  Table merged;
+  for (const std::string& f : csv_files) {
+    Table t;
+    Status s = ReadTable(f, &t, true);
+    if (!s.ok()) return s;
+    if (t.header.empty()) return Status::Error(f + ": empty, not a sweep output");
+    if (merged.header.empty()) {
+      merged.header = t.header;
+    } else if (t.header != merged.header) {
+      return Status::Error(f + ": its columns differ from " + csv_files[0] +
+                           "'s; the shards come from different sweeps");
+    }
+    for (auto& [idx, row] : t.rows) {
+      auto it = merged.rows.find(idx);
+      if (it != merged.rows.end() && it->second != row) {
+        return Status::Error(f + ": point " + std::to_string(idx) +
+                             " is also in an earlier file with a different result");
+      }
+      merged.rows[idx] = row;
+    }
+  }
+  return WriteOutputs(merged, out);
+}
+
+}  // namespace orrery

@@ -1,0 +1,73 @@
+// Design-space sweeps: many independent simulations from one spec file.
+//
+//   StatusOr<SweepSpec> spec = LoadSweepSpec("configs/sweeps/torus_vs_dgx.yaml");
+//   SweepOptions opt;  opt.jobs = 2;  opt.out = "results";   // results.csv, results.json
+//   StatusOr<SweepSummary> s = RunSweep(*spec, opt);
+//
+// A spec names a base (system, network, memory configs, workload, backend) and what to vary: a
+// full `grid` (cartesian product, first parameter varying slowest) or an explicit list of
+// `points`. A parameter is `backend`, `system`/`network`/`memory`/`workload` (a whole file or
+// trace prefix), `system.<key>`, `network.<key>`, `memory.<key>` (one key of that config), or
+// `workload.collective` / `workload.size` for a generated single-collective workload. Every
+// point is an independent simulation; points run in parallel; each row of the output depends
+// only on its point, so the files are identical whatever the number of jobs. See README "Sweeps".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace orrery {
+
+struct SweepPoint {
+  int index = 0;
+  std::vector<std::pair<std::string, std::string>> params;  // name -> YAML flow text, in order
+  std::string Key() const;                                  // params as one string (resume)
+};
+
+struct SweepSpec {
+  std::string path;                         // the spec file
+  std::string dir;                          // its directory: relative paths are relative to it
+  std::map<std::string, std::string> base;  // system, network, memory, workload, backend
+  // A generated workload: one collective of `size` bytes per NPU (when base has no workload).
+  std::string generate_collective;  // all_reduce | all_gather | reduce_scatter | all_to_all
+  uint64_t generate_size = 0;
+  std::vector<std::string> param_names;
+  std::vector<SweepPoint> points;
+  std::string output;  // default output prefix (spec key `output`), relative to dir
+};
+
+StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
+
+struct SweepOptions {
+  int jobs = 0;         // 0 = all cores
+  std::string out;      // output prefix; empty = the spec's
+  bool resume = false;  // keep rows already in <out>.csv, run only the others
+  int shard = 0;        // run points with index % shards == shard
+  int shards = 1;
+  bool progress = false;                      // a progress line on stderr
+  const volatile int* interrupted = nullptr;  // set by a signal handler: start no new points
+};
+
+struct SweepSummary {
+  int points = 0;   // in this shard
+  int skipped = 0;  // already done (resume)
+  int ran = 0;
+  int failed = 0;
+  bool interrupted = false;
+  std::string csv, json;  // files written
+};
+
+StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& options);
+
+// Joins shard outputs (CSV) into <out>.csv and <out>.json, sorted by point; the same point twice
+// with different rows is an error.
+Status MergeSweepOutputs(const std::vector<std::string>& csv_files, const std::string& out);
+
+// `orrery sweep ...` and `orrery sweep merge ...`; argv[0] is "sweep".
+int SweepMain(int argc, char** argv);
+
+}  // namespace orrery

@@ -1,0 +1,182 @@
+#include "sweep/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "runner/run.h"
+
+namespace orrery {
+namespace {
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+// A 2 x 3 grid on a 4-NPU ring: bandwidth {50, 100} GB/s x all-reduce size {1, 2, 4} MiB.
+std::string WriteSpec(const std::string& name, const std::string& extra_grid = "") {
+  const std::string dir = Tmp(name);
+  std::ofstream(dir + ".system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1600 })";
+  std::ofstream(dir + ".net.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  const std::string spec = dir + ".sweep.yaml";
+  std::ofstream(spec) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                      << ".net.yml\n  workload: {collective: all_reduce, size: 1048576}\n"
+                      << "  backend: analytical-unaware\n"
+                      << "grid:\n  network.bandwidth: [[50.0], [100.0]]\n"
+                      << "  workload.size: [1048576, 2097152, 4194304]\n"
+                      << extra_grid;
+  return spec;
+}
+
+SweepSummary RunPoints(const SweepSpec& spec, const std::string& out, int jobs, bool resume = false,
+                       int shard = 0, int shards = 1) {
+  SweepOptions o;
+  o.jobs = jobs;
+  o.out = out;
+  o.resume = resume;
+  o.shard = shard;
+  o.shards = shards;
+  StatusOr<SweepSummary> s = RunSweep(spec, o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : SweepSummary();
+}
+
+TEST(Sweep, GridPointsEqualSeparateRuns) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("grid"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  ASSERT_EQ(spec->points.size(), 6u);
+  EXPECT_EQ(spec->points[1].Key(), "network.bandwidth=[50.0];workload.size=2097152;");
+  const SweepSummary s = RunPoints(*spec, Tmp("grid.out"), 2);
+  EXPECT_EQ(s.ran, 6);
+  EXPECT_EQ(s.failed, 0);
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("grid.out.csv")));
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0].rfind("point,status,network.bandwidth,workload.size,end_ns,", 0), 0u);
+  // Each point against its own run: same network at that bandwidth, same workload size.
+  int i = 0;
+  for (const char* bw : {"50.0", "100.0"}) {
+    for (const char* size : {"1048576", "2097152", "4194304"}) {
+      const std::string dir = Tmp(std::string("single_") + bw + "_" + size);
+      std::ofstream(dir + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ "
+                                      << bw << " ]\nlatency: [ 500.0 ]\n";
+      RunOptions o;
+      o.workload = Tmp("grid.out.work/all_reduce_") + size + "_4/all_reduce";
+      o.system_config = Tmp("grid.system.json");
+      o.network_config = dir + ".net.yml";
+      o.backend = Backend::kAnalyticalUnaware;
+      StatusOr<RunResult> r = RunSimulation(o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const std::string want = std::to_string(i) + ",ok,[" + bw + "]," + size + "," +
+                               std::to_string(r->end.WholeNs()) + ",";
+      EXPECT_EQ(lines[1 + i].rfind(want, 0), 0u) << lines[1 + i] << " vs " << want;
+      ++i;
+    }
+  }
+  // Doubling the bandwidth shortens every size.
+  EXPECT_NE(Slurp(Tmp("grid.out.json")).find("\"end_ns\": "), std::string::npos);
+}
+
+TEST(Sweep, OneAndTwoJobsGiveTheSameBytes) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("jobs"));
+  ASSERT_TRUE(spec.ok());
+  RunPoints(*spec, Tmp("jobs1"), 1);
+  RunPoints(*spec, Tmp("jobs2"), 2);
+  EXPECT_EQ(Slurp(Tmp("jobs1.csv")), Slurp(Tmp("jobs2.csv")));
+  EXPECT_EQ(Slurp(Tmp("jobs1.json")), Slurp(Tmp("jobs2.json")));
+  EXPECT_FALSE(Slurp(Tmp("jobs1.csv")).empty());
+}
+
+TEST(Sweep, TwoShardsMergedEqualTheWholeSweep) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("shards"));
+  ASSERT_TRUE(spec.ok());
+  RunPoints(*spec, Tmp("whole"), 2);
+  EXPECT_EQ(RunPoints(*spec, Tmp("part0"), 1, false, 0, 2).ran, 3);
+  EXPECT_EQ(RunPoints(*spec, Tmp("part1"), 1, false, 1, 2).ran, 3);
+  ASSERT_TRUE(MergeSweepOutputs({Tmp("part1.csv"), Tmp("part0.csv")}, Tmp("merged")).ok());
+  EXPECT_EQ(Slurp(Tmp("merged.csv")), Slurp(Tmp("whole.csv")));
+  EXPECT_EQ(Slurp(Tmp("merged.json")), Slurp(Tmp("whole.json")));
+}
+
+TEST(Sweep, ResumeRunsOnlyWhatIsMissing) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("resume"));
+  ASSERT_TRUE(spec.ok());
+  RunPoints(*spec, Tmp("full"), 2);
+  // An interrupted sweep: the header, points 0 and 3 done, and a row cut short mid-write.
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("full.csv")));
+  std::ofstream(Tmp("cut.csv")) << lines[0] << "\n"
+                                << lines[1] << "\n"
+                                << lines[4] << "\n"
+                                << lines[2].substr(0, 9);
+  const SweepSummary s = RunPoints(*spec, Tmp("cut"), 2, /*resume=*/true);
+  EXPECT_EQ(s.skipped, 2);
+  EXPECT_EQ(s.ran, 4);
+  EXPECT_EQ(Slurp(Tmp("cut.csv")), Slurp(Tmp("full.csv")));
+  // Nothing left: a second resume runs nothing.
+  EXPECT_EQ(RunPoints(*spec, Tmp("cut"), 2, true).ran, 0);
+}
+
+TEST(Sweep, AFailingPointIsRecordedAndTheOthersRun) {
+  StatusOr<SweepSpec> spec =
+      LoadSweepSpec(WriteSpec("fail", "  network.latency: [[500.0], [-1.0]]\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  ASSERT_EQ(spec->points.size(), 12u);
+  const SweepSummary s = RunPoints(*spec, Tmp("fail.out"), 2);
+  EXPECT_EQ(s.ran, 12);
+  EXPECT_EQ(s.failed, 6);
+  const std::string csv = Slurp(Tmp("fail.out.csv"));
+  EXPECT_NE(csv.find(",error,"), std::string::npos);
+  EXPECT_NE(csv.find("latency"), std::string::npos) << csv;
+}
+
+// The shipped study loads: 6 networks x 2 collectives x 4 sizes, and its files exist.
+TEST(Sweep, ExampleStudySpecLoads) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec("configs/sweeps/torus_vs_dgx.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->points.size(), 48u);
+  EXPECT_EQ(spec->points[47].Key(),
+            "network=torus_vs_dgx/dgx_1024.yml;workload.collective=all_to_all;"
+            "workload.size=1073741824;");
+  for (const char* f : {"torus_64", "torus_256", "torus_1024", "dgx_64", "dgx_256", "dgx_1024"}) {
+    EXPECT_TRUE(std::ifstream(std::string("configs/sweeps/torus_vs_dgx/") + f + ".yml").good())
+        << f;
+  }
+}
+
+TEST(Sweep, BadSpecsAreNamed) {
+  const std::string path = Tmp("bad.sweep.yaml");
+  std::ofstream(path) << "base:\n  sytem: a.json\ngird:\n  x: [1]\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  const std::string m = spec.status().message();
+  EXPECT_NE(m.find(path + ":3: unknown key 'gird' (did you mean 'grid'?)"), std::string::npos) << m;
+  EXPECT_NE(m.find("unknown base key 'sytem' (did you mean 'system'?)"), std::string::npos) << m;
+  EXPECT_NE(m.find("nothing to vary"), std::string::npos) << m;
+
+  std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid:\n  network.bw: []\n"
+                      << "  colour: [red]\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("parameter 'colour' is not one of"), std::string::npos);
+  EXPECT_NE(spec.status().message().find("'network.bw' needs a non-empty list"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace orrery
