@@ -183,6 +183,43 @@ TEST(Cli, SweepShardsFromSlurmAndMerges) {
             std::string::npos);
 }
 
+// Ctrl-C in the middle of a sweep: exit 130, a CSV of whole rows only, and --resume finishes
+// the rest without redoing what was done.
+TEST(Cli, InterruptedSweepResumes) {
+  Args("intbase", 4, {});
+  Spit(Tmp("intbase.net.yml"),
+       "topology: [ Ring ]\nnpus_count: [ 512 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n");
+  const std::string spec = Tmp("int.sweep.yaml");
+  std::string sizes;
+  for (int i = 1; i <= 20; ++i) sizes += (i > 1 ? ", " : "") + std::to_string(i << 20);
+  Spit(spec,
+       "base:\n  system: intbase.system.json\n  network: intbase.net.yml\n"
+       "  workload: {collective: all_reduce, size: 1048576}\n"
+       "grid:\n  workload.size: [" +
+           sizes + "]\n");
+  const std::string out = Tmp("int_out");
+  const std::string cmd = "./orrery sweep " + spec + " --jobs 1 --quiet --out " + out +
+                          " > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid";
+  const int status = std::system(("bash -c '" + cmd + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 130) << "the sweep was not interrupted";
+  std::stringstream csv(Slurp(out + ".csv"));
+  std::string line;
+  int rows = -1;  // the header
+  while (std::getline(csv, line)) {
+    ++rows;
+    if (rows > 0) EXPECT_EQ(line.substr(line.find(',') + 1, 3), "ok,") << line;
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_LT(rows, 20);
+  const Outcome resumed = Orrery("sweep " + spec + " --jobs 2 --quiet --resume --out " + out);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("20 points: " + std::to_string(20 - rows) + " run, " +
+                             std::to_string(rows) + " kept from an earlier run, 0 failed"),
+            std::string::npos)
+      << resumed.out;
+}
+
 TEST(Cli, SpaceSeparatedFlagsWorkLikeEquals) {
   const std::string prefix = Tmp("spaced");
   Args("spaced", 4, AllReduceRanks(4));
