@@ -208,7 +208,9 @@ TEST(Cli, InterruptedSweepResumes) {
   int rows = -1;  // the header
   while (std::getline(csv, line)) {
     ++rows;
-    if (rows > 0) EXPECT_EQ(line.substr(line.find(',') + 1, 3), "ok,") << line;
+    if (rows > 0) {
+      EXPECT_EQ(line.substr(line.find(',') + 1, 3), "ok,") << line;
+    }
   }
   EXPECT_GT(rows, 0);
   EXPECT_LT(rows, 20);
