@@ -64,7 +64,110 @@ const char* ImplKey(CollectiveType t) {
   }
 }
 
+bool IsFlattened(AlgorithmKind k) {
+  return k == AlgorithmKind::kOneRing || k == AlgorithmKind::kOneDirect ||
+         k == AlgorithmKind::kOneHalvingDoubling;
+}
+
+const char* AlgorithmName(AlgorithmKind k) {
+  switch (k) {
+    case AlgorithmKind::kRing:
+      return "ring";
+    case AlgorithmKind::kOneRing:
+      return "oneRing";
+    case AlgorithmKind::kDirect:
+      return "direct";
+    case AlgorithmKind::kOneDirect:
+      return "oneDirect";
+    case AlgorithmKind::kHalvingDoubling:
+      return "halvingDoubling";
+    case AlgorithmKind::kOneHalvingDoubling:
+      return "oneHalvingDoubling";
+    case AlgorithmKind::kDoubleBinaryTree:
+      return "doubleBinaryTree";
+  }
+  return "?";
+}
+
+bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// Whether `algo` can run logical dimension `dim` (n NPUs) of a collective of type `type`;
+// `split` = an all-reduce that runs reduce-scatter and all-gather there (localBWAware).
+Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split, int dim, int n) {
+  const std::string where = std::string("'") + ImplKey(type) + "' dimension " +
+                            std::to_string(dim) + ": '" + AlgorithmName(algo.kind) + "'";
+  switch (algo.kind) {
+    case AlgorithmKind::kHalvingDoubling:
+    case AlgorithmKind::kOneHalvingDoubling:
+      if (type == CollectiveType::kAllToAll) {
+        return Status::Error(where +
+                             " for all-to-all is not supported (ASTRA-sim exits there); "
+                             "supported for all-to-all: ring, oneRing, direct, direct<N>, "
+                             "oneDirect, oneDirect<N>");
+      }
+      if (!IsPowerOfTwo(n)) {
+        return Status::Error(where + " needs a power-of-two number of NPUs, got " +
+                             std::to_string(n) +
+                             " (ASTRA-sim would pair NPUs inconsistently and hang); use ring or "
+                             "direct there");
+      }
+      return Status::Ok();
+    case AlgorithmKind::kDoubleBinaryTree:
+      if (type != CollectiveType::kAllReduce) {
+        return Status::Error(where + " implements all-reduce only; supported for " +
+                             CollectiveTypeName(type) +
+                             ": ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>" +
+                             (type == CollectiveType::kAllToAll
+                                  ? std::string()
+                                  : std::string(", halvingDoubling, oneHalvingDoubling")));
+      }
+      if (split) {
+        return Status::Error(where +
+                             " implements all-reduce only, but with collective-optimization "
+                             "localBWAware this dimension runs a reduce-scatter and an "
+                             "all-gather (only the last active dimension runs an all-reduce); "
+                             "use it on the last dimension or with 'baseline'");
+      }
+      if (!IsPowerOfTwo(n)) {
+        return Status::Error(where + " needs a power-of-two number of NPUs, got " +
+                             std::to_string(n) +
+                             " (ASTRA-sim's tree leaves the others out and crashes)");
+      }
+      return Status::Ok();
+    default:
+      return Status::Ok();
+  }
+}
+
 }  // namespace
+
+std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase) {
+  switch (phase.algorithm.kind) {
+    case AlgorithmKind::kDirect:
+    case AlgorithmKind::kOneDirect:
+      return MakeDirectPhase(stream, phase);
+    case AlgorithmKind::kHalvingDoubling:
+    case AlgorithmKind::kOneHalvingDoubling:
+      return MakeHalvingDoublingPhase(stream, phase);
+    case AlgorithmKind::kDoubleBinaryTree:
+      return MakeDoubleBinaryTreePhase(stream, phase);
+    default:
+      return MakeRingPhase(stream, phase);
+  }
+}
+
+// The same for every algorithm (the double binary tree runs all-reduce phases only).
+uint64_t PhaseFinalSize(const PhaseSpec& p) {
+  const uint64_t n = static_cast<uint64_t>(p.ring_size);
+  switch (p.type) {
+    case CollectiveType::kAllGather:
+      return p.data_size * n;
+    case CollectiveType::kReduceScatter:
+      return p.data_size / n;
+    default:
+      return p.data_size;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Stream
@@ -87,11 +190,11 @@ void Stream::ReceiveFromPeer(int src, uint64_t size) {
   owner_.layer_.RecvData(key, this, 0);
 }
 
+// Several hand-offs may be in flight: the size to reduce travels in the event argument.
 void Stream::HandOff(uint64_t size, bool reduce) {
   const PhaseSpec& p = phases_[next_phase_ - 1];
   owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this,
-                                    reduce ? kHandOffThenReduce : kHandOffDone);
-  if (reduce) pending_reduce_size_ = size;
+                                    reduce ? (size << 2) | kHandOffThenReduce : kHandOffDone);
 }
 
 void Stream::Init() {
@@ -100,9 +203,8 @@ void Stream::Init() {
 }
 
 void Stream::OnEvent(uint64_t arg) {
-  if (arg == kHandOffThenReduce) {
-    owner_.layer_.sim().ScheduleAfter(owner_.layer_.ReductionDelay(pending_reduce_size_), this,
-                                      kReduceDone);
+  if ((arg & 3) == kHandOffThenReduce) {
+    owner_.layer_.sim().ScheduleAfter(owner_.layer_.ReductionDelay(arg >> 2), this, kReduceDone);
     return;
   }
   algorithm_->OnBundleDone();
@@ -198,23 +300,29 @@ int NpuSystem::NextPriority(int explicit_priority) {
 }
 
 PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
-                                  std::pair<int, bool> queue, const AlgorithmSpec& algo) const {
+                                  std::pair<int, bool> queue, const AlgorithmSpec& algo) {
   const Topology& topo = layer_.topology();
-  int stride = 1;
-  for (int d = 0; d < dim; ++d) stride *= topo.dims[d].npus;
-  const int n = topo.dims[dim].npus;
-  const int index = (id_ / stride) % n;
-  const int next = index == n - 1 ? id_ - (n - 1) * stride : id_ + stride;
-  const int prev = index == 0 ? id_ + (n - 1) * stride : id_ - stride;
   PhaseSpec p;
+  if (IsFlattened(algo.kind)) {
+    // One logical ring over every NPU in id order (ASTRA-sim's one* algorithms).
+    p.ring_size = layer_.num_npus();
+    p.index = id_;
+  } else {
+    int stride = 1;
+    for (int d = 0; d < dim; ++d) stride *= topo.dims[d].npus;
+    p.ring_size = topo.dims[dim].npus;
+    p.index = (id_ / stride) % p.ring_size;
+    p.stride = stride;
+    p.base = id_ - p.index * stride;
+  }
   p.type = type;
   p.queue = queue.first;
   p.clockwise = queue.second;
-  p.ring_size = n;
-  p.receiver = queue.second ? next : prev;
-  p.sender = queue.second ? prev : next;
+  p.receiver = p.MemberAt(queue.second ? 1 : -1);
+  p.sender = p.MemberAt(queue.second ? -1 : 1);
   p.data_size = size;
   p.algorithm = algo;
+  if (algo.kind == AlgorithmKind::kDoubleBinaryTree) p.tree = tree_counter_[dim]++ % 2;
   return p;
 }
 
@@ -246,10 +354,38 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
                          std::to_string(impl.size()) + " dimensions but the network has " +
                          std::to_string(topo.dims.size()));
   }
-  for (const auto& a : impl) {
-    if (a.kind != AlgorithmKind::kRing) {
-      return Status::Error(std::string("'") + ImplKey(req.type) +
-                           "': only 'ring' is simulated in this version");
+  // Logical dimensions: one per list entry, up to and including the first one* entry, which
+  // flattens the whole machine into one ring (later entries are never reached, as in ASTRA-sim).
+  int num_dims = 1;
+  if (!members) {
+    num_dims = static_cast<int>(impl.size());
+    for (int d = 0; d < num_dims; ++d) {
+      if (IsFlattened(impl[d].kind)) num_dims = d + 1;
+    }
+  }
+  auto dim_size = [&](int d) {
+    if (members) return static_cast<int>(members->size());
+    return IsFlattened(impl[d].kind) ? layer_.num_npus() : topo.dims[d].npus;
+  };
+  auto active = [&](int d) {
+    if (members) return members->size() > 1;
+    const bool involved = req.involved_dims.empty() ||
+                          (d < static_cast<int>(req.involved_dims.size()) && req.involved_dims[d]);
+    return dim_size(d) > 1 && involved;
+  };
+  if (!members) {
+    // A communicator group smaller than the machine always runs a ring; otherwise check that
+    // every active dimension's algorithm can run the phases it will get.
+    int last_active = 0;
+    for (int d = 0; d < num_dims; ++d) {
+      if (active(d)) last_active = d;
+    }
+    for (int d = 0; d < num_dims; ++d) {
+      if (!active(d)) continue;
+      const bool split =
+          req.type == CollectiveType::kAllReduce && params.local_bw_aware && d != last_active;
+      Status s = CheckAlgorithm(impl[d], req.type, split, d, dim_size(d));
+      if (!s.ok()) return Status::Error(req.label + ": " + s.message());
     }
   }
   const bool needs_reduction =
@@ -280,32 +416,24 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
   const int priority = NextPriority(req.explicit_priority);
 
   std::vector<int> dims;  // logical dimensions in visiting order
-  const int num_dims = members ? 1 : static_cast<int>(impl.size());
   for (int d = 0; d < num_dims; ++d) dims.push_back(d);
   if (req.type == CollectiveType::kAllGather) std::reverse(dims.begin(), dims.end());
-  auto active = [&](int d) {
-    if (members) return members->size() > 1;
-    const bool involved = req.involved_dims.empty() ||
-                          (d < static_cast<int>(req.involved_dims.size()) && req.involved_dims[d]);
-    return topo.dims[d].npus > 1 && involved;
-  };
   auto make_phase = [&](CollectiveType type, int d, uint64_t in, std::pair<int, bool> queue) {
     if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
-    // A communicator group smaller than the machine: one local ring over its sorted members.
-    const int n = static_cast<int>(members->size());
-    const int index =
-        static_cast<int>(std::find(members->begin(), members->end(), id_) - members->begin());
+    // A communicator group smaller than the machine: one local ring over its sorted members,
+    // whatever the implementation list says (as ASTRA-sim).
     PhaseSpec p;
     p.type = type;
     p.queue = queue.first;
     p.clockwise = queue.second;
     p.fast = true;
-    p.ring_size = n;
-    const int next = (*members)[(index + 1) % n], prev = (*members)[(index + n - 1) % n];
-    p.receiver = queue.second ? next : prev;
-    p.sender = queue.second ? prev : next;
+    p.ring_size = static_cast<int>(members->size());
+    p.index = static_cast<int>(std::find(members->begin(), members->end(), id_) - members->begin());
+    p.members = members;
+    p.receiver = p.MemberAt(queue.second ? 1 : -1);
+    p.sender = p.MemberAt(queue.second ? -1 : 1);
     p.data_size = in;
-    p.algorithm = impl[0];
+    p.algorithm = AlgorithmSpec{AlgorithmKind::kRing};
     return p;
   };
 

@@ -47,17 +47,30 @@ class SystemLayer;
 class NpuSystem;
 class Stream;
 
-// One visit of a chunk to one logical dimension.
+// One visit of a chunk to one logical dimension. The dimension's NPUs form a logical ring,
+// indexed 0..ring_size-1: member i is `members[i]` for a communicator group, otherwise
+// `base + i * stride` (a network dimension, or all NPUs in id order for the one* algorithms).
 struct PhaseSpec {
   CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG or A2A
   int queue = 0;
   bool clockwise = true;
-  bool fast = false;       // communicator-group local ring: fixed 10 ns hand-off
-  int ring_size = 1;       // NPUs in this dimension's ring
-  int receiver = 0;        // next NPU in the chosen direction
-  int sender = 0;          // previous NPU
-  uint64_t data_size = 0;  // input size of the phase
+  bool fast = false;  // communicator-group local ring: fixed 10 ns hand-off
+  int ring_size = 1;  // NPUs in this dimension's ring
+  int index = 0;      // this NPU's position in the ring
+  int base = 0;       // NPU id of member 0 (without `members`)
+  int stride = 1;     // id distance between consecutive members (without `members`)
+  const std::vector<int>* members = nullptr;  // communicator group, sorted
+  int receiver = 0;                           // next NPU in the chosen direction
+  int sender = 0;                             // previous NPU
+  uint64_t data_size = 0;                     // input size of the phase
+  int tree = 0;  // doubleBinaryTree: 0 = root at the last index, 1 = root at index 0
   AlgorithmSpec algorithm;
+
+  int Member(int i) const { return members ? (*members)[i] : base + i * stride; }
+  // The member `hops` positions away (negative = anticlockwise), wrapping around.
+  int MemberAt(int hops) const {
+    return Member(((index + hops) % ring_size + ring_size) % ring_size);
+  }
 };
 
 // The algorithm running one phase of one stream. Implementations call back into the stream.
@@ -71,6 +84,11 @@ class PhaseAlgorithm {
 };
 
 std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase);
+// The algorithms, one file each (*_algorithm.cc); MakePhaseAlgorithm picks by phase.algorithm.
+std::unique_ptr<PhaseAlgorithm> MakeRingPhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeDirectPhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeHalvingDoublingPhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeDoubleBinaryTreePhase(Stream& stream, const PhaseSpec& phase);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
@@ -119,7 +137,6 @@ class Stream : public EventTarget, public MessageSink {
   int current_queue_ = -1;
   bool initialized_ = false;
   bool phase_finished_ = false;
-  uint64_t pending_reduce_size_ = 0;
   std::unique_ptr<PhaseAlgorithm> algorithm_;
 };
 
@@ -152,7 +169,7 @@ class NpuSystem {
   std::pair<int, bool> NextQueueLast(int level);   // second half, anticlockwise
   int NextPriority(int explicit_priority);
   PhaseSpec MakeDimPhase(CollectiveType type, int dim, uint64_t size, std::pair<int, bool> queue,
-                         const AlgorithmSpec& algo) const;
+                         const AlgorithmSpec& algo);
   void ProceedToNextPhase(Stream* stream);
   void InsertStream(std::vector<Stream*>& queue, Stream* stream);
   void InitWaiting(int queue);
@@ -166,6 +183,7 @@ class NpuSystem {
   int priority_counter_ = 0;
   int stream_counter_ = 0;
   std::map<int, int> group_stream_counter_;
+  std::map<int, int> tree_counter_;  // doubleBinaryTree all-reduce phases per logical dimension
   int live_streams_ = 0;
   std::vector<std::unique_ptr<CollectiveInstance>> collectives_;  // owned until done
 };
