@@ -11,7 +11,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include "system/collective_engine.h"
 
@@ -43,9 +43,12 @@ class PacketPhase : public PhaseAlgorithm {
 
   // Sends the oldest handed-off message if a slot is free and sends remain.
   bool Ready() {
-    if (queued_.empty() || sends_left_ == 0 || free_ == 0) return false;
-    const Packet p = queued_.front();
-    queued_.pop_front();
+    if (head_ == queued_.size() || sends_left_ == 0 || free_ == 0) return false;
+    const Packet p = queued_[head_++];
+    if (head_ == queued_.size()) {  // drained: reuse the storage from the start
+      queued_.clear();
+      head_ = 0;
+    }
     stream_.SendToPeer(p.dst, p.size);
     stream_.ReceiveFromPeer(p.src, p.size);
     --sends_left_;
@@ -93,7 +96,10 @@ class PacketPhase : public PhaseAlgorithm {
     AfterInsert();
   }
 
-  std::deque<Packet> queued_;  // handed off, not yet sent
+  // Handed off, not yet sent: a FIFO in a vector (a deque allocates 512 bytes per phase up front,
+  // and there is a phase per chunk per dimension per NPU).
+  std::vector<Packet> queued_;
+  size_t head_ = 0;
   int injected_left_ = 0;
   int network_left_ = 0;
   bool reducing_round_ = false;
