@@ -10,8 +10,8 @@ namespace orrery {
 namespace {
 
 const char kAlgorithms[] =
-    "ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, halvingDoubling, "
-    "oneHalvingDoubling, doubleBinaryTree (N >= 1)";
+    "ring, oneRing, direct, directN, oneDirect, oneDirectN, halvingDoubling, "
+    "oneHalvingDoubling, doubleBinaryTree (N >= 1 messages in flight; direct<N> also works)";
 
 const char kNonZeroIsOn[] = "Any non-zero number means on there; here only 0, 1, true, false.";
 
@@ -157,7 +157,7 @@ Schema<SystemConfig> MakeSystemSchema() {
 
 }  // namespace
 
-std::string CheckCollectiveAlgorithmName(const std::string& name) {
+std::string SplitCollectiveAlgorithm(const std::string& name, std::string* base, int* window) {
   static const char* const kBases[] = {"ring",
                                        "oneRing",
                                        "direct",
@@ -165,22 +165,25 @@ std::string CheckCollectiveAlgorithmName(const std::string& name) {
                                        "halvingDoubling",
                                        "oneHalvingDoubling",
                                        "doubleBinaryTree"};
-  std::string base = name;
-  const size_t lt = name.find('<');
-  if (lt != std::string::npos) {
-    base = name.substr(0, lt);
-    const bool closed = name.back() == '>' && name.size() > lt + 1;
-    const std::string digits = closed ? name.substr(lt + 1, name.size() - lt - 2) : "";
+  *base = name;
+  *window = -1;
+  for (const char* windowed : {"oneDirect", "direct"}) {
+    const std::string w = windowed;
+    if (name.size() <= w.size() || name.compare(0, w.size(), w) != 0) continue;
+    std::string digits = name.substr(w.size());
+    if (digits.front() == '<' && digits.back() == '>') digits = digits.substr(1, digits.size() - 2);
     bool all_digits = !digits.empty() && digits.size() <= 9;
     for (char c : digits) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
-    if (base != "direct" && base != "oneDirect") {
-      return std::string("one of ") + kAlgorithms + "; a window <N> is valid only after direct " +
-             "or oneDirect";
-    }
     if (!all_digits || std::atoi(digits.c_str()) < 1) {
-      return base + "<N> with a whole number N >= 1 (e.g. " + base + "<4>)";
+      return w + "N or " + w + "<N> with a whole number N >= 1 (e.g. " + w + "4)";
     }
+    *base = w;
+    *window = std::atoi(digits.c_str());
     return "";
+  }
+  if (name.find('<') != std::string::npos) {
+    return std::string("one of ") + kAlgorithms + "; a window N is valid only after direct " +
+           "or oneDirect";
   }
   std::vector<std::string> valid;
   for (const char* b : kBases) {
@@ -190,6 +193,12 @@ std::string CheckCollectiveAlgorithmName(const std::string& name) {
   std::string guess = DidYouMean(name, valid);
   return std::string("one of ") + kAlgorithms +
          (guess.empty() ? "" : " (did you mean '" + guess + "'?)");
+}
+
+std::string CheckCollectiveAlgorithmName(const std::string& name) {
+  std::string base;
+  int window = 0;
+  return SplitCollectiveAlgorithm(name, &base, &window);
 }
 
 StatusOr<SystemConfig> LoadSystemConfig(const std::string& path) {

@@ -63,4 +63,9 @@ std::vector<KeyDoc> SystemConfigKeys();
 // would be valid, with a suggestion.
 std::string CheckCollectiveAlgorithmName(const std::string& name);
 
+// Splits a native algorithm name into its base and direct window: "direct4" and "direct<4>"
+// (ASTRA-sim spells it the first way) -> ("direct", 4); "ring" -> ("ring", -1). Returns "" or
+// what would be valid; CheckCollectiveAlgorithmName uses it.
+std::string SplitCollectiveAlgorithm(const std::string& name, std::string* base, int* window);
+
 }  // namespace orrery

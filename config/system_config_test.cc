@@ -110,11 +110,22 @@ TEST(SystemConfigTest, BadImplementationNameSuggestsRing) {
 TEST(SystemConfigTest, AlgorithmNames) {
   for (const char* ok :
        {"ring", "oneRing", "direct", "direct<1>", "direct<16>", "oneDirect", "oneDirect<8>",
-        "halvingDoubling", "oneHalvingDoubling", "doubleBinaryTree"}) {
+        "direct4", "oneDirect2", "halvingDoubling", "oneHalvingDoubling", "doubleBinaryTree"}) {
     EXPECT_EQ(CheckCollectiveAlgorithmName(ok), "") << ok;
   }
+  // ASTRA-sim spells a window "direct4"; both spellings give the same algorithm.
+  std::string base;
+  int window = 0;
+  EXPECT_EQ(SplitCollectiveAlgorithm("direct4", &base, &window), "");
+  EXPECT_EQ(base, "direct");
+  EXPECT_EQ(window, 4);
+  EXPECT_EQ(SplitCollectiveAlgorithm("oneDirect<8>", &base, &window), "");
+  EXPECT_EQ(base, "oneDirect");
+  EXPECT_EQ(window, 8);
+  EXPECT_EQ(SplitCollectiveAlgorithm("ring", &base, &window), "");
+  EXPECT_EQ(window, -1);
   for (const char* bad : {"Ring", "direct<0>", "direct<>", "direct<x>", "ring<2>", "direct<4",
-                          "halvingdoubling", ""}) {
+                          "direct0", "directx", "halvingdoubling", ""}) {
     EXPECT_NE(CheckCollectiveAlgorithmName(bad), "") << bad;
   }
   EXPECT_NE(CheckCollectiveAlgorithmName("direct<0>").find("N >= 1"), std::string::npos);

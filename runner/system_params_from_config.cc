@@ -19,19 +19,11 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
       {"oneHalvingDoubling", AlgorithmKind::kOneHalvingDoubling},
       {"doubleBinaryTree", AlgorithmKind::kDoubleBinaryTree},
   };
-  std::string base = name;
+  std::string base;
   int window = -1;
-  const size_t lt = name.find('<');
-  if (lt != std::string::npos && name.back() == '>') {
-    base = name.substr(0, lt);
-    const std::string digits = name.substr(lt + 1, name.size() - lt - 2);
-    char* end = nullptr;
-    const long w = std::strtol(digits.c_str(), &end, 10);
-    if (digits.empty() || *end != '\0' || w < 1 || (base != "direct" && base != "oneDirect")) {
-      return Status::Error("collective algorithm '" + name +
-                           "': a window <N> (N >= 1) is valid only as direct<N> or oneDirect<N>");
-    }
-    window = static_cast<int>(w);
+  const std::string problem = SplitCollectiveAlgorithm(name, &base, &window);
+  if (!problem.empty()) {
+    return Status::Error("collective algorithm '" + name + "': expected " + problem);
   }
   std::vector<std::string> valid;
   for (const auto& n : kNames) {
