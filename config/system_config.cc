@@ -79,6 +79,22 @@ Schema<SystemConfig> MakeSystemSchema() {
           "1 = compute nodes take time from the roofline (peak-perf, local-mem-bw) instead of "
           "their recorded duration.")
       .AstraSim(kNonZeroIsOn);
+  s.Number("collective-launch-latency", &C::collective_launch_latency_ns)
+      .Unit("ns")
+      .Min(0)
+      .Help(
+          "Fixed time every collective spends before its first message moves (kernel launch, "
+          "channel set-up, the protocol's handshakes): NCCL's latency floor. The "
+          "communication slot is held meanwhile.")
+      .AstraSim("Not in ASTRA-sim (0 there).");
+  s.Number("protocol-efficiency", &C::protocol_efficiency)
+      .Greater(0)
+      .Max(1)
+      .Help(
+          "Share of the bytes a collective moves that is payload (NCCL's protocols add flags "
+          "and headers, and do not reach line rate): every collective moves its size / this. "
+          "1 = the network's line rate.")
+      .AstraSim("Not in ASTRA-sim (1 there).");
   s.Bool("trace-enabled", &C::trace_enabled)
       .Help("1 = print a line per node issue/completion.")
       .AstraSim(kNonZeroIsOn);

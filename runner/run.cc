@@ -158,6 +158,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.replay_only = system->replay_only;
   wp.compute_scale = o.compute_scale;
   wp.record_activities = o.record;
+  wp.collective_launch_latency = Time::FromNsDouble(system->collective_launch_latency_ns);
+  wp.protocol_efficiency = system->protocol_efficiency;
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);

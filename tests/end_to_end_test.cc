@@ -249,6 +249,29 @@ TEST(EndToEnd, RemoteMemoryTypesQueueAsDocumented) {
   }
 }
 
+// collective-launch-latency delays every collective by that much (43000 -> 45000 ns with
+// 2000 ns); protocol-efficiency 0.5 makes 1 MiB move as 2 MiB does.
+TEST(EndToEnd, LaunchLatencyAndProtocolEfficiency) {
+  auto run = [](uint64_t size, const std::string& extra) {
+    std::vector<std::vector<Node>> ranks(4);
+    for (auto& r : ranks) r = {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, size)};
+    RunOptions o = WriteCase("nccl_keys", ranks);
+    o.backend = Backend::kAnalyticalUnaware;
+    std::ofstream(o.system_config) << R"({
+      "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+      "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+      "collective-optimization": "localBWAware", "local-mem-bw": 1600)"
+                                   << extra << "}";
+    StatusOr<RunResult> r = RunSimulation(o);
+    return r.ok() ? r->end.WholeNs() : -1;  // -1: the configuration was rejected
+  };
+  EXPECT_EQ(run(1 << 20, ""), 43000);
+  EXPECT_EQ(run(1 << 20, R"(, "collective-launch-latency": 2000)"), 45000);
+  EXPECT_EQ(run(1 << 20, R"(, "protocol-efficiency": 0.5)"), run(2 << 20, ""));
+  EXPECT_GT(run(2 << 20, ""), 43000);
+  EXPECT_EQ(run(1 << 20, R"(, "protocol-efficiency": 0)"), -1);  // must be > 0
+}
+
 TEST(EndToEnd, RunsAreBitForBitRepeatable) {
   std::vector<std::vector<Node>> ranks(8);
   for (int i = 0; i < 8; ++i) {

@@ -1,6 +1,7 @@
 #include "workload/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <string_view>
 
@@ -248,6 +249,13 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       req.type = ToSystem(ct);
       req.size = static_cast<uint64_t>(static_cast<double>(*trace_.comm_size(node)) *
                                        system_.params().comm_scale);
+      if (params_.protocol_efficiency < 1 && req.size > 0) {
+        // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
+        // (at most 1 MiB) so that chunking stays as even as it was.
+        const uint64_t grain = std::min<uint64_t>(req.size & (~req.size + 1), uint64_t{1} << 20);
+        const double bytes = static_cast<double>(req.size) / params_.protocol_efficiency;
+        req.size = static_cast<uint64_t>(std::ceil(bytes / static_cast<double>(grain))) * grain;
+      }
       if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
       req.label =
@@ -269,7 +277,13 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
                                   "REDUCE_SCATTER, ALL_TO_ALL; BROADCAST is replayed)"));
       }
       ++stats_.collectives;
-      stats_.bytes_collective += req.size;
+      stats_.bytes_collective += *trace_.comm_size(node);
+      if (params_.collective_launch_latency > Time::Zero()) {
+        // The launch floor first; the collective starts from OnEvent.
+        launching_.emplace(node, std::move(req));
+        sim.ScheduleAfter(params_.collective_launch_latency, this, node | kLaunchDone);
+        return;
+      }
       Status s = system_.npu(npu_).StartCollective(req, this, node);
       if (!s.ok()) return Fail(s.WithContext(Label(node)));
       return;
@@ -327,7 +341,15 @@ void NpuExecutor::Complete(uint32_t node) {
   IssueReady();
 }
 
-void NpuExecutor::OnEvent(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
+void NpuExecutor::OnEvent(uint64_t arg) {
+  const uint32_t node = static_cast<uint32_t>(arg);
+  if ((arg & kLaunchDone) == 0) return Complete(node);
+  auto it = launching_.find(node);
+  const CollectiveRequest req = std::move(it->second);
+  launching_.erase(it);
+  Status s = system_.npu(npu_).StartCollective(req, this, node);
+  if (!s.ok()) Fail(s.WithContext(Label(node)));
+}
 void NpuExecutor::OnCollectiveDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 void NpuExecutor::OnMessage(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@ struct WorkloadParams {
   int gpu_slots = 1;
   int comm_slots = 1;
   bool record_activities = false;  // keep every node's [start, end) for timelines and reports
+  Time collective_launch_latency;  // before every collective starts (NCCL's latency floor)
+  double protocol_efficiency = 1;  // collectives move size / this bytes
 };
 
 // A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.
@@ -85,7 +88,7 @@ class NpuExecutor : public EventTarget,
   // Why this NPU did not finish: running nodes and what blocks the others.
   std::vector<std::string> DescribeStuck(int max_items) const;
 
-  void OnEvent(uint64_t node) override;           // compute / replay finished
+  void OnEvent(uint64_t arg) override;  // compute / replay finished, or a launch floor passed
   void OnCollectiveDone(uint64_t node) override;  // collective finished
   void OnMessage(uint64_t node) override;         // send arrived / receive matched
   std::string DescribeCookie(uint64_t node) const override;
@@ -116,6 +119,8 @@ class NpuExecutor : public EventTarget,
   bool reissue_ = false;
   NpuStats stats_;
   std::vector<Activity> activities_;
+  static constexpr uint64_t kLaunchDone = uint64_t{1} << 40;  // OnEvent: start the collective
+  std::map<uint32_t, CollectiveRequest> launching_;          // collectives in their launch floor
   Status error_;
 };
 

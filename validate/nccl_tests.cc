@@ -1,0 +1,231 @@
+#include "validate/nccl_tests.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace orrery {
+
+namespace {
+
+const char* kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+                              "broadcast",  "reduce",     "sendrecv",       "gather",
+                              "scatter",    "hypercube"};
+
+std::vector<std::string> Split(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string w;
+  while (ss >> w) out.push_back(w);
+  return out;
+}
+
+bool ParseUnsigned(const std::string& s, uint64_t* v) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  *v = std::strtoull(s.c_str(), nullptr, 10);
+  return errno == 0;
+}
+
+bool ParseDouble(const std::string& s, double* v) {
+  char* end = nullptr;
+  errno = 0;
+  *v = std::strtod(s.c_str(), &end);
+  return !s.empty() && *end == '\0' && errno == 0;
+}
+
+// Drops a launcher prefix: "0: ", "12:", "[1,0]<stdout>:", "node3: ".
+std::string StripPrefix(const std::string& line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos) return "";
+  if (line[i] == '[') {
+    const size_t close = line.find("]<stdout>:", i);
+    if (close != std::string::npos) return line.substr(close + 10);
+  }
+  const size_t colon = line.find(':', i);
+  if (colon != std::string::npos && colon > i) {
+    const std::string head = line.substr(i, colon - i);
+    if (head.find_first_of(" \t#") == std::string::npos && head.size() < 32) {
+      return line.substr(colon + 1);
+    }
+  }
+  return line;
+}
+
+std::string CollectiveIn(const std::string& text) {
+  std::string best;
+  for (const char* c : kCollectives) {
+    // The longest name that appears ("reduce_scatter" over "reduce").
+    if (text.find(c) != std::string::npos && std::strlen(c) > best.size()) best = c;
+  }
+  return best;
+}
+
+StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifstream& f,
+                                               const std::string& collective_hint) {
+  NcclMeasurement m;
+  m.source = path;
+  std::set<std::string> hosts;
+  std::set<int> ranks;
+  std::string line;
+  int n = 0;
+  int n_gpus_per_thread = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    const std::string body = StripPrefix(line);
+    const std::vector<std::string> w = Split(body);
+    if (w.empty()) continue;
+    if (w[0][0] == '#') {
+      const size_t start = body.find("Collective test starting:");
+      if (start != std::string::npos) m.collective = CollectiveIn(body.substr(start));
+      // "#  Rank  3 Group  0 Pid 1000 on node000 device 3 [...] NVIDIA H100"
+      for (size_t i = 0; i + 1 < w.size(); ++i) {
+        if (w[i] == "Rank" && i == 1) {
+          ranks.insert(std::atoi(w[i + 1].c_str()));
+          for (size_t j = i; j + 1 < w.size(); ++j) {
+            if (w[j] == "on") hosts.insert(w[j + 1]);
+          }
+          break;
+        }
+        if (w[i] == "nGpus") n_gpus_per_thread = std::atoi(w[i + 1].c_str());
+      }
+      continue;
+    }
+    // A data row: size count type op [root] then groups of (time algbw busbw wrong).
+    uint64_t size = 0, count = 0;
+    if (w.size() < 8 || !ParseUnsigned(w[0], &size) || !ParseUnsigned(w[1], &count)) continue;
+    const size_t rest = w.size() - 4;
+    const size_t first = rest % 4 == 1 ? 5 : 4;  // with or without `root`
+    double t = 0;
+    bool ok = ParseDouble(w[first], &t) && t > 0;
+    if (!ok && w.size() >= first + 8) ok = ParseDouble(w[first + 4], &t) && t > 0;  // in-place
+    if (!ok) {
+      return Status::Error(path + ":" + std::to_string(n) + ": size " + w[0] +
+                           " has no time (out-of-place '" + w[first] +
+                           "'); expected a number of microseconds");
+    }
+    m.rows.push_back(NcclRow{size, t});
+  }
+  if (m.collective.empty()) m.collective = collective_hint;
+  if (m.collective.empty()) m.collective = CollectiveIn(path);
+  if (m.collective.empty()) {
+    return Status::Error(path +
+                         ": cannot tell which collective was measured (no '# Collective "
+                         "test starting: <name>_perf' line); name it with --collective");
+  }
+  if (m.rows.empty()) {
+    return Status::Error(path +
+                         ": no nccl-tests data rows (lines 'size count type redop ... "
+                         "time algbw busbw ...')");
+  }
+  m.gpus = static_cast<int>(ranks.size());
+  if (m.gpus == 0) m.gpus = n_gpus_per_thread;
+  if (m.gpus == 0) {
+    return Status::Error(path + ": no '#  Rank' lines, so the number of GPUs is unknown");
+  }
+  m.nodes = static_cast<int>(hosts.size());
+  return std::vector<NcclMeasurement>{m};
+}
+
+StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ifstream& f,
+                                               int gpus_hint, const std::string& collective_hint) {
+  std::string line;
+  std::getline(f, line);
+  std::vector<std::string> header;
+  {
+    std::stringstream ss(line);
+    std::string c;
+    while (std::getline(ss, c, ',')) header.push_back(c);
+  }
+  auto col = [&](const char* name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  const int size_col = col("size_bytes"), gpus_col = col("gpus"), nodes_col = col("nodes");
+  int value_col = -1;
+  std::string kind;
+  for (const char* k :
+       {"time_us", "algbw_GBps_out_of_place", "busbw_GBps_out_of_place", "busbw_GBps_in_place"}) {
+    if (col(k) >= 0) {
+      value_col = col(k);
+      kind = k;
+      break;
+    }
+  }
+  if (size_col < 0 || value_col < 0) {
+    return Status::Error(path +
+                         ":1: expected a 'size_bytes' column and one of time_us, "
+                         "algbw_GBps_out_of_place, busbw_GBps_out_of_place, "
+                         "busbw_GBps_in_place");
+  }
+  const std::string collective = !collective_hint.empty() ? collective_hint : CollectiveIn(path);
+  if (collective.empty()) {
+    return Status::Error(path + ": the file name names no collective; name it with --collective");
+  }
+  std::map<int, NcclMeasurement> by_gpus;
+  int n = 1;
+  while (std::getline(f, line)) {
+    ++n;
+    if (line.empty()) continue;
+    std::vector<std::string> v;
+    std::stringstream ss(line);
+    std::string c;
+    while (std::getline(ss, c, ',')) v.push_back(c);
+    if (static_cast<int>(v.size()) != static_cast<int>(header.size())) {
+      return Status::Error(path + ":" + std::to_string(n) + ": " + std::to_string(v.size()) +
+                           " fields; the header has " + std::to_string(header.size()));
+    }
+    uint64_t size = 0;
+    double value = 0;
+    if (!ParseUnsigned(v[size_col], &size) || !ParseDouble(v[value_col], &value) || value <= 0) {
+      return Status::Error(path + ":" + std::to_string(n) + ": size '" + v[size_col] + "', " +
+                           kind + " '" + v[value_col] + "'; expected positive numbers");
+    }
+    int gpus = gpus_hint;
+    if (gpus_col >= 0) gpus = std::atoi(v[gpus_col].c_str());
+    if (gpus <= 0) {
+      return Status::Error(path + ": no 'gpus' column; give the GPU count (the machine's)");
+    }
+    NcclMeasurement& m = by_gpus[gpus];
+    m.gpus = gpus;
+    m.collective = collective;
+    m.source = path + (gpus_col >= 0 ? " (" + std::to_string(gpus) + " GPUs)" : "");
+    if (nodes_col >= 0) m.nodes = std::atoi(v[nodes_col].c_str());
+    double time_us = value;
+    if (kind != "time_us") {
+      double algbw = value;
+      if (kind.rfind("busbw", 0) == 0) algbw = value / NcclBusFactor(collective, gpus);
+      time_us = static_cast<double>(size) / (algbw * 1e9) * 1e6;
+    }
+    m.rows.push_back(NcclRow{size, time_us});
+  }
+  std::vector<NcclMeasurement> out;
+  for (auto& [g, m] : by_gpus) out.push_back(std::move(m));
+  if (out.empty()) return Status::Error(path + ": no data rows");
+  return out;
+}
+
+}  // namespace
+
+double NcclBusFactor(const std::string& c, int n) {
+  if (n <= 1) return 1.0;
+  const double nn = n;
+  if (c == "all_reduce") return 2.0 * (nn - 1) / nn;
+  if (c == "all_gather" || c == "reduce_scatter" || c == "alltoall") return (nn - 1) / nn;
+  return 1.0;
+}
+
+StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& path, int gpus,
+                                                            const std::string& collective) {
+  std::ifstream f(path);
+  if (!f) return Status::Error(path + ": cannot read: " + std::strerror(errno));
+  const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  return csv ? LoadCsv(path, f, gpus, collective) : LoadLog(path, f, collective);
+}
+
+}  // namespace orrery

@@ -1,0 +1,46 @@
+// Reads published collective measurements: nccl-tests logs and the CSV tables of
+// ../shared/validation (see its README for the conventions).
+//
+//   StatusOr<std::vector<NcclMeasurement>> m = LoadNcclMeasurements("h100.log", /*gpus=*/0);
+//   for (const NcclRow& r : (*m)[0].rows) ... r.size, r.time_us ...
+//
+// Logs: any nccl-tests version (with or without the `root` column, `#wrong` or `error`, the
+// 2019 layout), launcher prefixes (`0: `, `[1,0]<stdout>:`), `N/A` fields. The collective comes
+// from the header (`# Collective test starting: all_reduce_perf`), the GPU count from the `Rank`
+// lines, the node count from their host names. CSVs: a `size_bytes` column and one of
+// `time_us`, `algbw_GBps_out_of_place`, `busbw_GBps_out_of_place`, `busbw_GBps_in_place`
+// (time = size / algbw; algbw = busbw / nccl-tests' factor); optional `nodes` and `gpus`
+// columns split the table into one measurement per GPU count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace orrery {
+
+struct NcclRow {
+  uint64_t size = 0;   // bytes, nccl-tests' `size` (see README for what it counts)
+  double time_us = 0;  // out-of-place time, or in-place when that is all there is
+};
+
+struct NcclMeasurement {
+  std::string source;      // file (and, for CSVs, which GPU count)
+  std::string collective;  // all_reduce, all_gather, reduce_scatter, alltoall, broadcast, ...
+  int gpus = 0;
+  int nodes = 0;  // 0 = unknown
+  std::vector<NcclRow> rows;
+};
+
+// nccl-tests' bus bandwidth factor for `collective` over n ranks.
+double NcclBusFactor(const std::string& collective, int n);
+
+// `gpus` is used for CSVs without a `gpus` column (0 = such a CSV is an error);
+// `collective` for inputs that do not name theirs ("" = must be named in the file, or the CSV
+// name contains it).
+StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& path, int gpus,
+                                                            const std::string& collective = "");
+
+}  // namespace orrery

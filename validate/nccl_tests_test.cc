@@ -1,0 +1,115 @@
+#include "validate/nccl_tests.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace orrery {
+namespace {
+
+std::string Validation(const std::string& file) {
+  const char* dir = std::getenv("ORRERY_COMPAT_DIR");  // .../shared/compat
+  EXPECT_NE(dir, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  return std::string(dir ? dir : ".") + "/../validation/" + file;
+}
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+TEST(NcclTests, SingleNodeLog) {
+  auto m = LoadNcclMeasurements(Validation("h100-8gpu-nvswitch-all_reduce-default.log"), 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 1u);
+  const NcclMeasurement& a = (*m)[0];
+  EXPECT_EQ(a.collective, "all_reduce");
+  EXPECT_EQ(a.gpus, 8);
+  EXPECT_EQ(a.nodes, 1);
+  ASSERT_EQ(a.rows.size(), 6u);
+  EXPECT_EQ(a.rows[0].size, 134217728u);
+  EXPECT_DOUBLE_EQ(a.rows[0].time_us, 613.30);
+  EXPECT_DOUBLE_EQ(a.rows[5].time_us, 15870.0);
+}
+
+TEST(NcclTests, TwoNodeLogs) {
+  for (const char* f :
+       {"h100-2x8gpu-ndr-all_reduce-default.log", "h100-2x8gpu-ndr-all_reduce-ring.log"}) {
+    auto m = LoadNcclMeasurements(Validation(f), 0);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ((*m)[0].gpus, 16) << f;
+    EXPECT_EQ((*m)[0].nodes, 2) << f;
+    EXPECT_EQ((*m)[0].rows.size(), 11u) << f;
+  }
+}
+
+// busbw -> time: algbw = busbw / (2 * 7 / 8); time = size / algbw.
+TEST(NcclTests, BusBandwidthCsvNeedsTheGpuCount) {
+  EXPECT_FALSE(LoadNcclMeasurements(Validation("azure-h100-8gpu-all_reduce-busbw.csv"), 0).ok());
+  auto m = LoadNcclMeasurements(Validation("azure-h100-8gpu-all_reduce-busbw.csv"), 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const NcclRow& r = (*m)[0].rows[0];  // 1024 B at 0.07 GB/s busbw
+  EXPECT_EQ(r.size, 1024u);
+  EXPECT_NEAR(r.time_us, 1024 / (0.07 / 1.75 * 1e9) * 1e6, 1e-9);
+}
+
+TEST(NcclTests, CsvWithNodesSplitsByGpuCount) {
+  auto m = LoadNcclMeasurements(Validation("aws-p5-efa-all_reduce.csv"), 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 5u);  // 2, 4, 8, 16, 32 nodes
+  EXPECT_EQ((*m)[0].gpus, 16);
+  EXPECT_EQ((*m)[0].nodes, 2);
+  EXPECT_EQ((*m)[4].gpus, 256);
+  // 2 nodes, 32 MiB: algbw 78.57 GB/s out of place.
+  EXPECT_NEAR((*m)[0].rows[0].time_us, 33554432 / 78.57e9 * 1e6, 1e-6);
+}
+
+TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
+  const std::string path = Tmp("variants.log");
+  std::ofstream(path) << "0: # Collective test starting: all_gather_perf_mpi\n"
+                      << "0: #  Rank  0 Group  0 Pid  11 on hostA device  0 [0x1a] H100\n"
+                      << "[1,0]<stdout>:#  Rank  1 Group  0 Pid  12 on hostB device  0 [0x1a] "
+                         "H100\n"
+                      << "0:      1024   256   float   none   -1   10.5  0.10  0.05  0   10.1  "
+                         "0.10  0.05  0\n"
+                      << "0:      2048   512   float   none        12.5  0.16  0.08  0   12.0  "
+                         "0.17  0.08  0\n"
+                      << "0:      4096  1024   float   none   -1    N/A   N/A   N/A  N/A  14.0  "
+                         "0.29  0.15  0\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const NcclMeasurement& a = (*m)[0];
+  EXPECT_EQ(a.collective, "all_gather");
+  EXPECT_EQ(a.gpus, 2);
+  EXPECT_EQ(a.nodes, 2);
+  ASSERT_EQ(a.rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(a.rows[0].time_us, 10.5);
+  EXPECT_DOUBLE_EQ(a.rows[1].time_us, 12.5);  // no root column
+  EXPECT_DOUBLE_EQ(a.rows[2].time_us, 14.0);  // N/A out of place: the in-place time
+
+  const std::string old = Tmp("reduce_scatter_2019.log");
+  std::ofstream(old) << "# nThread 1 nGpus 4 minBytes 8 maxBytes 64 step: 2(factor)\n"
+                     << "       8      2   float    sum   20.1  0.00  0.00  0e+00   19.9  0.00  "
+                        "0.00  0e+00\n";
+  m = LoadNcclMeasurements(old, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].collective, "reduce_scatter");  // from the file name
+  EXPECT_EQ((*m)[0].gpus, 4);                       // from nGpus
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 20.1);
+}
+
+TEST(NcclTests, UnusableInputsAreNamed) {
+  const std::string path = Tmp("mystery.log");
+  std::ofstream(path) << "#  Rank  0 Group 0 Pid 1 on h device 0\n 8 2 float sum -1 1.0 0 0 0\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("cannot tell which collective"), std::string::npos);
+  EXPECT_TRUE(LoadNcclMeasurements(path, 0, "all_reduce").ok());
+
+  std::ofstream(path) << "# Collective test starting: all_reduce_perf\n#  Rank 0 on h\n";
+  m = LoadNcclMeasurements(path, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("no nccl-tests data rows"), std::string::npos);
+  EXPECT_FALSE(LoadNcclMeasurements(Tmp("absent.log"), 0).ok());
+}
+
+}  // namespace
+}  // namespace orrery

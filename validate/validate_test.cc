@@ -1,0 +1,122 @@
+#include "validate/validate.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "et_feeder/writer.h"
+#include "runner/run.h"
+
+namespace orrery {
+namespace {
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+// A profile: `dims` switches/rings as YAML lists, Ring_4chunks-like system.
+std::string WriteProfile(const std::string& name, const std::string& network, int dims) {
+  const std::string dir = Tmp(name);
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/system.yaml")
+      << "scheduling-policy: LIFO\nendpoint-delay: 10\nactive-chunks-per-dimension: 1\n"
+         "preferred-dataset-splits: 4\nall-reduce-implementation: ["
+      << (dims == 1 ? "ring" : "ring, ring")
+      << "]\ncollective-optimization: localBWAware\nlocal-mem-bw: 1600\n";
+  std::ofstream(dir + "/network.yaml") << network;
+  return dir;
+}
+
+TEST(Validate, GeomeanOfAbsoluteErrors) {
+  EXPECT_NEAR(GeomeanAbs({0.1, -0.4}), 0.2, 1e-12);
+  EXPECT_NEAR(GeomeanAbs({0.0, 1.0}), 1e-3, 1e-12);  // a perfect row is floored at 1e-6
+  EXPECT_EQ(GeomeanAbs({}), 0);
+}
+
+// A log whose times are the simulator's own gives 0% error: the sizes, the collective, the GPU
+// count and the profile all reach the simulation as written.
+TEST(Validate, ALogOfSimulatedTimesValidatesExactly) {
+  const std::string profile = WriteProfile(
+      "ring8", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n",
+      1);
+  // ASTRA-sim's figure for 1 MiB on this ring is 64440 ns; 4 MiB runs here.
+  double t4 = 0;
+  {
+    std::vector<std::vector<ChakraProtoMsg::Node>> ranks(8);
+    for (auto& r : ranks) r = {et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, 4 << 20)};
+    ASSERT_TRUE(et::WriteRankFiles(Tmp("ar4m"), ranks).ok());
+    RunOptions o;
+    o.workload = Tmp("ar4m");
+    o.system_config = profile + "/system.yaml";
+    o.network_config = profile + "/network.yaml";
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    t4 = r->end.Ns() / 1e3;
+  }
+  const std::string log = Tmp("sim.log");
+  std::ofstream f(log);
+  f << "# Collective test starting: all_reduce_perf\n";
+  for (int i = 0; i < 8; ++i)
+    f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
+  f << "  1048576  262144  float  sum  -1  64.44  16.27  28.48  0  64.44  16.27  28.48  0\n";
+  f << "  4194304  1048576 float  sum  -1  " << t4 << "  1  1  0  " << t4 << "  1  1  0\n";
+  f.close();
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = profile;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_NEAR(r->rows[0].simulated_us, 64.44, 1e-9);
+  EXPECT_NEAR(r->rows[0].error, 0, 1e-9);
+  EXPECT_NEAR(r->rows[1].error, 0, 1e-6);
+  EXPECT_NE(FormatValidation(*r).find("geomean error: 0.0% over 2 sizes\n"), std::string::npos)
+      << FormatValidation(*r);
+  o.min_size = 2 << 20;  // leaves out the 1 MiB row
+  r = Validate(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->rows.size(), 1u);
+}
+
+// A CSV of 16 and 32 GPUs on a profile of 2 nodes x 8: the node dimension grows to match.
+TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
+  const std::string profile = WriteProfile(
+      "nodes",
+      "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 400.0, 50.0 ]\n"
+      "latency: [ 900.0, 3000.0 ]\n",
+      2);
+  const std::string csv = Tmp("scale_all_reduce.csv");
+  std::ofstream(csv) << "nodes,gpus,size_bytes,algbw_GBps_out_of_place\n2,16,33554432,78.57\n"
+                        "4,32,33554432,49.23\n";
+  ValidateOptions o;
+  o.measurements = csv;
+  o.machine = profile;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_EQ(r->rows[0].gpus, 16);
+  EXPECT_EQ(r->rows[1].gpus, 32);
+  EXPECT_GT(r->rows[1].simulated_us, r->rows[0].simulated_us);  // more nodes, longer ring
+
+  std::ofstream(csv) << "gpus,size_bytes,time_us\n12,1048576,100\n";
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
+}
+
+TEST(Validate, BadInputsAreNamed) {
+  ValidateOptions o;
+  o.measurements = Tmp("sim.log");
+  o.machine = Tmp("no-such-profile");
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a machine profile"), std::string::npos);
+  o.machine = Tmp("ring8");
+  o.algorithm = "nvls";
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'nvls' is not simulated yet"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace orrery
