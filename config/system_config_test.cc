@@ -218,6 +218,8 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
                                              "peak-perf",
                                              "local-mem-bw",
                                              "roofline-enabled",
+                                             "collective-launch-latency",
+                                             "protocol-efficiency",
                                              "trace-enabled",
                                              "replay-only",
                                              "track-local-mem",
