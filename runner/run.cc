@@ -70,6 +70,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     if (!problems.ok()) return problems;
   }
 
+  {
+    Status supported = CheckBackendSupports(o.backend, *topology);
+    if (!supported.ok()) return supported.WithContext(o.network_config);
+  }
   const int n = topology->num_npus();
   StatusOr<std::vector<double>> npu_scales = ParseNpuScales(o.npu_compute_scale, n);
   if (!npu_scales.ok()) return npu_scales.status();
