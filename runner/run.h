@@ -34,6 +34,8 @@ struct RunOptions {
   double comm_scale = 1.0;
   bool rendezvous = false;
   bool strict = false;  // dangling dependencies are errors
+  // --link-stats: when set, a CSV of every link (WriteLinkStats) is written here after the run.
+  std::string link_stats;
 };
 
 struct RunResult {
@@ -45,5 +47,10 @@ struct RunResult {
 };
 
 StatusOr<RunResult> RunSimulation(const RunOptions& options);
+
+// Writes `links` as CSV, most loaded first (busy time descending, then name):
+//   rank,link,bytes,busy_ns,utilisation
+// utilisation = busy / `end` (0 when end is 0); the first N rows are the top-N links.
+Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Time end);
 
 }  // namespace orrery
