@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
       "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
       "analytical-aware | analytical-unaware")(
+      "link-stats", po::value(&o.link_stats),
+      "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
       "strict", po::bool_switch(&o.strict),
       "dependencies on nodes missing from a trace are errors")(
       "timeline", po::value(&timeline),

@@ -28,6 +28,8 @@ TEST(ExamplesTest, Networks) {
       {"configs/network/ring_8.yml", 8, 1},
       {"configs/network/torus_2d_4x4.yml", 4 * 4, 2},
       {"configs/network/dgx_like_8x4.yml", 8 * 4, 2},
+      {"configs/network/torus_2d_8x8.yml", 8 * 8, 2},
+      {"configs/network/dgx_h100_64.yml", 8 * 8, 2},
   };
   for (const auto& n : kNets) {
     StatusOr<Topology> t = LoadNetworkConfig(RunfilePath(n.path));

@@ -1,33 +1,103 @@
 #include "config/network_config.h"
 
+#include <set>
+#include <string>
+
 #include "config/schema.h"
+#include "network/machines.h"
 
 namespace orrery {
 namespace {
 
 // The file as written, before it becomes a Topology.
 struct NetworkFile {
+  std::string machine = "dimensions";
+  // machine: dimensions (ASTRA-sim's lists)
   std::vector<std::string> topology;
   std::vector<double> npus_count;
   std::vector<double> bandwidth;
   std::vector<double> latency;
+  // machine: torus, mesh
+  std::vector<double> shape;
+  double link_bandwidth = 0;
+  double link_latency = 0;
+  // machine: dgx
+  int gpus_per_node = 8;
+  int nodes = 0;
+  double nvswitch_bandwidth = 0;
+  double nvswitch_latency = 0;
+  bool nic_per_gpu = true;
+  int nics_per_node = 1;
+  double nic_bandwidth = 0;
+  double fabric_latency = 0;
+  int leaf_radix = 0;
+  int spines = 0;
+  double oversubscription = 1;
+  int pods = 1;
+  int cores = 0;
+  // machine: custom
+  std::string custom_file;
 };
 
 const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency"};
 
+// Which keys each machine uses; `required` ones must be present.
+struct KeyUse {
+  const char* key;
+  const char* machines;  // space-separated
+  bool required;
+};
+const KeyUse kKeyUses[] = {
+    {"topology", "dimensions", true},
+    {"npus_count", "dimensions", true},
+    {"bandwidth", "dimensions", true},
+    {"latency", "dimensions", true},
+    {"shape", "torus mesh", true},
+    {"link-bandwidth", "torus mesh", true},
+    {"link-latency", "torus mesh", true},
+    {"gpus-per-node", "dgx", false},
+    {"nodes", "dgx", true},
+    {"nvswitch-bandwidth", "dgx", true},
+    {"nvswitch-latency", "dgx", true},
+    {"nic-per-gpu", "dgx", false},
+    {"nics-per-node", "dgx", false},
+    {"nic-bandwidth", "dgx", true},
+    {"fabric-latency", "dgx", true},
+    {"leaf-radix", "dgx", true},
+    {"spines", "dgx", true},
+    {"oversubscription", "dgx", false},
+    {"pods", "dgx", false},
+    {"cores", "dgx", false},
+    {"custom-file", "custom", true},
+};
+
+bool UsedBy(const KeyUse& u, const std::string& machine) {
+  return (" " + std::string(u.machines) + " ").find(" " + machine + " ") != std::string::npos;
+}
+
 Schema<NetworkFile> MakeNetworkSchema() {
   using N = NetworkFile;
   Schema<N> s;
+  s.Enum("machine", &N::machine, {"dimensions", "torus", "mesh", "dgx", "custom"})
+      .Help(
+          "What the file describes. dimensions: ASTRA-sim's per-dimension lists (topology, "
+          "npus_count, bandwidth, latency). torus / mesh: a k-D torus or mesh (shape, "
+          "link-bandwidth, link-latency). dgx: NVSwitch nodes on a leaf/spine[/core] fat-tree "
+          "(gpus-per-node ... cores). custom: a device and link list (custom-file). Each machine "
+          "uses only its own keys; network/README.md pictures each.")
+      .AstraSim("Orrery only; absent means dimensions, ASTRA-sim's format.");
+  const std::string dims_only = "required when machine is dimensions";
   s.StringList("topology", &N::topology)
-      .Required()
+      .Default(dims_only)
       .MinLength(1)
-      .Allowed({"Ring", "FullyConnected", "Switch"})
+      .Allowed({"Ring", "FullyConnected", "Switch", "Mesh"})
       .Help(
           "Building block of each network dimension, dimension 0 first: Ring (bidirectional "
           "ring), FullyConnected (a link between every pair), Switch (every NPU linked to one "
-          "switch).");
+          "switch), Mesh (a line: links both ways between neighbours, no wrap-around).")
+      .AstraSim("Mesh is Orrery's.");
   s.NumberList("npus_count", &N::npus_count)
-      .Required()
+      .Default(dims_only)
       .MinLength(1)
       .Integral()
       .Greater(1)
@@ -36,26 +106,201 @@ Schema<NetworkFile> MakeNetworkSchema() {
           "NPUs along each dimension; the machine has their product. NPU id = sum over d of "
           "address[d] * (product of npus_count below d): dimension 0 varies fastest.");
   s.NumberList("bandwidth", &N::bandwidth)
-      .Required()
+      .Default(dims_only)
       .MinLength(1)
       .Greater(0)
       .Unit("GB/s (GB = 2^30 B)")
       .Help("Bandwidth of each link of the dimension, per direction.");
   s.NumberList("latency", &N::latency)
-      .Required()
+      .Default(dims_only)
       .MinLength(1)
       .Min(0)
       .Max(1e12)
       .Unit("ns")
       .Help("Latency of each link (hop) of the dimension; may be fractional (kept to 1 ps).")
       .AstraSim("Same there; here also at most 1e12 ns.");
+  const std::string orrery_only = "Orrery only.";
+  s.NumberList("shape", &N::shape)
+      .Default("required for torus, mesh")
+      .MinLength(1)
+      .Integral()
+      .Greater(1)
+      .AstraSim(orrery_only)
+      .Help(
+          "torus / mesh: NPUs along each dimension, dimension 0 first (varies fastest in the NPU "
+          "id); also the logical dimensions of the system layer. [8, 8] is an 8 x 8 2-D torus.");
+  s.Number("link-bandwidth", &N::link_bandwidth)
+      .Default("required for torus, mesh")
+      .Greater(0)
+      .Unit("GB/s (GB = 2^30 B)")
+      .AstraSim(orrery_only)
+      .Help("torus / mesh: bandwidth of every link, per direction.");
+  s.Number("link-latency", &N::link_latency)
+      .Default("required for torus, mesh")
+      .Min(0)
+      .Max(1e12)
+      .Unit("ns")
+      .AstraSim(orrery_only)
+      .Help("torus / mesh: latency of every link (hop).");
+  const std::string dgx_required = "required for dgx";
+  s.Integer("gpus-per-node", &N::gpus_per_node)
+      .Min(2)
+      .AstraSim(orrery_only)
+      .Help("dgx: GPUs in each node, all on the node's NVSwitch (logical dimension 0).");
+  s.Integer("nodes", &N::nodes)
+      .Default(dgx_required)
+      .Min(2)
+      .AstraSim(orrery_only)
+      .Help("dgx: number of nodes (logical dimension 1). GPU id = node * gpus-per-node + local.");
+  s.Number("nvswitch-bandwidth", &N::nvswitch_bandwidth)
+      .Default(dgx_required)
+      .Greater(0)
+      .Unit("GB/s (GB = 2^30 B)")
+      .AstraSim(orrery_only)
+      .Help("dgx: bandwidth of each GPU's link to its NVSwitch, per direction.");
+  s.Number("nvswitch-latency", &N::nvswitch_latency)
+      .Default(dgx_required)
+      .Min(0)
+      .Max(1e12)
+      .Unit("ns")
+      .AstraSim(orrery_only)
+      .Help("dgx: latency of a GPU <-> NVSwitch link (a GPU-to-GPU message in a node: 2 hops).");
+  s.Bool("nic-per-gpu", &N::nic_per_gpu)
+      .AstraSim(orrery_only)
+      .Help(
+          "dgx: 1 = every GPU has its own NIC (a link GPU <-> leaf); 0 = each node has "
+          "nics-per-node NICs on its NVSwitch (links NVSwitch <-> leaf).");
+  s.Integer("nics-per-node", &N::nics_per_node)
+      .Min(1)
+      .AstraSim(orrery_only)
+      .Help("dgx with nic-per-gpu 0: NICs per node, shared by its GPUs (ECMP picks one).");
+  s.Number("nic-bandwidth", &N::nic_bandwidth)
+      .Default(dgx_required)
+      .Greater(0)
+      .Unit("Gb/s (1e9 bit/s, as NICs are sold)")
+      .AstraSim(orrery_only)
+      .Help("dgx: bandwidth of each NIC (its link to the leaf), per direction. 400 = 50e9 B/s.");
+  s.Number("fabric-latency", &N::fabric_latency)
+      .Default(dgx_required)
+      .Min(0)
+      .Max(1e12)
+      .Unit("ns")
+      .AstraSim(orrery_only)
+      .Help("dgx: latency of every fat-tree link: NIC <-> leaf, leaf <-> spine, spine <-> core.");
+  s.Integer("leaf-radix", &N::leaf_radix)
+      .Default(dgx_required)
+      .Min(1)
+      .AstraSim(orrery_only)
+      .Help("dgx: NICs per leaf switch (NIC k is on leaf k / leaf-radix); must divide the NICs.");
+  s.Integer("spines", &N::spines)
+      .Default(dgx_required)
+      .Min(1)
+      .AstraSim(orrery_only)
+      .Help(
+          "dgx: spine switches (per pod with pods > 1). Every leaf has one link to each spine "
+          "(of its pod) of leaf-radix * nic-bandwidth / (oversubscription * spines).");
+  s.Number("oversubscription", &N::oversubscription)
+      .Min(1)
+      .Max(1e6)
+      .AstraSim(orrery_only)
+      .Help(
+          "dgx: a leaf's NIC capacity divided by its uplink capacity (and, with pods > 1, a "
+          "spine's downlink capacity divided by its core uplink capacity). 1 = full bisection.");
+  s.Integer("pods", &N::pods)
+      .Min(1)
+      .AstraSim(orrery_only)
+      .Help(
+          "dgx: 1 = two tiers (leaf, spine); > 1 = three tiers: the leaves split evenly into "
+          "pods, each with its own spines, and cores join every spine.");
+  s.Integer("cores", &N::cores)
+      .Default("required for dgx with pods > 1")
+      .Min(1)
+      .AstraSim(orrery_only)
+      .Help(
+          "dgx with pods > 1: core switches; each spine has one link to each core of its "
+          "downlink capacity / (oversubscription * cores).");
+  s.String("custom-file", &N::custom_file)
+      .Default("required for custom")
+      .AstraSim(orrery_only)
+      .Help(
+          "custom: path of the device and link list (relative paths are relative to this "
+          "YAML file); its format is in configs/README.md.");
   return s;
 }
 
 BlockType BlockFromName(const std::string& name) {
   if (name == "FullyConnected") return BlockType::kFullyConnected;
   if (name == "Switch") return BlockType::kSwitch;
+  if (name == "Mesh") return BlockType::kMesh;
   return BlockType::kRing;
+}
+
+// torus / mesh: the lists of the dimensional model with one bandwidth and latency.
+StatusOr<Topology> TorusOrMeshFrom(const ConfigFile& file, const NetworkFile& n) {
+  double total = 1;
+  for (double d : n.shape) total *= d;
+  if (total > kMaxNpus) {
+    return Status::Error(file.WhereKey("shape") + ": key 'shape' describes " + FormatNumber(total) +
+                         " NPUs; expected at most " + std::to_string(kMaxNpus));
+  }
+  std::vector<int> shape(n.shape.begin(), n.shape.end());
+  return TorusOrMesh(n.machine == "torus", shape, Bandwidth::FromGiBps(n.link_bandwidth),
+                     Time::FromNsDouble(n.link_latency));
+}
+
+StatusOr<Topology> DgxFrom(const ConfigFile& file, const NetworkFile& n,
+                           const std::set<std::string>& present) {
+  DgxSpec spec;
+  spec.gpus_per_node = n.gpus_per_node;
+  spec.nodes = n.nodes;
+  spec.nvswitch_bandwidth = Bandwidth::FromGiBps(n.nvswitch_bandwidth);
+  spec.nvswitch_latency = Time::FromNsDouble(n.nvswitch_latency);
+  spec.nic_per_gpu = n.nic_per_gpu;
+  spec.nics_per_node = n.nics_per_node;
+  spec.nic_bandwidth = Bandwidth::FromBytesPerSec(n.nic_bandwidth * 1e9 / 8);
+  spec.fabric_latency = Time::FromNsDouble(n.fabric_latency);
+  spec.leaf_radix = n.leaf_radix;
+  spec.spines = n.spines;
+  spec.oversubscription = n.oversubscription;
+  spec.pods = n.pods;
+  spec.cores = n.cores;
+
+  Status problems;
+  const double gpus = static_cast<double>(n.gpus_per_node) * n.nodes;
+  if (gpus > kMaxGraphNpus) {
+    problems.Add(file.WhereKey("nodes") + ": nodes * gpus-per-node is " + FormatNumber(gpus) +
+                 "; a dgx machine may have at most " + std::to_string(kMaxGraphNpus) +
+                 " GPUs (its routes are a table of devices x GPUs)");
+    return problems;
+  }
+  if (n.nic_per_gpu && present.count("nics-per-node")) {
+    problems.Add(file.WhereKey("nics-per-node") +
+                 ": key 'nics-per-node' is only used with nic-per-gpu: 0 (with nic-per-gpu 1 "
+                 "every GPU has its own NIC)");
+  }
+  const int nics = n.nodes * (n.nic_per_gpu ? n.gpus_per_node : n.nics_per_node);
+  if (nics % n.leaf_radix != 0) {
+    problems.Add(file.WhereKey("leaf-radix") + ": key 'leaf-radix' is " +
+                 std::to_string(n.leaf_radix) + " but the machine has " + std::to_string(nics) +
+                 " NICs; expected a divisor of " + std::to_string(nics) +
+                 " (every leaf gets leaf-radix NICs)");
+  } else if ((nics / n.leaf_radix) % n.pods != 0) {
+    problems.Add(file.WhereKey("pods") + ": key 'pods' is " + std::to_string(n.pods) +
+                 " but there are " + std::to_string(nics / n.leaf_radix) +
+                 " leaves; expected a divisor of the leaf count");
+  }
+  if (n.pods > 1 && !present.count("cores")) {
+    problems.Add(file.path() + ": key 'cores' is missing; a three-tier fat-tree (pods " +
+                 std::to_string(n.pods) + ") needs the number of core switches (>= 1)");
+  }
+  if (n.pods == 1 && present.count("cores")) {
+    problems.Add(file.WhereKey("cores") +
+                 ": key 'cores' is only used with pods > 1 (three tiers); this file has pods 1");
+  }
+  if (!problems.ok()) return problems;
+  StatusOr<Topology> t = BuildDgx(spec);
+  if (!t.ok()) return t.status().WithContext(file.path());
+  return t;
 }
 
 }  // namespace
@@ -64,7 +309,37 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   NetworkFile n;
-  Status problems = MakeNetworkSchema().Apply(*file, &n);
+  std::set<std::string> present;
+  Status problems = MakeNetworkSchema().Apply(*file, &n, &present);
+  if (file->Has("machine") && !present.count("machine")) return problems;  // bad machine value
+
+  // Each machine uses its own keys: a key of another machine is a mistake, not a no-op.
+  for (const KeyUse& u : kKeyUses) {
+    const bool used = UsedBy(u, n.machine);
+    if (file->Has(u.key) && !used) {
+      problems.Add(file->WhereKey(u.key) + ": key '" + u.key + "' is not used with machine: " +
+                   n.machine + " (it belongs to machine: " + u.machines + ")");
+    } else if (used && u.required && !file->Has(u.key)) {
+      problems.Add(file->path() + ": required key '" + u.key +
+                   "' is missing (machine: " + n.machine + " needs it)");
+    }
+  }
+  if (!problems.ok()) return problems;
+  if (n.machine == "torus" || n.machine == "mesh") return TorusOrMeshFrom(*file, n);
+  if (n.machine == "dgx") return DgxFrom(*file, n, present);
+  if (n.machine == "custom") {
+    std::string custom = n.custom_file;
+    if (!custom.empty() && custom[0] != '/') {
+      const size_t slash = path.rfind('/');
+      if (slash != std::string::npos) custom = path.substr(0, slash + 1) + custom;
+    }
+    StatusOr<Topology> t = LoadCustomTopology(custom);
+    if (!t.ok()) {
+      return t.status().WithContext(file->WhereKey("custom-file") + ": custom-file '" +
+                                    n.custom_file + "'");
+    }
+    return t;
+  }
 
   // The lists describe one dimension per entry, so they must line up.
   std::string lengths;

@@ -6,6 +6,12 @@
 //
 // Bandwidth is GB/s per link per direction with GB = 2^30 bytes (as ASTRA-sim); latency is ns
 // per hop. The four lists must have the same length; npus_count > 1, bandwidth > 0, latency >= 0.
+//
+// Beyond ASTRA-sim, `machine:` selects a whole machine described by a few keys instead:
+//   machine: torus   shape: [8, 8]  link-bandwidth: 62  link-latency: 500      (or mesh)
+//   machine: dgx     gpus-per-node: 8  nodes: 8  nvswitch-bandwidth: 450 ...   (fat-tree)
+//   machine: custom  custom-file: cluster.topo                                  (device list)
+// Every key and the custom file format: configs/README.md.
 #pragma once
 
 #include <string>
@@ -22,7 +28,14 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path);
 // Every key LoadNetworkConfig accepts (all four are required).
 std::vector<KeyDoc> NetworkConfigKeys();
 
+// A custom topology file (format in configs/README.md): NPUs, switches, bidirectional links,
+// optional logical dimensions. Errors name the file and line. The routes are built (and the
+// machine checked to be connected) before it returns.
+StatusOr<Topology> LoadCustomTopology(const std::string& path);
+
 // The largest machine a network file may describe (product of npus_count).
 constexpr int kMaxNpus = 1 << 24;
+// The largest dgx or custom machine (routing keeps a table of devices x NPUs).
+constexpr int kMaxGraphNpus = 8192;
 
 }  // namespace orrery

@@ -2,6 +2,7 @@
 
 #include "config/test_files.h"
 #include "gtest/gtest.h"
+#include "network/graph.h"
 
 namespace orrery {
 namespace {
@@ -71,7 +72,7 @@ TEST(NetworkConfigTest, NegativeBandwidthAndOtherBadValues) {
   ASSERT_EQ(p.size(), 6u) << t.status().message();
   EXPECT_EQ(p[0], path +
                       ":1: key 'topology', item 1, is 'Rign'; expected one of Ring, "
-                      "FullyConnected, Switch (did you mean 'Ring'?)");
+                      "FullyConnected, Switch, Mesh (did you mean 'Ring'?)");
   EXPECT_EQ(p[1], path + ":2: key 'npus_count', item 1, is '1'; expected an integer > 1");
   EXPECT_EQ(p[2], path + ":2: key 'npus_count', item 2, is '2.5'; expected an integer > 1");
   EXPECT_EQ(p[3], path +
@@ -145,13 +146,141 @@ TEST(NetworkConfigTest, UnparsableYamlHasLine) {
   EXPECT_EQ(t.status().message().rfind(path + ":", 0), 0u);
 }
 
+TEST(NetworkConfigTest, TorusAndMeshMachines) {
+  StatusOr<Topology> t = LoadNetworkConfig(WriteTestFile(
+      "torus.yml", "machine: torus\nshape: [8, 8]\nlink-bandwidth: 62\nlink-latency: 500\n"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->dims.size(), 2u);
+  EXPECT_EQ(t->num_npus(), 64);
+  EXPECT_EQ(t->dims[1].type, BlockType::kRing);
+  EXPECT_EQ(t->graph, nullptr);
+  StatusOr<Topology> m = LoadNetworkConfig(WriteTestFile(
+      "mesh.yml", "machine: mesh\nshape: [4, 4, 4]\nlink-bandwidth: 62\nlink-latency: 500\n"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dims[2].type, BlockType::kMesh);
+  EXPECT_EQ(m->num_npus(), 64);
+}
+
+TEST(NetworkConfigTest, KeysOfAnotherMachineAndMissingKeysAreErrors) {
+  const std::string path = WriteTestFile(
+      "torus_bad.yml", "machine: torus\nshape: [8, 1]\nlink-bandwidth: 62\nnodes: 4\n");
+  StatusOr<Topology> t = LoadNetworkConfig(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), path + ":2: key 'shape'")) << t.status().message();
+  EXPECT_TRUE(Contains(t.status(), path + ":4: key 'nodes' is not used with machine: torus"))
+      << t.status().message();
+  EXPECT_TRUE(Contains(t.status(), "required key 'link-latency' is missing"))
+      << t.status().message();
+  StatusOr<Topology> bad = LoadNetworkConfig(WriteTestFile("machine_bad.yml", "machine: tours\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(bad.status(), "did you mean 'torus'")) << bad.status().message();
+}
+
+const char kDgx[] =
+    "machine: dgx\ngpus-per-node: 8\nnodes: 8\nnvswitch-bandwidth: 450\nnvswitch-latency: 100\n"
+    "nic-bandwidth: 400\nfabric-latency: 500\nleaf-radix: 32\nspines: 2\noversubscription: 2\n";
+
+TEST(NetworkConfigTest, DgxMachine) {
+  StatusOr<Topology> t = LoadNetworkConfig(WriteTestFile("dgx.yml", kDgx));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_NE(t->graph, nullptr);
+  EXPECT_EQ(t->num_npus(), 64);
+  EXPECT_EQ(t->dims[0].npus, 8);
+  EXPECT_EQ(t->dims[1].npus, 8);
+  // 64 GPUs + 8 NVSwitches + 2 leaves + 2 spines.
+  EXPECT_EQ(t->graph->devices.size(), 76u);
+  // 400 Gb/s = 50e9 B/s per NIC; a leaf's 32 NICs over 2 spines at oversubscription 2:
+  // 32 * 50e9 / (2 * 2) = 400e9 B/s per leaf -> spine link.
+  for (const PhysicalGraph::Link& l : t->graph->links) {
+    if (t->graph->devices[l.src].name == "leaf0" && t->graph->devices[l.dst].name == "spine1") {
+      EXPECT_DOUBLE_EQ(l.bandwidth.bytes_per_sec(), 400e9);
+    }
+  }
+}
+
+TEST(NetworkConfigTest, DgxImpossibleValues) {
+  const std::string path =
+      WriteTestFile("dgx_bad.yml", std::string(kDgx) + "pods: 2\nnics-per-node: 2\n");
+  StatusOr<Topology> t = LoadNetworkConfig(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), "key 'nics-per-node' is only used with nic-per-gpu: 0"))
+      << t.status().message();
+  EXPECT_TRUE(Contains(t.status(), "key 'cores' is missing")) << t.status().message();
+  const std::string radix =
+      WriteTestFile("dgx_radix.yml",
+                    "machine: dgx\nnodes: 3\nnvswitch-bandwidth: 450\nnvswitch-latency: 100\n"
+                    "nic-bandwidth: 400\nfabric-latency: 500\nleaf-radix: 16\nspines: 2\n");
+  StatusOr<Topology> r = LoadNetworkConfig(radix);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(
+      Contains(r.status(), radix + ":7: key 'leaf-radix' is 16 but the machine has 24 NICs"))
+      << r.status().message();
+}
+
+TEST(NetworkConfigTest, CustomTopologyFile) {
+  // A diamond: npu0 reaches npu1 through sw0 or sw1 (equal cost), npu2 hangs off sw1.
+  WriteTestFile("diamond.topo",
+                "# two switches\n"
+                "npus 4\n"
+                "switch sw0 sw1\n"
+                "link npu0 sw0 100 500\nlink npu0 sw1 100 500\n"
+                "link npu1 sw0 100 500\nlink npu1 sw1 100 500\n"
+                "link npu2 sw1 50 250.5   # slower\n"
+                "link npu3 npu2 50 10\n"
+                "dims 2 2\n");
+  StatusOr<Topology> t = LoadNetworkConfig(
+      WriteTestFile("custom.yml", "machine: custom\ncustom-file: diamond.topo\n"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->num_npus(), 4);
+  ASSERT_EQ(t->dims.size(), 2u);
+  EXPECT_EQ(t->graph->Route(0, 1).size(), 2u);
+  EXPECT_EQ(t->graph->Route(0, 3).size(), 3u);  // npu0 -> sw1 -> npu2 -> npu3 (NPUs relay)
+  EXPECT_EQ(t->graph->Route(0, 1), t->graph->Route(0, 1));
+}
+
+TEST(NetworkConfigTest, CustomTopologyErrorsNameTheLine) {
+  const std::string dup =
+      WriteTestFile("dup.topo",
+                    "npus 2\nswitch sw0\nlink npu0 sw0 1 1\nlink npu1 sw0 1 1\nlink sw0 npu0 2 2\n"
+                    "link npu1 sw9 1 1\nlink npu0 npu1 0 1\nlnk npu0 npu1 1 1\n");
+  StatusOr<Topology> d = LoadCustomTopology(dup);
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(Contains(d.status(), dup + ":5: duplicate link sw0 <-> npu0 (already at line 3)"))
+      << d.status().message();
+  EXPECT_TRUE(Contains(d.status(), dup + ":6: link end 'sw9' is not a declared device"))
+      << d.status().message();
+  EXPECT_TRUE(Contains(d.status(), dup + ":7: link bandwidth is '0'; expected a number > 0"))
+      << d.status().message();
+  EXPECT_TRUE(Contains(d.status(), dup + ":8: unknown statement 'lnk' (did you mean 'link'?)"))
+      << d.status().message();
+  const std::string apart =
+      WriteTestFile("apart.topo", "npus 4\nlink npu0 npu1 1 1\nlink npu2 npu3 1 1\n");
+  StatusOr<Topology> a = LoadCustomTopology(apart);
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(Contains(a.status(), apart + ": the machine is disconnected: there is no path from "
+                                           "npu0 to npu2"))
+      << a.status().message();
+  const std::string dims = WriteTestFile("dims.topo",
+                                         "npus 4\nswitch s\nlink npu0 s 1 1\nlink npu1 s 1 1\n"
+                                         "link npu2 s 1 1\nlink npu3 s 1 1\ndims 3 2\n");
+  StatusOr<Topology> m = LoadCustomTopology(dims);
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status(), dims + ":7: dims multiply to 6 but there are 4 NPUs"))
+      << m.status().message();
+}
+
 TEST(NetworkConfigTest, KeysDeclared) {
   std::vector<std::string> names;
   for (const KeyDoc& k : NetworkConfigKeys()) {
     names.push_back(k.name);
-    EXPECT_EQ(k.default_value, "required") << k.name;
+    if (names.size() >= 2 && names.size() <= 5) {
+      EXPECT_EQ(k.default_value, "required when machine is dimensions") << k.name;
+    }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"topology", "npus_count", "bandwidth", "latency"}));
+  ASSERT_GE(names.size(), 5u);
+  EXPECT_EQ(
+      std::vector<std::string>(names.begin(), names.begin() + 5),
+      (std::vector<std::string>{"machine", "topology", "npus_count", "bandwidth", "latency"}));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <vector>
 
 #include "network/analytical_aware/analytical_aware.h"
+#include "network/analytical_aware/graph_network.h"
 #include "network/analytical_unaware/analytical_unaware.h"
+#include "network/graph.h"
 
 namespace orrery {
 
@@ -34,9 +36,19 @@ StatusOr<Backend> ParseBackend(const std::string& name) {
   return Status::Invalid("", "network backend", name, valid);
 }
 
+Status CheckBackendSupports(Backend backend, const Topology& topology) {
+  if (backend == Backend::kAnalyticalUnaware && topology.graph != nullptr) {
+    return Status::Error("--network-backend analytical-unaware cannot model this machine (" +
+                         topology.graph->description +
+                         "): it has no links to route over; use analytical-aware");
+  }
+  return Status::Ok();
+}
+
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology) {
   switch (backend) {
     case Backend::kAnalyticalAware:
+      if (topology.graph != nullptr) return std::make_unique<GraphNetwork>(sim, topology);
       return std::make_unique<AnalyticalAwareNetwork>(sim, topology);
     case Backend::kAnalyticalUnaware:
       return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);

@@ -19,6 +19,11 @@ enum class Backend { kAnalyticalAware, kAnalyticalUnaware };
 StatusOr<Backend> ParseBackend(const std::string& name);
 const char* BackendName(Backend b);
 
+// An error when `backend` cannot model `topology` (the unaware backend has no graph of links, so
+// a DGX fat-tree or a custom topology file needs analytical-aware).
+Status CheckBackendSupports(Backend backend, const Topology& topology);
+
+// The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork.
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology);
 
 }  // namespace orrery

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,9 @@
 
 namespace orrery {
 
-// Building block of one network dimension (ASTRA-sim's analytical YAML `topology` list).
-enum class BlockType { kRing, kFullyConnected, kSwitch };
+// Building block of one network dimension (ASTRA-sim's analytical YAML `topology` list, plus
+// Orrery's Mesh: a line of NPUs, each linked both ways to its neighbours, with no wrap-around).
+enum class BlockType { kRing, kFullyConnected, kSwitch, kMesh };
 
 const char* BlockTypeName(BlockType t);
 
@@ -30,10 +32,18 @@ struct Dimension {
   Time latency;         // per link (hop)
 };
 
+struct PhysicalGraph;  // network/graph.h
+
 // A multi-dimensional network as in ASTRA-sim's analytical YAML. NPU id <-> address: dimension 0
 // varies fastest (id = sum addr[d] * prod_{k<d} npus[k]).
+//
+// When `graph` is set, the machine is that explicit graph of devices and links (a DGX-style
+// fat-tree or a custom file) and `dims` are only its logical dimensions: the system layer runs
+// its per-dimension collectives over NPU-id strides of `dims`, while the congestion-aware backend
+// routes every message over `graph`. The product of dims[d].npus is the graph's NPU count.
 struct Topology {
   std::vector<Dimension> dims;
+  std::shared_ptr<const PhysicalGraph> graph = nullptr;  // null: `dims` are the physical network
 
   int num_npus() const;
   // Per-dimension coordinates of `npu`.

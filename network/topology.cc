@@ -10,6 +10,8 @@ const char* BlockTypeName(BlockType t) {
       return "FullyConnected";
     case BlockType::kSwitch:
       return "Switch";
+    case BlockType::kMesh:
+      return "Mesh";
   }
   return "?";
 }

@@ -1,6 +1,7 @@
 #include "runner/run.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "common/event_queue.h"
@@ -70,6 +71,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     if (!problems.ok()) return problems;
   }
 
+  {
+    Status supported = CheckBackendSupports(o.backend, *topology);
+    if (!supported.ok()) return supported.WithContext(o.network_config);
+  }
   const int n = topology->num_npus();
   StatusOr<std::vector<double>> npu_scales = ParseNpuScales(o.npu_compute_scale, n);
   if (!npu_scales.ok()) return npu_scales.status();
@@ -225,6 +230,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     result.npus.push_back(e->stats());
     result.end = std::max(result.end, e->stats().finish);
   }
+  if (!o.link_stats.empty()) {
+    Status written = WriteLinkStats(o.link_stats, net->Links(), result.end);
+    if (!written.ok()) return written;
+  }
   if (o.record) {
     result.links = net->Links();
     result.activity.resize(n);
@@ -273,6 +282,23 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   return result;
+}
+
+Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Time end) {
+  std::stable_sort(links.begin(), links.end(), [](const LinkStats& a, const LinkStats& b) {
+    return a.busy != b.busy ? a.busy > b.busy : a.name < b.name;
+  });
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Status::Error("--link-stats " + path + ": cannot create the file");
+  std::fprintf(f, "rank,link,bytes,busy_ns,utilisation\n");
+  for (size_t i = 0; i < links.size(); ++i) {
+    const LinkStats& l = links[i];
+    const double util = end.ps() > 0 ? static_cast<double>(l.busy.ps()) / end.ps() : 0.0;
+    std::fprintf(f, "%zu,%s,%llu,%.3f,%.6f\n", i + 1, l.name.c_str(),
+                 static_cast<unsigned long long>(l.bytes), l.busy.Ns(), util);
+  }
+  if (std::fclose(f) != 0) return Status::Error("--link-stats " + path + ": write failed");
+  return Status::Ok();
 }
 
 }  // namespace orrery

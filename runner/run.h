@@ -45,6 +45,8 @@ struct RunOptions {
   double comm_scale = 1.0;
   bool rendezvous = false;
   bool strict = false;  // dangling dependencies are errors
+  // --link-stats: when set, a CSV of every link (WriteLinkStats) is written here after the run.
+  std::string link_stats;
   bool record = false;  // keep per-node activity and link statistics (timelines, reports)
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
@@ -76,5 +78,10 @@ struct RunResult {
 };
 
 StatusOr<RunResult> RunSimulation(const RunOptions& options);
+
+// Writes `links` as CSV, most loaded first (busy time descending, then name):
+//   rank,link,bytes,busy_ns,utilisation
+// utilisation = busy / `end` (0 when end is 0); the first N rows are the top-N links.
+Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Time end);
 
 }  // namespace orrery

@@ -21,6 +21,8 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
     : sim_(sim), topology_(std::move(topology)), num_npus_(topology_.num_npus()) {
   ORRERY_CHECK(!topology_.dims.empty(), "a topology needs at least one dimension");
   ORRERY_CHECK(topology_.dims.size() < 128, "too many dimensions");
+  ORRERY_CHECK(topology_.graph == nullptr,
+               "AnalyticalAwareNetwork models dimensions; a graph topology needs GraphNetwork");
   int stride = 1;
   for (size_t d = 0; d < topology_.dims.size(); ++d) {
     const Dimension& dim = topology_.dims[d];
@@ -38,6 +40,9 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
         break;
       case BlockType::kSwitch:
         p.links_per_npu = 2;  // up to the switch, down from it
+        break;
+      case BlockType::kMesh:
+        p.links_per_npu = 2;  // towards higher and lower coordinates (absent at the ends)
         break;
       case BlockType::kFullyConnected:
         p.links_per_npu = dim.npus - 1;
@@ -70,6 +75,11 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
         case BlockType::kSwitch:
           AddLink(di, LinkKind::kNpuToSwitch, npu, -1);
           AddLink(di, LinkKind::kSwitchToNpu, npu, -1);
+          break;
+        case BlockType::kMesh:
+          AddLink(di, c + 1 < p.npus ? LinkKind::kNpuToNpu : LinkKind::kAbsent, npu,
+                  npu + p.stride);
+          AddLink(di, c > 0 ? LinkKind::kNpuToNpu : LinkKind::kAbsent, npu, npu - p.stride);
           break;
         case BlockType::kFullyConnected:
           if (p.lazy) break;
@@ -139,6 +149,9 @@ AnalyticalAwareNetwork::Hop AnalyticalAwareNetwork::NextHop(const Chunk& c) {
       }
       case BlockType::kSwitch:
         return Hop{base, c.npu, static_cast<int8_t>(d)};
+      case BlockType::kMesh:
+        // Straight along the line: link 0 goes up, link 1 goes down.
+        return b > a ? Hop{base, c.npu + p.stride, -1} : Hop{base + 1, c.npu - p.stride, -1};
     }
   }
   ORRERY_CHECK(false, "chunk at its destination has no next hop");
@@ -250,6 +263,7 @@ std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {
   out.reserve(links_.size());
   const std::string no_prefix;
   for (const Link& l : links_) {
+    if (l.kind == LinkKind::kAbsent) continue;
     const std::string prefix = dims_.size() == 1 ? no_prefix : "d" + std::to_string(l.dim) + ":";
     std::string name;
     switch (l.kind) {
@@ -261,6 +275,8 @@ std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {
         break;
       case LinkKind::kSwitchToNpu:
         name = DeviceName(l.dim, l.npu, true) + "->" + DeviceName(l.dim, l.npu, false);
+        break;
+      case LinkKind::kAbsent:
         break;
     }
     out.push_back(LinkStats{prefix + name, l.bytes, Time::FromPs(l.busy_ps)});

@@ -41,6 +41,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   const Topology& topology() const override { return topology_; }
   void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
   // Every link built so far, in construction order (lazy FullyConnected links once used).
+  // Dimension-ordered routing: dims_[d] before dims_[d + 1].
   std::vector<LinkStats> Links() const override;
 
   size_t num_links() const { return links_.size(); }
@@ -50,7 +51,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
 
-  enum class LinkKind : uint8_t { kNpuToNpu, kNpuToSwitch, kSwitchToNpu };
+  // kAbsent: a placeholder keeping Mesh links arithmetically indexed (no link past a line's end).
+  enum class LinkKind : uint8_t { kNpuToNpu, kNpuToSwitch, kSwitchToNpu, kAbsent };
 
   struct Dim {
     BlockType type;

@@ -11,6 +11,9 @@ namespace orrery {
 AnalyticalUnawareNetwork::AnalyticalUnawareNetwork(Simulation& sim, Topology topology)
     : sim_(sim), topology_(std::move(topology)), num_npus_(topology_.num_npus()) {
   ORRERY_CHECK(!topology_.dims.empty(), "a topology needs at least one dimension");
+  ORRERY_CHECK(topology_.graph == nullptr,
+               "the congestion-unaware backend models dimensions, not a graph of links (fat-tree, "
+               "custom file): use the congestion-aware backend");
   for (size_t d = 0; d < topology_.dims.size(); ++d) {
     const Dimension& dim = topology_.dims[d];
     ORRERY_CHECK(dim.npus > 1, "dimension " + std::to_string(d) + " has fewer than 2 NPUs");
@@ -40,6 +43,8 @@ std::pair<int, int> AnalyticalUnawareNetwork::DimAndHops(int src, int dst) const
           return {static_cast<int>(d), 1};
         case BlockType::kSwitch:
           return {static_cast<int>(d), 2};
+        case BlockType::kMesh:
+          return {static_cast<int>(d), ca < cb ? cb - ca : ca - cb};
       }
     }
     a /= dim.npus;

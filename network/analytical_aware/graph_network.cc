@@ -1,0 +1,132 @@
+#include "network/analytical_aware/graph_network.h"
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "common/status.h"
+
+namespace orrery {
+
+namespace {
+
+constexpr uint64_t kArrival = 0;
+constexpr uint64_t kLinkFree = 1;
+
+}  // namespace
+
+GraphNetwork::GraphNetwork(Simulation& sim, Topology topology)
+    : sim_(sim), topology_(std::move(topology)), graph_(topology_.graph.get()) {
+  ORRERY_CHECK(graph_ != nullptr, "GraphNetwork needs a topology with a graph");
+  ORRERY_CHECK(graph_->hops_.size() == graph_->devices.size() * graph_->num_npus,
+               "the graph's routes are not built (PhysicalGraph::BuildRoutes)");
+  ORRERY_CHECK(graph_->links.size() < kNone, "too many links");
+  ORRERY_CHECK(topology_.num_npus() == graph_->num_npus,
+               "the logical dimensions do not multiply to the graph's NPU count");
+  links_.resize(graph_->links.size());
+  for (size_t i = 0; i < links_.size(); ++i) {
+    links_[i].latency_ns = graph_->links[i].latency.Ns();
+    links_[i].bytes_per_ns = graph_->links[i].bandwidth.bytes_per_ns();
+    ORRERY_CHECK(links_[i].bytes_per_ns > 0, "a link has a non-positive bandwidth");
+  }
+}
+
+void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
+  const int n = graph_->num_npus;
+  ORRERY_CHECK(src >= 0 && src < n && dst >= 0 && dst < n,
+               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
+  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  uint32_t id;
+  if (free_chunks_.empty()) {
+    id = static_cast<uint32_t>(chunks_.size());
+    chunks_.emplace_back();
+  } else {
+    id = free_chunks_.back();
+    free_chunks_.pop_back();
+  }
+  Chunk& c = chunks_[id];
+  c.handler = handler;
+  c.token = token;
+  c.size = size.count();
+  c.src = src;
+  c.dst = dst;
+  c.at = src;
+  c.next = kNone;
+  Forward(id);
+}
+
+void GraphNetwork::Forward(uint32_t chunk) {
+  Chunk& c = chunks_[chunk];
+  c.link = graph_->NextLink(c.at, c.src, c.dst);
+  Link& l = links_[c.link];
+  if (l.busy) {
+    c.next = kNone;
+    if (l.tail == kNone) {
+      l.head = chunk;
+    } else {
+      chunks_[l.tail].next = chunk;
+    }
+    l.tail = chunk;
+  } else {
+    Transmit(c.link, chunk);
+  }
+}
+
+void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
+  Link& l = links_[link];
+  const uint64_t size = chunks_[chunk].size;
+  l.busy = true;
+  if (size != l.cached_size) {
+    // As the dimensional model: both delays in double ns, each truncated to whole ns.
+    const double serialization_ns = static_cast<double>(size) / l.bytes_per_ns;
+    l.cached_size = size;
+    l.cached_arrival = Time::FromNs(static_cast<int64_t>(l.latency_ns + serialization_ns));
+    l.cached_busy = Time::FromNs(static_cast<int64_t>(serialization_ns));
+  }
+  l.bytes += size;
+  l.busy_ps += l.cached_busy.ps();
+  // Arrival first, then link-free: at equal times they run in this order.
+  sim_.ScheduleAfter(l.cached_arrival, this, (uint64_t{chunk} << 1) | kArrival);
+  sim_.ScheduleAfter(l.cached_busy, this, (uint64_t{link} << 1) | kLinkFree);
+}
+
+void GraphNetwork::OnEvent(uint64_t arg) {
+  const uint32_t index = static_cast<uint32_t>(arg >> 1);
+  if ((arg & 1) == kLinkFree) {
+    Link& l = links_[index];
+    l.busy = false;
+    if (l.head != kNone) {
+      const uint32_t chunk = l.head;
+      l.head = chunks_[chunk].next;
+      if (l.head == kNone) l.tail = kNone;
+      Transmit(index, chunk);
+    }
+    return;
+  }
+  Chunk& c = chunks_[index];
+  c.at = graph_->links[c.link].dst;
+  if (c.at == c.dst) {
+    DeliveryHandler* handler = c.handler;
+    const uint64_t token = c.token;
+    free_chunks_.push_back(index);  // first: the handler may Send again and reuse it
+    handler->OnDelivered(token);
+    return;
+  }
+  Forward(index);
+}
+
+std::vector<LinkStats> GraphNetwork::Links() const {
+  std::vector<LinkStats> out;
+  out.reserve(links_.size());
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const PhysicalGraph::Link& g = graph_->links[i];
+    std::string name = graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name;
+    const int count = ++seen[name];
+    if (count > 1) name += "#" + std::to_string(count);
+    out.push_back(LinkStats{name, links_[i].bytes, Time::FromPs(links_[i].busy_ps)});
+  }
+  return out;
+}
+
+}  // namespace orrery
