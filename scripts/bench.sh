@@ -37,7 +37,7 @@ ring4="$ORRERY_COMPAT_DIR/astra-sim/examples/system/native_collectives/Ring_4chu
 [ -f "$ring4" ] && cp "$ring4" "$work/system.json"
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' > "$work/memory.json"
 
-printf '%-48s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+printf '%-58s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
 for n in "${sizes[@]}"; do
   mkdir -p "$work/ar$n"
   "$bin/et_feeder/gen_workload" collective --type all_reduce --size 1048576 --npus "$n" \
@@ -47,16 +47,28 @@ for n in "${sizes[@]}"; do
   runs=(analytical-unaware analytical-aware)
   # The cost of every output (timeline, Chakra lines, JSON and CSV reports) on the 1024 case.
   [ "$n" = 1024 ] && runs+=(analytical-aware+outputs)
+  # A 2-D network at the large scale: a 64 x 64 torus (two ring dimensions), congestion-aware.
+  if [ "$n" = 4096 ]; then
+    printf 'topology: [ Ring, Ring ]\nnpus_count: [ 64, 64 ]\nbandwidth: [ 50.0, 50.0 ]\n' \
+      > "$work/torus$n.yml"
+    printf 'latency: [ 500.0, 500.0 ]\n' >> "$work/torus$n.yml"
+    python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+for k in [k for k in c if k.endswith("-implementation")]: c[k] = ["ring", "ring"]
+json.dump(c, open(sys.argv[2], "w"), indent=1)' "$work/system.json" "$work/system2d.json"
+    runs+=(analytical-aware+2d)
+  fi
   for backend in "${runs[@]}"; do
     python3 - "$bin/orrery" "$work" "$n" "$backend" <<'PY'
 import re, resource, subprocess, sys, time
 binary, work, n, backend = sys.argv[1:]
 outputs = backend.endswith("+outputs")
+two_d = backend.endswith("+2d")
 cmd = [binary, f"--workload-configuration={work}/ar{n}/all_reduce",
-       f"--system-configuration={work}/system.json",
-       f"--network-configuration={work}/ring{n}.yml",
+       f"--system-configuration={work}/" + ("system2d.json" if two_d else "system.json"),
+       f"--network-configuration={work}/" + (f"torus{n}.yml" if two_d else f"ring{n}.yml"),
        f"--remote-memory-configuration={work}/memory.json",
-       f"--network-backend={backend.replace('+outputs', '')}"]
+       f"--network-backend={backend.split('+')[0]}"]
 if outputs:
     cmd += [f"--timeline={work}/t.json", f"--timeline-chakra={work}/t.txt",
             f"--report={work}/r.json", f"--report-csv={work}/r"]
@@ -68,7 +80,8 @@ if p.returncode != 0:
 peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
 events = re.search(r"(\d+) events in", p.stderr).group(1)
-print(f"{'ring all-reduce 1 MiB, ' + n + ' NPUs, ' + backend:<48} {wall:12.2f} {peak_mb:12.0f} "
+label = ("64x64 torus" if two_d else "ring") + " all-reduce 1 MiB, " + n + " NPUs, " + backend.split("+")[0] + (", all outputs" if outputs else "")
+print(f"{label:<58} {wall:12.2f} {peak_mb:12.0f} "
       f"{max(ends):16d} {events:>12}")
 PY
   done

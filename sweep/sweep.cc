@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/network_config.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "report/breakdown.h"
@@ -205,20 +206,6 @@ struct Prepared {
   RunOptions run;
   std::string error;
 };
-
-uint64_t NpuCount(const YAML::Node& network) {
-  uint64_t n = 1;
-  const YAML::Node counts = network["npus_count"];
-  if (!counts || !counts.IsSequence()) return 0;
-  for (const YAML::Node& c : counts) {
-    try {
-      n *= c.as<uint64_t>();
-    } catch (const YAML::Exception&) {
-      return 0;
-    }
-  }
-  return n;
-}
 
 }  // namespace
 
@@ -458,27 +445,22 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         }
       }
       const std::string dir = out + ".points/" + std::to_string(p.index);
-      YAML::Node network;
       for (const char* kind : {"system", "network", "memory"}) {
         auto f = files.find(kind);
+        const auto ov = overrides.find(kind);
         const bool has_file = f != files.end();
-        if (!has_file && overrides.count(kind)) {
+        if (!has_file && ov != overrides.end()) {
           throw std::runtime_error(std::string("'") + kind + ".*' is varied but no " + kind +
                                    " file is given in base");
         }
         if (!has_file) continue;
         const std::string file = Join(spec.dir, f->second);
-        if (!overrides.count(kind) && std::string(kind) != "network") {
+        if (ov == overrides.end()) {
           files[kind] = file;
           continue;
         }
         YAML::Node doc = YAML::LoadFile(file);
-        for (const auto& [key, value] : overrides[kind]) doc[key] = YAML::Load(value);
-        if (std::string(kind) == "network") network = doc;
-        if (!overrides.count(kind)) {
-          files[kind] = file;
-          continue;
-        }
+        for (const auto& [key, value] : ov->second) doc[key] = YAML::Load(value);
         Status s = MakeDirs(dir);
         if (!s.ok()) throw std::runtime_error(s.message());
         const std::string path = dir + "/" + kind + ".yml";
@@ -508,12 +490,10 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
                                    "all_to_all");
         }
         if (size == 0) throw std::runtime_error("workload size 0; expected bytes > 0");
-        const uint64_t npus = NpuCount(network);
-        if (npus == 0 || npus > (1u << 20)) {
-          throw std::runtime_error(pr.run.network_config +
-                                   ": cannot read the NPU count (npus_count) to generate the "
-                                   "workload for");
-        }
+        // The NPU count from the network as Orrery reads it (any format, whole machines too).
+        StatusOr<Topology> topo = LoadNetworkConfig(pr.run.network_config);
+        if (!topo.ok()) throw std::runtime_error(topo.status().message());
+        const uint64_t npus = static_cast<uint64_t>(topo->num_npus());
         const std::string key =
             collective + "_" + std::to_string(size) + "_" + std::to_string(npus);
         auto g = generated.find(key);

@@ -160,6 +160,25 @@ TEST(Sweep, ExampleStudySpecLoads) {
   }
 }
 
+// The 64-NPU machine comparison runs end to end through the system layer on whole-machine
+// networks (torus, DGX fat-tree); the NVSwitch machine wins the 1 GiB all-reduce.
+TEST(Sweep, MachineComparisonRuns) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec("configs/sweeps/machines_64.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  ASSERT_EQ(spec->points.size(), 4u);
+  const SweepSummary s = RunPoints(*spec, Tmp("machines"), 2);
+  EXPECT_EQ(s.failed, 0);
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("machines.csv")));
+  ASSERT_EQ(lines.size(), 5u);
+  auto end_ns = [](const std::string& line) {  // the column after network and collective
+    std::stringstream ss(line);
+    std::string field;
+    for (int i = 0; i < 5; ++i) std::getline(ss, field, ',');
+    return std::stoll(field);
+  };
+  EXPECT_LT(end_ns(lines[3]), end_ns(lines[1])) << lines[1] << "\n" << lines[3];
+}
+
 TEST(Sweep, BadSpecsAreNamed) {
   const std::string path = Tmp("bad.sweep.yaml");
   std::ofstream(path) << "base:\n  sytem: a.json\ngird:\n  x: [1]\n";
