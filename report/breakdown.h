@@ -13,21 +13,9 @@
 
 #include "common/units.h"
 #include "runner/run.h"
+#include "workload/breakdown.h"
 
 namespace orrery {
-
-struct NpuBreakdown {
-  Time total;          // when the NPU finished
-  Time compute;        // GPU compute (union)
-  Time cpu;            // CPU ops (union)
-  Time communication;  // collectives, sends and receives (union)
-  Time overlapped;     // communication during GPU compute
-  Time exposed;        // communication - overlapped
-  Time memory;         // remote memory accesses (union)
-  Time idle;           // total - (union of everything above)
-  // overlapped / communication, in percent (0 without communication): HTA's overlap.
-  double overlap_percent() const;
-};
 
 NpuBreakdown BreakdownOf(const std::vector<NodeRecord>& activity, Time finish);
 

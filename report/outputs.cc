@@ -230,7 +230,7 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
   out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
   for (int i = 0; i < r.num_npus(); ++i) {
-    const NpuBreakdown b = BreakdownOf(r.activity[i], r.npus[i].finish);
+    const NpuBreakdown& b = r.breakdown[i];
     out += "    {\"npu\": " + std::to_string(i) + ", \"total\": " + Ns(b.total) +
            ", \"compute\": " + Ns(b.compute) + ", \"cpu\": " + Ns(b.cpu) +
            ", \"communication\": " + Ns(b.communication) +
@@ -272,7 +272,7 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
       "npu,total_ns,compute_ns,cpu_ns,communication_ns,exposed_communication_ns,"
       "overlapped_communication_ns,memory_ns,idle_ns,overlap_percent\n";
   for (int i = 0; i < r.num_npus(); ++i) {
-    const NpuBreakdown b = BreakdownOf(r.activity[i], r.npus[i].finish);
+    const NpuBreakdown& b = r.breakdown[i];
     npus += std::to_string(i) + "," + Ns(b.total) + "," + Ns(b.compute) + "," + Ns(b.cpu) + "," +
             Ns(b.communication) + "," + Ns(b.exposed) + "," + Ns(b.overlapped) + "," +
             Ns(b.memory) + "," + Ns(b.idle) + "," + Num(b.overlap_percent()) + "\n";
@@ -304,24 +304,11 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
 std::string SummaryTable(const RunResult& r) {
   const int n = r.num_npus();
   if (n == 0) return "";
-  const bool recorded = static_cast<int>(r.activity.size()) == n;
   int slowest = 0;
   for (int i = 1; i < n; ++i) {
     if (r.npus[slowest].finish < r.npus[i].finish) slowest = i;
   }
-  // Without a recording, the executor's per-slot sums stand in for the interval unions.
-  auto breakdown = [&](int i) {
-    if (recorded) return BreakdownOf(r.activity[i], r.npus[i].finish);
-    NpuBreakdown b;
-    const NpuStats& s = r.npus[i];
-    b.total = s.finish;
-    b.compute = s.gpu_compute;
-    b.cpu = s.cpu_compute;
-    b.communication = s.communication;
-    b.exposed = s.exposed_communication();
-    b.memory = s.memory;
-    return b;
-  };
+  auto breakdown = [&](int i) { return r.breakdown[i]; };
   NpuBreakdown mean;
   for (int i = 0; i < n; ++i) {
     const NpuBreakdown b = breakdown(i);
@@ -358,11 +345,29 @@ std::string SummaryTable(const RunResult& r) {
   if (mean.cpu.ps() > 0) row("CPU", avg(mean.cpu), s.cpu);
   row("communication", avg(mean.communication), s.communication);
   row("exposed communication", avg(mean.exposed), s.exposed);
-  if (recorded) {
-    row("overlapped comm.", avg(mean.overlapped), s.overlapped);
-    row("idle", avg(mean.idle), s.idle);
-  }
+  row("overlapped comm.", avg(mean.overlapped), s.overlapped);
+  row("idle", avg(mean.idle), s.idle);
   if (mean.memory.ps() > 0) row("remote memory", avg(mean.memory), s.memory);
+  if (!r.links.empty() && r.end.ps() > 0) {
+    // The busiest links (congestion-aware backend): where the network is the bottleneck.
+    std::vector<const LinkStats*> busiest;
+    for (const LinkStats& l : r.links) busiest.push_back(&l);
+    const size_t top = std::min<size_t>(3, busiest.size());
+    std::partial_sort(busiest.begin(), busiest.begin() + static_cast<std::ptrdiff_t>(top),
+                      busiest.end(), [](const LinkStats* a, const LinkStats* b) {
+                        if (a->busy.ps() != b->busy.ps()) return a->busy.ps() > b->busy.ps();
+                        return a->name < b->name;
+                      });
+    out += "  busiest links:";
+    for (size_t i = 0; i < top; ++i) {
+      const LinkStats& l = *busiest[i];
+      std::snprintf(line, sizeof line, "%s %s %.1f%% busy (%.3g MB)", i ? "," : "", l.name.c_str(),
+                    100.0 * static_cast<double>(l.busy.ps()) / r.end.ps(),
+                    static_cast<double>(l.bytes) / 1e6);
+      out += line;
+    }
+    out += "\n";
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "runner/npu_scale.h"
 #include "runner/system_params_from_config.h"
 #include "system/collective_engine.h"
+#include "workload/breakdown.h"
 
 namespace orrery {
 
@@ -162,7 +163,6 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.roofline.local_mem_bw_bytes_per_s = system->local_mem_bw_gbps * 1e9;
   wp.replay_only = system->replay_only;
   wp.compute_scale = o.compute_scale;
-  wp.record_activities = o.record;
   wp.collective_launch_latency = Time::FromNsDouble(system->collective_launch_latency_ns);
   wp.protocol_efficiency = system->protocol_efficiency;
 
@@ -228,14 +228,15 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   for (auto& e : executors) {
     result.npus.push_back(e->stats());
+    result.breakdown.push_back(BreakdownOf(e->activities(), e->stats().finish));
     result.end = std::max(result.end, e->stats().finish);
   }
   if (!o.link_stats.empty()) {
     Status written = WriteLinkStats(o.link_stats, net->Links(), result.end);
     if (!written.ok()) return written;
   }
+  result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
-    result.links = net->Links();
     result.activity.resize(n);
     for (int r = 0; r < n; ++r) {
       const et::Trace& t = *traces[r];

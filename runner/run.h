@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "et_feeder/trace.h"
 #include "network/factory.h"
+#include "workload/breakdown.h"
 #include "workload/executor.h"
 
 namespace orrery {
@@ -69,11 +70,12 @@ struct NodeRecord {
 
 struct RunResult {
   std::vector<NpuStats> npus;
-  Time end;  // when the last NPU finished
+  std::vector<NpuBreakdown> breakdown;  // per NPU: HTA's temporal breakdown (always)
+  Time end;                             // when the last NPU finished
   uint64_t events = 0;
   std::vector<std::string> warnings;
   std::vector<std::vector<NodeRecord>> activity;  // per NPU, in completion order (record)
-  std::vector<LinkStats> links;                   // congestion-aware backend (record)
+  std::vector<LinkStats> links;                   // congestion-aware backend
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

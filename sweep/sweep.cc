@@ -557,7 +557,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       Time compute, comm, exposed;
       double overlap = 0;
       for (int n = 0; n < r->num_npus(); ++n) {
-        const NpuBreakdown b = BreakdownOf(r->activity[n], r->npus[n].finish);
+        const NpuBreakdown& b = r->breakdown[n];
         compute += b.compute;
         comm += b.communication;
         exposed += b.exposed;

@@ -1,8 +1,8 @@
 #include "workload/executor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <string_view>
 
 namespace orrery {

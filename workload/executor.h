@@ -35,7 +35,7 @@ struct WorkloadParams {
   int cpu_slots = 1;
   int gpu_slots = 1;
   int comm_slots = 1;
-  bool record_activities = false;  // keep every node's [start, end) for timelines and reports
+  bool record_activities = true;   // keep every node's [start, end) (24 B a node): breakdowns
   Time collective_launch_latency;  // before every collective starts (NCCL's latency floor)
   double protocol_efficiency = 1;  // collectives move size / this bytes
 };
@@ -120,7 +120,7 @@ class NpuExecutor : public EventTarget,
   NpuStats stats_;
   std::vector<Activity> activities_;
   static constexpr uint64_t kLaunchDone = uint64_t{1} << 40;  // OnEvent: start the collective
-  std::map<uint32_t, CollectiveRequest> launching_;          // collectives in their launch floor
+  std::map<uint32_t, CollectiveRequest> launching_;           // collectives in their launch floor
   Status error_;
 };
 

@@ -1,0 +1,94 @@
+#include "workload/breakdown.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace orrery {
+
+namespace {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // [start, end) in ps, merged
+
+Intervals Union(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+
+int64_t Length(const Intervals& v) {
+  int64_t n = 0;
+  for (const auto& iv : v) n += iv.second - iv.first;
+  return n;
+}
+
+// Length of the intersection of two merged interval lists.
+int64_t Overlap(const Intervals& a, const Intervals& b) {
+  int64_t n = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t lo = std::max(a[i].first, b[j].first);
+    const int64_t hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    if (a[i].second < b[j].second) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+double NpuBreakdown::overlap_percent() const {
+  return communication.ps() > 0 ? 100.0 * static_cast<double>(overlapped.ps()) / communication.ps()
+                                : 0.0;
+}
+
+NpuBreakdown BreakdownOf(const std::vector<Activity>& activity, Time finish) {
+  Intervals gpu, cpu, comm, mem, all;
+  for (const Activity& a : activity) {
+    const std::pair<int64_t, int64_t> iv{a.start.ps(), a.end.ps()};
+    switch (a.track) {
+      case Track::kGpu:
+        gpu.push_back(iv);
+        break;
+      case Track::kCpu:
+        cpu.push_back(iv);
+        break;
+      case Track::kComm:
+      case Track::kRecv:
+        comm.push_back(iv);
+        break;
+      case Track::kMemory:
+        mem.push_back(iv);
+        break;
+    }
+    all.push_back(iv);
+  }
+  gpu = Union(std::move(gpu));
+  cpu = Union(std::move(cpu));
+  comm = Union(std::move(comm));
+  mem = Union(std::move(mem));
+  all = Union(std::move(all));
+  NpuBreakdown b;
+  b.total = finish;
+  b.compute = Time::FromPs(Length(gpu));
+  b.cpu = Time::FromPs(Length(cpu));
+  b.communication = Time::FromPs(Length(comm));
+  b.overlapped = Time::FromPs(Overlap(gpu, comm));
+  b.exposed = b.communication - b.overlapped;
+  b.memory = Time::FromPs(Length(mem));
+  b.idle = finish - Time::FromPs(Length(all));
+  return b;
+}
+
+}  // namespace orrery
