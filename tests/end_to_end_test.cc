@@ -2,6 +2,7 @@
 // and send/recv in one graph, on both backends.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -94,6 +95,44 @@ TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
   EXPECT_EQ(r->npus[0].finish.WholeNs(), 30031);
   EXPECT_EQ(r->npus[3].finish.WholeNs(), 49562);
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 49562);
+}
+
+// --link-stats on the case above (aware): both messages cross link 0->1, NPU 3's also 3->0;
+// every link is busy for its messages' serialization, 1 MiB / 50 GiB/s = 19531.25 ns each,
+// truncated to whole ns per message as ASTRA-sim's congestion-aware links do (19531), and
+// the file ranks the links by busy time, most loaded first, with utilisation = busy / end.
+TEST(EndToEnd, LinkStatsFileRanksLinksByBusyTime) {
+  std::vector<std::vector<Node>> ranks(4);
+  ranks[0] = {et::MakeCompNode(1, "fwd", 10), et::MakeSendNode(2, 1, 1 << 20, 1, {1})};
+  ranks[1] = {et::MakeRecvNode(1, 0, 1 << 20, 1), et::MakeRecvNode(2, 3, 1 << 20, 2)};
+  ranks[2] = {et::MakeCompNode(1, "idle", 1)};
+  ranks[3] = {et::MakeSendNode(1, 1, 1 << 20, 2)};
+  RunOptions o = WriteCase("linkstats", ranks);
+  o.backend = Backend::kAnalyticalAware;
+  o.link_stats = Tmp("linkstats.csv");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::ifstream in(o.link_stats);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "rank,link,bytes,busy_ns,utilisation");
+  const double end = 49562;  // 29531 + 500 + 19531: each link truncates its own time
+  char row[160];
+  std::snprintf(row, sizeof row, "1,npu0->npu1,%d,%.3f,%.6f", 2 << 20, 39062.0, 39062.0 / end);
+  EXPECT_EQ(lines[1], row);
+  std::snprintf(row, sizeof row, "2,npu3->npu0,%d,%.3f,%.6f", 1 << 20, 19531.0, 19531.0 / end);
+  EXPECT_EQ(lines[2], row);
+  for (size_t i = 3; i < lines.size(); ++i) {  // every other link: idle
+    EXPECT_NE(lines[i].find(",0,0.000,0.000000"), std::string::npos) << lines[i];
+  }
+  ASSERT_EQ(r->links.size(), lines.size() - 1);  // the same figures feed the summary
+
+  o.link_stats = "/nonexistent-dir/links.csv";  // an unwritable path: a clear error
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--link-stats /nonexistent-dir/links.csv"),
+            std::string::npos);
 }
 
 // One 1 MiB all-reduce per NPU, in one chunk, on a given network.
