@@ -1,6 +1,7 @@
 #include "report/breakdown.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace orrery {
@@ -55,6 +56,31 @@ std::vector<CollectiveStat> CollectiveStats(const RunResult& r) {
     std::stable_sort(
         out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
         [](const CollectiveStat& x, const CollectiveStat& y) { return x.start < y.start; });
+  }
+  return out;
+}
+
+std::vector<QueueStat> QueueStats(const RunResult& r) {
+  std::vector<QueueStat> out;
+  for (int npu = 0; npu < static_cast<int>(r.queues.size()); ++npu) {
+    std::map<int, QueueStat> by_queue;
+    for (const QueueSample& s : r.queues[npu]) {
+      QueueStat& q = by_queue[s.queue];
+      q.npu = npu;
+      q.queue = s.queue;
+      q.samples.emplace_back(s.t, s.length);
+      q.max_length = std::max(q.max_length, s.length);
+    }
+    for (auto& [queue, q] : by_queue) {
+      double area = 0;  // length x ps
+      for (size_t i = 0; i < q.samples.size(); ++i) {
+        const Time until = i + 1 < q.samples.size() ? q.samples[i + 1].first : r.end;
+        area += static_cast<double>(q.samples[i].second) *
+                static_cast<double>((until - q.samples[i].first).ps());
+      }
+      q.mean_length = r.end.ps() > 0 ? area / static_cast<double>(r.end.ps()) : 0;
+      out.push_back(std::move(q));
+    }
   }
   return out;
 }

@@ -42,4 +42,17 @@ double BusBandwidthFactor(et::CollectiveType type, int n);
 // Every collective on every NPU, by NPU then start time.
 std::vector<CollectiveStat> CollectiveStats(const RunResult& r);
 
+// One communication queue of one NPU over the run: its length (streams running and waiting)
+// as a step function, and its maximum and time-weighted mean over [0, step time].
+struct QueueStat {
+  int npu = 0;
+  int queue = 0;
+  std::vector<std::pair<Time, int>> samples;  // length from this time on
+  int max_length = 0;
+  double mean_length = 0;
+};
+
+// Every queue that ever held a stream, by NPU then queue.
+std::vector<QueueStat> QueueStats(const RunResult& r);
+
 }  // namespace orrery

@@ -82,7 +82,8 @@ Status NeedsRecording(const RunResult& r) {
   return Status::Ok();
 }
 
-constexpr int kTidCpu = 1, kTidGpu = 2, kTidComm = 3, kTidMemory = 4, kTidRecv = 10;
+constexpr int kTidCpu = 1, kTidGpu = 2, kTidComm = 3, kTidMemory = 4, kTidRecv = 10,
+              kTidChunks = 1000;
 
 std::string CollectiveLabel(const NodeRecord& a) {
   return a.collective ? et::CollectiveTypeName(*a.collective) : "";
@@ -152,6 +153,52 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
                               R"(,"ts":)" + Us(a.start) + R"(,"dur":)" + Us(a.end - a.start) +
                               R"(,"args":{)" + args + "}}"});
     }
+    // Chunk phases of collectives: the system layer's view, one lane per concurrent stream.
+    if (npu < static_cast<int>(r.phases.size())) {
+      std::vector<const ChunkPhaseRecord*> phases;
+      for (const ChunkPhaseRecord& c : r.phases[npu]) phases.push_back(&c);
+      std::stable_sort(phases.begin(), phases.end(),
+                       [](const ChunkPhaseRecord* a, const ChunkPhaseRecord* b) {
+                         return a->started < b->started;
+                       });
+      std::vector<int64_t> chunk_lane_end;
+      for (const ChunkPhaseRecord* c : phases) {
+        size_t lane = 0;
+        while (lane < chunk_lane_end.size() && chunk_lane_end[lane] > c->started.ps()) ++lane;
+        if (lane == chunk_lane_end.size()) chunk_lane_end.push_back(0);
+        chunk_lane_end[lane] = c->ended.ps();
+        const int tid = kTidChunks + static_cast<int>(lane);
+        if (std::find(used_tids.begin(), used_tids.end(), tid) == used_tids.end()) {
+          used_tids.push_back(tid);
+        }
+        const std::string name = std::string("chunk ") + std::to_string(c->stream) + " " +
+                                 CollectiveTypeName(c->type) + " " + std::to_string(c->phase + 1) +
+                                 "/" + std::to_string(c->num_phases);
+        const std::string args =
+            R"("node_id":)" + std::to_string(c->node_id) + R"(,"stream":)" +
+            std::to_string(c->stream) + R"(,"phase":)" + std::to_string(c->phase + 1) +
+            R"(,"phases":)" + std::to_string(c->num_phases) + R"(,"type":")" +
+            CollectiveTypeName(c->type) + R"(","algorithm":")" + c->algorithm + R"(","queue":)" +
+            std::to_string(c->queue) + R"(,"npus":)" + std::to_string(c->ring_size) +
+            R"(,"bytes":)" + std::to_string(c->bytes) + R"(,"send_to":)" +
+            std::to_string(c->receiver) + R"(,"receive_from":)" + std::to_string(c->sender) +
+            R"(,"queued_us":)" + Us(c->started - c->queued);
+        events.push_back(Ev{c->started.ps(), npu, tid,
+                            R"({"ph":"X","name":)" + JsonString(name) + R"(,"cat":"chunk","pid":)" +
+                                pid + R"(,"tid":)" + std::to_string(tid) + R"(,"ts":)" +
+                                Us(c->started) + R"(,"dur":)" + Us(c->ended - c->started) +
+                                R"(,"args":{)" + args + "}}"});
+      }
+    }
+    // Queue lengths as counters (HTA's augmented counters).
+    if (npu < static_cast<int>(r.queues.size())) {
+      for (const QueueSample& q : r.queues[npu]) {
+        events.push_back(Ev{q.t.ps(), npu, 0,
+                            R"({"ph":"C","name":"queue )" + std::to_string(q.queue) +
+                                R"( length","pid":)" + pid + R"(,"tid":0,"ts":)" + Us(q.t) +
+                                R"(,"args":{"streams":)" + std::to_string(q.length) + "}}"});
+      }
+    }
     std::sort(used_tids.begin(), used_tids.end());
     for (int tid : used_tids) {
       std::string name;
@@ -169,7 +216,8 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
           name = "remote memory";
           break;
         default:
-          name = "receives " + std::to_string(tid - kTidRecv);
+          name = tid >= kTidChunks ? "chunks " + std::to_string(tid - kTidChunks)
+                                   : "receives " + std::to_string(tid - kTidRecv);
       }
       meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" +
                      std::to_string(tid) + R"(,"args":{"name":")" + name + "\"}}");
@@ -262,6 +310,19 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
            ", \"busy\": " + Ns(l.busy) + ", \"utilisation\": " + Num(util) + "}" +
            (i + 1 < r.links.size() ? ",\n" : "\n");
   }
+  out += "  ],\n  \"queues\": [\n";
+  const std::vector<QueueStat> queues = QueueStats(r);
+  for (size_t i = 0; i < queues.size(); ++i) {
+    const QueueStat& q = queues[i];
+    out += "    {\"npu\": " + std::to_string(q.npu) + ", \"queue\": " + std::to_string(q.queue) +
+           ", \"max_length\": " + std::to_string(q.max_length) +
+           ", \"mean_length\": " + Num(q.mean_length) + ", \"samples\": [";
+    for (size_t k = 0; k < q.samples.size(); ++k) {
+      out += (k ? ", [" : "[") + Ns(q.samples[k].first) + ", " +
+             std::to_string(q.samples[k].second) + "]";
+    }
+    out += std::string("]}") + (i + 1 < queues.size() ? ",\n" : "\n");
+  }
   out += "  ]\n}\n";
   return Save(path, out);
 }
@@ -293,9 +354,17 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
     links += CsvField(l.name) + "," + std::to_string(l.bytes) + "," + Ns(l.busy) + "," + Num(util) +
              "\n";
   }
+  std::string queues = "npu,queue,time_ns,length\n";
+  for (const QueueStat& q : QueueStats(r)) {
+    for (const auto& [t, length] : q.samples) {
+      queues += std::to_string(q.npu) + "," + std::to_string(q.queue) + "," + Ns(t) + "," +
+                std::to_string(length) + "\n";
+    }
+  }
   for (const auto& [suffix, text] : {std::pair<std::string, std::string>{".npus.csv", npus},
                                      {".collectives.csv", colls},
-                                     {".links.csv", links}}) {
+                                     {".links.csv", links},
+                                     {".queues.csv", queues}}) {
     if (Status s = Save(prefix + suffix, text); !s.ok()) return s;
   }
   return Status::Ok();

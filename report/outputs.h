@@ -18,7 +18,8 @@ namespace orrery {
 
 // Chrome trace event format (JSON object, "traceEvents"): one process per NPU, one thread per
 // track (CPU, GPU compute, communication, remote memory, and as many receive lanes as
-// overlapping receives need), complete ("X") events in microseconds, sorted by time.
+// overlapping receives need; the chunk phases of collectives in as many "chunks" lanes as run at
+// once), complete ("X") events in microseconds, sorted by time; queue lengths as counters ("C").
 // Needs a recorded run.
 Status WriteChromeTrace(const RunResult& r, const std::string& path);
 
@@ -27,9 +28,10 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path);
 //   callback,sys->id=0, tick=5000, node->id=1, node->name=fwd, node->type=COMP_NODE
 Status WriteChakraTimeline(const RunResult& r, const std::string& path);
 
-// Per NPU breakdown, per collective statistics, per link traffic (see README "Report").
+// Per NPU breakdown, per collective statistics, per link traffic, per queue length over time
+// (see README "Report").
 Status WriteReportJson(const RunResult& r, const std::string& path);
-// The same as three CSV files: <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv.
+// The same as CSV files: <prefix>.npus.csv, .collectives.csv, .links.csv and .queues.csv.
 Status WriteReportCsv(const RunResult& r, const std::string& prefix);
 
 // A compact human-readable table: mean and slowest NPU breakdown, in us or ms.

@@ -141,7 +141,7 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
   std::map<int, std::string> processes;
   std::map<std::pair<int, int>, double> track_end;
   double last_ts = -1;
-  int complete = 0;
+  int complete = 0, chunks = 0, counters = 0;
   for (const YAML::Node& e : events) {
     const std::string ph = e["ph"].as<std::string>();
     const int pid = e["pid"].as<int>();
@@ -151,8 +151,21 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
       }
       continue;
     }
+    if (ph == "C") {  // a queue-length counter
+      EXPECT_GE(e["ts"].as<double>(), last_ts) << "events must be sorted by time";
+      last_ts = e["ts"].as<double>();
+      EXPECT_GE(e["args"]["streams"].as<int>(), 0);
+      ++counters;
+      continue;
+    }
     ASSERT_EQ(ph, "X");
-    ++complete;
+    if (e["cat"].as<std::string>() == "chunk") {
+      ++chunks;
+      EXPECT_TRUE(e["args"]["algorithm"].IsDefined());
+      EXPECT_GT(e["args"]["bytes"].as<uint64_t>(), 0u);
+    } else {
+      ++complete;
+    }
     const double ts = e["ts"].as<double>();
     const double dur = e["dur"].as<double>();
     EXPECT_GE(ts, last_ts) << "events must be sorted by time";
@@ -174,6 +187,68 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
   for (const auto& a : r->activity) nodes += a.size();
   EXPECT_EQ(complete, static_cast<int>(nodes));
   EXPECT_GT(complete, 100);
+  size_t phases = 0, samples = 0;
+  for (const auto& p : r->phases) phases += p.size();
+  for (const auto& q : r->queues) samples += q.size();
+  EXPECT_EQ(chunks, static_cast<int>(phases));
+  EXPECT_GT(chunks, 0);
+  EXPECT_EQ(counters, static_cast<int>(samples));
+}
+
+// The system layer's view of MixedRun's all-reduce: 4 chunks (preferred-dataset-splits) of
+// 256 KiB, one all-reduce phase each on the one ring queue, one at a time
+// (active-chunks-per-dimension 1): back to back from 5000 to 48000 ns, inside the collective
+// node. The queue holds all 4 from 5000 ns and drains one by one to 0 at 48000 ns.
+TEST(Timeline, ChunkPhasesAndQueueLengths) {
+  const RunResult r = MixedRun();
+  ASSERT_EQ(r.phases.size(), 4u);
+  for (int npu = 0; npu < 4; ++npu) {
+    const auto& phases = r.phases[npu];
+    ASSERT_EQ(phases.size(), 4u) << "NPU " << npu;
+    EXPECT_EQ(phases.front().started.WholeNs(), 5000);
+    EXPECT_EQ(phases.back().ended.WholeNs(), 48000);
+    for (size_t i = 0; i < phases.size(); ++i) {
+      const ChunkPhaseRecord& c = phases[i];
+      EXPECT_EQ(c.node_id, 2u);
+      EXPECT_EQ(c.num_phases, 1);
+      EXPECT_EQ(c.type, CollectiveType::kAllReduce);
+      EXPECT_STREQ(c.algorithm, "ring");
+      EXPECT_EQ(c.bytes, (1u << 20) / 4);
+      EXPECT_EQ(c.ring_size, 4);
+      EXPECT_EQ(c.receiver, (npu + 1) % 4);
+      EXPECT_EQ(c.queued.WholeNs(), 5000);
+      if (i > 0) EXPECT_EQ(c.started, phases[i - 1].ended) << "back to back";
+    }
+    const auto& q = r.queues[npu];
+    ASSERT_EQ(q.size(), 5u);
+    for (int k = 0; k < 5; ++k) {
+      EXPECT_EQ(q[k].queue, 0);
+      EXPECT_EQ(q[k].length, 4 - k);
+      EXPECT_EQ(q[k].t, k == 0 ? Time::FromNs(5000) : phases[k - 1].ended);
+    }
+  }
+  const std::vector<QueueStat> stats = QueueStats(r);
+  ASSERT_EQ(stats.size(), 4u);
+  EXPECT_EQ(stats[0].max_length, 4);
+  // Time-weighted over the 105000 ns step: 4, 3, 2, 1 streams during the four chunks.
+  double area = 0;
+  for (int k = 0; k < 4; ++k) {
+    area += (4 - k) * (r.phases[0][k].ended - r.phases[0][k].started).Ns();
+  }
+  EXPECT_NEAR(stats[0].mean_length, area / 105000.0, 1e-9);
+
+  const std::string json = Tmp("mixed.queues.json");
+  ASSERT_TRUE(WriteReportJson(r, json).ok());
+  const YAML::Node doc = YAML::LoadFile(json);
+  ASSERT_EQ(doc["queues"].size(), 4u);
+  EXPECT_EQ(doc["queues"][1]["npu"].as<int>(), 1);
+  EXPECT_EQ(doc["queues"][1]["max_length"].as<int>(), 4);
+  EXPECT_EQ(doc["queues"][1]["samples"][0][0].as<int64_t>(), 5000);
+  EXPECT_EQ(doc["queues"][1]["samples"][4][1].as<int>(), 0);
+  const std::string prefix = Tmp("mixed.queues");
+  ASSERT_TRUE(WriteReportCsv(r, prefix).ok());
+  EXPECT_NE(Slurp(prefix + ".queues.csv").find("npu,queue,time_ns,length\n0,0,5000,4\n"),
+            std::string::npos);
 }
 
 TEST(Timeline, ChakraVisualizerLinesPairIssueAndCallback) {

@@ -28,6 +28,59 @@ bool NoFile(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Keeps what the system layer reports, for timelines and reports (RunOptions::record).
+class PhaseRecorder : public SystemObserver {
+ public:
+  explicit PhaseRecorder(int n) : phases_(n), queues_(n) {}
+
+  void OnPhaseDone(const PhaseRecord& r) override {
+    ChunkPhaseRecord c;
+    c.node_id = r.token;  // the node index until Finish() maps it to the node id
+    c.stream = r.stream;
+    c.phase = r.phase;
+    c.num_phases = r.num_phases;
+    c.type = r.spec->type;
+    c.algorithm = r.algorithm;
+    c.queue = r.spec->queue;
+    c.ring_size = r.spec->ring_size;
+    c.bytes = r.spec->data_size;
+    c.sender = r.spec->sender;
+    c.receiver = r.spec->receiver;
+    c.queued = r.queued;
+    c.started = r.started;
+    c.ended = r.ended;
+    phases_[r.npu].push_back(c);
+  }
+
+  void OnQueueLength(int npu, int queue, Time t, int length) override {
+    std::vector<QueueSample>& v = queues_[npu];
+    // Several changes at one instant: keep the last.
+    if (!v.empty() && v.back().t == t && v.back().queue == queue) {
+      v.back().length = length;
+    } else {
+      v.push_back(QueueSample{t, queue, length});
+    }
+  }
+
+  void Finish(const std::vector<std::unique_ptr<et::Trace>>& traces, RunResult& result) {
+    for (size_t r = 0; r < phases_.size(); ++r) {
+      for (ChunkPhaseRecord& c : phases_[r]) {
+        c.node_id = traces[r]->id(static_cast<uint32_t>(c.node_id));
+      }
+    }
+    result.phases = std::move(phases_);
+    result.queues = std::move(queues_);
+  }
+
+ private:
+  std::vector<std::vector<ChunkPhaseRecord>> phases_;
+  std::vector<std::vector<QueueSample>> queues_;
+};
+
+}  // namespace
+
 StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   RunResult result;
   Status problems;
@@ -156,6 +209,11 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   RemoteMemory memory(sim, memory_config, n);
+  std::unique_ptr<PhaseRecorder> recorder;
+  if (o.record) {
+    recorder = std::make_unique<PhaseRecorder>(n);
+    system_layer.set_observer(recorder.get());
+  }
 
   WorkloadParams wp;
   wp.roofline_enabled = system->roofline_enabled;
@@ -237,6 +295,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
+    recorder->Finish(traces, result);
     result.activity.resize(n);
     for (int r = 0; r < n; ++r) {
       const et::Trace& t = *traces[r];

@@ -68,14 +68,38 @@ struct NodeRecord {
   std::string group;                             // pg_name, "" = all NPUs
 };
 
+// One phase of one chunk of a collective on one NPU, as the system layer ran it (record).
+struct ChunkPhaseRecord {
+  uint64_t node_id = 0;  // the collective's node
+  int stream = 0;        // chunk stream id
+  int phase = 0;         // 0-based, of num_phases
+  int num_phases = 0;
+  CollectiveType type = CollectiveType::kAllReduce;  // this phase's (RS, AR, AG, ...)
+  const char* algorithm = "";
+  int queue = 0;
+  int ring_size = 0;   // NPUs taking part in the phase
+  uint64_t bytes = 0;  // input size of the phase
+  int sender = 0, receiver = 0;
+  Time queued, started, ended;
+};
+
+// A communication queue's length (streams running and waiting) from `t` on (record).
+struct QueueSample {
+  Time t;
+  int queue = 0;
+  int length = 0;
+};
+
 struct RunResult {
   std::vector<NpuStats> npus;
   std::vector<NpuBreakdown> breakdown;  // per NPU: HTA's temporal breakdown (always)
   Time end;                             // when the last NPU finished
   uint64_t events = 0;
   std::vector<std::string> warnings;
-  std::vector<std::vector<NodeRecord>> activity;  // per NPU, in completion order (record)
-  std::vector<LinkStats> links;                   // congestion-aware backend
+  std::vector<std::vector<NodeRecord>> activity;      // per NPU, in completion order (record)
+  std::vector<LinkStats> links;                       // congestion-aware backend
+  std::vector<std::vector<ChunkPhaseRecord>> phases;  // per NPU, in completion order (record)
+  std::vector<std::vector<QueueSample>> queues;       // per NPU, in time order (record)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

@@ -199,6 +199,7 @@ void Stream::HandOff(uint64_t size, bool reduce) {
 
 void Stream::Init() {
   initialized_ = true;
+  started_ = owner_.layer_.sim().now();
   algorithm_->Start();
 }
 
@@ -509,8 +510,34 @@ void NpuSystem::InitWaiting(int q) {
   }
 }
 
+void NpuSystem::NotePhaseDone(const Stream& stream) {
+  SystemObserver* observer = layer_.observer();
+  if (observer == nullptr) return;
+  PhaseRecord r;
+  r.npu = id_;
+  r.request = &stream.collective_->request;
+  r.token = stream.collective_->token;
+  r.stream = stream.id_;
+  r.phase = static_cast<int>(stream.next_phase_) - 1;
+  r.num_phases = static_cast<int>(stream.phases_.size());
+  r.spec = &stream.phases_[stream.next_phase_ - 1];
+  r.algorithm = AlgorithmName(r.spec->algorithm.kind);
+  r.queued = stream.queued_;
+  r.started = stream.started_;
+  r.ended = layer_.sim().now();
+  observer->OnPhaseDone(r);
+}
+
+void NpuSystem::NoteQueue(int queue) {
+  if (SystemObserver* observer = layer_.observer()) {
+    observer->OnQueueLength(id_, queue, layer_.sim().now(),
+                            static_cast<int>(active_[queue].size()));
+  }
+}
+
 void NpuSystem::ProceedToNextPhase(Stream* stream) {
   const int previous = stream->current_queue_;
+  if (previous >= 0) NotePhaseDone(*stream);
   if (stream->next_phase_ == stream->phases_.size()) {
     // The collective hears first (ASTRA-sim order): what it issues in response is queued while
     // this stream still holds its slot, so priorities decide who runs next.
@@ -527,6 +554,7 @@ void NpuSystem::ProceedToNextPhase(Stream* stream) {
     if (previous >= 0) {
       auto& queue = active_[previous];
       queue.erase(std::find(queue.begin(), queue.end(), stream));
+      NoteQueue(previous);
     }
     delete stream;
     --live_streams_;
@@ -539,12 +567,15 @@ void NpuSystem::ProceedToNextPhase(Stream* stream) {
   if (previous >= 0) {
     auto& queue = active_[previous];
     queue.erase(std::find(queue.begin(), queue.end(), stream));
+    NoteQueue(previous);
   }
   const PhaseSpec& phase = stream->phases_[stream->next_phase_++];
   stream->current_queue_ = phase.queue;
   stream->initialized_ = false;
+  stream->queued_ = layer_.sim().now();
   stream->algorithm_ = MakePhaseAlgorithm(*stream, phase);
   InsertStream(active_[phase.queue], stream);
+  NoteQueue(phase.queue);
   if (previous >= 0) {
     --running_[previous];
     InitWaiting(previous);

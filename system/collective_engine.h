@@ -102,6 +102,32 @@ struct CollectiveInstance {
   Time start;
 };
 
+// One phase of one chunk stream, as it happened (SystemObserver::OnPhaseDone). The pointers
+// are valid during the callback only.
+struct PhaseRecord {
+  int npu = 0;
+  const CollectiveRequest* request = nullptr;
+  uint64_t token = 0;  // the collective's listener token
+  int stream = 0;      // chunk stream id
+  int phase = 0;       // 0-based, of num_phases
+  int num_phases = 0;
+  const PhaseSpec* spec = nullptr;
+  const char* algorithm = "";
+  Time queued;   // entered its queue
+  Time started;  // got its turn (the algorithm started)
+  Time ended;
+};
+
+// Watches the system layer for timelines and reports (SystemLayer::set_observer). Without an
+// observer the layer does no bookkeeping for it.
+class SystemObserver {
+ public:
+  virtual ~SystemObserver() = default;
+  virtual void OnPhaseDone(const PhaseRecord& r) = 0;
+  // Streams on a queue (running and waiting) changed to `length` at time `t`.
+  virtual void OnQueueLength(int npu, int queue, Time t, int length) = 0;
+};
+
 class Stream : public EventTarget, public MessageSink {
  public:
   Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
@@ -137,6 +163,7 @@ class Stream : public EventTarget, public MessageSink {
   int current_queue_ = -1;
   bool initialized_ = false;
   bool phase_finished_ = false;
+  Time queued_, started_;  // of the current phase, for the observer
   std::unique_ptr<PhaseAlgorithm> algorithm_;
 };
 
@@ -173,6 +200,8 @@ class NpuSystem {
   void ProceedToNextPhase(Stream* stream);
   void InsertStream(std::vector<Stream*>& queue, Stream* stream);
   void InitWaiting(int queue);
+  void NotePhaseDone(const Stream& stream);  // to the observer, if any
+  void NoteQueue(int queue);
 
   SystemLayer& layer_;
   int id_;
@@ -208,6 +237,8 @@ class SystemLayer {
   Time ReductionDelay(uint64_t size) const;
   Time HandOffDelay(bool fast) const { return fast ? Time::FromNs(10) : endpoint_delay_; }
   const std::vector<int>* GroupMembers(int id) const;
+  void set_observer(SystemObserver* observer) { observer_ = observer; }
+  SystemObserver* observer() const { return observer_; }
 
   // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
   // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an
@@ -223,6 +254,7 @@ class SystemLayer {
   Time endpoint_delay_;
   std::map<int, std::vector<int>> groups_;
   std::vector<NpuSystem> npus_;
+  SystemObserver* observer_ = nullptr;
 };
 
 }  // namespace orrery
