@@ -69,6 +69,16 @@ TEST(EndToEnd, ComputeCollectiveAndSendRecvInOneGraph) {
   }
 }
 
+// NPU 0 computes 10 us then sends 1 MiB to NPU 1; NPU 3 sends 1 MiB to NPU 1 at once.
+std::vector<std::vector<Node>> TwoMessagesToNpu1() {
+  std::vector<std::vector<Node>> ranks(4);
+  ranks[0] = {et::MakeCompNode(1, "fwd", 10), et::MakeSendNode(2, 1, 1 << 20, 1, {1})};
+  ranks[1] = {et::MakeRecvNode(1, 0, 1 << 20, 1), et::MakeRecvNode(2, 3, 1 << 20, 2)};
+  ranks[2] = {et::MakeCompNode(1, "idle", 1)};
+  ranks[3] = {et::MakeSendNode(1, 1, 1 << 20, 2)};
+  return ranks;
+}
+
 // 4-NPU ring, 1 MiB messages (one hop: 500 + 19531.25 ns). NPU 0 computes 10 us, then sends to
 // NPU 1 on link 0->1 (busy 10000 .. 29531.25). NPU 3 sends to NPU 1 at time 0; the two ways round
 // are equally long, ties go clockwise: 3 -> 0 -> 1.
@@ -76,12 +86,7 @@ TEST(EndToEnd, ComputeCollectiveAndSendRecvInOneGraph) {
 //   aware: 3's message reaches NPU 0 at 20031.25 but link 0->1 is busy until 29531.25, so it
 //   arrives at 29531.25 + 500 + 19531.25 = 49562.5 -> 49562 ns.
 TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
-  std::vector<std::vector<Node>> ranks(4);
-  ranks[0] = {et::MakeCompNode(1, "fwd", 10), et::MakeSendNode(2, 1, 1 << 20, 1, {1})};
-  ranks[1] = {et::MakeRecvNode(1, 0, 1 << 20, 1), et::MakeRecvNode(2, 3, 1 << 20, 2)};
-  ranks[2] = {et::MakeCompNode(1, "idle", 1)};
-  ranks[3] = {et::MakeSendNode(1, 1, 1 << 20, 2)};
-  RunOptions o = WriteCase("p2p", ranks);
+  RunOptions o = WriteCase("p2p", TwoMessagesToNpu1());
   o.backend = Backend::kAnalyticalUnaware;
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -102,12 +107,7 @@ TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
 // truncated to whole ns per message as ASTRA-sim's congestion-aware links do (19531), and
 // the file ranks the links by busy time, most loaded first, with utilisation = busy / end.
 TEST(EndToEnd, LinkStatsFileRanksLinksByBusyTime) {
-  std::vector<std::vector<Node>> ranks(4);
-  ranks[0] = {et::MakeCompNode(1, "fwd", 10), et::MakeSendNode(2, 1, 1 << 20, 1, {1})};
-  ranks[1] = {et::MakeRecvNode(1, 0, 1 << 20, 1), et::MakeRecvNode(2, 3, 1 << 20, 2)};
-  ranks[2] = {et::MakeCompNode(1, "idle", 1)};
-  ranks[3] = {et::MakeSendNode(1, 1, 1 << 20, 2)};
-  RunOptions o = WriteCase("linkstats", ranks);
+  RunOptions o = WriteCase("linkstats", TwoMessagesToNpu1());
   o.backend = Backend::kAnalyticalAware;
   o.link_stats = Tmp("linkstats.csv");
   StatusOr<RunResult> r = RunSimulation(o);
