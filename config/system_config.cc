@@ -152,17 +152,25 @@ Schema<SystemConfig> MakeSystemSchema() {
           "Path of a YAML map {<trace node id>: <ET prefix>} choosing a custom algorithm per "
           "collective node; takes precedence over the *-custom keys.");
   s.Enum("intra-dimension-scheduling", &C::intra_dimension_scheduling,
-         {"FIFO", "RG", "smallestFirst", "lessRemainingPhaseFirst"})
+         {"FIFO", "smallestFirst", "lessRemainingPhaseFirst"})
       .Help(
-          "Accepted for compatibility with ASTRA-sim 1.0 files; ASTRA-sim 2.0 and Orrery "
-          "always use FIFO.")
-      .AstraSim("Not read by ASTRA-sim 2.0 (a 1.0 key); here its value is checked, then unused.");
+          "Which waiting chunk a dimension's queue starts next: FIFO = by scheduling-policy "
+          "priority (then arrival); smallestFirst = the smallest phase input first; "
+          "lessRemainingPhaseFirst = the chunk with the fewest phases left first (ties: "
+          "scheduling-policy). See system/README.md.")
+      .AstraSim(
+          "Not read by ASTRA-sim 2.0 (a 1.0 key; 2.0 always uses FIFO). 1.0's RG is not "
+          "offered.");
   s.Enum("inter-dimension-scheduling", &C::inter_dimension_scheduling,
-         {"ascending", "offlineGreedy", "offlineGreedyFlex", "roundRobin"})
+         {"ascending", "offlineGreedy", "roundRobin"})
       .Help(
-          "Accepted for compatibility with ASTRA-sim 1.0 files; ASTRA-sim 2.0 and Orrery "
-          "always use ascending.")
-      .AstraSim("Not read by ASTRA-sim 2.0 (a 1.0 key); here its value is checked, then unused.");
+          "Order in which each chunk visits the dimensions: ascending = 0, 1, ... (all-gather "
+          "reversed); roundRobin = rotated by one per chunk; offlineGreedy = Themis-style, the "
+          "least-loaded dimension (estimated serialization time so far) takes the largest "
+          "share. See system/README.md.")
+      .AstraSim(
+          "Not read by ASTRA-sim 2.0 (a 1.0 key; 2.0 always uses ascending). 1.0's "
+          "offlineGreedyFlex (chunk resizing) is not offered.");
   s.Bool("boost-mode", &C::boost_mode)
       .Help(
           "Accepted for compatibility with ASTRA-sim example files; has no effect (not read "

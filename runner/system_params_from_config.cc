@@ -54,6 +54,23 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
     problems.Add(where + ": 'scheduling-policy' is '" + c.scheduling_policy +
                  "'; valid: LIFO, FIFO, EXPLICIT");
   }
+  // The schema has already restricted both to these values.
+  if (c.intra_dimension_scheduling == "smallestFirst") {
+    p.intra_dimension = IntraDimensionPolicy::kSmallestFirst;
+  } else if (c.intra_dimension_scheduling == "lessRemainingPhaseFirst") {
+    p.intra_dimension = IntraDimensionPolicy::kLessRemainingPhaseFirst;
+  } else if (c.intra_dimension_scheduling != "FIFO") {
+    problems.Add(where + ": 'intra-dimension-scheduling' is '" + c.intra_dimension_scheduling +
+                 "'; valid: FIFO, smallestFirst, lessRemainingPhaseFirst");
+  }
+  if (c.inter_dimension_scheduling == "offlineGreedy") {
+    p.inter_dimension = InterDimensionPolicy::kOfflineGreedy;
+  } else if (c.inter_dimension_scheduling == "roundRobin") {
+    p.inter_dimension = InterDimensionPolicy::kRoundRobin;
+  } else if (c.inter_dimension_scheduling != "ascending") {
+    problems.Add(where + ": 'inter-dimension-scheduling' is '" + c.inter_dimension_scheduling +
+                 "'; valid: ascending, offlineGreedy, roundRobin");
+  }
   p.local_bw_aware = c.collective_optimization == "localBWAware";
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
   p.preferred_dataset_splits = c.preferred_dataset_splits;

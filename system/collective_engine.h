@@ -24,6 +24,7 @@
 #include "common/status.h"
 #include "network/network.h"
 #include "system/message_matcher.h"
+#include "system/scheduling.h"
 #include "system/system_params.h"
 
 namespace orrery {
@@ -121,6 +122,8 @@ class Stream : public EventTarget, public MessageSink {
   int id() const { return id_; }
   int priority() const { return priority_; }
   bool initialized() const { return initialized_; }
+  // What the intra-dimension policy compares while this stream waits for its queue.
+  WaitingStream waiting() const;
   std::string Describe() const;
 
  private:
@@ -180,6 +183,7 @@ class NpuSystem {
   std::vector<std::vector<Stream*>> active_;  // per queue, in scheduling order
   std::vector<int> running_;                  // initialised streams per queue
   int queue_threshold_ = 1;
+  InterDimensionScheduler inter_;
   int priority_counter_ = 0;
   int stream_counter_ = 0;
   std::map<int, int> group_stream_counter_;

@@ -32,6 +32,12 @@ const char* CollectiveTypeName(CollectiveType t);
 
 enum class SchedulingPolicy { kLifo, kFifo, kExplicit };
 
+// intra-dimension-scheduling: which waiting chunk a dimension's queue serves next.
+enum class IntraDimensionPolicy { kFifo, kSmallestFirst, kLessRemainingPhaseFirst };
+
+// inter-dimension-scheduling: the order in which a chunk visits the dimensions.
+enum class InterDimensionPolicy { kAscending, kOfflineGreedy, kRoundRobin };
+
 enum class AlgorithmKind {
   kRing,
   kOneRing,
@@ -58,6 +64,8 @@ enum NativeColl {
 
 struct SystemParams {
   SchedulingPolicy scheduling = SchedulingPolicy::kLifo;
+  IntraDimensionPolicy intra_dimension = IntraDimensionPolicy::kFifo;
+  InterDimensionPolicy inter_dimension = InterDimensionPolicy::kAscending;
   bool local_bw_aware = false;  // collective-optimization: localBWAware
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
