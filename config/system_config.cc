@@ -102,10 +102,17 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Help("1 = every node, communication included, takes its recorded duration_micros.")
       .AstraSim(kNonZeroIsOn);
   s.Bool("track-local-mem", &C::track_local_mem)
-      .Help("1 = track local memory use of tensors and write it to local-mem-trace-filename.")
-      .AstraSim(kNonZeroIsOn);
+      .Help(
+          "1 = local memory tracker: from the nodes' inputs/outputs attributes (string_list "
+          "[name, bytes, ...]) it prints each NPU's peak of held tensors and writes "
+          "<local-mem-trace-filename>.<npu>.json (workload/README.md).")
+      .AstraSim(
+          "Any non-zero number means on there; here only 0, 1, true, false. A node without "
+          "the attributes holds nothing here (ASTRA-sim stops).");
   s.String("local-mem-trace-filename", &C::local_mem_trace_filename)
-      .Help("Output prefix of the local memory tracker (track-local-mem).");
+      .Help(
+          "Output prefix of the local memory tracker (track-local-mem): one Chrome-trace JSON "
+          "per NPU, <prefix>.<npu>.json, relative to the working directory.");
   const struct {
     const char* key;
     std::vector<std::string> C::*field;

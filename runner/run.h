@@ -76,6 +76,7 @@ struct RunResult {
   std::vector<std::string> warnings;
   std::vector<std::vector<NodeRecord>> activity;  // per NPU, in completion order (record)
   std::vector<LinkStats> links;                   // congestion-aware backend
+  bool local_mem_tracked = false;  // track-local-mem: NpuStats::peak_local_memory is filled in
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 
