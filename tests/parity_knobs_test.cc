@@ -90,5 +90,51 @@ TEST(ParityKnobsTest, LocalMemoryTrackerOffMeansNoPeak) {
   EXPECT_EQ(r->npus[0].peak_local_memory, 0u);
 }
 
+// NPU 0 sends 1 MiB to NPU 1 at time 0; NPU 1 computes 10 us, then posts the receive. One hop
+// on a 50 GiB/s (53.687 B/ns), 500 ns ring: data t = 500 + 1048576 / 53.687 = 20031.25 ns;
+// handshake (8192 B) h = 500 + 8192 / 53.687 = 652.59 ns (each truncated to whole ns on the
+// congestion-unaware backend, as ASTRA-sim's; the aware one keeps picoseconds).
+//   eager: the data leaves at 0 and arrives at 20031: both sides finish then (the receive,
+//     posted at 10000, completes on arrival).
+//   rendezvous: the receiver's ready message leaves at 10000 and reaches NPU 0 at 10000 + h;
+//     only then does the data leave: both finish at 10000 + h + t = 30683.
+TEST(ParityKnobsTest, RendezvousMovesDataOnlyAfterTheReceiverIsReady) {
+  std::vector<std::vector<Node>> ranks(2);
+  ranks[0] = {et::MakeSendNode(1, /*peer=*/1, 1 << 20, /*tag=*/5)};
+  ranks[1] = {et::MakeCompNode(1, "busy", 10),
+              et::MakeRecvNode(2, /*peer=*/0, 1 << 20, /*tag=*/5, {1})};
+  for (Backend backend : {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware}) {
+    for (bool rendezvous : {false, true}) {
+      RunOptions o = WriteCase("rdv", ranks, "");
+      o.backend = backend;
+      o.rendezvous = rendezvous;
+      StatusOr<RunResult> r = RunSimulation(o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const int64_t expected = rendezvous ? 10000 + 652 + 20031 : 20031;
+      EXPECT_EQ(r->npus[0].finish.WholeNs(), expected) << BackendName(backend) << rendezvous;
+      EXPECT_EQ(r->npus[1].finish.WholeNs(), expected) << BackendName(backend) << rendezvous;
+    }
+  }
+}
+
+// A 1 MiB all-reduce on 2 NPUs (one chunk): ring, 2 messages of 512 KiB per NPU. With
+// rendezvous each message first waits for an 8192-byte ready message from its receiver (h =
+// floor(500 + 8192 / 53.687) = 652 on the unaware backend), which the receiver sends as soon
+// as it posts the receive, i.e. when the phase starts or the previous step lands:
+//   eager: 2(e + t) + r + e = 21541 (t = 10265, r = 981, e = 10; see the test above).
+//   rendezvous: every message step adds h: 21541 + 2 * 652 = 22845.
+TEST(ParityKnobsTest, RendezvousAddsOneHandshakePerCollectiveMessageStep) {
+  std::vector<std::vector<Node>> ranks(
+      2, {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)});
+  for (bool rendezvous : {false, true}) {
+    RunOptions o = WriteCase("rdv_ar", ranks, "");
+    o.backend = Backend::kAnalyticalUnaware;
+    o.rendezvous = rendezvous;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->npus[0].finish.WholeNs(), rendezvous ? 21541 + 2 * 652 : 21541);
+  }
+}
+
 }  // namespace
 }  // namespace orrery
