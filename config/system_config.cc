@@ -49,13 +49,27 @@ Schema<SystemConfig> MakeSystemSchema() {
   s.Integer("local-reduction-delay", &C::local_reduction_delay)
       .Unit("cycles (ns)")
       .Min(0)
-      .Help("Reduction cost factor of the shared-bus (LogGP) model: (size/100) * this + 50.");
+      .Help(
+          "Reduction cost of the shared-bus (LogGP) model: (size/100) * this + 50 ns per "
+          "reduced message, one at a time per bus end.");
   s.Bool("model-shared-bus", &C::model_shared_bus)
-      .Help("1 = model the NPU memory bus with LogGP (L, o, g, G) instead of endpoint-delay.")
+      .Help(
+          "1 = every collective message crosses the NPU's bus to its network interface (and "
+          "a memory bus) costed by LogGP (L, o, g, G) instead of endpoint-delay; see "
+          "system/README.md, 'Shared bus'. Not with doubleBinaryTree.")
       .AstraSim(kNonZeroIsOn);
-  s.Number("L", &C::logp_L).Unit("ns").Min(0).Help("LogGP latency (model-shared-bus only).");
-  s.Number("o", &C::logp_o).Unit("ns").Min(0).Help("LogGP overhead (model-shared-bus only).");
-  s.Number("g", &C::logp_g).Unit("ns").Min(0).Help("LogGP gap (model-shared-bus only).");
+  s.Number("L", &C::logp_L)
+      .Unit("ns")
+      .Min(0)
+      .Help("LogGP latency (model-shared-bus only); whole ns, fractions dropped (as ASTRA-sim).");
+  s.Number("o", &C::logp_o)
+      .Unit("ns")
+      .Min(0)
+      .Help("LogGP overhead (model-shared-bus only); whole ns, fractions dropped.");
+  s.Number("g", &C::logp_g)
+      .Unit("ns")
+      .Min(0)
+      .Help("LogGP gap between sends (model-shared-bus only); whole ns, fractions dropped.");
   s.Number("G", &C::logp_G)
       .Unit("ns per byte")
       .Min(0)

@@ -120,10 +120,24 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
                  ": custom (MSCCL-style) collective implementations are not simulated in this "
                  "version; use the native '*-implementation' lists");
   }
+  p.model_shared_bus = c.model_shared_bus;
+  // ASTRA-sim keeps L, o and g in whole ticks (ns): fractions are dropped there too.
+  p.loggp.L = static_cast<int64_t>(c.logp_L);
+  p.loggp.o = static_cast<int64_t>(c.logp_o);
+  p.loggp.g = static_cast<int64_t>(c.logp_g);
+  p.loggp.G = c.logp_G;
+  p.loggp.local_reduction_delay = c.local_reduction_delay;
   if (c.model_shared_bus) {
-    problems.Add(where +
-                 ": 'model-shared-bus' = 1 (the LogGP shared-bus model) is not "
-                 "simulated in this version; set it to 0");
+    for (int i = 0; i < kNumNativeColl; ++i) {
+      for (const AlgorithmSpec& a : p.impl[i]) {
+        if (a.kind != AlgorithmKind::kDoubleBinaryTree) continue;
+        problems.Add(where + ": '" + lists[i].second +
+                     "' uses doubleBinaryTree, which is not simulated with 'model-shared-bus' "
+                     "= 1; with the shared bus use ring, oneRing, direct, direct<N>, oneDirect, "
+                     "oneDirect<N>, halvingDoubling or oneHalvingDoubling");
+        break;
+      }
+    }
   }
   p.rendezvous = o.rendezvous;
   if (o.comm_scale <= 0) {

@@ -191,10 +191,15 @@ void Stream::ReceiveFromPeer(int src, uint64_t size) {
 }
 
 // Several hand-offs may be in flight: the size to reduce travels in the event argument.
-void Stream::HandOff(uint64_t size, bool reduce) {
+void Stream::HandOff(uint64_t size, bool reduce, BusRoute route) {
   const PhaseSpec& p = phases_[next_phase_ - 1];
-  owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this,
-                                    reduce ? (size << 2) | kHandOffThenReduce : kHandOffDone);
+  const uint64_t arg = reduce ? (size << 2) | kHandOffThenReduce : kHandOffDone;
+  SharedBus* bus = owner_.layer_.bus(owner_.id());
+  if (bus != nullptr && !p.fast) {  // a group's local ring keeps its fixed 10 ns (as ASTRA-sim)
+    bus->Transfer(route.from_npu, size, reduce, route.send_back, this, arg);
+    return;
+  }
+  owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this, arg);
 }
 
 WaitingStream Stream::waiting() const {
@@ -258,9 +263,7 @@ std::vector<double> NsPerByte(const Topology& topo) {
 }  // namespace
 
 NpuSystem::NpuSystem(SystemLayer& layer, int id)
-    : layer_(layer),
-      id_(id),
-      inter_(layer.params().inter_dimension, NsPerByte(layer.topology())) {
+    : layer_(layer), id_(id), inter_(layer.params().inter_dimension, NsPerByte(layer.topology())) {
   const auto& q = layer.params().queues_per_dim;
   int next = 0;
   for (int per_dim : q) {
@@ -602,6 +605,12 @@ SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
   endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);
   npus_.reserve(net.num_npus());
   for (int i = 0; i < net.num_npus(); ++i) npus_.emplace_back(*this, i);
+  if (params_.model_shared_bus) {
+    buses_.reserve(net.num_npus());
+    for (int i = 0; i < net.num_npus(); ++i) {
+      buses_.push_back(std::make_unique<SharedBus>(sim, params_.loggp, /*attach_memory=*/true));
+    }
+  }
 }
 
 SystemLayer::~SystemLayer() = default;

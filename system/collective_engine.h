@@ -23,6 +23,7 @@
 #include "common/event_queue.h"
 #include "common/status.h"
 #include "network/network.h"
+#include "system/loggp.h"
 #include "system/message_matcher.h"
 #include "system/scheduling.h"
 #include "system/system_params.h"
@@ -103,6 +104,12 @@ struct CollectiveInstance {
   Time start;
 };
 
+// Which way a hand-off crosses the LogGP shared bus (model-shared-bus; ignored otherwise).
+struct BusRoute {
+  bool from_npu = true;    // injected by the NPU (else taken from the network)
+  bool send_back = false;  // returned over the bus after it landed (and was reduced)
+};
+
 class Stream : public EventTarget, public MessageSink {
  public:
   Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
@@ -111,9 +118,9 @@ class Stream : public EventTarget, public MessageSink {
   // Called by algorithms.
   void SendToPeer(int dst, uint64_t size);
   void ReceiveFromPeer(int src, uint64_t size);
-  // A message moves between NPU and network interface (endpoint-delay); `reduce` adds the
-  // reduction cost before the algorithm is told.
-  void HandOff(uint64_t size, bool reduce);
+  // A message moves between NPU and network interface (endpoint-delay, or the LogGP shared bus
+  // with model-shared-bus); `reduce` adds the reduction cost before the algorithm is told.
+  void HandOff(uint64_t size, bool reduce, BusRoute route = {});
   void PhaseFinished() { phase_finished_ = true; }
 
   void OnEvent(uint64_t arg) override;
@@ -212,6 +219,8 @@ class SystemLayer {
   Time ReductionDelay(uint64_t size) const;
   Time HandOffDelay(bool fast) const { return fast ? Time::FromNs(10) : endpoint_delay_; }
   const std::vector<int>* GroupMembers(int id) const;
+  // NPU `npu`'s LogGP shared bus with model-shared-bus, else nullptr.
+  SharedBus* bus(int npu) { return buses_.empty() ? nullptr : buses_[npu].get(); }
 
   // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
   // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an
@@ -227,6 +236,7 @@ class SystemLayer {
   Time endpoint_delay_;
   std::map<int, std::vector<int>> groups_;
   std::vector<NpuSystem> npus_;
+  std::vector<std::unique_ptr<SharedBus>> buses_;
 };
 
 }  // namespace orrery

@@ -136,5 +136,47 @@ TEST(ParityKnobsTest, RendezvousAddsOneHandshakePerCollectiveMessageStep) {
   }
 }
 
+// The same 1 MiB all-reduce on 2 NPUs over the LogGP shared bus (L 100, o 20, g 40, G 0.01,
+// local-reduction-delay 1) instead of endpoint-delay. Messages of S = 512 KiB; per hand-off
+// (system/loggp.h; M = memory-bus crossing floor(2o + L + (S−1)·0.0038) = 2132,
+// B = NPU–MA crossing floor(2o + L + (S−1)·G) = 5382, P = S/100 + 50 = 5292):
+//   1st (injected): read from memory, cross to the MA: M + B;
+//   2nd (received, reduced, last of its round so not sent back): B + 2M (to memory and back
+//     for the reduction) + P + M (written back), then the 3·S/local-mem-bw reduction r = 981;
+//   3rd (injected, second round): M + B.
+// Two network messages t = 10265 in between: T = 5M + 3B + P + r + 2t.
+TEST(ParityKnobsTest, SharedBusReplacesEndpointDelayWithLogGp) {
+  std::vector<std::vector<Node>> ranks(
+      2, {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)});
+  RunOptions o = WriteCase("bus", ranks,
+                           R"(, "model-shared-bus": 1, "L": 100, "o": 20, "g": 40, "G": 0.01,
+                           "local-reduction-delay": 1)");
+  o.backend = Backend::kAnalyticalUnaware;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const uint64_t S = 524288;
+  const int64_t M = static_cast<int64_t>(20 + (S - 1) * 0.0038 + 100 + 20);
+  const int64_t B = static_cast<int64_t>(20 + (S - 1) * 0.01 + 100 + 20);
+  const int64_t P = static_cast<int64_t>(S / 100) + 50;
+  const int64_t t = 10265, red = 981;
+  for (int n = 0; n < 2; ++n) {
+    EXPECT_EQ(r->npus[n].finish.WholeNs(), 5 * M + 3 * B + P + red + 2 * t);
+  }
+}
+
+TEST(ParityKnobsTest, SharedBusWithDoubleBinaryTreeIsAClearError) {
+  std::vector<std::vector<Node>> ranks(
+      2, {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)});
+  RunOptions o = WriteCase("bus_dbt", ranks, R"(, "model-shared-bus": 1)");
+  std::ofstream(o.system_config) << R"({ "all-reduce-implementation": ["doubleBinaryTree"],
+    "local-mem-bw": 1600, "model-shared-bus": 1 })";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'all-reduce-implementation' uses doubleBinaryTree, which is "
+                                      "not simulated with 'model-shared-bus' = 1"),
+            std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace
 }  // namespace orrery
