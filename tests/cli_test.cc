@@ -198,8 +198,13 @@ TEST(Cli, InterruptedSweepResumes) {
        "grid:\n  workload.size: [" +
            sizes + "]\n");
   const std::string out = Tmp("int_out");
+  // Interrupt once the first row is written (a fixed sleep is too short on a loaded machine).
   const std::string cmd = "./orrery sweep " + spec + " --jobs 1 --quiet --out " + out +
-                          " > /dev/null 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid";
+                          " > /dev/null 2>&1 & pid=$!; for i in $(seq 1200); do "
+                          "[ \"$(wc -l < " +
+                          out +
+                          ".csv 2>/dev/null)\" -ge 2 ] 2>/dev/null "
+                          "&& break; sleep 0.05; done; kill -INT $pid; wait $pid";
   const int status = std::system(("bash -c '" + cmd + "'").c_str());
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 130) << "the sweep was not interrupted";
@@ -302,6 +307,37 @@ TEST(Cli, MisspelledConfigKeySuggestsTheRightOne) {
   system.replace(system.find("preferred-dataset-splits"), 24, "prefered-dataset-splits");
   ExpectCleanFailure(Orrery(Args("typo", 4, AllReduceRanks(4), system)),
                      {"prefered-dataset-splits", "preferred-dataset-splits", "typo.system.json"});
+}
+
+TEST(Cli, RetiredSchedulingPolicyListsTheValidOnes) {
+  std::string system = kSystem;
+  system.replace(system.find("\"local-mem-bw\""), 0, "\"intra-dimension-scheduling\": \"RG\", ");
+  ExpectCleanFailure(Orrery(Args("rg", 4, AllReduceRanks(4), system)),
+                     {"rg.system.json", "intra-dimension-scheduling", "'RG'",
+                      "FIFO, smallestFirst, lessRemainingPhaseFirst"});
+}
+
+// 2 NPUs: fwd (5 us) writes a 1 MiB activation, the all-reduce (20 us later, whatever it
+// takes) reads it; the activation is the only tensor: peak 1 MiB on every NPU.
+TEST(Cli, TrackLocalMemPrintsThePeakAndWritesTheTraces) {
+  std::vector<std::vector<Node>> ranks = AllReduceRanks(2);
+  for (auto& r : ranks) {
+    et::SetStringListAttr(&r[0], "outputs", {"act", "1048576"});
+    et::SetStringListAttr(&r[1], "inputs", {"act", "1048576"});
+  }
+  const std::string prefix = Tmp("memcli_trace");
+  std::string system = kSystem;
+  system.replace(system.find("\"local-mem-bw\""), 0,
+                 "\"track-local-mem\": 1, \"local-mem-trace-filename\": \"" + prefix + "\", ");
+  const Outcome o = Orrery(Args("memcli", 2, ranks, system));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NE(o.out.find("sys[" + std::to_string(i) + "] peak memory usage: 1.00 MB\n"),
+              std::string::npos)
+        << o.out;
+    EXPECT_NE(Slurp(prefix + "." + std::to_string(i) + ".json").find("\"tensorLifetime\""),
+              std::string::npos);
+  }
 }
 
 TEST(Cli, RooflineWithoutPeakPerfIsRejected) {
