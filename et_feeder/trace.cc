@@ -530,7 +530,7 @@ class TraceLoader {
         const uint16_t bit = in ? Trace::kHasTensorInputs : Trace::kHasTensorOutputs;
         if (rec->mask & bit) return;
         if (attr.value_case() != AttributeProto::kStringList) {
-          TypeProblem(Where(id, offset), attr, "string_list ([name, size, name, size, ...])");
+          rec->mask |= Trace::kTensorListNotStringList;
           return;
         }
         rec->mask |= bit;

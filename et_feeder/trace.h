@@ -142,6 +142,10 @@ class Trace {
   std::optional<std::vector<std::string_view>> tensor_outputs(uint32_t i) const {
     return StringList(i, kHasTensorOutputs, tensor_outputs_);
   }
+  // True when an `inputs` or `outputs` attribute has another type than string_list.
+  bool tensor_list_has_wrong_type(uint32_t i) const {
+    return (nodes_[i].mask & kTensorListNotStringList) != 0;
+  }
 
   // data_deps ∪ ctrl_deps present in the file (deduplicated, ascending index); data_deps only
   // with Dependencies::kDataOnly.
@@ -206,6 +210,9 @@ class Trace {
   static constexpr uint16_t kHasMetadataInputs = 1u << 12;
   static constexpr uint16_t kHasTensorInputs = 1u << 13;
   static constexpr uint16_t kHasTensorOutputs = 1u << 14;
+  // An `inputs` / `outputs` attribute that is not a string_list (kept out of the loader's
+  // errors: only the local memory tracker reads them, and says so).
+  static constexpr uint16_t kTensorListNotStringList = 1u << 15;
 
   // A rarely present value of one node, kept outside the record.
   struct SideEntry {

@@ -130,6 +130,7 @@ TEST(TraceTest, EveryAttributeRoundTrips) {
             (std::optional<std::vector<std::string_view>>({"t0", "16", "w", "4096"})));
   EXPECT_EQ(t.tensor_outputs(0), (std::optional<std::vector<std::string_view>>({"", "0"})));
   EXPECT_EQ(t.tensor_inputs(1), std::nullopt);
+  EXPECT_FALSE(t.tensor_list_has_wrong_type(0));
   EXPECT_EQ(t.comm_dst(0), std::optional<int64_t>(-1));
   EXPECT_EQ(t.comm_tag(0), std::optional<int64_t>(500000001));
   EXPECT_EQ(t.comm_priority(0), std::optional<int64_t>(std::numeric_limits<int64_t>::min()));

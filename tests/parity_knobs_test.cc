@@ -81,6 +81,21 @@ TEST(ParityKnobsTest, LocalMemoryTrackerPeakPerNpuAndTraceFiles) {
   }
 }
 
+TEST(ParityKnobsTest, LocalMemoryTrackerRejectsATensorListOfTheWrongType) {
+  Node n = et::MakeCompNode(1, "fwd", 4);
+  et::SetStringAttr(&n, "outputs", "act,1024");
+  std::vector<std::vector<Node>> ranks(2, {n});
+  StatusOr<RunResult> off = RunSimulation(WriteCase("memtype_off", ranks, ""));
+  EXPECT_TRUE(off.ok()) << off.status().message();  // not read without the tracker
+  StatusOr<RunResult> on = RunSimulation(WriteCase("memtype", ranks, R"(, "track-local-mem": 1,
+      "local-mem-trace-filename": ")" + Tmp("memtype_trace") + "\""));
+  ASSERT_FALSE(on.ok());
+  EXPECT_NE(on.status().message().find(
+                "NPU 0 node 1 'fwd': attribute 'inputs' or 'outputs' is not a string_list"),
+            std::string::npos)
+      << on.status().message();
+}
+
 TEST(ParityKnobsTest, LocalMemoryTrackerOffMeansNoPeak) {
   std::vector<std::vector<Node>> ranks(
       2, {WithTensors(et::MakeCompNode(1, "fwd", 4), {}, {"act", "1024"})});

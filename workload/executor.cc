@@ -339,6 +339,11 @@ void NpuExecutor::Complete(uint32_t node) {
     if (shown) activities_.push_back(Activity{node, track, started_[node], system_.sim().now()});
   }
   if (memory_tracker_) {
+    if (trace_.tensor_list_has_wrong_type(node)) {
+      return Fail(Status::Error(Label(node) +
+                                ": attribute 'inputs' or 'outputs' is not a string_list; "
+                                "track-local-mem expects [name, size in bytes, name, size, ...]"));
+    }
     Status s = memory_tracker_->Record(trace_.id(node), trace_.name(node), started_[node],
                                        system_.sim().now(), trace_.tensor_inputs(node),
                                        trace_.tensor_outputs(node));
