@@ -56,7 +56,7 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Help(
           "1 = every collective message crosses the NPU's bus to its network interface (and "
           "a memory bus) costed by LogGP (L, o, g, G) instead of endpoint-delay; see "
-          "system/README.md, 'Shared bus'. Not with doubleBinaryTree.")
+          "system/README.md, 'Shared bus'.")
       .AstraSim(kNonZeroIsOn);
   s.Number("L", &C::logp_L)
       .Unit("ns")

@@ -127,18 +127,7 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.loggp.g = static_cast<int64_t>(c.logp_g);
   p.loggp.G = c.logp_G;
   p.loggp.local_reduction_delay = c.local_reduction_delay;
-  if (c.model_shared_bus) {
-    for (int i = 0; i < kNumNativeColl; ++i) {
-      for (const AlgorithmSpec& a : p.impl[i]) {
-        if (a.kind != AlgorithmKind::kDoubleBinaryTree) continue;
-        problems.Add(where + ": '" + lists[i].second +
-                     "' uses doubleBinaryTree, which is not simulated with 'model-shared-bus' "
-                     "= 1; with the shared bus use ring, oneRing, direct, direct<N>, oneDirect, "
-                     "oneDirect<N>, halvingDoubling or oneHalvingDoubling");
-        break;
-      }
-    }
-  }
+
   p.rendezvous = o.rendezvous;
   if (o.comm_scale <= 0) {
     problems.Add("--comm-scale must be > 0, got " + std::to_string(o.comm_scale));
