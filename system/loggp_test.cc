@@ -45,6 +45,25 @@ TEST(LogGpTest, BackToBackSendsWaitForTheGap) {
   }
 }
 
+TEST(LogGpTest, AfterMoreThanEightSendsInARowTheOtherEndGoesFirst) {
+  // g = 0 (offset always o = 20), 1001-byte messages: a send takes 30 ns, lands 150 ns after it
+  // starts. The MA end queues ten messages, then the NPU end one (x), all at time 0; the NPU end
+  // is receiving, so x waits. MA sends r1..r9 back to back (r_k lands at 30(k−1) + 150); after
+  // its 9th send in a row (at 270) it stops, since x is waiting. The NPU end is free once its
+  // last pending receive lands (r9 at 390) and sends x, which lands at 390 + 150 = 540; then the
+  // MA end sends r10, landing at 540 + 150 = 690 (without the rule: 270 + 150 = 420).
+  Simulation sim;
+  SharedBus bus(sim, Params(0), /*attach_memory=*/false);
+  Recorder rec;
+  rec.sim = &sim;
+  for (uint64_t k = 1; k <= 10; ++k) bus.Transfer(/*from_npu=*/false, 1001, false, false, &rec, k);
+  bus.Transfer(/*from_npu=*/true, 1001, false, false, &rec, 100);
+  sim.Run();
+  for (uint64_t k = 1; k <= 9; ++k) EXPECT_EQ(rec.at[k], 30 * static_cast<int64_t>(k - 1) + 150);
+  EXPECT_EQ(rec.at[100], 540);
+  EXPECT_EQ(rec.at[10], 690);
+}
+
 TEST(LogGpTest, ProcessedAndSentBackWithoutMemoryBus) {
   // MA -> NPU, processed and sent back: lands at 150, reduced in 1001/100 + 50 = 60, then goes
   // back NPU -> MA (the NPU side's previous state was receiving: offset o): 150 + 60 + 150.
