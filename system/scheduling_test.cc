@@ -305,6 +305,26 @@ TEST_F(InterDimensionRunTest, RoundRobinAndOfflineGreedyStartTheSecondChunkOnThe
   EXPECT_LT(A0 + A1, 2 * A0 + B1);  // better than ascending
 }
 
+TEST_F(InterDimensionRunTest, FourChunksOfflineGreedyKeepsFeedingTheFastDimension) {
+  // A reduce-scatter of 4 MiB in four chunks of C. Orders: roundRobin (0,1), (1,0), (0,1),
+  // (1,0); offlineGreedy (0,1), then (1,0) three times (dimension 1 stays the less loaded, see
+  // OfflineGreedyGivesTheBiggestShareToTheLeastLoaded).
+  ASSERT_LT(3 * B0, A0);
+  ASSERT_LT(B1, A1);
+  const std::vector<Coll> four = {{CollectiveType::kReduceScatter, 4 * C}};
+  SystemParams p = Params(4, false, 2);
+  // Ascending: dimension 0 runs the four full chunks back to back, the last then crosses dim 1.
+  EXPECT_EQ(RunAll(topo, p, four)[0], 4 * A0 + B1);
+  // roundRobin: dim 0 runs c0 [0, A0], then c2 (full size, queued before c1 and c3 came back
+  // from dim 1) [A0, 2A0], then c1 and c3 with C/4: 2A0 + 2A1.
+  p.inter_dimension = InterDimensionPolicy::kRoundRobin;
+  EXPECT_EQ(RunAll(topo, p, four)[0], 2 * A0 + 2 * A1);
+  // offlineGreedy: dim 1 runs c1, c2, c3 (3 B0 < A0) while dim 0 runs c0; then dim 0 reduces
+  // the three quarter-size remainders: A0 + 3A1.
+  p.inter_dimension = InterDimensionPolicy::kOfflineGreedy;
+  EXPECT_EQ(RunAll(topo, p, four)[0], A0 + 3 * A1);
+}
+
 TEST_F(InterDimensionRunTest, TwoDimensionalAllReduceBeatsAscending) {
   // localBWAware all-reduce of 2 MiB in two chunks of C; one queue per dimension serves both
   // halves. X0 / X1 = all-reduce of C/4 on dim 0 / 1, G0 = all-gather of C/4 on dim 0.
