@@ -218,6 +218,13 @@ int main(int argc, char** argv) {
                   static_cast<long long>(s.exposed_communication().WholeNs()));
     out += line;
   }
+  if (r->local_mem_tracked) {
+    for (int i = 0; i < r->num_npus(); ++i) {
+      std::snprintf(line, sizeof line, "sys[%d] peak memory usage: %s\n", i,
+                    orrery::FormatMemory(r->npus[i].peak_local_memory).c_str());
+      out += line;
+    }
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fputs(orrery::SummaryTable(*r).c_str(), stdout);
   // Wall time goes to stderr so that stdout is bit-for-bit reproducible.

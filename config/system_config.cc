@@ -49,13 +49,27 @@ Schema<SystemConfig> MakeSystemSchema() {
   s.Integer("local-reduction-delay", &C::local_reduction_delay)
       .Unit("cycles (ns)")
       .Min(0)
-      .Help("Reduction cost factor of the shared-bus (LogGP) model: (size/100) * this + 50.");
+      .Help(
+          "Reduction cost of the shared-bus (LogGP) model: (size/100) * this + 50 ns per "
+          "reduced message, one at a time per bus end.");
   s.Bool("model-shared-bus", &C::model_shared_bus)
-      .Help("1 = model the NPU memory bus with LogGP (L, o, g, G) instead of endpoint-delay.")
+      .Help(
+          "1 = every collective message crosses the NPU's bus to its network interface (and "
+          "a memory bus) costed by LogGP (L, o, g, G) instead of endpoint-delay; see "
+          "system/README.md, 'Shared bus'.")
       .AstraSim(kNonZeroIsOn);
-  s.Number("L", &C::logp_L).Unit("ns").Min(0).Help("LogGP latency (model-shared-bus only).");
-  s.Number("o", &C::logp_o).Unit("ns").Min(0).Help("LogGP overhead (model-shared-bus only).");
-  s.Number("g", &C::logp_g).Unit("ns").Min(0).Help("LogGP gap (model-shared-bus only).");
+  s.Number("L", &C::logp_L)
+      .Unit("ns")
+      .Min(0)
+      .Help("LogGP latency (model-shared-bus only); whole ns, fractions dropped (as ASTRA-sim).");
+  s.Number("o", &C::logp_o)
+      .Unit("ns")
+      .Min(0)
+      .Help("LogGP overhead (model-shared-bus only); whole ns, fractions dropped.");
+  s.Number("g", &C::logp_g)
+      .Unit("ns")
+      .Min(0)
+      .Help("LogGP gap between sends (model-shared-bus only); whole ns, fractions dropped.");
   s.Number("G", &C::logp_G)
       .Unit("ns per byte")
       .Min(0)
@@ -102,10 +116,17 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Help("1 = every node, communication included, takes its recorded duration_micros.")
       .AstraSim(kNonZeroIsOn);
   s.Bool("track-local-mem", &C::track_local_mem)
-      .Help("1 = track local memory use of tensors and write it to local-mem-trace-filename.")
-      .AstraSim(kNonZeroIsOn);
+      .Help(
+          "1 = local memory tracker: from the nodes' inputs/outputs attributes (string_list "
+          "[name, bytes, ...]) it prints each NPU's peak of held tensors and writes "
+          "<local-mem-trace-filename>.<npu>.json (workload/README.md).")
+      .AstraSim(
+          "Any non-zero number means on there; here only 0, 1, true, false. A node without "
+          "the attributes holds nothing here (ASTRA-sim stops).");
   s.String("local-mem-trace-filename", &C::local_mem_trace_filename)
-      .Help("Output prefix of the local memory tracker (track-local-mem).");
+      .Help(
+          "Output prefix of the local memory tracker (track-local-mem): one Chrome-trace JSON "
+          "per NPU, <prefix>.<npu>.json, relative to the working directory.");
   const struct {
     const char* key;
     std::vector<std::string> C::*field;
@@ -152,17 +173,25 @@ Schema<SystemConfig> MakeSystemSchema() {
           "Path of a YAML map {<trace node id>: <ET prefix>} choosing a custom algorithm per "
           "collective node; takes precedence over the *-custom keys.");
   s.Enum("intra-dimension-scheduling", &C::intra_dimension_scheduling,
-         {"FIFO", "RG", "smallestFirst", "lessRemainingPhaseFirst"})
+         {"FIFO", "smallestFirst", "lessRemainingPhaseFirst"})
       .Help(
-          "Accepted for compatibility with ASTRA-sim 1.0 files; ASTRA-sim 2.0 and Orrery "
-          "always use FIFO.")
-      .AstraSim("Not read by ASTRA-sim 2.0 (a 1.0 key); here its value is checked, then unused.");
+          "Which waiting chunk a dimension's queue starts next: FIFO = by scheduling-policy "
+          "priority (then arrival); smallestFirst = the smallest phase input first; "
+          "lessRemainingPhaseFirst = the chunk with the fewest phases left first (ties: "
+          "scheduling-policy). See system/README.md.")
+      .AstraSim(
+          "Not read by ASTRA-sim 2.0 (a 1.0 key; 2.0 always uses FIFO). 1.0's RG is not "
+          "offered.");
   s.Enum("inter-dimension-scheduling", &C::inter_dimension_scheduling,
-         {"ascending", "offlineGreedy", "offlineGreedyFlex", "roundRobin"})
+         {"ascending", "offlineGreedy", "roundRobin"})
       .Help(
-          "Accepted for compatibility with ASTRA-sim 1.0 files; ASTRA-sim 2.0 and Orrery "
-          "always use ascending.")
-      .AstraSim("Not read by ASTRA-sim 2.0 (a 1.0 key); here its value is checked, then unused.");
+          "Order in which each chunk visits the dimensions: ascending = 0, 1, ... (all-gather "
+          "reversed); roundRobin = rotated by one per chunk; offlineGreedy = Themis-style, the "
+          "least-loaded dimension (estimated serialization time so far) takes the largest "
+          "share. See system/README.md.")
+      .AstraSim(
+          "Not read by ASTRA-sim 2.0 (a 1.0 key; 2.0 always uses ascending). 1.0's "
+          "offlineGreedyFlex (chunk resizing) is not offered.");
   s.Bool("boost-mode", &C::boost_mode)
       .Help(
           "Accepted for compatibility with ASTRA-sim example files; has no effect (not read "

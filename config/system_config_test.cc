@@ -180,7 +180,7 @@ TEST(SystemConfigTest, ImpossibleValuesAreRejected) {
       << p[5];
   EXPECT_EQ(p[6], path +
                       ":8: key 'inter-dimension-scheduling' is 'themis'; expected one of "
-                      "ascending, offlineGreedy, offlineGreedyFlex, roundRobin");
+                      "ascending, offlineGreedy, roundRobin");
   EXPECT_EQ(p[7], path + ":9: unknown key 'schedulng-policy' (did you mean 'scheduling-policy'?)");
 }
 

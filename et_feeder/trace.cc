@@ -129,10 +129,12 @@ enum class AttrKey {
   kCommPriority,
   kPgName,
   kInvolvedDim,
+  kInputs,
+  kOutputs,
 };
 
 AttrKey KeyOf(const std::string& name) {
-  if (name.size() < 7) return AttrKey::kOther;
+  if (name.size() < 6) return AttrKey::kOther;
   const std::string_view n(name);
   switch (n[0]) {
     case 'c':
@@ -146,7 +148,10 @@ AttrKey KeyOf(const std::string& name) {
     case 'i':
       if (n == "is_cpu_op") return AttrKey::kIsCpuOp;
       if (n == "involved_dim") return AttrKey::kInvolvedDim;
+      if (n == "inputs") return AttrKey::kInputs;
       return AttrKey::kOther;
+    case 'o':
+      return n == "outputs" ? AttrKey::kOutputs : AttrKey::kOther;
     case 'n':
       return n == "num_ops" ? AttrKey::kNumOps : AttrKey::kOther;
     case 't':
@@ -373,6 +378,8 @@ class TraceLoader {
     trace_.side_chars_.shrink_to_fit();
     trace_.pg_names_.shrink_to_fit();
     trace_.metadata_inputs_.shrink_to_fit();
+    trace_.tensor_inputs_.shrink_to_fit();
+    trace_.tensor_outputs_.shrink_to_fit();
     trace_.involved_dims_.shrink_to_fit();
     trace_.involved_bits_.shrink_to_fit();
     return Status::Ok();
@@ -517,6 +524,26 @@ class TraceLoader {
         for (bool b : values) trace_.involved_bits_.push_back(b ? 1 : 0);
         return;
       }
+      case AttrKey::kInputs:
+      case AttrKey::kOutputs: {
+        const bool in = key == AttrKey::kInputs;
+        const uint16_t bit = in ? Trace::kHasTensorInputs : Trace::kHasTensorOutputs;
+        if (rec->mask & bit) return;
+        if (attr.value_case() != AttributeProto::kStringList) {
+          rec->mask |= Trace::kTensorListNotStringList;
+          return;
+        }
+        rec->mask |= bit;
+        auto* table = in ? &trace_.tensor_inputs_ : &trace_.tensor_outputs_;
+        const uint32_t start = static_cast<uint32_t>(trace_.side_chars_.size());
+        for (const std::string& v : attr.string_list().values()) {
+          trace_.side_chars_.insert(trace_.side_chars_.end(), v.begin(), v.end());
+          trace_.side_chars_.push_back('\0');
+        }
+        table->push_back(
+            {file_index, start, static_cast<uint32_t>(trace_.side_chars_.size() - start)});
+        return;
+      }
       case AttrKey::kOther:
         return;
     }
@@ -589,7 +616,8 @@ class TraceLoader {
       new_index[perm_[i]] = i;
     }
     nodes.swap(sorted_nodes);
-    for (auto* table : {&trace_.pg_names_, &trace_.metadata_inputs_, &trace_.involved_dims_}) {
+    for (auto* table : {&trace_.pg_names_, &trace_.metadata_inputs_, &trace_.involved_dims_,
+                        &trace_.tensor_inputs_, &trace_.tensor_outputs_}) {
       for (auto& e : *table) e.node = new_index[e.node];
       std::sort(
           table->begin(), table->end(),
@@ -806,6 +834,21 @@ std::optional<std::string_view> Trace::metadata_inputs(uint32_t i) const {
   return std::string_view(side_chars_.data() + e->offset, e->size);
 }
 
+std::optional<std::vector<std::string_view>> Trace::StringList(
+    uint32_t i, uint16_t bit, const std::vector<SideEntry>& table) const {
+  if (!(nodes_[i].mask & bit)) return std::nullopt;
+  const SideEntry* e = FindSide(table, i);
+  std::vector<std::string_view> out;
+  const char* p = side_chars_.data() + e->offset;
+  const char* end = p + e->size;
+  while (p < end) {
+    const std::string_view v(p);
+    out.push_back(v);
+    p += v.size() + 1;
+  }
+  return out;
+}
+
 std::optional<std::vector<bool>> Trace::involved_dim(uint32_t i) const {
   if (!(nodes_[i].mask & kHasInvolvedDim)) return std::nullopt;
   const SideEntry* e = FindSide(involved_dims_, i);
@@ -819,7 +862,8 @@ size_t Trace::MemoryBytes() const {
   return sizeof(Trace) + path_.capacity() + version_.capacity() + bytes(nodes_) + bytes(names_) +
          bytes(values_) + bytes(parent_offsets_) + bytes(parent_edges_) + bytes(child_offsets_) +
          bytes(child_edges_) + bytes(side_chars_) + bytes(pg_names_) + bytes(metadata_inputs_) +
-         bytes(involved_dims_) + bytes(involved_bits_);
+         bytes(involved_dims_) + bytes(involved_bits_) + bytes(tensor_inputs_) +
+         bytes(tensor_outputs_);
 }
 
 const char* NodeTypeName(NodeType type) {

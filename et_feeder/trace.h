@@ -134,6 +134,18 @@ class Trace {
   std::optional<std::vector<bool>> involved_dim(uint32_t i) const;
   // Node.inputs.values of a METADATA node (engaged for every METADATA node, nullopt otherwise).
   std::optional<std::string_view> metadata_inputs(uint32_t i) const;
+  // The `inputs` / `outputs` attributes (string_list [name, size, name, size, ...]) that the
+  // local memory tracker reads; nullopt when absent. Values as written, not yet checked.
+  std::optional<std::vector<std::string_view>> tensor_inputs(uint32_t i) const {
+    return StringList(i, kHasTensorInputs, tensor_inputs_);
+  }
+  std::optional<std::vector<std::string_view>> tensor_outputs(uint32_t i) const {
+    return StringList(i, kHasTensorOutputs, tensor_outputs_);
+  }
+  // True when an `inputs` or `outputs` attribute has another type than string_list.
+  bool tensor_list_has_wrong_type(uint32_t i) const {
+    return (nodes_[i].mask & kTensorListNotStringList) != 0;
+  }
 
   // data_deps ∪ ctrl_deps present in the file (deduplicated, ascending index); data_deps only
   // with Dependencies::kDataOnly.
@@ -196,6 +208,11 @@ class Trace {
   static constexpr uint16_t kHasPgName = 1u << 10;
   static constexpr uint16_t kHasInvolvedDim = 1u << 11;
   static constexpr uint16_t kHasMetadataInputs = 1u << 12;
+  static constexpr uint16_t kHasTensorInputs = 1u << 13;
+  static constexpr uint16_t kHasTensorOutputs = 1u << 14;
+  // An `inputs` / `outputs` attribute that is not a string_list (kept out of the loader's
+  // errors: only the local memory tracker reads them, and says so).
+  static constexpr uint16_t kTensorListNotStringList = 1u << 15;
 
   // A rarely present value of one node, kept outside the record.
   struct SideEntry {
@@ -211,6 +228,8 @@ class Trace {
   std::optional<uint64_t> Unsigned(uint32_t i, Slot slot) const;
   std::optional<int64_t> Signed(uint32_t i, Slot slot) const;
   static const SideEntry* FindSide(const std::vector<SideEntry>& table, uint32_t node);
+  std::optional<std::vector<std::string_view>> StringList(
+      uint32_t i, uint16_t bit, const std::vector<SideEntry>& table) const;
 
   std::string path_;
   std::string version_;
@@ -225,6 +244,9 @@ class Trace {
   std::vector<char> side_chars_;
   std::vector<SideEntry> pg_names_;
   std::vector<SideEntry> metadata_inputs_;
+  // Each value followed by a '\0' in side_chars_.
+  std::vector<SideEntry> tensor_inputs_;
+  std::vector<SideEntry> tensor_outputs_;
   std::vector<SideEntry> involved_dims_;  // offset/size into involved_bits_
   std::vector<uint8_t> involved_bits_;
   uint64_t dangling_count_ = 0;

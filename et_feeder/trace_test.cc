@@ -111,8 +111,10 @@ TEST(TraceTest, EveryAttributeRoundTrips) {
   SetBoolListAttr(&n, "involved_dim", {true, false, true});
   // Attributes nobody reads, of the other value types, are ignored.
   SetDoubleAttr(&n, "op_time", 1.5);
-  SetStringListAttr(&n, "inputs", {"t0", "16"});
   SetBytesAttr(&n, "blob", std::string("\0\1", 2));
+  // The local memory tracker's tensor lists.
+  SetStringListAttr(&n, "inputs", {"t0", "16", "w", "4096"});
+  SetStringListAttr(&n, "outputs", {"", "0"});
   Node bare = MakeNode(2, "bare", ChakraProtoMsg::COMP_NODE);
   Node meta = MakeMetadataNode(3, "process_group:init", "[[{\"pg_name\": \"0\", \"ranks\": []}]]");
   const Trace t = WriteAndLoad("attrs.0.et", {n, bare, meta});
@@ -124,6 +126,11 @@ TEST(TraceTest, EveryAttributeRoundTrips) {
   EXPECT_EQ(t.comm_type(0), std::optional<CollectiveType>(CollectiveType::kReduceScatter));
   EXPECT_EQ(t.comm_size(0), std::optional<uint64_t>(std::numeric_limits<uint64_t>::max()));
   EXPECT_EQ(t.comm_src(0), std::optional<int64_t>(3));
+  EXPECT_EQ(t.tensor_inputs(0),
+            (std::optional<std::vector<std::string_view>>({"t0", "16", "w", "4096"})));
+  EXPECT_EQ(t.tensor_outputs(0), (std::optional<std::vector<std::string_view>>({"", "0"})));
+  EXPECT_EQ(t.tensor_inputs(1), std::nullopt);
+  EXPECT_FALSE(t.tensor_list_has_wrong_type(0));
   EXPECT_EQ(t.comm_dst(0), std::optional<int64_t>(-1));
   EXPECT_EQ(t.comm_tag(0), std::optional<int64_t>(500000001));
   EXPECT_EQ(t.comm_priority(0), std::optional<int64_t>(std::numeric_limits<int64_t>::min()));

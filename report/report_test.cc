@@ -217,7 +217,9 @@ TEST(Timeline, ChunkPhasesAndQueueLengths) {
       EXPECT_EQ(c.ring_size, 4);
       EXPECT_EQ(c.receiver, (npu + 1) % 4);
       EXPECT_EQ(c.queued.WholeNs(), 5000);
-      if (i > 0) EXPECT_EQ(c.started, phases[i - 1].ended) << "back to back";
+      if (i > 0) {
+        EXPECT_EQ(c.started, phases[i - 1].ended) << "back to back";
+      }
     }
     const auto& q = r.queues[npu];
     ASSERT_EQ(q.size(), 5u);

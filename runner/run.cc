@@ -223,6 +223,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.compute_scale = o.compute_scale;
   wp.collective_launch_latency = Time::FromNsDouble(system->collective_launch_latency_ns);
   wp.protocol_efficiency = system->protocol_efficiency;
+  wp.track_local_mem = system->track_local_mem;
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
@@ -284,8 +285,20 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
     return s;
   }
+  if (system->track_local_mem) {
+    // ASTRA-sim's file per NPU: <local-mem-trace-filename>.<npu>.json.
+    result.local_mem_tracked = true;
+    for (auto& e : executors) {
+      const std::string path =
+          system->local_mem_trace_filename + "." + std::to_string(e->npu()) + ".json";
+      Status written = e->memory_tracker()->WriteChromeTrace(path);
+      if (!written.ok()) return written.WithContext(o.system_config);
+    }
+  }
   for (auto& e : executors) {
     result.npus.push_back(e->stats());
+    if (e->memory_tracker())
+      result.npus.back().peak_local_memory = e->memory_tracker()->PeakBytes();
     result.breakdown.push_back(BreakdownOf(e->activities(), e->stats().finish));
     result.end = std::max(result.end, e->stats().finish);
   }

@@ -100,6 +100,7 @@ struct RunResult {
   std::vector<LinkStats> links;                       // congestion-aware backend
   std::vector<std::vector<ChunkPhaseRecord>> phases;  // per NPU, in completion order (record)
   std::vector<std::vector<QueueSample>> queues;       // per NPU, in time order (record)
+  bool local_mem_tracked = false;  // track-local-mem: NpuStats::peak_local_memory is filled in
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

@@ -54,6 +54,23 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
     problems.Add(where + ": 'scheduling-policy' is '" + c.scheduling_policy +
                  "'; valid: LIFO, FIFO, EXPLICIT");
   }
+  // The schema has already restricted both to these values.
+  if (c.intra_dimension_scheduling == "smallestFirst") {
+    p.intra_dimension = IntraDimensionPolicy::kSmallestFirst;
+  } else if (c.intra_dimension_scheduling == "lessRemainingPhaseFirst") {
+    p.intra_dimension = IntraDimensionPolicy::kLessRemainingPhaseFirst;
+  } else if (c.intra_dimension_scheduling != "FIFO") {
+    problems.Add(where + ": 'intra-dimension-scheduling' is '" + c.intra_dimension_scheduling +
+                 "'; valid: FIFO, smallestFirst, lessRemainingPhaseFirst");
+  }
+  if (c.inter_dimension_scheduling == "offlineGreedy") {
+    p.inter_dimension = InterDimensionPolicy::kOfflineGreedy;
+  } else if (c.inter_dimension_scheduling == "roundRobin") {
+    p.inter_dimension = InterDimensionPolicy::kRoundRobin;
+  } else if (c.inter_dimension_scheduling != "ascending") {
+    problems.Add(where + ": 'inter-dimension-scheduling' is '" + c.inter_dimension_scheduling +
+                 "'; valid: ascending, offlineGreedy, roundRobin");
+  }
   p.local_bw_aware = c.collective_optimization == "localBWAware";
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
   p.preferred_dataset_splits = c.preferred_dataset_splits;
@@ -103,11 +120,14 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
                  ": custom (MSCCL-style) collective implementations are not simulated in this "
                  "version; use the native '*-implementation' lists");
   }
-  if (c.model_shared_bus) {
-    problems.Add(where +
-                 ": 'model-shared-bus' = 1 (the LogGP shared-bus model) is not "
-                 "simulated in this version; set it to 0");
-  }
+  p.model_shared_bus = c.model_shared_bus;
+  // ASTRA-sim keeps L, o and g in whole ticks (ns): fractions are dropped there too.
+  p.loggp.L = static_cast<int64_t>(c.logp_L);
+  p.loggp.o = static_cast<int64_t>(c.logp_o);
+  p.loggp.g = static_cast<int64_t>(c.logp_g);
+  p.loggp.G = c.logp_G;
+  p.loggp.local_reduction_delay = c.local_reduction_delay;
+
   p.rendezvous = o.rendezvous;
   if (o.comm_scale <= 0) {
     problems.Add("--comm-scale must be > 0, got " + std::to_string(o.comm_scale));

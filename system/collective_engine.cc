@@ -191,10 +191,20 @@ void Stream::ReceiveFromPeer(int src, uint64_t size) {
 }
 
 // Several hand-offs may be in flight: the size to reduce travels in the event argument.
-void Stream::HandOff(uint64_t size, bool reduce) {
+void Stream::HandOff(uint64_t size, bool reduce, BusRoute route) {
   const PhaseSpec& p = phases_[next_phase_ - 1];
-  owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this,
-                                    reduce ? (size << 2) | kHandOffThenReduce : kHandOffDone);
+  const uint64_t arg = reduce ? (size << 2) | kHandOffThenReduce : kHandOffDone;
+  SharedBus* bus = owner_.layer_.bus(owner_.id());
+  if (bus != nullptr && !p.fast) {  // a group's local ring keeps its fixed 10 ns (as ASTRA-sim)
+    bus->Transfer(route.from_npu, size, reduce, route.send_back, this, arg);
+    return;
+  }
+  owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this, arg);
+}
+
+WaitingStream Stream::waiting() const {
+  const PhaseSpec& p = phases_[next_phase_ - 1];
+  return WaitingStream{priority_, p.data_size, static_cast<int>(phases_.size() - next_phase_ + 1)};
 }
 
 void Stream::Init() {
@@ -240,7 +250,21 @@ std::string Stream::Describe() const {
 // ---------------------------------------------------------------------------------------------
 // NpuSystem
 
-NpuSystem::NpuSystem(SystemLayer& layer, int id) : layer_(layer), id_(id) {
+namespace {
+
+std::vector<double> NsPerByte(const Topology& topo) {
+  std::vector<double> out;
+  for (const Dimension& d : topo.dims) {
+    const double bpns = d.bandwidth.bytes_per_ns();
+    out.push_back(bpns > 0 ? 1.0 / bpns : 0.0);
+  }
+  return out;
+}
+
+}  // namespace
+
+NpuSystem::NpuSystem(SystemLayer& layer, int id)
+    : layer_(layer), id_(id), inter_(layer.params().inter_dimension, NsPerByte(layer.topology())) {
   const auto& q = layer.params().queues_per_dim;
   int next = 0;
   for (int per_dim : q) {
@@ -416,9 +440,16 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
   }
   const int priority = NextPriority(req.explicit_priority);
 
-  std::vector<int> dims;  // logical dimensions in visiting order
-  for (int d = 0; d < num_dims; ++d) dims.push_back(d);
-  if (req.type == CollectiveType::kAllGather) std::reverse(dims.begin(), dims.end());
+  // The active logical dimensions; the inter-dimension policy orders them per chunk (only
+  // network dimensions: a flattened one* dimension keeps the ascending order).
+  std::vector<int> active_dims, active_sizes;
+  bool flattened = members != nullptr;
+  for (int d = 0; d < num_dims; ++d) {
+    if (!active(d)) continue;
+    active_dims.push_back(d);
+    active_sizes.push_back(dim_size(d));
+    if (!members && IsFlattened(impl[d].kind)) flattened = true;
+  }
   auto make_phase = [&](CollectiveType type, int d, uint64_t in, std::pair<int, bool> queue) {
     if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
     // A communicator group smaller than the machine: one local ring over its sorted members,
@@ -442,37 +473,28 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
   while (size > 0) {
     size = chunk > size ? 0 : size - chunk;
     uint64_t remain = chunk;
+    std::vector<int> order = active_dims;
+    if (req.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
+    if (!flattened) {
+      order = inter_.NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes);
+    }
     std::vector<PhaseSpec> phases;
+    auto add_phase = [&](CollectiveType type, int d, std::pair<int, bool> queue) {
+      PhaseSpec p = make_phase(type, d, remain, queue);
+      remain = PhaseFinalSize(p);
+      phases.push_back(p);
+    };
     if (req.type != CollectiveType::kAllReduce || !params.local_bw_aware) {
-      for (int d : dims) {
-        if (!active(d)) continue;
-        PhaseSpec p = make_phase(req.type, d, remain, NextQueue(d));
-        remain = PhaseFinalSize(p);
-        phases.push_back(p);
+      for (int d : order) add_phase(req.type, d, NextQueue(d));
+    } else if (!order.empty()) {
+      // Reduce-scatter up the order, all-reduce on its last dimension, all-gather back down.
+      const size_t k = order.size();
+      for (size_t i = 0; i + 1 < k; ++i) {
+        add_phase(CollectiveType::kReduceScatter, order[i], NextQueueFirst(order[i]));
       }
-    } else {
-      int last = 0;
-      for (int d : dims) {
-        if (active(d)) last = d;
-      }
-      int d = 0;
-      for (; d < last; ++d) {
-        if (!active(d)) continue;
-        PhaseSpec p = make_phase(CollectiveType::kReduceScatter, d, remain, NextQueueFirst(d));
-        remain = PhaseFinalSize(p);
-        phases.push_back(p);
-      }
-      while (d > 0 && !active(d)) --d;
-      if (active(d)) {
-        PhaseSpec p = make_phase(CollectiveType::kAllReduce, d, remain, NextQueueFirst(d));
-        remain = PhaseFinalSize(p);
-        phases.push_back(p);
-      }
-      for (--d; d >= 0; --d) {
-        if (!active(d)) continue;
-        PhaseSpec p = make_phase(CollectiveType::kAllGather, d, remain, NextQueueLast(d));
-        remain = PhaseFinalSize(p);
-        phases.push_back(p);
+      add_phase(CollectiveType::kAllReduce, order[k - 1], NextQueueFirst(order[k - 1]));
+      for (size_t i = k - 1; i-- > 0;) {
+        add_phase(CollectiveType::kAllGather, order[i], NextQueueLast(order[i]));
       }
     }
     if (phases.empty()) break;
@@ -494,8 +516,12 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
 }
 
 void NpuSystem::InsertStream(std::vector<Stream*>& queue, Stream* stream) {
+  // After the running streams and every waiting one the policy does not put it before.
+  const IntraDimensionPolicy policy = layer_.params().intra_dimension;
+  const WaitingStream incoming = stream->waiting();
   auto it = queue.begin();
-  while (it != queue.end() && ((*it)->initialized() || (*it)->priority() >= stream->priority())) {
+  while (it != queue.end() &&
+         ((*it)->initialized() || !ServedBefore(policy, incoming, (*it)->waiting()))) {
     ++it;
   }
   queue.insert(it, stream);
@@ -610,6 +636,12 @@ SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
   endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);
   npus_.reserve(net.num_npus());
   for (int i = 0; i < net.num_npus(); ++i) npus_.emplace_back(*this, i);
+  if (params_.model_shared_bus) {
+    buses_.reserve(net.num_npus());
+    for (int i = 0; i < net.num_npus(); ++i) {
+      buses_.push_back(std::make_unique<SharedBus>(sim, params_.loggp, /*attach_memory=*/true));
+    }
+  }
 }
 
 SystemLayer::~SystemLayer() = default;

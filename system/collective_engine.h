@@ -23,7 +23,9 @@
 #include "common/event_queue.h"
 #include "common/status.h"
 #include "network/network.h"
+#include "system/loggp.h"
 #include "system/message_matcher.h"
+#include "system/scheduling.h"
 #include "system/system_params.h"
 
 namespace orrery {
@@ -128,6 +130,12 @@ class SystemObserver {
   virtual void OnQueueLength(int npu, int queue, Time t, int length) = 0;
 };
 
+// Which way a hand-off crosses the LogGP shared bus (model-shared-bus; ignored otherwise).
+struct BusRoute {
+  bool from_npu = true;    // injected by the NPU (else taken from the network)
+  bool send_back = false;  // returned over the bus after it landed (and was reduced)
+};
+
 class Stream : public EventTarget, public MessageSink {
  public:
   Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
@@ -136,9 +144,9 @@ class Stream : public EventTarget, public MessageSink {
   // Called by algorithms.
   void SendToPeer(int dst, uint64_t size);
   void ReceiveFromPeer(int src, uint64_t size);
-  // A message moves between NPU and network interface (endpoint-delay); `reduce` adds the
-  // reduction cost before the algorithm is told.
-  void HandOff(uint64_t size, bool reduce);
+  // A message moves between NPU and network interface (endpoint-delay, or the LogGP shared bus
+  // with model-shared-bus); `reduce` adds the reduction cost before the algorithm is told.
+  void HandOff(uint64_t size, bool reduce, BusRoute route = {});
   void PhaseFinished() { phase_finished_ = true; }
 
   void OnEvent(uint64_t arg) override;
@@ -147,6 +155,8 @@ class Stream : public EventTarget, public MessageSink {
   int id() const { return id_; }
   int priority() const { return priority_; }
   bool initialized() const { return initialized_; }
+  // What the intra-dimension policy compares while this stream waits for its queue.
+  WaitingStream waiting() const;
   std::string Describe() const;
 
  private:
@@ -209,6 +219,7 @@ class NpuSystem {
   std::vector<std::vector<Stream*>> active_;  // per queue, in scheduling order
   std::vector<int> running_;                  // initialised streams per queue
   int queue_threshold_ = 1;
+  InterDimensionScheduler inter_;
   int priority_counter_ = 0;
   int stream_counter_ = 0;
   std::map<int, int> group_stream_counter_;
@@ -239,6 +250,8 @@ class SystemLayer {
   const std::vector<int>* GroupMembers(int id) const;
   void set_observer(SystemObserver* observer) { observer_ = observer; }
   SystemObserver* observer() const { return observer_; }
+  // NPU `npu`'s LogGP shared bus with model-shared-bus, else nullptr.
+  SharedBus* bus(int npu) { return buses_.empty() ? nullptr : buses_[npu].get(); }
 
   // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
   // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an
@@ -255,6 +268,7 @@ class SystemLayer {
   std::map<int, std::vector<int>> groups_;
   std::vector<NpuSystem> npus_;
   SystemObserver* observer_ = nullptr;
+  std::vector<std::unique_ptr<SharedBus>> buses_;
 };
 
 }  // namespace orrery

@@ -69,11 +69,15 @@ class DoubleBinaryTreePhase final : public PhaseAlgorithm {
   }
 
   void OnReceived() override {
+    ++received_;
     if (node_.kind == TreeNode::kLeaf) {
-      stream_.HandOff(p_.data_size, /*reduce=*/false);
+      stream_.HandOff(p_.data_size, /*reduce=*/false, BusRoute{/*from_npu=*/false, false});
       return;
     }
-    stream_.HandOff(p_.data_size, /*reduce=*/true);
+    // On the shared bus every reduced copy but an inner node's first goes back to the network
+    // interface (ASTRA-sim's bundles).
+    const bool send_back = !(node_.kind == TreeNode::kInner && received_ == 1);
+    stream_.HandOff(p_.data_size, /*reduce=*/true, BusRoute{/*from_npu=*/false, send_back});
   }
 
   void OnBundleDone() override {
@@ -113,7 +117,8 @@ class DoubleBinaryTreePhase final : public PhaseAlgorithm {
   Stream& stream_;
   const PhaseSpec p_;
   const TreeNode node_;
-  int bundles_ = 0;  // hand-offs completed
+  int bundles_ = 0;   // hand-offs completed
+  int received_ = 0;  // messages received
 };
 
 }  // namespace

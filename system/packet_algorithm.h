@@ -84,15 +84,19 @@ class PacketPhase : public PhaseAlgorithm {
       reducing_round_ = !reducing_round_;
     }
     bool reduce = false;
+    BusRoute route;
     if (injected_left_ > 0) {
       --injected_left_;
     } else {
+      // Taken from the network; all but the round's last `parallel_` go back over the bus.
+      route.from_npu = false;
+      route.send_back = network_left_ > parallel_;
       --network_left_;
       reduce = phase_.type == CollectiveType::kReduceScatter ||
                (phase_.type == CollectiveType::kAllReduce && reducing_round_);
     }
     queued_.push_back({dst_, src_, msg_size_});
-    stream_.HandOff(msg_size_, reduce);
+    stream_.HandOff(msg_size_, reduce, route);
     AfterInsert();
   }
 

@@ -32,6 +32,12 @@ const char* CollectiveTypeName(CollectiveType t);
 
 enum class SchedulingPolicy { kLifo, kFifo, kExplicit };
 
+// intra-dimension-scheduling: which waiting chunk a dimension's queue serves next.
+enum class IntraDimensionPolicy { kFifo, kSmallestFirst, kLessRemainingPhaseFirst };
+
+// inter-dimension-scheduling: the order in which a chunk visits the dimensions.
+enum class InterDimensionPolicy { kAscending, kOfflineGreedy, kRoundRobin };
+
 enum class AlgorithmKind {
   kRing,
   kOneRing,
@@ -56,8 +62,19 @@ enum NativeColl {
   kNumNativeColl
 };
 
+// The LogGP shared bus (model-shared-bus; system/loggp.h).
+struct LogGpParams {
+  int64_t L = 0;                      // ns
+  int64_t o = 0;                      // ns
+  int64_t g = 0;                      // ns
+  double G = 0;                       // ns per byte
+  int64_t local_reduction_delay = 1;  // (size / 100) * this + 50 ns per reduction
+};
+
 struct SystemParams {
   SchedulingPolicy scheduling = SchedulingPolicy::kLifo;
+  IntraDimensionPolicy intra_dimension = IntraDimensionPolicy::kFifo;
+  InterDimensionPolicy inter_dimension = InterDimensionPolicy::kAscending;
   bool local_bw_aware = false;  // collective-optimization: localBWAware
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
@@ -66,6 +83,8 @@ struct SystemParams {
   std::vector<int> queues_per_dim;       // --num-queues-per-dim, one entry per network dim
   std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;  // per logical dimension
   bool rendezvous = false;                                      // --rendezvous-protocol
+  bool model_shared_bus = false;  // hand-offs over a LogGP bus instead of endpoint-delay
+  LogGpParams loggp;
   double comm_scale = 1.0;  // --comm-scale: multiplies collective and p2p sizes
 };
 

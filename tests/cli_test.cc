@@ -310,6 +310,37 @@ TEST(Cli, MisspelledConfigKeySuggestsTheRightOne) {
                      {"prefered-dataset-splits", "preferred-dataset-splits", "typo.system.json"});
 }
 
+TEST(Cli, RetiredSchedulingPolicyListsTheValidOnes) {
+  std::string system = kSystem;
+  system.replace(system.find("\"local-mem-bw\""), 0, "\"intra-dimension-scheduling\": \"RG\", ");
+  ExpectCleanFailure(Orrery(Args("rg", 4, AllReduceRanks(4), system)),
+                     {"rg.system.json", "intra-dimension-scheduling", "'RG'",
+                      "FIFO, smallestFirst, lessRemainingPhaseFirst"});
+}
+
+// 2 NPUs: fwd (5 us) writes a 1 MiB activation, the all-reduce (20 us later, whatever it
+// takes) reads it; the activation is the only tensor: peak 1 MiB on every NPU.
+TEST(Cli, TrackLocalMemPrintsThePeakAndWritesTheTraces) {
+  std::vector<std::vector<Node>> ranks = AllReduceRanks(2);
+  for (auto& r : ranks) {
+    et::SetStringListAttr(&r[0], "outputs", {"act", "1048576"});
+    et::SetStringListAttr(&r[1], "inputs", {"act", "1048576"});
+  }
+  const std::string prefix = Tmp("memcli_trace");
+  std::string system = kSystem;
+  system.replace(system.find("\"local-mem-bw\""), 0,
+                 "\"track-local-mem\": 1, \"local-mem-trace-filename\": \"" + prefix + "\", ");
+  const Outcome o = Orrery(Args("memcli", 2, ranks, system));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NE(o.out.find("sys[" + std::to_string(i) + "] peak memory usage: 1.00 MB\n"),
+              std::string::npos)
+        << o.out;
+    EXPECT_NE(Slurp(prefix + "." + std::to_string(i) + ".json").find("\"tensorLifetime\""),
+              std::string::npos);
+  }
+}
+
 TEST(Cli, RooflineWithoutPeakPerfIsRejected) {
   std::string system = kSystem;
   system.replace(system.find("\"local-mem-bw\""), 0, "\"roofline-enabled\": 1, ");

@@ -34,7 +34,9 @@ NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, R
       memory_(memory),
       params_(params),
       started_(trace.size()),
-      slot_of_running_(trace.size(), 0) {}
+      slot_of_running_(trace.size(), 0) {
+  if (params.track_local_mem) memory_tracker_ = std::make_unique<LocalMemoryTracker>(npu);
+}
 
 std::string NpuExecutor::Label(uint32_t node) const {
   return "NPU " + std::to_string(npu_) + " node " + std::to_string(trace_.id(node)) + " '" +
@@ -335,6 +337,17 @@ void NpuExecutor::Complete(uint32_t node) {
         break;
     }
     if (shown) activities_.push_back(Activity{node, track, started_[node], system_.sim().now()});
+  }
+  if (memory_tracker_) {
+    if (trace_.tensor_list_has_wrong_type(node)) {
+      return Fail(Status::Error(Label(node) +
+                                ": attribute 'inputs' or 'outputs' is not a string_list; "
+                                "track-local-mem expects [name, size in bytes, name, size, ...]"));
+    }
+    Status s = memory_tracker_->Record(trace_.id(node), trace_.name(node), started_[node],
+                                       system_.sim().now(), trace_.tensor_inputs(node),
+                                       trace_.tensor_outputs(node));
+    if (!s.ok()) return Fail(s);
   }
   ++stats_.nodes_done;
   feeder_.Finish(node);

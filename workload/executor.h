@@ -24,6 +24,7 @@
 #include "et_feeder/trace.h"
 #include "memory/remote_memory.h"
 #include "system/collective_engine.h"
+#include "workload/memory_tracker.h"
 
 namespace orrery {
 
@@ -38,6 +39,7 @@ struct WorkloadParams {
   bool record_activities = true;   // keep every node's [start, end) (24 B a node): breakdowns
   Time collective_launch_latency;  // before every collective starts (NCCL's latency floor)
   double protocol_efficiency = 1;  // collectives move size / this bytes
+  bool track_local_mem = false;    // track-local-mem: record tensor reads/writes (memory_tracker.h)
 };
 
 // A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.
@@ -66,6 +68,7 @@ struct NpuStats {
   uint64_t collectives = 0;
   uint64_t bytes_collective = 0;
   uint64_t bytes_sent = 0;
+  uint64_t peak_local_memory = 0;  // bytes, with track-local-mem (filled in by the runner)
   // ASTRA-sim's "exposed communication": finish - GPU compute time.
   Time exposed_communication() const { return finish - gpu_compute; }
 };
@@ -85,6 +88,8 @@ class NpuExecutor : public EventTarget,
   // First error met while issuing (bad node attributes, unsupported operations).
   const Status& error() const { return error_; }
   int npu() const { return npu_; }
+  // With track-local-mem: the tensors this NPU held; nullptr otherwise.
+  const LocalMemoryTracker* memory_tracker() const { return memory_tracker_.get(); }
   // Why this NPU did not finish: running nodes and what blocks the others.
   std::vector<std::string> DescribeStuck(int max_items) const;
 
@@ -122,6 +127,7 @@ class NpuExecutor : public EventTarget,
   static constexpr uint64_t kLaunchDone = uint64_t{1} << 40;  // OnEvent: start the collective
   std::map<uint32_t, CollectiveRequest> launching_;           // collectives in their launch floor
   Status error_;
+  std::unique_ptr<LocalMemoryTracker> memory_tracker_;
 };
 
 }  // namespace orrery
