@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,20 @@ struct Dimension {
 };
 
 struct PhysicalGraph;  // network/graph.h
+
+// Parameters of the packet-level backend (network/packet, network/README.md); the analytical
+// backends ignore them. Read from the network YAML's `packet-*` keys (configs/README.md) and
+// given to MakeNetwork beside the Topology.
+struct PacketParams {
+  enum class FlowControl { kCredit, kPfc };
+  enum class Routing { kEcmp, kAdaptive };
+  uint64_t mtu = 4096;        // bytes of payload per packet (the last packet may be shorter)
+  uint64_t buffer_bytes = 0;  // per ingress port of a relaying device; 0 = auto (per link)
+  FlowControl flow_control = FlowControl::kCredit;
+  Routing routing = Routing::kEcmp;
+  uint64_t pfc_xoff_bytes = 0;  // pause the upstream port at this ingress occupancy; 0 = auto
+  uint64_t pfc_xon_bytes = 0;   // resume it at or below this occupancy; 0 = auto
+};
 
 // A multi-dimensional network as in ASTRA-sim's analytical YAML. NPU id <-> address: dimension 0
 // varies fastest (id = sum addr[d] * prod_{k<d} npus[k]).
@@ -63,6 +78,14 @@ struct LinkStats {
   std::string name;  // e.g. "npu3->npu4" or "npu2->switch0.1"
   uint64_t bytes = 0;
   Time busy;
+  // Output-port statistics of backends with queues (the packet backend); absent otherwise.
+  struct Port {
+    uint64_t max_queue_bytes = 0;  // most bytes waiting in the port's output queue
+    double mean_queue_bytes = 0;   // time-weighted mean over the run
+    Time paused;                   // time with a packet ready but held by flow control
+    uint64_t drops = 0;            // packets dropped (0: flow control is lossless)
+  };
+  std::optional<Port> port;
 };
 
 class Network {

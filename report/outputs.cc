@@ -259,8 +259,13 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
     const LinkStats& l = r.links[i];
     const double util = r.end.ps() > 0 ? static_cast<double>(l.busy.ps()) / r.end.ps() : 0;
     out += "    {\"link\": " + JsonString(l.name) + ", \"bytes\": " + std::to_string(l.bytes) +
-           ", \"busy\": " + Ns(l.busy) + ", \"utilisation\": " + Num(util) + "}" +
-           (i + 1 < r.links.size() ? ",\n" : "\n");
+           ", \"busy\": " + Ns(l.busy) + ", \"utilisation\": " + Num(util) +
+           (l.port ? ", \"max_queue_bytes\": " + std::to_string(l.port->max_queue_bytes) +
+                         ", \"mean_queue_bytes\": " + Num(l.port->mean_queue_bytes) +
+                         ", \"pause\": " + Ns(l.port->paused) +
+                         ", \"drops\": " + std::to_string(l.port->drops)
+                   : std::string()) +
+           "}" + (i + 1 < r.links.size() ? ",\n" : "\n");
   }
   out += "  ]\n}\n";
   return Save(path, out);

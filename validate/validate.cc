@@ -224,7 +224,7 @@ int ValidateMain(int argc, char** argv) {
       "GPU count of a CSV without a gpus column (default: the profile's)")(
       "collective", po::value(&o.collective), "collective of an input that does not name it")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
-      "analytical-aware | analytical-unaware")("report", po::value(&report),
+      "analytical-aware | analytical-unaware | packet")("report", po::value(&report),
                                                "also write the rows as JSON");
   po::variables_map vm;
   try {
