@@ -261,8 +261,12 @@ uint32_t PacketNetwork::Route(int at, int src, int dst) const {
   const uint32_t ecmp = graph_->NextLink(at, src, dst);
   if (params_.routing != PacketParams::Routing::kAdaptive) return ecmp;
   // Least loaded next hop among the shortest-path candidates: fewest bytes waiting at the port
-  // (transit packets and, at an NPU, messages to inject); ties keep the ECMP choice.
-  auto load = [&](uint32_t link) { return ports_[link].queue_bytes + ports_[link].message_bytes; };
+  // (the packet being serialized, transit packets and, at an NPU, messages to inject); ties keep
+  // the ECMP choice.
+  auto load = [&](uint32_t link) {
+    const Port& p = ports_[link];
+    return (p.busy ? p.serving_bytes : 0) + p.queue_bytes + p.message_bytes;
+  };
   uint32_t best = ecmp;
   uint64_t best_load = load(ecmp);
   const int here = graph_->Distance(at, dst);
@@ -450,6 +454,7 @@ void PacketNetwork::TrySend(uint32_t port) {
   const int64_t serialization =
       bytes == params_.mtu ? p.mtu_serialization_ps : (Bytes(bytes) / p.bandwidth).ps();
   p.busy = true;
+  p.serving_bytes = bytes;
   p.bytes += bytes;
   p.busy_ps += serialization;
   ++packet_hops_;

@@ -117,8 +117,9 @@ class PacketNetwork final : public Network, private EventTarget {
     uint32_t message_head = kNone;
     uint32_t message_tail = kNone;
     uint64_t message_bytes = 0;
-    bool local_turn = false;  // round robin between injection and transit
-    bool busy = false;        // serializing a packet (a tx-done event is pending)
+    bool local_turn = false;     // round robin between injection and transit
+    bool busy = false;           // serializing a packet (a tx-done event is pending)
+    uint64_t serving_bytes = 0;  // the packet being serialized
     // Packets on the wire, in arrival order; one pending arrival event for the head.
     uint32_t flight_head = kNone;
     uint32_t flight_tail = kNone;
