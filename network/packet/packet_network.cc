@@ -156,7 +156,7 @@ Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
     }
     for (size_t d = 0; d < t.dims.size(); ++d) {
       kinds.push_back({t.dims[d].bandwidth, t.dims[d].latency,
-                       "the links of dimension " + std::to_string(d) + " (" +
+                       "a link of dimension " + std::to_string(d) + " (" +
                            BlockTypeName(t.dims[d].type) + ")"});
     }
   }
