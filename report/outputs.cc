@@ -372,6 +372,32 @@ std::string SummaryTable(const RunResult& r) {
       out += line;
     }
     out += "\n";
+    // Backends with output queues (packet): the deepest queues and the time held by flow control.
+    std::vector<const LinkStats*> queued;
+    for (const LinkStats& l : r.links) {
+      if (l.port && l.port->max_queue_bytes > 0) queued.push_back(&l);
+    }
+    if (!queued.empty()) {
+      const size_t qtop = std::min<size_t>(3, queued.size());
+      std::partial_sort(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(qtop),
+                        queued.end(), [](const LinkStats* a, const LinkStats* b) {
+                          if (a->port->max_queue_bytes != b->port->max_queue_bytes) {
+                            return a->port->max_queue_bytes > b->port->max_queue_bytes;
+                          }
+                          return a->name < b->name;
+                        });
+      out += "  deepest queues:";
+      for (size_t i = 0; i < qtop; ++i) {
+        const LinkStats& l = *queued[i];
+        std::snprintf(line, sizeof line, "%s %s max %.3g KB (mean %.3g KB, paused %.1f%%)",
+                      i ? "," : "", l.name.c_str(),
+                      static_cast<double>(l.port->max_queue_bytes) / 1e3,
+                      l.port->mean_queue_bytes / 1e3,
+                      100.0 * static_cast<double>(l.port->paused.ps()) / r.end.ps());
+        out += line;
+      }
+      out += "\n";
+    }
   }
   return out;
 }

@@ -223,5 +223,29 @@ TEST(Report, SameRunSameBytes) {
   EXPECT_EQ(SummaryTable(a), SummaryTable(b));
 }
 
+// A backend with output queues (packet) adds its port statistics to the JSON report and a
+// "deepest queues" line to the summary; the analytical backends show neither.
+TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
+  RunResult r = MixedRun();
+  ASSERT_GE(r.links.size(), 2u);
+  EXPECT_EQ(SummaryTable(r).find("deepest queues"), std::string::npos);
+  LinkStats::Port port;
+  port.max_queue_bytes = 8192;
+  port.mean_queue_bytes = 1500;
+  port.paused = r.end;  // held by flow control for the whole run: 100%
+  r.links[1].port = port;
+  const std::string summary = SummaryTable(r);
+  EXPECT_NE(summary.find("deepest queues: " + r.links[1].name +
+                         " max 8.19 KB (mean 1.5 KB, paused 100.0%)"),
+            std::string::npos)
+      << summary;
+  const std::string json = Tmp("ports.report.json");
+  ASSERT_TRUE(WriteReportJson(r, json).ok());
+  const YAML::Node doc = YAML::LoadFile(json);
+  EXPECT_EQ(doc["links"][1]["max_queue_bytes"].as<uint64_t>(), 8192u);
+  EXPECT_EQ(doc["links"][1]["drops"].as<uint64_t>(), 0u);
+  EXPECT_FALSE(doc["links"][0]["max_queue_bytes"].IsDefined());
+}
+
 }  // namespace
 }  // namespace orrery
