@@ -98,6 +98,9 @@ class Network {
   virtual void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) = 0;
   // Traffic carried so far, per link (empty for backends that do not model links).
   virtual std::vector<LinkStats> Links() const { return {}; }
+  // When the simulation ran out of events with messages undelivered: what holds them, in at
+  // most `max_lines` lines (empty for backends that always deliver).
+  virtual std::vector<std::string> DescribeStuck(int max_lines) const { return {}; }
 };
 
 }  // namespace orrery

@@ -204,6 +204,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     Status s = Status::Error("the simulation cannot finish: " + std::to_string(stuck.size()) +
                              " of " + std::to_string(n) + " NPUs are stuck at " +
                              sim.now().ToHuman() + " (nothing left to happen)");
+    for (const auto& line : net->DescribeStuck(6)) s.Add("  " + line);
     int shown = 0;
     for (int r : stuck) {
       if (shown++ == 8) {

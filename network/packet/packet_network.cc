@@ -573,4 +573,38 @@ std::vector<LinkStats> PacketNetwork::Links() const {
   return out;
 }
 
+std::vector<std::string> PacketNetwork::DescribeStuck(int max_lines) const {
+  std::vector<std::string> lines;
+  const size_t undelivered = messages_in_flight();
+  if (undelivered == 0 || max_lines <= 0) return lines;
+  std::vector<uint32_t> held;
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    if (ports_[i].blocked) held.push_back(i);
+  }
+  lines.push_back("packet network: " + std::to_string(undelivered) + " message(s) undelivered; " +
+                  std::to_string(held.size()) +
+                  " port(s) hold packets that flow control will not let go" +
+                  (pfc_ ? " (paused by the buffer at their far end)" : " (no credits)"));
+  const int64_t now = sim_.now().ps();
+  for (uint32_t i : held) {
+    if (static_cast<int>(lines.size()) >= max_lines - 1) break;
+    const Port& p = ports_[i];
+    const PhysicalGraph::Link& g = graph_->links[i];
+    int queued = 0;
+    for (uint32_t k = p.queue_head; k != kNone; k = packets_[k].next) ++queued;
+    lines.push_back("  " + graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name +
+                    ": held for " + Time::FromPs(now - p.blocked_since_ps).ToHuman() + ", " +
+                    std::to_string(queued) + " relayed packet(s) and " +
+                    std::to_string(p.message_bytes) + " bytes to inject waiting; far-end buffer " +
+                    std::to_string(ports_[i].ingress_bytes) + " of " +
+                    std::to_string(p.limits.buffer_bytes) + " bytes");
+  }
+  if (pfc_ && !held.empty()) {
+    lines.push_back(
+        "ports pausing each other in a cycle are a PFC deadlock (cyclic buffer dependency): "
+        "packet-flow-control: credit avoids it on rings and tori, or raise packet-buffer-bytes");
+  }
+  return lines;
+}
+
 }  // namespace orrery

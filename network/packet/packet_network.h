@@ -67,6 +67,8 @@ class PacketNetwork final : public Network, private EventTarget {
   // Every link of the graph, in graph order, named "<from>-><to>" ("#2", ... for a parallel
   // link), with its output port's statistics up to the current simulated time.
   std::vector<LinkStats> Links() const override;
+  // Undelivered messages and the ports flow control holds (a PFC deadlock names its cycle).
+  std::vector<std::string> DescribeStuck(int max_lines) const override;
 
   const PhysicalGraph& graph() const { return *graph_; }
   // Packet transmissions started on some link (one per packet per hop).

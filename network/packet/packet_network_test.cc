@@ -425,6 +425,13 @@ TEST(Lossless, PfcWithTinyBuffersDeadlocksOnARingAndStops) {
   EXPECT_EQ(sim.pending_events(), 0u);
   EXPECT_GT(net.messages_in_flight(), 0u);
   EXPECT_LT(r.at.size(), 56u);
+  // Every clockwise and anticlockwise port waits on its neighbour: the report says so.
+  const std::vector<std::string> why = net.DescribeStuck(6);
+  ASSERT_EQ(why.size(), 6u);
+  EXPECT_NE(why[0].find("port(s) hold packets that flow control will not let go (paused"),
+            std::string::npos)
+      << why[0];
+  EXPECT_NE(why.back().find("PFC deadlock"), std::string::npos) << why.back();
 }
 
 // Same inputs, same outputs, bit for bit; a second identical burst on the same network reuses
