@@ -228,10 +228,11 @@ PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const PacketPar
     p.limits = ResolvePortLimits(params_, l.bandwidth, l.latency);
     p.credits = static_cast<int64_t>(p.limits.buffer_bytes);
   }
-  // Single-path hops resolved once (most hops in switched and ring machines).
+  // Single-path hops resolved once (most hops in switched and ring machines), when the table and
+  // the work to fill it (every link against every NPU) stay small.
   const size_t nd = graph_->devices.size();
   const size_t n = graph_->num_npus;
-  if (nd * n <= (size_t{1} << 24)) {
+  if (nd * n <= (size_t{1} << 24) && graph_->links.size() * n <= (size_t{1} << 27)) {
     unique_next_.assign(nd * n, kNone);
     for (size_t at = 0; at < nd; ++at) {
       for (size_t dst = 0; dst < n; ++dst) {
