@@ -161,13 +161,10 @@ Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
     }
   }
   const bool pfc = p.flow_control == PacketParams::FlowControl::kPfc;
-  if (pfc && p.pfc_xoff_bytes > 0 && p.pfc_xon_bytes > 0 && p.pfc_xon_bytes >= p.pfc_xoff_bytes) {
-    problems.Add("key 'packet-pfc-xon-bytes' is " + Num(p.pfc_xon_bytes) +
-                 "; expected less than packet-pfc-xoff-bytes (" + Num(p.pfc_xoff_bytes) + ")");
-  }
+
   // The most demanding link decides; one message per key.
   uint64_t need_buffer = 0, need_xoff_max = UINT64_MAX;
-  std::string buffer_link, xoff_link;
+  std::string buffer_link, xoff_link, xon_link;
   for (const LinkKind& k : kinds) {
     const PortLimits l = ResolvePortLimits(p, k.bw, k.latency);
     const uint64_t headroom = PfcHeadroomBytes(k.bw, k.latency, p.mtu);
@@ -178,10 +175,18 @@ Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
       need_buffer = need;
       buffer_link = k.name + " (" + Describe(k.bw, k.latency) + ")";
     }
+    if (pfc && p.pfc_xon_bytes > 0 && l.xon_bytes >= l.xoff_bytes && xon_link.empty()) {
+      xon_link =
+          k.name + " (" + Describe(k.bw, k.latency) + "), whose xoff is " + Num(l.xoff_bytes);
+    }
     if (pfc && l.buffer_bytes >= headroom && l.buffer_bytes - headroom < need_xoff_max) {
       need_xoff_max = l.buffer_bytes - headroom;
       xoff_link = k.name + " (" + Describe(k.bw, k.latency) + ")";
     }
+  }
+  if (!xon_link.empty()) {
+    problems.Add("key 'packet-pfc-xon-bytes' is " + Num(p.pfc_xon_bytes) +
+                 "; expected less than packet-pfc-xoff-bytes of every link, but " + xon_link);
   }
   if (p.buffer_bytes > 0 && p.buffer_bytes < need_buffer) {
     problems.Add("key 'packet-buffer-bytes' is " + Num(p.buffer_bytes) + " but " + buffer_link +

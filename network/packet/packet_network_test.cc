@@ -500,6 +500,13 @@ TEST(Check, BadParametersNameKeyValueAndRange) {
   EXPECT_NE(s.message().find("'packet-pfc-xon-bytes' is 200000; expected less than"),
             std::string::npos)
       << s.message();
+  // xon alone, above the automatic xoff of the link (buffer - headroom = 16 MTU - 3 MTU).
+  p.pfc_xoff_bytes = 0;
+  p.pfc_xon_bytes = 900000;
+  s = CheckPacketTopology(t, p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("whose xoff is " + std::to_string(13 * 4096)), std::string::npos)
+      << s.message();
 
   p = Params();
   p.buffer_bytes = 4096;  // credits need 2 MTU
