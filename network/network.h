@@ -88,6 +88,17 @@ struct LinkStats {
   std::optional<Port> port;
 };
 
+// The depth of one output queue over time (backends with queues, for timelines): a sample at
+// each change of at least one packet, and whenever the queue empties.
+struct QueueSeries {
+  struct Sample {
+    Time time;
+    uint64_t bytes;
+  };
+  std::string link;  // as in Links()
+  std::vector<Sample> samples;
+};
+
 class Network {
  public:
   virtual ~Network() = default;
@@ -101,6 +112,10 @@ class Network {
   // When the simulation ran out of events with messages undelivered: what holds them, in at
   // most `max_lines` lines (empty for backends that always deliver).
   virtual std::vector<std::string> DescribeStuck(int max_lines) const { return {}; }
+  // Starts keeping queue depths over time (call before the run; no-op without queues).
+  virtual void RecordQueueDepths() {}
+  // The recorded series of every queue that ever held a packet, in link order.
+  virtual std::vector<QueueSeries> QueueDepths() const { return {}; }
 };
 
 }  // namespace orrery

@@ -178,6 +178,23 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
                      "}}");
     }
   }
+  // Output-queue depths (packet backend) as counters of one more process, after the NPUs.
+  if (!r.queues.empty()) {
+    const int qpid = r.num_npus();
+    const std::string pid = std::to_string(qpid);
+    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
+                   R"(,"tid":0,"args":{"name":"network queues, bytes"}})");
+    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
+                   R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
+    for (const QueueSeries& q : r.queues) {
+      for (const QueueSeries::Sample& s : q.samples) {
+        events.push_back(Ev{s.time.ps(), qpid, 0,
+                            R"({"ph":"C","name":)" + JsonString(q.link) + R"(,"pid":)" + pid +
+                                R"(,"tid":0,"ts":)" + Us(s.time) + R"(,"args":{"bytes":)" +
+                                std::to_string(s.bytes) + "}}"});
+      }
+    }
+  }
   std::stable_sort(events.begin(), events.end(), [](const Ev& a, const Ev& b) {
     return std::tie(a.ts, a.pid, a.tid) < std::tie(b.ts, b.pid, b.tid);
   });

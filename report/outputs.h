@@ -18,7 +18,9 @@ namespace orrery {
 
 // Chrome trace event format (JSON object, "traceEvents"): one process per NPU, one thread per
 // track (CPU, GPU compute, communication, remote memory, and as many receive lanes as
-// overlapping receives need), complete ("X") events in microseconds, sorted by time.
+// overlapping receives need), complete ("X") events in microseconds, sorted by time; with the
+// packet backend, one more process of counters ("C"): the depth of every output queue that held
+// packets (RunResult::queues).
 // Needs a recorded run.
 Status WriteChromeTrace(const RunResult& r, const std::string& path);
 

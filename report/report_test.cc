@@ -245,6 +245,21 @@ TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
   EXPECT_EQ(doc["links"][1]["max_queue_bytes"].as<uint64_t>(), 8192u);
   EXPECT_EQ(doc["links"][1]["drops"].as<uint64_t>(), 0u);
   EXPECT_FALSE(doc["links"][0]["max_queue_bytes"].IsDefined());
+
+  // Queue depths over time become counters of one more process in the timeline.
+  r.queues.push_back(
+      QueueSeries{"sw0->npu3", {{Time::FromNs(1000), 8192}, {Time::FromNs(2000), 0}}});
+  const std::string trace = Tmp("ports.trace.json");
+  ASSERT_TRUE(WriteChromeTrace(r, trace).ok());
+  const std::string text = Slurp(trace);
+  EXPECT_NE(
+      text.find(
+          R"({"ph":"C","name":"sw0->npu3","pid":4,"tid":0,"ts":1.000,"args":{"bytes":8192}})"),
+      std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find(R"("args":{"name":"network queues, bytes"})"), std::string::npos);
+  const YAML::Node parsed = YAML::LoadFile(trace);
+  EXPECT_GT(parsed["traceEvents"].size(), 2u);
 }
 
 }  // namespace

@@ -189,6 +189,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
         },
         uint64_t{1} << 22);
   }
+  if (o.record) net->RecordQueueDepths();
   for (auto& e : executors) e->Start();
   sim.Run();
   result.events = sim.events_processed();
@@ -239,6 +240,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
+    result.queues = net->QueueDepths();
     result.activity.resize(n);
     for (int r = 0; r < n; ++r) {
       const et::Trace& t = *traces[r];

@@ -76,6 +76,7 @@ struct RunResult {
   std::vector<std::string> warnings;
   std::vector<std::vector<NodeRecord>> activity;  // per NPU, in completion order (record)
   std::vector<LinkStats> links;                   // congestion-aware and packet backends
+  std::vector<QueueSeries> queues;                // queue depths over time (record, packet)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

@@ -333,8 +333,10 @@ void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
   TrySend(out);
 }
 
-void PacketNetwork::SetQueueBytes(Port& p, uint64_t bytes) {
+void PacketNetwork::SetQueueBytes(uint32_t port, uint64_t bytes) {
+  Port& p = ports_[port];
   const int64_t now = sim_.now().ps();
+  if (!depths_.empty()) RecordDepth(port, bytes);
   p.queue_area +=
       static_cast<double>(p.queue_bytes) * static_cast<double>(now - p.queue_changed_ps);
   p.queue_changed_ps = now;
@@ -453,7 +455,7 @@ void PacketNetwork::TrySend(uint32_t port) {
     bytes = k.bytes;
     p.queue_head = k.next;
     if (p.queue_head == kNone) p.queue_tail = kNone;
-    SetQueueBytes(p, p.queue_bytes - bytes);
+    SetQueueBytes(port, p.queue_bytes - bytes);
     ReleaseIngress(k.in_port, bytes);
   }
   if (!pfc_) p.credits -= static_cast<int64_t>(bytes);
@@ -526,7 +528,7 @@ void PacketNetwork::OnArrival(uint32_t port) {
       packets_[o.queue_tail].next = packet;
     }
     o.queue_tail = packet;
-    SetQueueBytes(o, o.queue_bytes + k.bytes);
+    SetQueueBytes(out, o.queue_bytes + k.bytes);
     TrySend(out);
   }
   if (p.flight_head != kNone) {
@@ -552,6 +554,33 @@ void PacketNetwork::OnEvent(uint64_t arg) {
       TrySend(port);
       return;
   }
+}
+
+void PacketNetwork::RecordQueueDepths() { depths_.assign(ports_.size(), {}); }
+
+void PacketNetwork::RecordDepth(uint32_t port, uint64_t bytes) {
+  std::vector<QueueSeries::Sample>& v = depths_[port];
+  const Time now = sim_.now();
+  // Several changes at one instant (a packet queued and sent at once) leave one sample.
+  if (!v.empty() && v.back().time == now) {
+    v.back().bytes = bytes;
+    const uint64_t before = v.size() >= 2 ? v[v.size() - 2].bytes : 0;  // queues start empty
+    if (before == bytes) v.pop_back();
+    return;
+  }
+  const uint64_t last = v.empty() ? 0 : v.back().bytes;
+  const uint64_t change = bytes > last ? bytes - last : last - bytes;
+  if (change >= params_.mtu || (bytes == 0 && last != 0)) v.push_back({now, bytes});
+}
+
+std::vector<QueueSeries> PacketNetwork::QueueDepths() const {
+  std::vector<QueueSeries> out;
+  const std::vector<LinkStats> names = Links();
+  for (size_t i = 0; i < depths_.size(); ++i) {
+    if (depths_[i].empty()) continue;
+    out.push_back(QueueSeries{names[i].name, depths_[i]});
+  }
+  return out;
 }
 
 std::vector<LinkStats> PacketNetwork::Links() const {

@@ -69,6 +69,8 @@ class PacketNetwork final : public Network, private EventTarget {
   std::vector<LinkStats> Links() const override;
   // Undelivered messages and the ports flow control holds (a PFC deadlock names its cycle).
   std::vector<std::string> DescribeStuck(int max_lines) const override;
+  void RecordQueueDepths() override;
+  std::vector<QueueSeries> QueueDepths() const override;
 
   const PhysicalGraph& graph() const { return *graph_; }
   // Packet transmissions started on some link (one per packet per hop).
@@ -153,9 +155,10 @@ class PacketNetwork final : public Network, private EventTarget {
   void Absorb(Port& p);
   void PushControl(uint32_t port, int64_t value);
   void ReleaseIngress(uint32_t port, uint64_t bytes);
-  void SetQueueBytes(Port& p, uint64_t bytes);
+  void SetQueueBytes(uint32_t port, uint64_t bytes);
   uint32_t Route(int at, int src, int dst) const;
   uint32_t NewPacket();
+  void RecordDepth(uint32_t port, uint64_t bytes);
 
   Simulation& sim_;
   Topology topology_;
@@ -172,6 +175,8 @@ class PacketNetwork final : public Network, private EventTarget {
   std::vector<Packet> packets_;
   uint32_t free_packets_ = kNone;  // free list threaded through Packet::next
   uint64_t packet_hops_ = 0;
+  // Queue depths over time (RecordQueueDepths), per port; empty when not recording.
+  std::vector<std::vector<QueueSeries::Sample>> depths_;
 };
 
 }  // namespace orrery

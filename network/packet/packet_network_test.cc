@@ -249,6 +249,35 @@ TEST(Incast, EightToOneTakesEightTimesAndFillsTheEgressQueue) {
   EXPECT_EQ(net.messages_in_flight(), 0u);
 }
 
+// The same incast with queue depths recorded (timelines): only the congested port has a series;
+// it follows the queue within one packet, peaks at the port's maximum and ends empty.
+TEST(Incast, QueueDepthOverTime) {
+  const Topology t = OneDim(BlockType::kSwitch, 9);
+  PacketParams p = Params();
+  p.buffer_bytes = 16 * kMtu;
+  Simulation sim;
+  PacketNetwork net(sim, t, p);
+  net.RecordQueueDepths();
+  Recorder r(sim);
+  for (int i = 0; i < 8; ++i) net.Send(i, 8, Bytes(256 * 1024), &r, i);
+  sim.Run();
+  const std::vector<QueueSeries> q = net.QueueDepths();
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].link, "sw0->npu8");
+  const uint64_t max = ByName(net).at("sw0->npu8").port->max_queue_bytes;
+  uint64_t peak = 0;
+  for (size_t i = 0; i < q[0].samples.size(); ++i) {
+    peak = std::max(peak, q[0].samples[i].bytes);
+    if (i > 0) EXPECT_LT(q[0].samples[i - 1].time, q[0].samples[i].time);
+  }
+  EXPECT_LE(peak, max);
+  EXPECT_GE(peak + kMtu, max);
+  EXPECT_EQ(q[0].samples.back().bytes, 0u);
+  EXPECT_LE(q[0].samples.back().time, r.Last());
+  // Far fewer samples than packets through the port (512): one per packet-sized change.
+  EXPECT_LT(q[0].samples.size(), 2u * 512);
+}
+
 // Two switches: NPUs 0-3 on swA, NPUs 4-8 on swB, swA <-> swB at 4 B/ns (never the bottleneck
 // by itself). All of 0-7 send 256 KiB to NPU 8: swB's port to NPU 8 is the bottleneck (8 * 256
 // KiB at 1 B/ns), swB's ingress from swA fills past xoff and pauses swA's port, whose queue then
