@@ -225,7 +225,7 @@ int ValidateMain(int argc, char** argv) {
       "collective", po::value(&o.collective), "collective of an input that does not name it")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
       "analytical-aware | analytical-unaware | packet")("report", po::value(&report),
-                                               "also write the rows as JSON");
+                                                        "also write the rows as JSON");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
