@@ -2,7 +2,7 @@
 //
 //   orrery --workload-configuration=examples/all_reduce/all_reduce
 //          --system-configuration=system.json --network-configuration=network.yml
-//          [--remote-memory-configuration=memory.json] [--network-backend=analytical-aware]
+//          [--remote-memory-configuration=memory.json] [--network-backend=packet]
 //
 // Flags are ASTRA-sim 2.0's, spelled the same; `--flag=value` and `--flag value` both work.
 #include <spdlog/sinks/basic_file_sink.h>
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       "rendezvous-protocol", po::value(&rendezvous)->implicit_value(true)->default_value(false),
       "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
-      "analytical-aware | analytical-unaware")(
+      "analytical-aware | analytical-unaware | packet")(
       "link-stats", po::value(&o.link_stats),
       "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
       "strict", po::bool_switch(&o.strict),

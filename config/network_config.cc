@@ -37,6 +37,13 @@ struct NetworkFile {
   int cores = 0;
   // machine: custom
   std::string custom_file;
+  // every machine, read by the packet backend only (defaults: PacketParams's)
+  uint64_t packet_mtu = PacketParams().mtu;
+  uint64_t packet_buffer_bytes = PacketParams().buffer_bytes;
+  PacketParams::FlowControl packet_flow_control = PacketParams().flow_control;
+  PacketParams::Routing packet_routing = PacketParams().routing;
+  uint64_t packet_pfc_xoff_bytes = PacketParams().pfc_xoff_bytes;
+  uint64_t packet_pfc_xon_bytes = PacketParams().pfc_xon_bytes;
 };
 
 const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency"};
@@ -225,6 +232,54 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .Help(
           "custom: path of the device and link list (relative paths are relative to this "
           "YAML file); its format is in configs/README.md.");
+  const std::string packet_only =
+      "Orrery only; read by --network-backend packet, ignored otherwise.";
+  s.Integer("packet-mtu", &N::packet_mtu)
+      .Min(64)
+      .Max(1 << 24)
+      .Unit("bytes")
+      .AstraSim(packet_only)
+      .Help("packet: payload bytes per packet; a message is cut into ceil(size / mtu) packets.");
+  s.Integer("packet-buffer-bytes", &N::packet_buffer_bytes)
+      .Min(0)
+      .Max(1099511627776.0)
+      .Unit("bytes")
+      .AstraSim(packet_only)
+      .Help(
+          "packet: ingress buffer per port of every switch and relaying NPU. 0 = automatic, per "
+          "link: ceil(2 x latency x bandwidth) + 16 MTU (line rate with credits). At least 2 MTU "
+          "with credits; with PFC at least the headroom ceil(2 x latency x bandwidth) + 3 MTU "
+          "plus one MTU.");
+  s.Enum("packet-flow-control", &N::packet_flow_control,
+         {{"credit", PacketParams::FlowControl::kCredit}, {"pfc", PacketParams::FlowControl::kPfc}})
+      .AstraSim(packet_only)
+      .Help(
+          "packet: how buffers stay lossless. credit: a port sends only with credits for the "
+          "buffer at the far end (InfiniBand-like). pfc: a buffer above packet-pfc-xoff-bytes "
+          "pauses the upstream port until it drains to packet-pfc-xon-bytes (RoCE-like).");
+  s.Enum("packet-routing", &N::packet_routing,
+         {{"ecmp", PacketParams::Routing::kEcmp}, {"adaptive", PacketParams::Routing::kAdaptive}})
+      .AstraSim(packet_only)
+      .Help(
+          "packet: choice among equal shortest paths. ecmp: by a fixed hash of (source, "
+          "destination, device), one path per flow. adaptive: per packet, the next hop with the "
+          "fewest bytes queued (ties keep the ECMP choice).");
+  s.Integer("packet-pfc-xoff-bytes", &N::packet_pfc_xoff_bytes)
+      .Min(0)
+      .Max(1099511627776.0)
+      .Unit("bytes")
+      .AstraSim(packet_only)
+      .Help(
+          "packet with pfc: ingress occupancy that pauses the upstream port. 0 = automatic: "
+          "buffer - headroom. Otherwise 1 MTU .. buffer - headroom of every link.");
+  s.Integer("packet-pfc-xon-bytes", &N::packet_pfc_xon_bytes)
+      .Min(0)
+      .Max(1099511627776.0)
+      .Unit("bytes")
+      .AstraSim(packet_only)
+      .Help(
+          "packet with pfc: occupancy at or below which a paused upstream port resumes. 0 = "
+          "automatic: xoff - 2 MTU (xoff / 2 when xoff <= 2 MTU). Must be below xoff.");
   return s;
 }
 
@@ -305,12 +360,20 @@ StatusOr<Topology> DgxFrom(const ConfigFile& file, const NetworkFile& n,
 
 }  // namespace
 
-StatusOr<Topology> LoadNetworkConfig(const std::string& path) {
+StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* packet) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   NetworkFile n;
   std::set<std::string> present;
   Status problems = MakeNetworkSchema().Apply(*file, &n, &present);
+  if (packet != nullptr) {
+    packet->mtu = n.packet_mtu;
+    packet->buffer_bytes = n.packet_buffer_bytes;
+    packet->flow_control = n.packet_flow_control;
+    packet->routing = n.packet_routing;
+    packet->pfc_xoff_bytes = n.packet_pfc_xoff_bytes;
+    packet->pfc_xon_bytes = n.packet_pfc_xon_bytes;
+  }
   if (file->Has("machine") && !present.count("machine")) return problems;  // bad machine value
 
   // Each machine uses its own keys: a key of another machine is a mistake, not a no-op.

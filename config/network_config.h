@@ -23,7 +23,8 @@
 
 namespace orrery {
 
-StatusOr<Topology> LoadNetworkConfig(const std::string& path);
+// `packet`, when given, receives the packet backend's `packet-*` keys (defaults when absent).
+StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* packet = nullptr);
 
 // Every key LoadNetworkConfig accepts (all four are required).
 std::vector<KeyDoc> NetworkConfigKeys();

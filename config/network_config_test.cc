@@ -283,5 +283,54 @@ TEST(NetworkConfigTest, KeysDeclared) {
       (std::vector<std::string>{"machine", "topology", "npus_count", "bandwidth", "latency"}));
 }
 
+// The packet backend's keys: absent in ASTRA-sim's files (defaults), read when present, and
+// checked with the key, the bad value and the valid values.
+TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
+  PacketParams p;
+  p.mtu = 1;  // overwritten with the default
+  StatusOr<Topology> t = LoadNetworkConfig(
+      WriteTestFile("net_astra.yml",
+                    "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n"),
+      &p);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(p.mtu, 4096u);
+  EXPECT_EQ(p.buffer_bytes, 0u);
+  EXPECT_EQ(p.flow_control, PacketParams::FlowControl::kCredit);
+  EXPECT_EQ(p.routing, PacketParams::Routing::kEcmp);
+
+  t = LoadNetworkConfig(WriteTestFile("net_packet.yml",
+                                      "machine: torus\nshape: [4, 4]\nlink-bandwidth: 50\n"
+                                      "link-latency: 500\npacket-mtu: 2048\n"
+                                      "packet-buffer-bytes: 1048576\n"
+                                      "packet-flow-control: pfc\npacket-routing: adaptive\n"
+                                      "packet-pfc-xoff-bytes: 600000\n"
+                                      "packet-pfc-xon-bytes: 500000\n"),
+                        &p);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(p.mtu, 2048u);
+  EXPECT_EQ(p.buffer_bytes, 1048576u);
+  EXPECT_EQ(p.flow_control, PacketParams::FlowControl::kPfc);
+  EXPECT_EQ(p.routing, PacketParams::Routing::kAdaptive);
+  EXPECT_EQ(p.pfc_xoff_bytes, 600000u);
+  EXPECT_EQ(p.pfc_xon_bytes, 500000u);
+
+  const std::string bad = WriteTestFile("net_packet_bad.yml",
+                                        "topology: [ Ring ]\nnpus_count: [ 8 ]\n"
+                                        "bandwidth: [ 50 ]\nlatency: [ 500 ]\n"
+                                        "packet-mtu: 10\npacket-flow-control: pcf\n"
+                                        "packet-routing: random\n");
+  t = LoadNetworkConfig(bad, &p);
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(),
+                       "key 'packet-mtu' is '10'; expected an integer in [64, 16777216] (bytes)"))
+      << t.status().message();
+  EXPECT_TRUE(
+      Contains(t.status(), "key 'packet-flow-control' is 'pcf'; expected one of credit, pfc"))
+      << t.status().message();
+  EXPECT_TRUE(
+      Contains(t.status(), "key 'packet-routing' is 'random'; expected one of ecmp, adaptive"))
+      << t.status().message();
+}
+
 }  // namespace
 }  // namespace orrery

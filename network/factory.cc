@@ -6,11 +6,13 @@
 #include "network/analytical_aware/graph_network.h"
 #include "network/analytical_unaware/analytical_unaware.h"
 #include "network/graph.h"
+#include "network/packet/packet_network.h"
 
 namespace orrery {
 
 namespace {
-constexpr Backend kAllBackends[] = {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware};
+constexpr Backend kAllBackends[] = {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware,
+                                    Backend::kPacket};
 }  // namespace
 
 const char* BackendName(Backend b) {
@@ -19,6 +21,8 @@ const char* BackendName(Backend b) {
       return "analytical-aware";
     case Backend::kAnalyticalUnaware:
       return "analytical-unaware";
+    case Backend::kPacket:
+      return "packet";
   }
   return "?";
 }
@@ -36,7 +40,12 @@ StatusOr<Backend> ParseBackend(const std::string& name) {
   return Status::Invalid("", "network backend", name, valid);
 }
 
-Status CheckBackendSupports(Backend backend, const Topology& topology) {
+Status CheckBackendSupports(Backend backend, const Topology& topology, const PacketParams& packet) {
+  if (backend == Backend::kPacket) {
+    Status s = CheckPacketTopology(topology, packet);
+    if (!s.ok()) return s.WithContext("--network-backend packet");
+    return s;
+  }
   if (backend == Backend::kAnalyticalUnaware && topology.graph != nullptr) {
     return Status::Error("--network-backend analytical-unaware cannot model this machine (" +
                          topology.graph->description +
@@ -45,13 +54,16 @@ Status CheckBackendSupports(Backend backend, const Topology& topology) {
   return Status::Ok();
 }
 
-std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology) {
+std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
+                                     const PacketParams& packet) {
   switch (backend) {
     case Backend::kAnalyticalAware:
       if (topology.graph != nullptr) return std::make_unique<GraphNetwork>(sim, topology);
       return std::make_unique<AnalyticalAwareNetwork>(sim, topology);
     case Backend::kAnalyticalUnaware:
       return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);
+    case Backend::kPacket:
+      return std::make_unique<PacketNetwork>(sim, topology, packet);
   }
   return nullptr;
 }

@@ -1,7 +1,7 @@
 // Picks a network backend by name.
 //
 //   StatusOr<Backend> b = ParseBackend("analytical-aware");
-//   std::unique_ptr<Network> net = MakeNetwork(*b, sim, topology);
+//   std::unique_ptr<Network> net = MakeNetwork(*b, sim, topology);   // packet: + PacketParams
 #pragma once
 
 #include <memory>
@@ -13,17 +13,21 @@
 
 namespace orrery {
 
-enum class Backend { kAnalyticalAware, kAnalyticalUnaware };
+enum class Backend { kAnalyticalAware, kAnalyticalUnaware, kPacket };
 
-// "analytical-aware" | "analytical-unaware"; anything else is an error listing those two.
+// "analytical-aware" | "analytical-unaware" | "packet"; anything else is an error listing them.
 StatusOr<Backend> ParseBackend(const std::string& name);
 const char* BackendName(Backend b);
 
 // An error when `backend` cannot model `topology` (the unaware backend has no graph of links, so
-// a DGX fat-tree or a custom topology file needs analytical-aware).
-Status CheckBackendSupports(Backend backend, const Topology& topology);
+// a DGX fat-tree or a custom topology file needs analytical-aware; the packet backend checks
+// its size limits and `packet` against every link).
+Status CheckBackendSupports(Backend backend, const Topology& topology,
+                            const PacketParams& packet = PacketParams());
 
-// The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork.
-std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology);
+// The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork (aware).
+// `packet` is read by the packet backend only.
+std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
+                                     const PacketParams& packet = PacketParams());
 
 }  // namespace orrery

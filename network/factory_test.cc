@@ -71,10 +71,10 @@ class Recorder : public DeliveryHandler {
   Simulation& sim_;
 };
 
-// Contract both backends meet: one message on an idle single hop takes latency + size / bw,
+// Contract every backend meets: one message on an idle single hop takes latency + size / bw,
 // and OnDelivered gets the token back.
 TEST(Factory, BothBackendsAgreeOnAnIdleSingleHop) {
-  for (Backend b : {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware}) {
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware, Backend::kPacket}) {
     Simulation sim;
     std::unique_ptr<Network> net = MakeNetwork(b, sim, Ring(4));
     Recorder r(sim);
@@ -84,6 +84,22 @@ TEST(Factory, BothBackendsAgreeOnAnIdleSingleHop) {
     EXPECT_EQ(r.got[0].first, 77u);
     EXPECT_EQ(r.got[0].second, Time::FromNs(1100)) << BackendName(b);  // 100 + 1000 / 1
   }
+}
+
+// The packet backend is checked against its parameters before it is built.
+TEST(Factory, PacketBackendChecksItsParameters) {
+  PacketParams p;
+  EXPECT_TRUE(CheckBackendSupports(Backend::kPacket, Ring(4), p).ok());
+  p.flow_control = PacketParams::FlowControl::kPfc;
+  p.buffer_bytes = 4096;
+  const Status s = CheckBackendSupports(Backend::kPacket, Ring(4), p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("'packet-buffer-bytes' is 4096"), std::string::npos) << s.message();
+  Simulation sim;
+  std::unique_ptr<Network> net = MakeNetwork(Backend::kPacket, sim, Ring(4), PacketParams());
+  ASSERT_NE(net, nullptr);
+  EXPECT_EQ(net->Links().size(), 8u);  // 4 NPUs x 2 directions
+  EXPECT_TRUE(net->Links()[0].port.has_value());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,20 @@ struct Dimension {
 };
 
 struct PhysicalGraph;  // network/graph.h
+
+// Parameters of the packet-level backend (network/packet, network/README.md); the analytical
+// backends ignore them. Read from the network YAML's `packet-*` keys (configs/README.md) and
+// given to MakeNetwork beside the Topology.
+struct PacketParams {
+  enum class FlowControl { kCredit, kPfc };
+  enum class Routing { kEcmp, kAdaptive };
+  uint64_t mtu = 4096;        // bytes of payload per packet (the last packet may be shorter)
+  uint64_t buffer_bytes = 0;  // per ingress port of a relaying device; 0 = auto (per link)
+  FlowControl flow_control = FlowControl::kCredit;
+  Routing routing = Routing::kEcmp;
+  uint64_t pfc_xoff_bytes = 0;  // pause the upstream port at this ingress occupancy; 0 = auto
+  uint64_t pfc_xon_bytes = 0;   // resume it at or below this occupancy; 0 = auto
+};
 
 // A multi-dimensional network as in ASTRA-sim's analytical YAML. NPU id <-> address: dimension 0
 // varies fastest (id = sum addr[d] * prod_{k<d} npus[k]).
@@ -63,6 +78,25 @@ struct LinkStats {
   std::string name;  // e.g. "npu3->npu4" or "npu2->switch0.1"
   uint64_t bytes = 0;
   Time busy;
+  // Output-port statistics of backends with queues (the packet backend); absent otherwise.
+  struct Port {
+    uint64_t max_queue_bytes = 0;  // most bytes waiting in the port's output queue
+    double mean_queue_bytes = 0;   // time-weighted mean over the run
+    Time paused;                   // time with a packet ready but held by flow control
+    uint64_t drops = 0;            // packets dropped (0: flow control is lossless)
+  };
+  std::optional<Port> port;
+};
+
+// The depth of one output queue over time (backends with queues, for timelines): a sample at
+// each change of at least one packet, and whenever the queue empties.
+struct QueueSeries {
+  struct Sample {
+    Time time;
+    uint64_t bytes;
+  };
+  std::string link;  // as in Links()
+  std::vector<Sample> samples;
 };
 
 class Network {
@@ -75,6 +109,13 @@ class Network {
   virtual void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) = 0;
   // Traffic carried so far, per link (empty for backends that do not model links).
   virtual std::vector<LinkStats> Links() const { return {}; }
+  // When the simulation ran out of events with messages undelivered: what holds them, in at
+  // most `max_lines` lines (empty for backends that always deliver).
+  virtual std::vector<std::string> DescribeStuck(int max_lines) const { return {}; }
+  // Starts keeping queue depths over time (call before the run; no-op without queues).
+  virtual void RecordQueueDepths() {}
+  // The recorded series of every queue that ever held a packet, in link order.
+  virtual std::vector<QueueSeries> QueueDepths() const { return {}; }
 };
 
 }  // namespace orrery

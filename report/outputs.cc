@@ -226,6 +226,23 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
                      "}}");
     }
   }
+  // Output-queue depths (packet backend) as counters of one more process, after the NPUs.
+  if (!r.port_queues.empty()) {
+    const int qpid = r.num_npus();
+    const std::string pid = std::to_string(qpid);
+    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
+                   R"(,"tid":0,"args":{"name":"network queues, bytes"}})");
+    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
+                   R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
+    for (const QueueSeries& q : r.port_queues) {
+      for (const QueueSeries::Sample& s : q.samples) {
+        events.push_back(Ev{s.time.ps(), qpid, 0,
+                            R"({"ph":"C","name":)" + JsonString(q.link) + R"(,"pid":)" + pid +
+                                R"(,"tid":0,"ts":)" + Us(s.time) + R"(,"args":{"bytes":)" +
+                                std::to_string(s.bytes) + "}}"});
+      }
+    }
+  }
   std::stable_sort(events.begin(), events.end(), [](const Ev& a, const Ev& b) {
     return std::tie(a.ts, a.pid, a.tid) < std::tie(b.ts, b.pid, b.tid);
   });
@@ -307,8 +324,13 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
     const LinkStats& l = r.links[i];
     const double util = r.end.ps() > 0 ? static_cast<double>(l.busy.ps()) / r.end.ps() : 0;
     out += "    {\"link\": " + JsonString(l.name) + ", \"bytes\": " + std::to_string(l.bytes) +
-           ", \"busy\": " + Ns(l.busy) + ", \"utilisation\": " + Num(util) + "}" +
-           (i + 1 < r.links.size() ? ",\n" : "\n");
+           ", \"busy\": " + Ns(l.busy) + ", \"utilisation\": " + Num(util) +
+           (l.port ? ", \"max_queue_bytes\": " + std::to_string(l.port->max_queue_bytes) +
+                         ", \"mean_queue_bytes\": " + Num(l.port->mean_queue_bytes) +
+                         ", \"pause\": " + Ns(l.port->paused) +
+                         ", \"drops\": " + std::to_string(l.port->drops)
+                   : std::string()) +
+           "}" + (i + 1 < r.links.size() ? ",\n" : "\n");
   }
   out += "  ],\n  \"queues\": [\n";
   const std::vector<QueueStat> queues = QueueStats(r);
@@ -436,6 +458,32 @@ std::string SummaryTable(const RunResult& r) {
       out += line;
     }
     out += "\n";
+    // Backends with output queues (packet): the deepest queues and the time held by flow control.
+    std::vector<const LinkStats*> queued;
+    for (const LinkStats& l : r.links) {
+      if (l.port && l.port->max_queue_bytes > 0) queued.push_back(&l);
+    }
+    if (!queued.empty()) {
+      const size_t qtop = std::min<size_t>(3, queued.size());
+      std::partial_sort(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(qtop),
+                        queued.end(), [](const LinkStats* a, const LinkStats* b) {
+                          if (a->port->max_queue_bytes != b->port->max_queue_bytes) {
+                            return a->port->max_queue_bytes > b->port->max_queue_bytes;
+                          }
+                          return a->name < b->name;
+                        });
+      out += "  deepest queues:";
+      for (size_t i = 0; i < qtop; ++i) {
+        const LinkStats& l = *queued[i];
+        std::snprintf(line, sizeof line, "%s %s max %.3g KB (mean %.3g KB, paused %.1f%%)",
+                      i ? "," : "", l.name.c_str(),
+                      static_cast<double>(l.port->max_queue_bytes) / 1e3,
+                      l.port->mean_queue_bytes / 1e3,
+                      100.0 * static_cast<double>(l.port->paused.ps()) / r.end.ps());
+        out += line;
+      }
+      out += "\n";
+    }
   }
   return out;
 }

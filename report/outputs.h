@@ -19,7 +19,9 @@ namespace orrery {
 // Chrome trace event format (JSON object, "traceEvents"): one process per NPU, one thread per
 // track (CPU, GPU compute, communication, remote memory, and as many receive lanes as
 // overlapping receives need; the chunk phases of collectives in as many "chunks" lanes as run at
-// once), complete ("X") events in microseconds, sorted by time; queue lengths as counters ("C").
+// once), complete ("X") events in microseconds, sorted by time; communication queue lengths as
+// counters ("C"); with the packet backend, one more process of counters: the depth of every
+// output queue that held packets (RunResult::port_queues).
 // Needs a recorded run.
 Status WriteChromeTrace(const RunResult& r, const std::string& path);
 

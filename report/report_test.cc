@@ -300,5 +300,44 @@ TEST(Report, SameRunSameBytes) {
   EXPECT_EQ(SummaryTable(a), SummaryTable(b));
 }
 
+// A backend with output queues (packet) adds its port statistics to the JSON report and a
+// "deepest queues" line to the summary; the analytical backends show neither.
+TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
+  RunResult r = MixedRun();
+  ASSERT_GE(r.links.size(), 2u);
+  EXPECT_EQ(SummaryTable(r).find("deepest queues"), std::string::npos);
+  LinkStats::Port port;
+  port.max_queue_bytes = 8192;
+  port.mean_queue_bytes = 1500;
+  port.paused = r.end;  // held by flow control for the whole run: 100%
+  r.links[1].port = port;
+  const std::string summary = SummaryTable(r);
+  EXPECT_NE(summary.find("deepest queues: " + r.links[1].name +
+                         " max 8.19 KB (mean 1.5 KB, paused 100.0%)"),
+            std::string::npos)
+      << summary;
+  const std::string json = Tmp("ports.report.json");
+  ASSERT_TRUE(WriteReportJson(r, json).ok());
+  const YAML::Node doc = YAML::LoadFile(json);
+  EXPECT_EQ(doc["links"][1]["max_queue_bytes"].as<uint64_t>(), 8192u);
+  EXPECT_EQ(doc["links"][1]["drops"].as<uint64_t>(), 0u);
+  EXPECT_FALSE(doc["links"][0]["max_queue_bytes"].IsDefined());
+
+  // Queue depths over time become counters of one more process in the timeline.
+  r.port_queues.push_back(
+      QueueSeries{"sw0->npu3", {{Time::FromNs(1000), 8192}, {Time::FromNs(2000), 0}}});
+  const std::string trace = Tmp("ports.trace.json");
+  ASSERT_TRUE(WriteChromeTrace(r, trace).ok());
+  const std::string text = Slurp(trace);
+  EXPECT_NE(
+      text.find(
+          R"({"ph":"C","name":"sw0->npu3","pid":4,"tid":0,"ts":1.000,"args":{"bytes":8192}})"),
+      std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find(R"("args":{"name":"network queues, bytes"})"), std::string::npos);
+  const YAML::Node parsed = YAML::LoadFile(trace);
+  EXPECT_GT(parsed["traceEvents"].size(), 2u);
+}
+
 }  // namespace
 }  // namespace orrery

@@ -97,7 +97,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   if (!problems.ok()) return problems;
 
-  StatusOr<Topology> topology = LoadNetworkConfig(o.network_config);
+  PacketParams packet;
+  StatusOr<Topology> topology = LoadNetworkConfig(o.network_config, &packet);
   StatusOr<SystemConfig> system = LoadSystemConfig(o.system_config);
   MemoryConfig memory_config;
   if (!o.memory_config.empty()) {
@@ -126,7 +127,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
 
   {
-    Status supported = CheckBackendSupports(o.backend, *topology);
+    Status supported = CheckBackendSupports(o.backend, *topology, packet);
     if (!supported.ok()) return supported.WithContext(o.network_config);
   }
   const int n = topology->num_npus();
@@ -198,7 +199,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
 
   Simulation sim;
-  std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology);
+  std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology, packet);
   SystemLayer system_layer(sim, *net, *params);
   if (!NoFile(o.comm_group_config)) {
     StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(o.comm_group_config, n);
@@ -247,6 +248,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
         },
         uint64_t{1} << 22);
   }
+  if (o.record) net->RecordQueueDepths();
   for (auto& e : executors) e->Start();
   sim.Run();
   result.events = sim.events_processed();
@@ -262,6 +264,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     Status s = Status::Error("the simulation cannot finish: " + std::to_string(stuck.size()) +
                              " of " + std::to_string(n) + " NPUs are stuck at " +
                              sim.now().ToHuman() + " (nothing left to happen)");
+    for (const auto& line : net->DescribeStuck(6)) s.Add("  " + line);
     int shown = 0;
     for (int r : stuck) {
       if (shown++ == 8) {
@@ -309,6 +312,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
     recorder->Finish(traces, result);
+    result.port_queues = net->QueueDepths();
     result.activity.resize(n);
     for (int r = 0; r < n; ++r) {
       const et::Trace& t = *traces[r];
@@ -363,12 +367,22 @@ Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Tim
   });
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return Status::Error("--link-stats " + path + ": cannot create the file");
-  std::fprintf(f, "rank,link,bytes,busy_ns,utilisation\n");
+  // Backends with output queues (packet) add port columns after the common ones.
+  bool ports = false;
+  for (const LinkStats& l : links) ports = ports || l.port.has_value();
+  std::fprintf(f, "rank,link,bytes,busy_ns,utilisation%s\n",
+               ports ? ",max_queue_bytes,mean_queue_bytes,pause_ns,drops" : "");
   for (size_t i = 0; i < links.size(); ++i) {
     const LinkStats& l = links[i];
     const double util = end.ps() > 0 ? static_cast<double>(l.busy.ps()) / end.ps() : 0.0;
-    std::fprintf(f, "%zu,%s,%llu,%.3f,%.6f\n", i + 1, l.name.c_str(),
+    std::fprintf(f, "%zu,%s,%llu,%.3f,%.6f", i + 1, l.name.c_str(),
                  static_cast<unsigned long long>(l.bytes), l.busy.Ns(), util);
+    if (ports) {
+      const LinkStats::Port p = l.port.value_or(LinkStats::Port());
+      std::fprintf(f, ",%llu,%.3f,%.3f,%llu", static_cast<unsigned long long>(p.max_queue_bytes),
+                   p.mean_queue_bytes, p.paused.Ns(), static_cast<unsigned long long>(p.drops));
+    }
+    std::fprintf(f, "\n");
   }
   if (std::fclose(f) != 0) return Status::Error("--link-stats " + path + ": write failed");
   return Status::Ok();

@@ -97,17 +97,19 @@ struct RunResult {
   uint64_t events = 0;
   std::vector<std::string> warnings;
   std::vector<std::vector<NodeRecord>> activity;      // per NPU, in completion order (record)
-  std::vector<LinkStats> links;                       // congestion-aware backend
+  std::vector<LinkStats> links;                       // congestion-aware and packet backends
   std::vector<std::vector<ChunkPhaseRecord>> phases;  // per NPU, in completion order (record)
   std::vector<std::vector<QueueSample>> queues;       // per NPU, in time order (record)
   bool local_mem_tracked = false;  // track-local-mem: NpuStats::peak_local_memory is filled in
+  std::vector<QueueSeries> port_queues;  // network queue depths over time (record, packet)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 
 StatusOr<RunResult> RunSimulation(const RunOptions& options);
 
 // Writes `links` as CSV, most loaded first (busy time descending, then name):
-//   rank,link,bytes,busy_ns,utilisation
+//   rank,link,bytes,busy_ns,utilisation[,max_queue_bytes,mean_queue_bytes,pause_ns,drops]
+// (the port columns when the backend has output queues: the packet backend)
 // utilisation = busy / `end` (0 when end is 0); the first N rows are the top-N links.
 Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Time end);
 

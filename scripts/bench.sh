@@ -5,6 +5,7 @@
 #   scripts/bench.sh            # all cases
 #   scripts/bench.sh 1024       # one size
 #   scripts/bench.sh sweep      # only the sweep scaling case
+#   scripts/bench.sh packet     # only the packet-level backend
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ORRERY_ROOT"
@@ -16,6 +17,7 @@ trap 'rm -rf "$work"' EXIT
 sizes=("$@")
 [ $# -eq 0 ] && sizes=(1024 4096)
 [ "${1:-}" = sweep ] && sizes=()
+[ "${1:-}" = packet ] && sizes=()
 
 cat > "$work/system.json" <<'JSON'
 {
@@ -114,4 +116,43 @@ same = "identical" if filecmp.cmp(f"{work}/sweep_j1.csv", f"{work}/sweep_j2.csv"
 print(f"\nsweep of 16 points: {took[1]:.2f} s with 1 job, {took[2]:.2f} s with 2 jobs: "
       f"{took[1] / took[2]:.2f}x faster; results {same}")
 PY
+fi
+
+# ---- Packet-level backend (network/packet) ------------------------------------------------------
+# Packet-hop events per second on one core (target >= 2 M/s): 64 NPUs on one switch, each packet
+# two hops, without contention (shift) and with every NPU sending to NPU 0 (incast). Then a
+# 64-NPU ring all-reduce of 64 MiB on one Switch (50 GB/s, 500 ns; target < 60 s wall) on the
+# packet backend, with both analytical backends beside it for the simulated time.
+if [ $# -eq 0 ] || [ "${1:-}" = packet ]; then
+  bazel build -c opt //network/packet:packet_bench >/dev/null 2>&1 || bazel build -c opt //network/packet:packet_bench
+  echo
+  echo "packet-level backend"
+  "$bin/network/packet/packet_bench" 64 16 shift
+  "$bin/network/packet/packet_bench" 64 4 incast
+  mkdir -p "$work/ar64p"
+  "$bin/et_feeder/gen_workload" collective --type all_reduce --size 67108864 --npus 64 \
+    --out "$work/ar64p/all_reduce"
+  printf 'topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' \
+    > "$work/switch64.yml"
+  printf '%-58s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+  for backend in packet analytical-aware analytical-unaware; do
+    python3 - "$bin/orrery" "$work" "$backend" <<'PY'
+import re, resource, subprocess, sys, time
+binary, work, backend = sys.argv[1:]
+cmd = [binary, f"--workload-configuration={work}/ar64p/all_reduce",
+       f"--system-configuration={work}/system.json",
+       f"--network-configuration={work}/switch64.yml",
+       f"--remote-memory-configuration={work}/memory.json", f"--network-backend={backend}"]
+t0 = time.monotonic()
+p = subprocess.run(cmd, capture_output=True, text=True)
+wall = time.monotonic() - t0
+if p.returncode != 0:
+    sys.exit(f"orrery failed: {p.stderr}")
+peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
+events = re.search(r"(\d+) events in", p.stderr).group(1)
+label = "switch ring all-reduce 64 MiB, 64 NPUs, " + backend
+print(f"{label:<58} {wall:12.2f} {peak_mb:12.0f} {max(ends):16d} {events:>12}")
+PY
+  done
 fi

@@ -364,7 +364,30 @@ TEST(Cli, UnparsableYamlNamesFileAndLine) {
 TEST(Cli, UnknownBackendListsTheValidOnes) {
   const Outcome o =
       Orrery(Args("backend", 4, AllReduceRanks(4)) + " --network-backend=analytical-awre");
-  ExpectCleanFailure(o, {"analytical-awre", "analytical-aware", "analytical-unaware"});
+  ExpectCleanFailure(o, {"analytical-awre", "analytical-aware", "analytical-unaware", "packet"});
+}
+
+// The packet backend from the command line: port columns in --link-stats after the usual ones,
+// and a PFC buffer too small for the link's headroom is one clean error naming the key.
+TEST(Cli, PacketBackendLinkStatsAndBadParameter) {
+  const std::string args = Args("packet", 4, AllReduceRanks(4));
+  const std::string csv = Tmp("packet_links.csv");
+  const Outcome ok = Orrery(args + " --network-backend=packet --link-stats=" + csv);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const std::string links = Slurp(csv);
+  EXPECT_EQ(links.rfind("rank,link,bytes,busy_ns,utilisation,max_queue_bytes,mean_queue_bytes,"
+                        "pause_ns,drops\n",
+                        0),
+            0u)
+      << links;
+  EXPECT_NE(links.find("npu0->npu1"), std::string::npos) << links;
+
+  Spit(Tmp("packet.net.yml"),
+       RingNetwork(4) + "packet-flow-control: pfc\npacket-buffer-bytes: 10000\n");
+  const Outcome bad = Orrery(args + " --network-backend=packet");
+  ExpectCleanFailure(bad, {"packet-buffer-bytes", "10000", "expected"});
+  // The analytical backends ignore the packet keys.
+  EXPECT_EQ(Orrery(args + " --network-backend=analytical-aware").exit_code, 0);
 }
 
 TEST(Cli, UnknownFlagSuggestsTheRightOne) {
@@ -386,7 +409,7 @@ TEST(Cli, SameInputsGiveTheSameBytes) {
       "--system-configuration=examples/dp_step/system.json "
       "--network-configuration=examples/dp_step/network.yml "
       "--remote-memory-configuration=examples/dp_step/memory.json";
-  for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
+  for (const char* backend : {"analytical-aware", "analytical-unaware", "packet"}) {
     const Outcome a = Orrery(args + std::string(" --network-backend=") + backend);
     const Outcome b = Orrery(args + std::string(" --network-backend=") + backend);
     ASSERT_EQ(a.exit_code, 0) << a.err;

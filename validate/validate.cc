@@ -224,8 +224,8 @@ int ValidateMain(int argc, char** argv) {
       "GPU count of a CSV without a gpus column (default: the profile's)")(
       "collective", po::value(&o.collective), "collective of an input that does not name it")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
-      "analytical-aware | analytical-unaware")("report", po::value(&report),
-                                               "also write the rows as JSON");
+      "analytical-aware | analytical-unaware | packet")("report", po::value(&report),
+                                                        "also write the rows as JSON");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);

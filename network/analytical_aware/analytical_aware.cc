@@ -279,7 +279,7 @@ std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {
       case LinkKind::kAbsent:
         break;
     }
-    out.push_back(LinkStats{prefix + name, l.bytes, Time::FromPs(l.busy_ps)});
+    out.push_back(LinkStats{prefix + name, l.bytes, Time::FromPs(l.busy_ps), std::nullopt});
   }
   return out;
 }

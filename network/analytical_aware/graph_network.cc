@@ -124,7 +124,7 @@ std::vector<LinkStats> GraphNetwork::Links() const {
     std::string name = graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name;
     const int count = ++seen[name];
     if (count > 1) name += "#" + std::to_string(count);
-    out.push_back(LinkStats{name, links_[i].bytes, Time::FromPs(links_[i].busy_ps)});
+    out.push_back(LinkStats{name, links_[i].bytes, Time::FromPs(links_[i].busy_ps), std::nullopt});
   }
   return out;
 }

@@ -1,0 +1,645 @@
+#include "network/packet/packet_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace orrery {
+
+namespace {
+
+constexpr uint64_t kTxDone = 0;   // the port finished serializing a packet
+constexpr uint64_t kArrival = 1;  // the head of the port's in-flight list reached the far end
+constexpr uint64_t kWake = 2;     // a flow-control message the blocked port waits for arrives
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+// "400 GB/s, 936.25 ns" in the network YAML's units (GB = 2^30 B).
+std::string Describe(Bandwidth bw, Time latency) {
+  return FormatNumber(bw.bytes_per_sec() / 1073741824.0) + " GB/s, " + FormatNumber(latency.Ns()) +
+         " ns";
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
+    const std::vector<Dimension>& dims) {
+  if (dims.empty()) return Status::Error("the network has no dimensions");
+  double npus = 1, links = 0;
+  for (const Dimension& d : dims) npus *= d.npus;
+  for (const Dimension& d : dims) {
+    const double per_npu = d.type == BlockType::kFullyConnected ? d.npus - 1.0 : 2.0;
+    links += npus * per_npu;
+  }
+  if (npus > kMaxPacketNpus) {
+    return Status::Error("the packet backend models at most " + Num(kMaxPacketNpus) +
+                         " NPUs (its routes are a table of devices x NPUs); this network has " +
+                         FormatNumber(npus));
+  }
+  if (links > static_cast<double>(kMaxPacketLinks)) {
+    return Status::Error("the packet backend models at most " + Num(kMaxPacketLinks) +
+                         " links; this network has " + FormatNumber(links));
+  }
+  const int n = static_cast<int>(npus);
+  const bool relay =
+      dims.size() > 1 || dims[0].type == BlockType::kRing || dims[0].type == BlockType::kMesh;
+  auto g = std::make_shared<PhysicalGraph>();
+  g->AddNpus(n, relay);
+  g->description = std::to_string(dims.size()) + "-D network of " + std::to_string(n) + " NPUs";
+  int stride = 1;
+  for (size_t di = 0; di < dims.size(); ++di) {
+    const Dimension& d = dims[di];
+    const int k = d.npus;
+    const Bandwidth bw = d.bandwidth;
+    const Time lat = d.latency;
+    if (d.type == BlockType::kSwitch) {
+      // One switch per group of NPUs that differ only in this dimension's coordinate; group =
+      // the NPU id with that coordinate removed (as the congestion-aware backend names them).
+      for (int group = 0; group < n / k; ++group) {
+        const int low = group % stride, high = group / stride;
+        const std::string name = dims.size() == 1
+                                     ? "sw" + std::to_string(group)
+                                     : "sw" + std::to_string(di) + "." + std::to_string(group);
+        const int sw = g->AddDevice(name, /*npu=*/false, /*forwards=*/true);
+        for (int c = 0; c < k; ++c) {
+          const int npu = low + c * stride + high * stride * k;
+          g->AddBidirectional(npu, sw, bw, lat);
+        }
+      }
+    } else {
+      for (int npu = 0; npu < n; ++npu) {
+        const int c = (npu / stride) % k;
+        const int base = npu - c * stride;
+        if (d.type == BlockType::kFullyConnected) {
+          for (int o = 0; o < k; ++o) {
+            if (o != c) g->AddLink(npu, base + o * stride, bw, lat);
+          }
+        } else if (d.type == BlockType::kRing) {
+          // Clockwise first (as the analytical backends); a 2-NPU ring has one link each way.
+          g->AddLink(npu, base + ((c + 1) % k) * stride, bw, lat);
+          if (k > 2) g->AddLink(npu, base + ((c + k - 1) % k) * stride, bw, lat);
+        } else {  // Mesh: a line, no wrap-around
+          if (c + 1 < k) g->AddLink(npu, base + (c + 1) * stride, bw, lat);
+          if (c > 0) g->AddLink(npu, base + (c - 1) * stride, bw, lat);
+        }
+      }
+    }
+    stride *= k;
+  }
+  Status routed = g->BuildRoutes();
+  if (!routed.ok()) return routed;
+  return std::shared_ptr<const PhysicalGraph>(std::move(g));
+}
+
+uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu) {
+  // After the packet that crosses xoff arrives (<= 1 MTU over xoff), the pause needs one
+  // latency to reach the sender, which then finishes the packet it is serializing; everything
+  // already on the wire still lands: at most 2 * latency * bandwidth + 2 MTU more.
+  return static_cast<uint64_t>(std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns())) + 3 * mtu;
+}
+
+PortLimits ResolvePortLimits(const PacketParams& p, Bandwidth bw, Time latency) {
+  PortLimits l;
+  const uint64_t round_trip =
+      static_cast<uint64_t>(std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns()));
+  // Auto: a round trip of data plus 16 packets, enough for line rate with credits, and for PFC
+  // 13 packets between xoff and zero.
+  l.buffer_bytes = p.buffer_bytes > 0 ? p.buffer_bytes : round_trip + 16 * p.mtu;
+  const uint64_t headroom = PfcHeadroomBytes(bw, latency, p.mtu);
+  l.xoff_bytes = p.pfc_xoff_bytes > 0 ? p.pfc_xoff_bytes
+                                      : (l.buffer_bytes > headroom ? l.buffer_bytes - headroom : 0);
+  l.xon_bytes = p.pfc_xon_bytes > 0
+                    ? p.pfc_xon_bytes
+                    : (l.xoff_bytes > 2 * p.mtu ? l.xoff_bytes - 2 * p.mtu : l.xoff_bytes / 2);
+  return l;
+}
+
+Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
+  Status problems;
+  if (p.mtu < 64 || p.mtu > (uint64_t{1} << 24)) {
+    problems.Add("key 'packet-mtu' is " + Num(p.mtu) + "; expected 64 .. 16777216 bytes");
+    return problems;
+  }
+  // Every kind of link once: (bandwidth, latency, a name for messages).
+  struct LinkKind {
+    Bandwidth bw;
+    Time latency;
+    std::string name;
+  };
+  std::vector<LinkKind> kinds;
+  if (t.graph != nullptr) {
+    std::map<std::pair<double, int64_t>, bool> seen;
+    for (const PhysicalGraph::Link& l : t.graph->links) {
+      if (!seen.emplace(std::make_pair(l.bandwidth.bytes_per_sec(), l.latency.ps()), true).second) {
+        continue;
+      }
+      kinds.push_back(
+          {l.bandwidth, l.latency,
+           "link " + t.graph->devices[l.src].name + "->" + t.graph->devices[l.dst].name});
+    }
+  } else {
+    double npus = 1;
+    for (const Dimension& d : t.dims) npus *= d.npus;
+    if (npus > kMaxPacketNpus) {
+      problems.Add("the packet backend models at most " + Num(kMaxPacketNpus) +
+                   " NPUs (its routes are a table of devices x NPUs); this network has " +
+                   FormatNumber(npus) + " (use analytical-aware for larger machines)");
+      return problems;
+    }
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      kinds.push_back({t.dims[d].bandwidth, t.dims[d].latency,
+                       "a link of dimension " + std::to_string(d) + " (" +
+                           BlockTypeName(t.dims[d].type) + ")"});
+    }
+  }
+  const bool pfc = p.flow_control == PacketParams::FlowControl::kPfc;
+
+  // The most demanding link decides; one message per key.
+  uint64_t need_buffer = 0, need_xoff_max = UINT64_MAX;
+  std::string buffer_link, xoff_link, xon_link;
+  for (const LinkKind& k : kinds) {
+    const PortLimits l = ResolvePortLimits(p, k.bw, k.latency);
+    const uint64_t headroom = PfcHeadroomBytes(k.bw, k.latency, p.mtu);
+    // Credit: a packet plus the bubble a new packet needs (network/README.md). PFC: xoff at
+    // least one packet above zero, and the headroom above it.
+    const uint64_t need = pfc ? headroom + p.mtu : 2 * p.mtu;
+    if (need > need_buffer) {
+      need_buffer = need;
+      buffer_link = k.name + " (" + Describe(k.bw, k.latency) + ")";
+    }
+    if (pfc && p.pfc_xon_bytes > 0 && l.xon_bytes >= l.xoff_bytes && xon_link.empty()) {
+      xon_link =
+          k.name + " (" + Describe(k.bw, k.latency) + "), whose xoff is " + Num(l.xoff_bytes);
+    }
+    if (pfc && l.buffer_bytes >= headroom && l.buffer_bytes - headroom < need_xoff_max) {
+      need_xoff_max = l.buffer_bytes - headroom;
+      xoff_link = k.name + " (" + Describe(k.bw, k.latency) + ")";
+    }
+  }
+  if (!xon_link.empty()) {
+    problems.Add("key 'packet-pfc-xon-bytes' is " + Num(p.pfc_xon_bytes) +
+                 "; expected less than packet-pfc-xoff-bytes of every link, but " + xon_link);
+  }
+  if (p.buffer_bytes > 0 && p.buffer_bytes < need_buffer) {
+    problems.Add("key 'packet-buffer-bytes' is " + Num(p.buffer_bytes) + " but " + buffer_link +
+                 " needs at least " + Num(need_buffer) +
+                 (pfc ? " with PFC (headroom ceil(2 x latency x bandwidth) + 3 MTU, plus one MTU "
+                        "below xoff)"
+                      : " with credits (two MTUs)") +
+                 "; expected " + Num(need_buffer) + " .. 2^40, or 0 for automatic sizing");
+  } else if (pfc && p.pfc_xoff_bytes > 0 &&
+             (p.pfc_xoff_bytes < p.mtu || p.pfc_xoff_bytes > need_xoff_max)) {
+    problems.Add("key 'packet-pfc-xoff-bytes' is " + Num(p.pfc_xoff_bytes) + "; expected " +
+                 Num(p.mtu) + " .. " + Num(need_xoff_max) + " (one MTU .. buffer - headroom of " +
+                 xoff_link + "), or 0 for automatic");
+  }
+  return problems;
+}
+
+PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const PacketParams& params)
+    : sim_(sim), topology_(std::move(topology)), params_(params) {
+  if (topology_.graph != nullptr) {
+    graph_holder_ = topology_.graph;
+  } else {
+    StatusOr<std::shared_ptr<const PhysicalGraph>> g = GraphFromDimensions(topology_.dims);
+    ORRERY_CHECK(g.ok(), "the packet backend cannot build this network (CheckPacketTopology): " +
+                             g.status().message());
+    graph_holder_ = *g;
+  }
+  graph_ = graph_holder_.get();
+  ORRERY_CHECK(graph_->hops_.size() == graph_->devices.size() * graph_->num_npus,
+               "the graph's routes are not built (PhysicalGraph::BuildRoutes)");
+  ORRERY_CHECK(topology_.num_npus() == graph_->num_npus,
+               "the logical dimensions do not multiply to the graph's NPU count");
+  pfc_ = params_.flow_control == PacketParams::FlowControl::kPfc;
+  ports_.resize(graph_->links.size());
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const PhysicalGraph::Link& l = graph_->links[i];
+    ORRERY_CHECK(l.bandwidth.bytes_per_sec() > 0, "a link has a non-positive bandwidth");
+    Port& p = ports_[i];
+    p.latency_ps = l.latency.ps();
+    p.bandwidth = l.bandwidth;
+    p.mtu_serialization_ps = (Bytes(params_.mtu) / l.bandwidth).ps();
+    p.dst_device = l.dst;
+    p.bubble = graph_->devices[l.dst].npu && graph_->devices[l.dst].forwards;
+    p.limits = ResolvePortLimits(params_, l.bandwidth, l.latency);
+    p.credits = static_cast<int64_t>(p.limits.buffer_bytes);
+  }
+  // Single-path hops resolved once (most hops in switched and ring machines), when the table and
+  // the work to fill it (every link against every NPU) stay small.
+  const size_t nd = graph_->devices.size();
+  const size_t n = graph_->num_npus;
+  if (nd * n <= (size_t{1} << 24) && graph_->links.size() * n <= (size_t{1} << 27)) {
+    unique_next_.assign(nd * n, kNone);
+    for (size_t at = 0; at < nd; ++at) {
+      for (size_t dst = 0; dst < n; ++dst) {
+        if (at == dst || graph_->Distance(at, dst) == PhysicalGraph::kUnreachable) continue;
+        const int here = graph_->Distance(at, dst);
+        uint32_t only = kNone, count = 0;
+        for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
+          const uint32_t link = graph_->out_links_[k];
+          const int w = graph_->links[link].dst;
+          if ((w == static_cast<int>(dst) || graph_->devices[w].forwards) &&
+              graph_->Distance(w, dst) + graph_->links[link].cost == here) {
+            only = link;
+            ++count;
+          }
+        }
+        if (count == 1) unique_next_[at * n + dst] = only;
+      }
+    }
+  }
+}
+
+uint32_t PacketNetwork::Route(int at, int src, int dst) const {
+  if (!unique_next_.empty()) {
+    const uint32_t only = unique_next_[static_cast<size_t>(at) * graph_->num_npus + dst];
+    if (only != kNone) return only;
+  }
+  const uint32_t ecmp = graph_->NextLink(at, src, dst);
+  if (params_.routing != PacketParams::Routing::kAdaptive) return ecmp;
+  // Least loaded next hop among the shortest-path candidates: fewest bytes waiting at the port
+  // (the packet being serialized, transit packets and, at an NPU, messages to inject); ties keep
+  // the ECMP choice.
+  auto load = [&](uint32_t link) {
+    const Port& p = ports_[link];
+    return (p.busy ? p.serving_bytes : 0) + p.queue_bytes + p.message_bytes;
+  };
+  uint32_t best = ecmp;
+  uint64_t best_load = load(ecmp);
+  const int here = graph_->Distance(at, dst);
+  for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
+    const uint32_t link = graph_->out_links_[k];
+    const int w = graph_->links[link].dst;
+    if ((w == dst || graph_->devices[w].forwards) &&
+        graph_->Distance(w, dst) + graph_->links[link].cost == here && load(link) < best_load) {
+      best = link;
+      best_load = load(link);
+    }
+  }
+  return best;
+}
+
+uint32_t PacketNetwork::NewPacket() {
+  if (free_packets_ != kNone) {
+    const uint32_t id = free_packets_;
+    free_packets_ = packets_[id].next;
+    return id;
+  }
+  ORRERY_CHECK(packets_.size() < kNone, "too many packets in flight");
+  packets_.emplace_back();
+  return static_cast<uint32_t>(packets_.size() - 1);
+}
+
+void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
+  const int n = graph_->num_npus;
+  ORRERY_CHECK(src >= 0 && src < n && dst >= 0 && dst < n,
+               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
+  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  uint32_t id;
+  if (free_messages_.empty()) {
+    id = static_cast<uint32_t>(messages_.size());
+    messages_.emplace_back();
+  } else {
+    id = free_messages_.back();
+    free_messages_.pop_back();
+  }
+  Message& m = messages_[id];
+  m.handler = handler;
+  m.token = token;
+  m.size = size.count();
+  m.unsent = m.size;
+  m.delivered = 0;
+  m.src = src;
+  m.dst = dst;
+  m.next = kNone;
+  const uint32_t out = Route(src, src, dst);
+  Port& p = ports_[out];
+  if (p.message_tail == kNone) {
+    p.message_head = id;
+  } else {
+    messages_[p.message_tail].next = id;
+  }
+  p.message_tail = id;
+  p.message_bytes += m.size;
+  TrySend(out);
+}
+
+void PacketNetwork::SetQueueBytes(uint32_t port, uint64_t bytes) {
+  Port& p = ports_[port];
+  const int64_t now = sim_.now().ps();
+  if (!depths_.empty()) RecordDepth(port, bytes);
+  p.queue_area +=
+      static_cast<double>(p.queue_bytes) * static_cast<double>(now - p.queue_changed_ps);
+  p.queue_changed_ps = now;
+  p.queue_bytes = bytes;
+  p.max_queue_bytes = std::max(p.max_queue_bytes, bytes);
+}
+
+void PacketNetwork::Absorb(Port& p) {
+  const int64_t now = sim_.now().ps();
+  while (p.control_head < p.control.size() && p.control[p.control_head].time_ps <= now) {
+    const Control& c = p.control[p.control_head++];
+    if (pfc_) {
+      p.paused = c.value != 0;
+    } else {
+      p.credits += c.value;
+    }
+  }
+  if (p.control_head == p.control.size()) {
+    p.control.clear();
+    p.control_head = 0;
+  } else if (p.control_head >= 1024 && 2 * p.control_head >= p.control.size()) {
+    p.control.erase(p.control.begin(), p.control.begin() + p.control_head);
+    p.control_head = 0;
+  }
+}
+
+void PacketNetwork::PushControl(uint32_t port, int64_t value) {
+  Port& p = ports_[port];
+  const int64_t at = sim_.now().ps() + p.latency_ps;
+  if (!pfc_ && p.control_head < p.control.size() && p.control.back().time_ps == at) {
+    p.control.back().value += value;  // credits returned at the same instant travel together
+  } else {
+    p.control.push_back(Control{at, value});
+  }
+  if (p.blocked && !p.wake_armed) {
+    p.wake_armed = true;
+    sim_.Schedule(Time::FromPs(p.control[p.control_head].time_ps), this,
+                  (uint64_t{port} << 2) | kWake);
+  }
+}
+
+void PacketNetwork::ReleaseIngress(uint32_t port, uint64_t bytes) {
+  if (port == kNone) return;  // injected here: it held no ingress buffer
+  Port& p = ports_[port];
+  p.ingress_bytes -= bytes;
+  if (!pfc_) {
+    PushControl(port, static_cast<int64_t>(bytes));
+  } else if (p.xoff_sent && p.ingress_bytes <= p.limits.xon_bytes) {
+    p.xoff_sent = false;
+    PushControl(port, 0);
+  }
+}
+
+void PacketNetwork::TrySend(uint32_t port) {
+  Port& p = ports_[port];
+  if (p.busy) return;
+  const bool have_transit = p.queue_head != kNone;
+  const bool have_local = p.message_head != kNone;
+  if (!have_transit && !have_local) return;
+  Absorb(p);
+  const int64_t now = sim_.now().ps();
+  const uint64_t local_bytes =
+      have_local ? std::min(params_.mtu, messages_[p.message_head].unsent) : 0;
+  const uint64_t transit_bytes = have_transit ? packets_[p.queue_head].bytes : 0;
+  // Credits: a packet entering a ring of relaying NPUs also needs one MTU of slack downstream
+  // (bubble flow control), so injected traffic can never fill the ring and deadlock it.
+  const bool transit_ok =
+      have_transit && (pfc_ ? !p.paused : p.credits >= static_cast<int64_t>(transit_bytes));
+  const bool local_ok =
+      have_local &&
+      (pfc_ ? !p.paused
+            : p.credits >= static_cast<int64_t>(local_bytes + (p.bubble ? params_.mtu : 0)));
+  bool take_local;
+  if (transit_ok && local_ok) {
+    take_local = p.local_turn;
+  } else if (transit_ok || local_ok) {
+    take_local = local_ok;
+  } else {
+    if (!p.blocked) {
+      p.blocked = true;
+      p.blocked_since_ps = now;
+    }
+    if (!p.wake_armed && p.control_head < p.control.size()) {
+      p.wake_armed = true;
+      sim_.Schedule(Time::FromPs(p.control[p.control_head].time_ps), this,
+                    (uint64_t{port} << 2) | kWake);
+    }
+    return;
+  }
+  if (p.blocked) {
+    p.paused_ps += now - p.blocked_since_ps;
+    p.blocked = false;
+  }
+  p.local_turn = !take_local;
+
+  uint32_t packet;
+  uint64_t bytes;
+  if (take_local) {
+    const uint32_t mid = p.message_head;
+    bytes = local_bytes;
+    packet = NewPacket();
+    Packet& k = packets_[packet];
+    k.message = mid;
+    k.bytes = static_cast<uint32_t>(bytes);
+    k.in_port = kNone;
+    Message& m = messages_[mid];
+    m.unsent -= bytes;
+    p.message_bytes -= bytes;
+    if (m.unsent == 0) {
+      p.message_head = m.next;
+      if (p.message_head == kNone) p.message_tail = kNone;
+    }
+  } else {
+    packet = p.queue_head;
+    const Packet& k = packets_[packet];
+    bytes = k.bytes;
+    p.queue_head = k.next;
+    if (p.queue_head == kNone) p.queue_tail = kNone;
+    SetQueueBytes(port, p.queue_bytes - bytes);
+    ReleaseIngress(k.in_port, bytes);
+  }
+  if (!pfc_) p.credits -= static_cast<int64_t>(bytes);
+  const int64_t serialization =
+      bytes == params_.mtu ? p.mtu_serialization_ps : (Bytes(bytes) / p.bandwidth).ps();
+  p.busy = true;
+  p.serving_bytes = bytes;
+  p.bytes += bytes;
+  p.busy_ps += serialization;
+  ++packet_hops_;
+  Packet& k = packets_[packet];
+  k.arrive_ps = now + serialization + p.latency_ps;
+  k.next = kNone;
+  if (p.flight_tail == kNone) {
+    p.flight_head = packet;
+  } else {
+    packets_[p.flight_tail].next = packet;
+  }
+  p.flight_tail = packet;
+  // Arrival first, then tx-done: at equal times they run in this order (as the aware model).
+  if (!p.arrival_armed) {
+    p.arrival_armed = true;
+    sim_.Schedule(Time::FromPs(k.arrive_ps), this, (uint64_t{port} << 2) | kArrival);
+  }
+  sim_.ScheduleAfter(Time::FromPs(serialization), this, (uint64_t{port} << 2) | kTxDone);
+}
+
+void PacketNetwork::OnArrival(uint32_t port) {
+  Port& p = ports_[port];
+  const int64_t now = sim_.now().ps();
+  // arrival_armed stays set while delivering, so a Send from a handler that puts a packet on
+  // this very link does not schedule a second arrival event.
+  while (p.flight_head != kNone && packets_[p.flight_head].arrive_ps <= now) {
+    const uint32_t packet = p.flight_head;
+    p.flight_head = packets_[packet].next;
+    if (p.flight_head == kNone) p.flight_tail = kNone;
+    Packet& k = packets_[packet];
+    const uint32_t mid = k.message;
+    Message& m = messages_[mid];
+    const int at = p.dst_device;
+    if (at == m.dst) {
+      // The NIC takes it at line rate: its credit goes straight back.
+      if (!pfc_) PushControl(port, k.bytes);
+      m.delivered += k.bytes;
+      k.next = free_packets_;
+      free_packets_ = packet;
+      if (m.delivered == m.size) {
+        DeliveryHandler* handler = m.handler;
+        const uint64_t token = m.token;
+        free_messages_.push_back(mid);  // first: the handler may Send again and reuse it
+        handler->OnDelivered(token);
+      }
+      continue;
+    }
+    const uint32_t out = Route(at, m.src, m.dst);
+    p.ingress_bytes += k.bytes;
+    ORRERY_CHECK(p.ingress_bytes <= p.limits.buffer_bytes,
+                 "ingress buffer overrun at " + graph_->devices[at].name +
+                     " (flow control must keep it lossless)");
+    if (pfc_ && !p.xoff_sent && p.ingress_bytes >= p.limits.xoff_bytes) {
+      p.xoff_sent = true;
+      PushControl(port, 1);
+    }
+    k.in_port = port;
+    k.next = kNone;
+    Port& o = ports_[out];
+    if (o.queue_tail == kNone) {
+      o.queue_head = packet;
+    } else {
+      packets_[o.queue_tail].next = packet;
+    }
+    o.queue_tail = packet;
+    SetQueueBytes(out, o.queue_bytes + k.bytes);
+    TrySend(out);
+  }
+  if (p.flight_head != kNone) {
+    sim_.Schedule(Time::FromPs(packets_[p.flight_head].arrive_ps), this,
+                  (uint64_t{port} << 2) | kArrival);
+  } else {
+    p.arrival_armed = false;
+  }
+}
+
+void PacketNetwork::OnEvent(uint64_t arg) {
+  const uint32_t port = static_cast<uint32_t>(arg >> 2);
+  switch (arg & 3) {
+    case kTxDone:
+      ports_[port].busy = false;
+      TrySend(port);
+      return;
+    case kArrival:
+      OnArrival(port);
+      return;
+    case kWake:
+      ports_[port].wake_armed = false;
+      TrySend(port);
+      return;
+  }
+}
+
+void PacketNetwork::RecordQueueDepths() { depths_.assign(ports_.size(), {}); }
+
+void PacketNetwork::RecordDepth(uint32_t port, uint64_t bytes) {
+  std::vector<QueueSeries::Sample>& v = depths_[port];
+  const Time now = sim_.now();
+  // Several changes at one instant (a packet queued and sent at once) leave one sample.
+  if (!v.empty() && v.back().time == now) {
+    v.back().bytes = bytes;
+    const uint64_t before = v.size() >= 2 ? v[v.size() - 2].bytes : 0;  // queues start empty
+    if (before == bytes) v.pop_back();
+    return;
+  }
+  const uint64_t last = v.empty() ? 0 : v.back().bytes;
+  const uint64_t change = bytes > last ? bytes - last : last - bytes;
+  if (change >= params_.mtu || (bytes == 0 && last != 0)) v.push_back({now, bytes});
+}
+
+std::vector<QueueSeries> PacketNetwork::QueueDepths() const {
+  std::vector<QueueSeries> out;
+  const std::vector<LinkStats> names = Links();
+  for (size_t i = 0; i < depths_.size(); ++i) {
+    if (depths_[i].empty()) continue;
+    out.push_back(QueueSeries{names[i].name, depths_[i]});
+  }
+  return out;
+}
+
+std::vector<LinkStats> PacketNetwork::Links() const {
+  const int64_t now = sim_.now().ps();
+  std::vector<LinkStats> out;
+  out.reserve(ports_.size());
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const PhysicalGraph::Link& g = graph_->links[i];
+    const Port& p = ports_[i];
+    std::string name = graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name;
+    const int count = ++seen[name];
+    if (count > 1) name += "#" + std::to_string(count);
+    LinkStats s{name, p.bytes, Time::FromPs(p.busy_ps), std::nullopt};
+    LinkStats::Port port;
+    port.max_queue_bytes = p.max_queue_bytes;
+    const double area = p.queue_area + static_cast<double>(p.queue_bytes) *
+                                           static_cast<double>(now - p.queue_changed_ps);
+    port.mean_queue_bytes = now > 0 ? area / static_cast<double>(now) : 0.0;
+    port.paused = Time::FromPs(p.paused_ps + (p.blocked ? now - p.blocked_since_ps : 0));
+    port.drops = 0;  // both flow controls are lossless: a packet is never sent without room
+    s.port = port;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<std::string> PacketNetwork::DescribeStuck(int max_lines) const {
+  std::vector<std::string> lines;
+  const size_t undelivered = messages_in_flight();
+  if (undelivered == 0 || max_lines <= 0) return lines;
+  std::vector<uint32_t> held;
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    if (ports_[i].blocked) held.push_back(i);
+  }
+  lines.push_back("packet network: " + std::to_string(undelivered) + " message(s) undelivered; " +
+                  std::to_string(held.size()) +
+                  " port(s) hold packets that flow control will not let go" +
+                  (pfc_ ? " (paused by the buffer at their far end)" : " (no credits)"));
+  const int64_t now = sim_.now().ps();
+  for (uint32_t i : held) {
+    if (static_cast<int>(lines.size()) >= max_lines - 1) break;
+    const Port& p = ports_[i];
+    const PhysicalGraph::Link& g = graph_->links[i];
+    int queued = 0;
+    for (uint32_t k = p.queue_head; k != kNone; k = packets_[k].next) ++queued;
+    lines.push_back("  " + graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name +
+                    ": held for " + Time::FromPs(now - p.blocked_since_ps).ToHuman() + ", " +
+                    std::to_string(queued) + " relayed packet(s) and " +
+                    std::to_string(p.message_bytes) + " bytes to inject waiting; far-end buffer " +
+                    std::to_string(ports_[i].ingress_bytes) + " of " +
+                    std::to_string(p.limits.buffer_bytes) + " bytes");
+  }
+  if (pfc_ && !held.empty()) {
+    lines.push_back(
+        "ports pausing each other in a cycle are a PFC deadlock (cyclic buffer dependency): "
+        "packet-flow-control: credit avoids it on rings and tori, or raise packet-buffer-bytes");
+  }
+  return lines;
+}
+
+}  // namespace orrery

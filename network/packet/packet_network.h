@@ -1,0 +1,182 @@
+// The packet-level network: messages cut into packets that cross NIC injection queues, links
+// (serialization + propagation) and switches with per-port output queues and finite buffers,
+// kept lossless by credit-based flow control or PFC pause.
+//
+//   Topology t = ...;                      // dimensions or a graph (DGX, custom)
+//   PacketParams p;  p.flow_control = PacketParams::FlowControl::kPfc;
+//   Status ok = CheckPacketTopology(t, p); // parameters against every link; errors name the key
+//   Simulation sim;
+//   PacketNetwork net(sim, t, p);
+//   net.Send(/*src=*/0, /*dst=*/5, Bytes(1 << 20), &handler, /*token=*/7);
+//   sim.Run();                             // handler.OnDelivered(7) when the last packet arrives
+//   for (const LinkStats& l : net.Links()) ... l.port->max_queue_bytes ...
+//
+// The model, its parameters and how it relates to the analytical backends: network/README.md,
+// section "packet".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/event_queue.h"
+#include "common/status.h"
+#include "common/units.h"
+#include "network/graph.h"
+#include "network/network.h"
+
+namespace orrery {
+
+// The devices and links of a dimensional topology (ASTRA-sim's Ring / FullyConnected / Switch
+// lists and Orrery's Mesh), as the congestion-aware backend builds them: NPUs 0..n-1, then one
+// switch per Switch-dimension group ("sw0" with one dimension, "sw<d>.<group>" with several).
+// NPUs relay traffic unless the machine is a single Switch or FullyConnected dimension. Routes
+// are built. Errors: too many NPUs or links for a graph.
+StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(const std::vector<Dimension>& d);
+
+// The largest machines the packet backend builds (its routes are a devices x NPUs table).
+constexpr int kMaxPacketNpus = 8192;
+constexpr uint64_t kMaxPacketLinks = uint64_t{1} << 24;
+
+// Per-link flow-control figures after the automatic defaults are resolved.
+struct PortLimits {
+  uint64_t buffer_bytes;  // ingress buffer at the link's downstream end
+  uint64_t xoff_bytes;    // PFC only
+  uint64_t xon_bytes;     // PFC only
+};
+// Headroom a PFC ingress buffer needs above xoff so that nothing is lost while the pause
+// travels upstream: ceil(2 * latency * bandwidth) + 2 MTU (see network/README.md).
+uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu);
+// The automatic values for a link with this bandwidth and latency under `p`.
+PortLimits ResolvePortLimits(const PacketParams& p, Bandwidth bw, Time latency);
+
+// Checks the packet parameters against the topology: sizes, and for every link that the buffer
+// holds a packet (credit) or that xon < xoff <= buffer - headroom (PFC). One error per problem,
+// naming the key, its value and the valid range.
+Status CheckPacketTopology(const Topology& topology, const PacketParams& params);
+
+class PacketNetwork final : public Network, private EventTarget {
+ public:
+  // `topology` and `params` must pass CheckPacketTopology.
+  PacketNetwork(Simulation& sim, Topology topology, const PacketParams& params);
+
+  int num_npus() const override { return graph_->num_npus; }
+  const Topology& topology() const override { return topology_; }
+  void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  // Every link of the graph, in graph order, named "<from>-><to>" ("#2", ... for a parallel
+  // link), with its output port's statistics up to the current simulated time.
+  std::vector<LinkStats> Links() const override;
+  // Undelivered messages and the ports flow control holds (a PFC deadlock names its cycle).
+  std::vector<std::string> DescribeStuck(int max_lines) const override;
+  void RecordQueueDepths() override;
+  std::vector<QueueSeries> QueueDepths() const override;
+
+  const PhysicalGraph& graph() const { return *graph_; }
+  // Packet transmissions started on some link (one per packet per hop).
+  uint64_t packet_hops() const { return packet_hops_; }
+  size_t messages_in_flight() const { return messages_.size() - free_messages_.size(); }
+  size_t packet_pool_size() const { return packets_.size(); }
+
+ private:
+  static constexpr uint32_t kNone = 0xffffffffu;
+
+  struct Message {
+    DeliveryHandler* handler;
+    uint64_t token;
+    uint64_t size;
+    uint64_t unsent;     // bytes not yet cut into packets
+    uint64_t delivered;  // bytes arrived at dst
+    int32_t src;
+    int32_t dst;
+    uint32_t next;  // FIFO of messages waiting at a NIC port
+  };
+
+  struct Packet {
+    int64_t arrive_ps;  // when its last byte reaches the link's far end
+    uint32_t message;
+    uint32_t bytes;
+    uint32_t in_port;  // the link it arrived on (its ingress buffer), kNone at the source
+    uint32_t next;     // FIFO: an output queue or a link's in-flight list
+  };
+
+  // A flow-control message travelling upstream: credits returned, or PFC pause/resume.
+  struct Control {
+    int64_t time_ps;  // when the sender sees it
+    int64_t value;    // credit: bytes; PFC: 1 pause, 0 resume
+  };
+
+  // One unidirectional link and the output port that feeds it.
+  struct Port {
+    int64_t latency_ps = 0;
+    Bandwidth bandwidth;
+    int64_t mtu_serialization_ps = 0;
+    int32_t dst_device = 0;
+    bool bubble = false;  // the far end is a relaying NPU: injection keeps one MTU free
+    // Output queue of packets in transit through the source device.
+    uint32_t queue_head = kNone;
+    uint32_t queue_tail = kNone;
+    uint64_t queue_bytes = 0;
+    // NIC injection queue (ports of NPUs): messages still to be cut into packets.
+    uint32_t message_head = kNone;
+    uint32_t message_tail = kNone;
+    uint64_t message_bytes = 0;
+    bool local_turn = false;     // round robin between injection and transit
+    bool busy = false;           // serializing a packet (a tx-done event is pending)
+    uint64_t serving_bytes = 0;  // the packet being serialized
+    // Packets on the wire, in arrival order; one pending arrival event for the head.
+    uint32_t flight_head = kNone;
+    uint32_t flight_tail = kNone;
+    bool arrival_armed = false;
+    // Flow control as the sender knows it, and control messages still on their way.
+    int64_t credits = 0;
+    bool paused = false;
+    std::vector<Control> control;
+    size_t control_head = 0;
+    bool wake_armed = false;
+    bool blocked = false;  // has a packet ready but flow control holds it
+    int64_t blocked_since_ps = 0;
+    // The downstream device's ingress buffer for this link.
+    uint64_t ingress_bytes = 0;
+    bool xoff_sent = false;
+    PortLimits limits{};
+    // Statistics.
+    uint64_t bytes = 0;
+    int64_t busy_ps = 0;
+    uint64_t max_queue_bytes = 0;
+    double queue_area = 0;  // integral of queue_bytes over time, byte * ps
+    int64_t queue_changed_ps = 0;
+    int64_t paused_ps = 0;
+  };
+
+  void OnEvent(uint64_t arg) override;
+  void TrySend(uint32_t port);
+  void OnArrival(uint32_t port);
+  void Absorb(Port& p);
+  void PushControl(uint32_t port, int64_t value);
+  void ReleaseIngress(uint32_t port, uint64_t bytes);
+  void SetQueueBytes(uint32_t port, uint64_t bytes);
+  uint32_t Route(int at, int src, int dst) const;
+  uint32_t NewPacket();
+  void RecordDepth(uint32_t port, uint64_t bytes);
+
+  Simulation& sim_;
+  Topology topology_;
+  std::shared_ptr<const PhysicalGraph> graph_holder_;
+  const PhysicalGraph* graph_;
+  PacketParams params_;
+  bool pfc_;
+  // The only next link from a device to an NPU when there is exactly one (kNone: several, so
+  // ECMP or adaptive choose; empty when the table would be too large).
+  std::vector<uint32_t> unique_next_;
+  std::vector<Port> ports_;
+  std::vector<Message> messages_;
+  std::vector<uint32_t> free_messages_;
+  std::vector<Packet> packets_;
+  uint32_t free_packets_ = kNone;  // free list threaded through Packet::next
+  uint64_t packet_hops_ = 0;
+  // Queue depths over time (RecordQueueDepths), per port; empty when not recording.
+  std::vector<std::vector<QueueSeries::Sample>> depths_;
+};
+
+}  // namespace orrery
