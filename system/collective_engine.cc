@@ -35,12 +35,15 @@ const char* CollectiveTypeName(CollectiveType t) {
 namespace {
 
 enum StreamEvent : uint64_t { kHandOffDone = 0, kHandOffThenReduce = 1, kReduceDone = 2 };
+// Stream::OnMessage cookies: a receive completed (0) or a notified send arrived.
+constexpr uint64_t kSendArrived = 1;
 
 int NativeIndex(CollectiveType t) {
   switch (t) {
     case CollectiveType::kAllReduce:
       return kNativeAllReduce;
     case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:  // equal blocks: the reduce-scatter itself
       return kNativeReduceScatter;
     case CollectiveType::kAllGather:
       return kNativeAllGather;
@@ -142,6 +145,17 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
 }  // namespace
 
 std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase) {
+  switch (phase.type) {
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce:
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter:
+      return MakeRootedPhase(stream, phase);
+    case CollectiveType::kBarrier:
+      return MakeBarrierPhase(stream, phase);
+    default:
+      break;
+  }
   switch (phase.algorithm.kind) {
     case AlgorithmKind::kDirect:
     case AlgorithmKind::kOneDirect:
@@ -180,9 +194,9 @@ Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int pri
       priority_(priority),
       phases_(std::move(phases)) {}
 
-void Stream::SendToPeer(int dst, uint64_t size) {
+void Stream::SendToPeer(int dst, uint64_t size, bool notify) {
   MessageKey key{owner_.id(), dst, TagSpace::kCollective, id_, size};
-  owner_.layer_.SendData(key, nullptr, 0);
+  owner_.layer_.SendData(key, notify ? this : nullptr, kSendArrived);
 }
 
 void Stream::ReceiveFromPeer(int src, uint64_t size) {
@@ -211,8 +225,12 @@ void Stream::OnEvent(uint64_t arg) {
   AfterAlgorithmStep();
 }
 
-void Stream::OnMessage(uint64_t) {
-  algorithm_->OnReceived();
+void Stream::OnMessage(uint64_t cookie) {
+  if (cookie == kSendArrived) {
+    algorithm_->OnSent();
+  } else {
+    algorithm_->OnReceived();
+  }
   AfterAlgorithmStep();
 }
 
@@ -326,14 +344,13 @@ PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
   return p;
 }
 
-Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListener* listener,
+Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
                                   uint64_t token) {
   const SystemParams& params = layer_.params();
-  const int native = NativeIndex(req.type);
-  if (native < 0) {
-    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) +
-                         " is not a natively scheduled collective");
-  }
+  const int native = NativeIndex(request.type);
+  if (native < 0) return StartNonNative(request, listener, token);
+  CollectiveRequest req = request;
+  if (req.type == CollectiveType::kReduceScatterBlock) req.type = CollectiveType::kReduceScatter;
   const std::vector<AlgorithmSpec>& impl = params.impl[native];
   const Topology& topo = layer_.topology();
   const std::vector<int>* members = nullptr;
@@ -489,6 +506,84 @@ Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListen
     return Status::Ok();
   }
   collectives_.push_back(std::move(owned));
+  return Status::Ok();
+}
+
+Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListener* listener,
+                                 uint64_t token) {
+  const SystemParams& params = layer_.params();
+  const std::vector<int>* members = nullptr;
+  if (req.group != 0) {
+    members = layer_.GroupMembers(req.group);
+    if (members == nullptr) {
+      return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
+                           " is not defined");
+    }
+  }
+  const int n = members ? static_cast<int>(members->size()) : layer_.num_npus();
+  auto index_of = [&](int npu) {
+    if (!members) return npu >= 0 && npu < n ? npu : -1;
+    auto it = std::find(members->begin(), members->end(), npu);
+    return it == members->end() ? -1 : static_cast<int>(it - members->begin());
+  };
+  const int index = index_of(id_);
+  if (index < 0) {
+    return Status::Error(req.label + ": NPU " + std::to_string(id_) +
+                         " is not a member of communicator group " + std::to_string(req.group));
+  }
+  const bool rooted = req.type != CollectiveType::kBarrier;
+  const int root = req.root < 0 ? 0 : index_of(req.root);
+  if (rooted && root < 0) {
+    return Status::Invalid(
+        req.label, std::string("root of the ") + CollectiveTypeName(req.type),
+        std::to_string(req.root),
+        std::string("an NPU id of ") +
+            (members ? "communicator group " + std::to_string(req.group) : "the machine") +
+            " (comm_src for broadcast and scatter, comm_dst for reduce and gather)");
+  }
+  if (req.type == CollectiveType::kReduce && params.local_mem_bw_bytes_per_ns <= 0) {
+    return Status::Error(req.label +
+                         ": reduce needs 'local-mem-bw' (> 0) in the system configuration for "
+                         "the reduction cost");
+  }
+  if (members && n == layer_.num_npus()) members = nullptr;  // the whole machine: not "local"
+  // A barrier is one 1-byte stream; the others are cut into preferred-dataset-splits chunks
+  // (at least one byte each, the last one taking the remainder).
+  const uint64_t size = rooted ? req.size : 1;
+  uint64_t chunks = rooted ? static_cast<uint64_t>(params.preferred_dataset_splits) : 1;
+  chunks = std::min(chunks, size);
+  if (n <= 1 || chunks == 0) {  // nothing to communicate
+    listener->OnCollectiveDone(token);
+    return Status::Ok();
+  }
+  auto owned = std::make_unique<CollectiveInstance>();
+  CollectiveInstance* coll = owned.get();
+  coll->listener = listener;
+  coll->token = token;
+  coll->request = req;
+  coll->start = layer_.sim().now();
+  coll->total_streams = static_cast<int>(chunks);
+  collectives_.push_back(std::move(owned));
+  const int priority = NextPriority(req.explicit_priority);
+  const uint64_t chunk = size / chunks;
+  for (uint64_t c = 0; c < chunks; ++c) {
+    PhaseSpec p;
+    p.type = req.type;
+    p.queue = NextQueue(0).first;
+    p.fast = members != nullptr;
+    p.ring_size = n;
+    p.index = index;
+    p.members = members;
+    p.root = root;
+    p.receiver = p.MemberAt(1);
+    p.sender = p.MemberAt(-1);
+    p.data_size = c + 1 == chunks ? size - chunk * (chunks - 1) : chunk;
+    const int stream_id = req.group != 0 ? req.group * 1000000 + group_stream_counter_[req.group]++
+                                         : stream_counter_++;
+    auto* stream = new Stream(*this, coll, stream_id, priority, {p});
+    ++live_streams_;
+    ProceedToNextPhase(stream);
+  }
   return Status::Ok();
 }
 

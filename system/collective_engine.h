@@ -40,7 +40,8 @@ struct CollectiveRequest {
   std::vector<bool> involved_dims;  // empty = all
   int group = 0;                    // 0 = world; else a registered communicator group id
   int explicit_priority = 0;        // comm_priority, used with EXPLICIT scheduling
-  std::string label;                // for reports ("node 12 'allreduce'")
+  int root = -1;      // broadcast, reduce, gather, scatter: the root's NPU id (-1: first member)
+  std::string label;  // for reports ("node 12 'allreduce'")
 };
 
 class SystemLayer;
@@ -51,7 +52,7 @@ class Stream;
 // indexed 0..ring_size-1: member i is `members[i]` for a communicator group, otherwise
 // `base + i * stride` (a network dimension, or all NPUs in id order for the one* algorithms).
 struct PhaseSpec {
-  CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG or A2A
+  CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG, A2A; or a rooted one, barrier
   int queue = 0;
   bool clockwise = true;
   bool fast = false;  // communicator-group local ring: fixed 10 ns hand-off
@@ -64,6 +65,7 @@ struct PhaseSpec {
   int sender = 0;                             // previous NPU
   uint64_t data_size = 0;                     // input size of the phase
   int tree = 0;  // doubleBinaryTree: 0 = root at the last index, 1 = root at index 0
+  int root = 0;  // broadcast, reduce, gather, scatter: ring index of the root
   AlgorithmSpec algorithm;
 
   int Member(int i) const { return members ? (*members)[i] : base + i * stride; }
@@ -80,6 +82,7 @@ class PhaseAlgorithm {
   virtual void Start() = 0;         // the stream got its turn on the queue
   virtual void OnBundleDone() = 0;  // a message finished its hand-off (and reduction)
   virtual void OnReceived() = 0;    // a message of this phase arrived
+  virtual void OnSent() {}          // a message sent with SendToPeer(..., notify) arrived
   virtual uint64_t final_size() const = 0;
 };
 
@@ -89,6 +92,10 @@ std::unique_ptr<PhaseAlgorithm> MakeRingPhase(Stream& stream, const PhaseSpec& p
 std::unique_ptr<PhaseAlgorithm> MakeDirectPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeHalvingDoublingPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeDoubleBinaryTreePhase(Stream& stream, const PhaseSpec& phase);
+// Broadcast, reduce, gather, scatter (rooted_algorithm.cc) and barrier (barrier_algorithm.cc):
+// chosen by phase.type, whatever phase.algorithm says.
+std::unique_ptr<PhaseAlgorithm> MakeRootedPhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeBarrierPhase(Stream& stream, const PhaseSpec& phase);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
@@ -107,8 +114,9 @@ class Stream : public EventTarget, public MessageSink {
   Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
          std::vector<PhaseSpec> phases);
 
-  // Called by algorithms.
-  void SendToPeer(int dst, uint64_t size);
+  // Called by algorithms. With `notify`, the algorithm's OnSent() runs when the message has
+  // arrived (the phase must then not finish before it).
+  void SendToPeer(int dst, uint64_t size, bool notify = false);
   void ReceiveFromPeer(int src, uint64_t size);
   // A message moves between NPU and network interface (endpoint-delay); `reduce` adds the
   // reduction cost before the algorithm is told.
@@ -168,6 +176,9 @@ class NpuSystem {
   std::pair<int, bool> NextQueueFirst(int level);  // first half, clockwise
   std::pair<int, bool> NextQueueLast(int level);   // second half, anticlockwise
   int NextPriority(int explicit_priority);
+  // Broadcast, reduce, gather, scatter, barrier: one phase per chunk over one logical ring of
+  // every NPU (or of the communicator group).
+  Status StartNonNative(const CollectiveRequest& req, CollectiveListener* listener, uint64_t token);
   PhaseSpec MakeDimPhase(CollectiveType type, int dim, uint64_t size, std::pair<int, bool> queue,
                          const AlgorithmSpec& algo);
   void ProceedToNextPhase(Stream* stream);
