@@ -346,6 +346,8 @@ PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
 
 Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
                                   uint64_t token) {
+  Status order = layer_.CheckOrder(id_, request);
+  if (!order.ok()) return order;
   const SystemParams& params = layer_.params();
   const int native = NativeIndex(request.type);
   if (native < 0) return StartNonNative(request, listener, token);
@@ -695,6 +697,17 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
 const std::vector<int>* SystemLayer::GroupMembers(int id) const {
   auto it = groups_.find(id);
   return it == groups_.end() ? nullptr : &it->second;
+}
+
+Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
+  const std::vector<int>* members = req.group != 0 ? GroupMembers(req.group) : nullptr;
+  if (req.group != 0 &&
+      (members == nullptr || !std::binary_search(members->begin(), members->end(), npu))) {
+    return Status::Ok();  // StartCollective reports it
+  }
+  const int size = members ? static_cast<int>(members->size()) : num_npus();
+  return order_.Record(npu, req.group, size, CollectiveSignature{req.type, req.size, req.root},
+                       req.label);
 }
 
 namespace {

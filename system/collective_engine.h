@@ -23,6 +23,7 @@
 #include "common/event_queue.h"
 #include "common/status.h"
 #include "network/network.h"
+#include "system/collective_order.h"
 #include "system/message_matcher.h"
 #include "system/system_params.h"
 
@@ -219,6 +220,9 @@ class SystemLayer {
   Time ReductionDelay(uint64_t size) const;
   Time HandOffDelay(bool fast) const { return fast ? Time::FromNs(10) : endpoint_delay_; }
   const std::vector<int>* GroupMembers(int id) const;
+  // NPU `npu` issues `req`: an error if it is not what the group's other members issued at the
+  // same position of their sequences (see collective_order.h).
+  Status CheckOrder(int npu, const CollectiveRequest& req);
 
   // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
   // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an
@@ -233,6 +237,7 @@ class SystemLayer {
   MessageMatcher matcher_;
   Time endpoint_delay_;
   std::map<int, std::vector<int>> groups_;
+  CollectiveOrder order_;
   std::vector<NpuSystem> npus_;
 };
 
