@@ -155,6 +155,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       if (!s.ok()) return s.WithContext(o.comm_group_config);
     }
   }
+  {
+    Status custom = ConfigureCustomCollectives(*system, system_layer);
+    if (!custom.ok()) return custom;
+  }
   RemoteMemory memory(sim, memory_config, n);
 
   WorkloadParams wp;

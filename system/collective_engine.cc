@@ -348,6 +348,12 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
                                   uint64_t token) {
   Status order = layer_.CheckOrder(id_, request);
   if (!order.ok()) return order;
+  if (const CustomAlgorithm* custom = layer_.custom().Find(request)) {
+    const int instance = request.group != 0
+                             ? request.group * 1000000 + group_stream_counter_[request.group]++
+                             : stream_counter_++;
+    return layer_.custom().Start(id_, *custom, request, instance, listener, token);
+  }
   const SystemParams& params = layer_.params();
   const int native = NativeIndex(request.type);
   if (native < 0) return StartNonNative(request, listener, token);
@@ -664,6 +670,7 @@ std::vector<std::string> NpuSystem::DescribeActive() const {
   for (const auto& queue : active_) {
     for (const Stream* s : queue) out.push_back(s->Describe());
   }
+  for (std::string& s : layer_.custom().DescribeActive(id_)) out.push_back(std::move(s));
   return out;
 }
 
@@ -671,7 +678,11 @@ std::vector<std::string> NpuSystem::DescribeActive() const {
 // SystemLayer
 
 SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
-    : sim_(sim), net_(net), params_(std::move(params)), matcher_(sim, net) {
+    : sim_(sim),
+      net_(net),
+      params_(std::move(params)),
+      matcher_(sim, net),
+      custom_(std::make_unique<CustomCollectives>(*this)) {
   if (params_.queues_per_dim.empty()) params_.queues_per_dim.assign(net.topology().dims.size(), 1);
   endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);
   npus_.reserve(net.num_npus());

@@ -24,6 +24,7 @@
 #include "common/status.h"
 #include "network/network.h"
 #include "system/collective_order.h"
+#include "system/custom_collective.h"
 #include "system/message_matcher.h"
 #include "system/system_params.h"
 
@@ -41,8 +42,9 @@ struct CollectiveRequest {
   std::vector<bool> involved_dims;  // empty = all
   int group = 0;                    // 0 = world; else a registered communicator group id
   int explicit_priority = 0;        // comm_priority, used with EXPLICIT scheduling
-  int root = -1;      // broadcast, reduce, gather, scatter: the root's NPU id (-1: first member)
-  std::string label;  // for reports ("node 12 'allreduce'")
+  int root = -1;         // broadcast, reduce, gather, scatter: the root's NPU id (-1: first member)
+  int64_t node_id = -1;  // the Chakra node, for per-node custom algorithms (-1: none)
+  std::string label;     // for reports ("node 12 'allreduce'")
 };
 
 class SystemLayer;
@@ -220,6 +222,8 @@ class SystemLayer {
   Time ReductionDelay(uint64_t size) const;
   Time HandOffDelay(bool fast) const { return fast ? Time::FromNs(10) : endpoint_delay_; }
   const std::vector<int>* GroupMembers(int id) const;
+  // Custom (MSCCL-style) algorithms and their runs.
+  CustomCollectives& custom() { return *custom_; }
   // NPU `npu` issues `req`: an error if it is not what the group's other members issued at the
   // same position of their sequences (see collective_order.h).
   Status CheckOrder(int npu, const CollectiveRequest& req);
@@ -238,6 +242,7 @@ class SystemLayer {
   Time endpoint_delay_;
   std::map<int, std::vector<int>> groups_;
   CollectiveOrder order_;
+  std::unique_ptr<CustomCollectives> custom_;
   std::vector<NpuSystem> npus_;
 };
 

@@ -245,8 +245,8 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       const uint64_t comm_size = trace_.comm_size(node).value_or(0);
       CollectiveRequest req;
       req.type = ToSystem(ct);
-      req.size = static_cast<uint64_t>(static_cast<double>(comm_size) *
-                                       system_.params().comm_scale);
+      req.size =
+          static_cast<uint64_t>(static_cast<double>(comm_size) * system_.params().comm_scale);
       // The root of a rooted collective: where the data comes from (comm_src) for broadcast
       // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
       // member.
@@ -264,6 +264,7 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       }
       if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
+      req.node_id = static_cast<int64_t>(trace_.id(node));
       req.label =
           "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
       if (auto pg = trace_.pg_name(node)) {
