@@ -216,6 +216,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       for (const auto& line : executors[r]->DescribeStuck(6)) s.Add("  " + line);
     }
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
+    for (const auto& line : system_layer.DescribeIncompleteCollectives(8)) s.Add("  " + line);
     return s;
   }
   // Every NPU finished, but a message was sent that no receive ever took: in ASTRA-sim the send

@@ -710,6 +710,17 @@ const std::vector<int>* SystemLayer::GroupMembers(int id) const {
   return it == groups_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> SystemLayer::DescribeIncompleteCollectives(int max_items) const {
+  return order_.DescribeIncomplete(
+      [this](int group) {
+        if (const std::vector<int>* m = GroupMembers(group)) return *m;
+        std::vector<int> all(npus_.size());
+        std::iota(all.begin(), all.end(), 0);
+        return all;
+      },
+      max_items);
+}
+
 Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
   const std::vector<int>* members = req.group != 0 ? GroupMembers(req.group) : nullptr;
   if (req.group != 0 &&

@@ -227,6 +227,8 @@ class SystemLayer {
   // NPU `npu` issues `req`: an error if it is not what the group's other members issued at the
   // same position of their sequences (see collective_order.h).
   Status CheckOrder(int npu, const CollectiveRequest& req);
+  // Collectives that some members of their group have issued and others never did.
+  std::vector<std::string> DescribeIncompleteCollectives(int max_items) const;
 
   // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
   // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an

@@ -50,4 +50,33 @@ Status CollectiveOrder::Record(int npu, int group, int group_size, const Collect
   return Status::Ok();
 }
 
+std::vector<std::string> CollectiveOrder::DescribeIncomplete(
+    const std::function<std::vector<int>(int group)>& members, int max_items) const {
+  std::vector<std::string> out;
+  for (const auto& [group, seq] : groups_) {
+    if (seq.entries.empty()) continue;
+    const std::vector<int> npus = members(group);
+    for (size_t i = 0; i < seq.entries.size(); ++i) {
+      const Entry& e = seq.entries[i];
+      const uint64_t pos = seq.first + i;
+      std::string missing;
+      int count = 0;
+      for (int npu : npus) {
+        auto it = next_.find({group, npu});
+        if (it != next_.end() && it->second > pos) continue;
+        if (count++ < 8) missing += (missing.empty() ? "" : ", ") + std::to_string(npu);
+      }
+      if (count == 0) continue;
+      if (count > 8) missing += ", ... (" + std::to_string(count) + " NPUs)";
+      if (static_cast<int>(out.size()) == max_items) return out;
+      out.push_back(
+          "collective #" + std::to_string(pos + 1) + " among " +
+          (group == 0 ? std::string("all NPUs") : "communicator group " + std::to_string(group)) +
+          " (" + Describe(e.sig) + ", " + e.label + " on NPU " + std::to_string(e.npu) +
+          ") was never issued by NPU " + missing);
+    }
+  }
+  return out;
+}
+
 }  // namespace orrery

@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "system/system_params.h"
@@ -33,6 +35,10 @@ class CollectiveOrder {
   // An error names both NPUs, both nodes (`label`) and what each issued.
   Status Record(int npu, int group, int group_size, const CollectiveSignature& sig,
                 const std::string& label);
+  // Collectives some members of a group have issued and others not (yet), one line each, for
+  // the report of a run that cannot finish. `members(group)` lists a group's NPUs.
+  std::vector<std::string> DescribeIncomplete(
+      const std::function<std::vector<int>(int group)>& members, int max_items) const;
 
  private:
   struct Entry {

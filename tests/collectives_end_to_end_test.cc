@@ -280,6 +280,26 @@ TEST(CollectivesEndToEnd, MismatchedCollectivesAreAnErrorNamingRanksAndNodes) {
   }
 }
 
+// NPU 2 never issues the second all-reduce (its trace has one collective): the others wait for
+// it forever. The run stops with the stuck NPUs and names the collective NPU 2 never issued.
+TEST(CollectivesEndToEnd, MissingCollectiveIsNamedInTheStuckReport) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (int npu = 0; npu < 4; ++npu) {
+    ranks[npu] = {et::MakeCollNode(1, "first", ChakraProtoMsg::ALL_REDUCE, kD)};
+    if (npu != 2) {
+      ranks[npu].push_back(et::MakeCollNode(2, "second", ChakraProtoMsg::ALL_REDUCE, kD, {1}));
+    }
+  }
+  RunOptions o = WriteCase("missing", ranks);
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  for (const char* part : {"cannot finish", "collective #2 among all NPUs", "node 2 'second'",
+                           "never issued by NPU 2"}) {
+    EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Custom (MSCCL-style) collectives
 
