@@ -300,6 +300,29 @@ TEST(CollectivesEndToEnd, MissingCollectiveIsNamedInTheStuckReport) {
   }
 }
 
+// A different group at the same position: NPU 3 runs its all-gather on all NPUs (no pg_name)
+// while NPUs 0-2 run theirs in group 1 = {0, 1, 2, 3}. Each group's sequence then misses one
+// member; the stuck report names both collectives and the NPUs that never issued them.
+TEST(CollectivesEndToEnd, DifferentGroupAtTheSamePositionIsNamedInTheStuckReport) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (int npu = 0; npu < 4; ++npu) {
+    ranks[npu] = {
+        et::MakeCollNode(1, npu == 3 ? "ag_world" : "ag_group", ChakraProtoMsg::ALL_GATHER, kD)};
+    if (npu != 3) et::SetStringAttr(&ranks[npu][0], "pg_name", "1");
+  }
+  RunOptions o = WriteCase("group_mismatch", ranks);
+  std::ofstream(o.workload + ".groups.json") << R"({"1": [0, 1, 2, 3]})";
+  o.comm_group_config = o.workload + ".groups.json";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  for (const char* part :
+       {"collective #1 among all NPUs", "node 1 'ag_world' on NPU 3", "never issued by NPU 0, 1, 2",
+        "collective #1 among communicator group 1", "never issued by NPU 3"}) {
+    EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Custom (MSCCL-style) collectives
 
