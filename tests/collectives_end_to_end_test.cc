@@ -454,6 +454,28 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
   }
 }
 
+// A custom algorithm whose rank 0 waits for a message rank 1 never sends: the run stops and the
+// report names the custom collective, its ET and what it waits for.
+TEST(CustomCollectives, StuckAlgorithmIsReported) {
+  std::vector<std::vector<Node>> algo(4);
+  algo[0] = {et::MakeRecvNode(1, 1, 4096, 0)};
+  for (int r = 1; r < 4; ++r) algo[r] = {et::MakeCompNode(1, "idle", 1)};
+  ASSERT_TRUE(et::WriteRankFiles(Tmp("stuck_algo"), algo).ok());
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) r = {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, kD)};
+  RunOptions o = WriteCase("custom_stuck", ranks,
+                           std::string(R"({"scheduling-policy": "FIFO",
+      "preferred-dataset-splits": 1, "all-reduce-implementation-custom": [")") +
+                               Tmp("stuck_algo") + R"("] })");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  for (const char* part : {"1 of 4 NPUs are stuck", "custom collective node 1 'ar'",
+                           "stuck_algo.0.et", "0 of 1 nodes done", "waits to receive from NPU 1"}) {
+    EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The real Chakra trace (compat/chakra/pytorch_model.0.et, on 4 NPUs): its NCCL broadcast
 // kernels are now simulated as binomial-tree broadcasts from NPU 0 (no comm_src: the first

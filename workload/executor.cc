@@ -403,9 +403,8 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
       }
     }
   }
-  if (system_.npu(npu_).active_streams() > 0) {
-    for (const auto& s : system_.npu(npu_).DescribeActive()) add("  " + s);
-  }
+  // Chunk streams and custom collectives in progress.
+  for (const auto& s : system_.npu(npu_).DescribeActive()) add("  " + s);
   return out;
 }
 
