@@ -209,6 +209,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       if (!s.ok()) return s.WithContext(o.comm_group_config);
     }
   }
+  {
+    Status custom = ConfigureCustomCollectives(*system, system_layer);
+    if (!custom.ok()) return custom;
+  }
   RemoteMemory memory(sim, memory_config, n);
   std::unique_ptr<PhaseRecorder> recorder;
   if (o.record) {
@@ -274,6 +278,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       for (const auto& line : executors[r]->DescribeStuck(6)) s.Add("  " + line);
     }
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
+    for (const auto& line : system_layer.DescribeIncompleteCollectives(8)) s.Add("  " + line);
     return s;
   }
   // Every NPU finished, but a message was sent that no receive ever took: in ASTRA-sim the send

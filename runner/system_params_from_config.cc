@@ -1,6 +1,10 @@
 #include "runner/system_params_from_config.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdlib>
+#include <map>
+#include <memory>
 
 #include "runner/run.h"
 
@@ -112,14 +116,6 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
       }
     }
   }
-  if (!c.all_reduce_implementation_custom.empty() ||
-      !c.reduce_scatter_implementation_custom.empty() ||
-      !c.all_gather_implementation_custom.empty() || !c.all_to_all_implementation_custom.empty() ||
-      !c.per_node_custom_implementation.empty()) {
-    problems.Add(where +
-                 ": custom (MSCCL-style) collective implementations are not simulated in this "
-                 "version; use the native '*-implementation' lists");
-  }
   p.model_shared_bus = c.model_shared_bus;
   // ASTRA-sim keeps L, o and g in whole ticks (ns): fractions are dropped there too.
   p.loggp.L = static_cast<int64_t>(c.logp_L);
@@ -135,6 +131,71 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.comm_scale = o.comm_scale;
   if (!problems.ok()) return problems;
   return p;
+}
+
+Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
+  const std::string where = c.path.empty() ? std::string("system configuration") : c.path;
+  Status problems;
+  std::map<std::string, std::shared_ptr<const CustomAlgorithm>> loaded;  // by prefix
+  auto load = [&](const std::string& prefix,
+                  const std::string& key) -> std::shared_ptr<const CustomAlgorithm> {
+    auto it = loaded.find(prefix);
+    if (it != loaded.end()) return it->second;
+    StatusOr<std::shared_ptr<const CustomAlgorithm>> a = CustomAlgorithm::Load(prefix);
+    if (!a.ok()) {
+      problems.Merge(a.status().WithContext(where + ": '" + key + "'"));
+      return nullptr;
+    }
+    return loaded[prefix] = *a;
+  };
+  const struct {
+    const std::vector<std::string>* prefixes;
+    const char* key;
+    CollectiveType type;
+  } by_type[] = {
+      {&c.all_reduce_implementation_custom, "all-reduce-implementation-custom",
+       CollectiveType::kAllReduce},
+      {&c.reduce_scatter_implementation_custom, "reduce-scatter-implementation-custom",
+       CollectiveType::kReduceScatter},
+      {&c.all_gather_implementation_custom, "all-gather-implementation-custom",
+       CollectiveType::kAllGather},
+      {&c.all_to_all_implementation_custom, "all-to-all-implementation-custom",
+       CollectiveType::kAllToAll},
+  };
+  for (const auto& t : by_type) {
+    if (t.prefixes->empty()) continue;  // the loader checked there is exactly one entry
+    if (auto a = load(t.prefixes->front(), t.key)) layer.custom().SetForType(t.type, a);
+  }
+  const std::string& per_node = c.per_node_custom_implementation;
+  if (!per_node.empty()) {
+    const std::string key = where + ": 'per-node-custom-implementation' " + per_node;
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(per_node);
+    } catch (const YAML::Exception& e) {
+      problems.Add(key + ": cannot read it as YAML (" + e.what() +
+                   "; relative paths start from the working directory, as in ASTRA-sim)");
+      return problems;
+    }
+    if (!root.IsMap()) {
+      problems.Add(key + ": expected a map from Chakra node id to ET prefix, e.g. '42: algos/ar'");
+      return problems;
+    }
+    for (const auto& entry : root) {
+      const std::string id_text = entry.first.Scalar();
+      char* end = nullptr;
+      const unsigned long long id = std::strtoull(id_text.c_str(), &end, 10);
+      if (id_text.empty() || *end != '\0' || !entry.second.IsScalar()) {
+        problems.Add(key + ": entry '" + id_text +
+                     "': expected '<node id>: <ET prefix>' with a non-negative integer id");
+        continue;
+      }
+      if (auto a = load(entry.second.Scalar(), "per-node-custom-implementation")) {
+        layer.custom().SetForNode(id, a);
+      }
+    }
+  }
+  return problems;
 }
 
 }  // namespace orrery

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "config/system_config.h"
+#include "system/collective_engine.h"
 #include "system/system_params.h"
 
 namespace orrery {
@@ -21,5 +22,11 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name);
 
 StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& config, const RunOptions& options,
                                               size_t num_dims);
+
+// Loads the custom (MSCCL-style) algorithms the configuration names into `layer`:
+// `*-implementation-custom` (one ET prefix, for every collective of that type) and
+// `per-node-custom-implementation` (a YAML map from Chakra node id to ET prefix, for those
+// nodes only). Paths are relative to the working directory, as in ASTRA-sim.
+Status ConfigureCustomCollectives(const SystemConfig& config, SystemLayer& layer);
 
 }  // namespace orrery

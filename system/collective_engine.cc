@@ -35,12 +35,15 @@ const char* CollectiveTypeName(CollectiveType t) {
 namespace {
 
 enum StreamEvent : uint64_t { kHandOffDone = 0, kHandOffThenReduce = 1, kReduceDone = 2 };
+// Stream::OnMessage cookies: a receive completed (0) or a notified send arrived.
+constexpr uint64_t kSendArrived = 1;
 
 int NativeIndex(CollectiveType t) {
   switch (t) {
     case CollectiveType::kAllReduce:
       return kNativeAllReduce;
     case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:  // equal blocks: the reduce-scatter itself
       return kNativeReduceScatter;
     case CollectiveType::kAllGather:
       return kNativeAllGather;
@@ -142,6 +145,17 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
 }  // namespace
 
 std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase) {
+  switch (phase.type) {
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce:
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter:
+      return MakeRootedPhase(stream, phase);
+    case CollectiveType::kBarrier:
+      return MakeBarrierPhase(stream, phase);
+    default:
+      break;
+  }
   switch (phase.algorithm.kind) {
     case AlgorithmKind::kDirect:
     case AlgorithmKind::kOneDirect:
@@ -180,9 +194,9 @@ Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int pri
       priority_(priority),
       phases_(std::move(phases)) {}
 
-void Stream::SendToPeer(int dst, uint64_t size) {
+void Stream::SendToPeer(int dst, uint64_t size, bool notify) {
   MessageKey key{owner_.id(), dst, TagSpace::kCollective, id_, size};
-  owner_.layer_.SendData(key, nullptr, 0);
+  owner_.layer_.SendData(key, notify ? this : nullptr, kSendArrived);
 }
 
 void Stream::ReceiveFromPeer(int src, uint64_t size) {
@@ -222,8 +236,12 @@ void Stream::OnEvent(uint64_t arg) {
   AfterAlgorithmStep();
 }
 
-void Stream::OnMessage(uint64_t) {
-  algorithm_->OnReceived();
+void Stream::OnMessage(uint64_t cookie) {
+  if (cookie == kSendArrived) {
+    algorithm_->OnSent();
+  } else {
+    algorithm_->OnReceived();
+  }
   AfterAlgorithmStep();
 }
 
@@ -351,14 +369,21 @@ PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
   return p;
 }
 
-Status NpuSystem::StartCollective(const CollectiveRequest& req, CollectiveListener* listener,
+Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
                                   uint64_t token) {
-  const SystemParams& params = layer_.params();
-  const int native = NativeIndex(req.type);
-  if (native < 0) {
-    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) +
-                         " is not a natively scheduled collective");
+  Status order = layer_.CheckOrder(id_, request);
+  if (!order.ok()) return order;
+  if (const CustomAlgorithm* custom = layer_.custom().Find(request)) {
+    const int instance = request.group != 0
+                             ? request.group * 1000000 + group_stream_counter_[request.group]++
+                             : stream_counter_++;
+    return layer_.custom().Start(id_, *custom, request, instance, listener, token);
   }
+  const SystemParams& params = layer_.params();
+  const int native = NativeIndex(request.type);
+  if (native < 0) return StartNonNative(request, listener, token);
+  CollectiveRequest req = request;
+  if (req.type == CollectiveType::kReduceScatterBlock) req.type = CollectiveType::kReduceScatter;
   const std::vector<AlgorithmSpec>& impl = params.impl[native];
   const Topology& topo = layer_.topology();
   const std::vector<int>* members = nullptr;
@@ -624,6 +649,7 @@ std::vector<std::string> NpuSystem::DescribeActive() const {
   for (const auto& queue : active_) {
     for (const Stream* s : queue) out.push_back(s->Describe());
   }
+  for (std::string& s : layer_.custom().DescribeActive(id_)) out.push_back(std::move(s));
   return out;
 }
 
@@ -631,7 +657,11 @@ std::vector<std::string> NpuSystem::DescribeActive() const {
 // SystemLayer
 
 SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
-    : sim_(sim), net_(net), params_(std::move(params)), matcher_(sim, net) {
+    : sim_(sim),
+      net_(net),
+      params_(std::move(params)),
+      matcher_(sim, net),
+      custom_(std::make_unique<CustomCollectives>(*this)) {
   if (params_.queues_per_dim.empty()) params_.queues_per_dim.assign(net.topology().dims.size(), 1);
   endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);
   npus_.reserve(net.num_npus());
@@ -663,6 +693,28 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
 const std::vector<int>* SystemLayer::GroupMembers(int id) const {
   auto it = groups_.find(id);
   return it == groups_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> SystemLayer::DescribeIncompleteCollectives(int max_items) const {
+  return order_.DescribeIncomplete(
+      [this](int group) {
+        if (const std::vector<int>* m = GroupMembers(group)) return *m;
+        std::vector<int> all(npus_.size());
+        std::iota(all.begin(), all.end(), 0);
+        return all;
+      },
+      max_items);
+}
+
+Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
+  const std::vector<int>* members = req.group != 0 ? GroupMembers(req.group) : nullptr;
+  if (req.group != 0 &&
+      (members == nullptr || !std::binary_search(members->begin(), members->end(), npu))) {
+    return Status::Ok();  // StartCollective reports it
+  }
+  const int size = members ? static_cast<int>(members->size()) : num_npus();
+  return order_.Record(npu, req.group, size, CollectiveSignature{req.type, req.size, req.root},
+                       req.label);
 }
 
 namespace {

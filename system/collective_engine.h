@@ -23,6 +23,8 @@
 #include "common/event_queue.h"
 #include "common/status.h"
 #include "network/network.h"
+#include "system/collective_order.h"
+#include "system/custom_collective.h"
 #include "system/loggp.h"
 #include "system/message_matcher.h"
 #include "system/scheduling.h"
@@ -42,7 +44,9 @@ struct CollectiveRequest {
   std::vector<bool> involved_dims;  // empty = all
   int group = 0;                    // 0 = world; else a registered communicator group id
   int explicit_priority = 0;        // comm_priority, used with EXPLICIT scheduling
-  std::string label;                // for reports ("node 12 'allreduce'")
+  int root = -1;         // broadcast, reduce, gather, scatter: the root's NPU id (-1: first member)
+  int64_t node_id = -1;  // the Chakra node, for per-node custom algorithms (-1: none)
+  std::string label;     // for reports ("node 12 'allreduce'")
 };
 
 class SystemLayer;
@@ -53,7 +57,7 @@ class Stream;
 // indexed 0..ring_size-1: member i is `members[i]` for a communicator group, otherwise
 // `base + i * stride` (a network dimension, or all NPUs in id order for the one* algorithms).
 struct PhaseSpec {
-  CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG or A2A
+  CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG, A2A; or a rooted one, barrier
   int queue = 0;
   bool clockwise = true;
   bool fast = false;  // communicator-group local ring: fixed 10 ns hand-off
@@ -66,6 +70,7 @@ struct PhaseSpec {
   int sender = 0;                             // previous NPU
   uint64_t data_size = 0;                     // input size of the phase
   int tree = 0;  // doubleBinaryTree: 0 = root at the last index, 1 = root at index 0
+  int root = 0;  // broadcast, reduce, gather, scatter: ring index of the root
   AlgorithmSpec algorithm;
 
   int Member(int i) const { return members ? (*members)[i] : base + i * stride; }
@@ -82,6 +87,7 @@ class PhaseAlgorithm {
   virtual void Start() = 0;         // the stream got its turn on the queue
   virtual void OnBundleDone() = 0;  // a message finished its hand-off (and reduction)
   virtual void OnReceived() = 0;    // a message of this phase arrived
+  virtual void OnSent() {}          // a message sent with SendToPeer(..., notify) arrived
   virtual uint64_t final_size() const = 0;
 };
 
@@ -91,6 +97,10 @@ std::unique_ptr<PhaseAlgorithm> MakeRingPhase(Stream& stream, const PhaseSpec& p
 std::unique_ptr<PhaseAlgorithm> MakeDirectPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeHalvingDoublingPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeDoubleBinaryTreePhase(Stream& stream, const PhaseSpec& phase);
+// Broadcast, reduce, gather, scatter (rooted_algorithm.cc) and barrier (barrier_algorithm.cc):
+// chosen by phase.type, whatever phase.algorithm says.
+std::unique_ptr<PhaseAlgorithm> MakeRootedPhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeBarrierPhase(Stream& stream, const PhaseSpec& phase);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
@@ -141,8 +151,9 @@ class Stream : public EventTarget, public MessageSink {
   Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
          std::vector<PhaseSpec> phases);
 
-  // Called by algorithms.
-  void SendToPeer(int dst, uint64_t size);
+  // Called by algorithms. With `notify`, the algorithm's OnSent() runs when the message has
+  // arrived (the phase must then not finish before it).
+  void SendToPeer(int dst, uint64_t size, bool notify = false);
   void ReceiveFromPeer(int src, uint64_t size);
   // A message moves between NPU and network interface (endpoint-delay, or the LogGP shared bus
   // with model-shared-bus); `reduce` adds the reduction cost before the algorithm is told.
@@ -205,6 +216,9 @@ class NpuSystem {
   std::pair<int, bool> NextQueueFirst(int level);  // first half, clockwise
   std::pair<int, bool> NextQueueLast(int level);   // second half, anticlockwise
   int NextPriority(int explicit_priority);
+  // Broadcast, reduce, gather, scatter, barrier: one phase per chunk over one logical ring of
+  // every NPU (or of the communicator group).
+  Status StartNonNative(const CollectiveRequest& req, CollectiveListener* listener, uint64_t token);
   PhaseSpec MakeDimPhase(CollectiveType type, int dim, uint64_t size, std::pair<int, bool> queue,
                          const AlgorithmSpec& algo);
   void ProceedToNextPhase(Stream* stream);
@@ -252,6 +266,13 @@ class SystemLayer {
   SystemObserver* observer() const { return observer_; }
   // NPU `npu`'s LogGP shared bus with model-shared-bus, else nullptr.
   SharedBus* bus(int npu) { return buses_.empty() ? nullptr : buses_[npu].get(); }
+  // Custom (MSCCL-style) algorithms and their runs.
+  CustomCollectives& custom() { return *custom_; }
+  // NPU `npu` issues `req`: an error if it is not what the group's other members issued at the
+  // same position of their sequences (see collective_order.h).
+  Status CheckOrder(int npu, const CollectiveRequest& req);
+  // Collectives that some members of their group have issued and others never did.
+  std::vector<std::string> DescribeIncompleteCollectives(int max_items) const;
 
   // Sends and receives through the matcher, with ASTRA-sim's rendezvous handshake when
   // --rendezvous-protocol is on: before the data moves, the receiver sends the sender an
@@ -266,6 +287,8 @@ class SystemLayer {
   MessageMatcher matcher_;
   Time endpoint_delay_;
   std::map<int, std::vector<int>> groups_;
+  CollectiveOrder order_;
+  std::unique_ptr<CustomCollectives> custom_;
   std::vector<NpuSystem> npus_;
   SystemObserver* observer_ = nullptr;
   std::vector<std::unique_ptr<SharedBus>> buses_;

@@ -111,6 +111,8 @@ static const char* SpaceName(TagSpace s) {
       return "collective stream";
     case TagSpace::kRendezvous:
       return "rendezvous tag";
+    case TagSpace::kCustom:
+      return "custom collective tag";
   }
   return "?";
 }

@@ -30,7 +30,8 @@ class MessageSink {
   virtual std::string DescribeCookie(uint64_t /*cookie*/) const { return {}; }
 };
 
-enum class TagSpace : uint8_t { kNative = 0, kCollective = 1, kRendezvous = 2 };
+// kCustom: the messages of custom (MSCCL-style) collectives, see custom_collective.h.
+enum class TagSpace : uint8_t { kNative = 0, kCollective = 1, kRendezvous = 2, kCustom = 3 };
 
 struct MessageKey {
   int src = 0;

@@ -55,7 +55,9 @@ NpuExecutor::Slot NpuExecutor::SlotOf(uint32_t node) const {
     case et::NodeType::kCommColl:
       // Host-side collective operators (PyTorch c10d::*) carry no comm_type/comm_size: the
       // collective itself is the NCCL kernel node; the operator is CPU work.
-      if (!trace_.comm_type(node) || !trace_.comm_size(node)) {
+      // A barrier carries no data, so it may have no comm_size.
+      if (!trace_.comm_type(node) ||
+          (!trace_.comm_size(node) && *trace_.comm_type(node) != et::CollectiveType::kBarrier)) {
         return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
       }
       return Slot::kComm;
@@ -242,15 +244,19 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
         return;
       }
       const et::CollectiveType ct = *trace_.comm_type(node);
-      if (ct == et::CollectiveType::kBroadcast) {
-        // As ASTRA-sim 2.0: broadcast is replayed from the trace's duration.
-        replay();
-        return;
-      }
+      const uint64_t comm_size = trace_.comm_size(node).value_or(0);
       CollectiveRequest req;
       req.type = ToSystem(ct);
-      req.size = static_cast<uint64_t>(static_cast<double>(*trace_.comm_size(node)) *
-                                       system_.params().comm_scale);
+      req.size =
+          static_cast<uint64_t>(static_cast<double>(comm_size) * system_.params().comm_scale);
+      // The root of a rooted collective: where the data comes from (comm_src) for broadcast
+      // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
+      // member.
+      if (ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter) {
+        req.root = static_cast<int>(trace_.comm_src(node).value_or(-1));
+      } else if (ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather) {
+        req.root = static_cast<int>(trace_.comm_dst(node).value_or(-1));
+      }
       if (params_.protocol_efficiency < 1 && req.size > 0) {
         // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
         // (at most 1 MiB) so that chunking stays as even as it was.
@@ -260,6 +266,7 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       }
       if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
+      req.node_id = static_cast<int64_t>(trace_.id(node));
       req.label =
           "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
       if (auto pg = trace_.pg_name(node)) {
@@ -272,14 +279,8 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
                                     "--comm-group-configuration nor by a METADATA node"));
         }
       }
-      if (ct != et::CollectiveType::kAllReduce && ct != et::CollectiveType::kAllGather &&
-          ct != et::CollectiveType::kReduceScatter && ct != et::CollectiveType::kAllToAll) {
-        return Fail(Status::Error(Label(node) + ": collective " + et::CollectiveTypeName(ct) +
-                                  " is not supported yet (supported: ALL_REDUCE, ALL_GATHER, "
-                                  "REDUCE_SCATTER, ALL_TO_ALL; BROADCAST is replayed)"));
-      }
       ++stats_.collectives;
-      stats_.bytes_collective += *trace_.comm_size(node);
+      stats_.bytes_collective += comm_size;
       if (params_.collective_launch_latency > Time::Zero()) {
         // The launch floor first; the collective starts from OnEvent.
         launching_.emplace(node, std::move(req));
@@ -415,9 +416,8 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
       }
     }
   }
-  if (system_.npu(npu_).active_streams() > 0) {
-    for (const auto& s : system_.npu(npu_).DescribeActive()) add("  " + s);
-  }
+  // Chunk streams and custom collectives in progress.
+  for (const auto& s : system_.npu(npu_).DescribeActive()) add("  " + s);
   return out;
 }
 

@@ -1,0 +1,186 @@
+// Broadcast and reduce as binomial trees, gather and scatter direct to and from the root
+// (see README.md, "Collectives beyond ASTRA-sim"). The members are numbered relative to the
+// root: v = (index - root) mod n, so the root is v = 0.
+#include <memory>
+
+#include "system/collective_engine.h"
+
+namespace orrery {
+namespace {
+
+int HighestBit(int v) {
+  int b = 0;
+  while ((v >> (b + 1)) != 0) ++b;
+  return b;
+}
+
+int LowestBit(int v) {
+  int b = 0;
+  while (((v >> b) & 1) == 0) ++b;
+  return b;
+}
+
+class RootedPhase : public PhaseAlgorithm {
+ public:
+  uint64_t final_size() const override { return p_.data_size; }
+
+ protected:
+  RootedPhase(Stream& stream, const PhaseSpec& p)
+      : stream_(stream), p_(p), n_(p.ring_size), v_((p.index - p.root + n_) % n_) {}
+  // NPU id of the member `v` places after the root.
+  int At(int v) const { return p_.Member((v + p_.root) % n_); }
+
+  Stream& stream_;
+  const PhaseSpec p_;
+  const int n_;
+  const int v_;
+};
+
+// Binomial broadcast: v != 0 receives D from v - 2^h (h = its highest bit), then forwards it to
+// v + 2^j for j = h+1, h+2, ... while that is < n; the root sends to 1, 2, 4, ... One send at a
+// time: hand-off (endpoint-delay), then the network; the next starts when it has arrived. A
+// received message is handed off (endpoint-delay) before it is forwarded.
+class BroadcastPhase final : public RootedPhase {
+ public:
+  BroadcastPhase(Stream& stream, const PhaseSpec& p) : RootedPhase(stream, p) {
+    next_bit_ = v_ == 0 ? 0 : HighestBit(v_) + 1;
+  }
+  void Start() override {
+    if (v_ == 0) return SendNext();
+    stream_.ReceiveFromPeer(At(v_ - (1 << HighestBit(v_))), p_.data_size);
+  }
+  void OnReceived() override { stream_.HandOff(p_.data_size, /*reduce=*/false); }
+  void OnBundleDone() override {
+    if (sending_) {
+      stream_.SendToPeer(At(v_ + (1 << next_bit_++)), p_.data_size, /*notify=*/true);
+    } else {
+      SendNext();
+    }
+  }
+  void OnSent() override {
+    sending_ = false;
+    SendNext();
+  }
+
+ private:
+  void SendNext() {
+    if (next_bit_ < 31 && v_ + (1 << next_bit_) < n_) {
+      sending_ = true;
+      stream_.HandOff(p_.data_size, /*reduce=*/false);
+    } else {
+      stream_.PhaseFinished();
+    }
+  }
+  int next_bit_ = 0;
+  bool sending_ = false;
+};
+
+// Binomial reduce, the broadcast mirrored: v receives D from v + 2^k for every k below its
+// lowest set bit (every k for the root) while v + 2^k < n, reducing each (endpoint-delay +
+// reduction) one at a time in arrival order, then sends the result to v - 2^(lowest bit).
+class ReducePhase final : public RootedPhase {
+ public:
+  ReducePhase(Stream& stream, const PhaseSpec& p) : RootedPhase(stream, p) {
+    const int limit = v_ == 0 ? 31 : LowestBit(v_);
+    for (int k = 0; k < limit && v_ + (1 << k) < n_; ++k) ++children_;
+  }
+  void Start() override {
+    for (int k = 0; k < children_; ++k) stream_.ReceiveFromPeer(At(v_ + (1 << k)), p_.data_size);
+    if (children_ == 0) SendUp();
+  }
+  void OnReceived() override {
+    ++arrived_;
+    if (!busy_) ProcessNext();
+  }
+  void OnBundleDone() override {
+    if (sending_) {
+      stream_.SendToPeer(At(v_ - (1 << LowestBit(v_))), p_.data_size, /*notify=*/true);
+      return;
+    }
+    busy_ = false;
+    ++reduced_;
+    if (reduced_ < arrived_) return ProcessNext();
+    if (reduced_ == children_) SendUp();
+  }
+  void OnSent() override { stream_.PhaseFinished(); }
+
+ private:
+  void ProcessNext() {
+    busy_ = true;
+    stream_.HandOff(p_.data_size, /*reduce=*/true);
+  }
+  void SendUp() {
+    if (v_ == 0) return stream_.PhaseFinished();
+    sending_ = true;
+    stream_.HandOff(p_.data_size, /*reduce=*/false);
+  }
+  int children_ = 0;
+  int arrived_ = 0;
+  int reduced_ = 0;
+  bool busy_ = false;
+  bool sending_ = false;
+};
+
+// Gather: every other member hands off its D and sends it straight to the root; the root hands
+// each arrival off (endpoint-delay, concurrently) and is done when all n-1 are in.
+class GatherPhase final : public RootedPhase {
+ public:
+  GatherPhase(Stream& stream, const PhaseSpec& p) : RootedPhase(stream, p) {}
+  void Start() override {
+    if (v_ != 0) return stream_.HandOff(p_.data_size, /*reduce=*/false);
+    for (int v = 1; v < n_; ++v) stream_.ReceiveFromPeer(At(v), p_.data_size);
+  }
+  void OnReceived() override { stream_.HandOff(p_.data_size, /*reduce=*/false); }
+  void OnBundleDone() override {
+    if (v_ != 0) return stream_.SendToPeer(At(0), p_.data_size, /*notify=*/true);
+    if (++handled_ == n_ - 1) stream_.PhaseFinished();
+  }
+  void OnSent() override { stream_.PhaseFinished(); }
+  uint64_t final_size() const override {
+    return v_ == 0 ? p_.data_size * static_cast<uint64_t>(n_) : p_.data_size;
+  }
+
+ private:
+  int handled_ = 0;
+};
+
+// Scatter: the root hands off the n-1 pieces of D (concurrently) and sends piece v to member v,
+// in order v = 1..n-1; it is done when all have arrived. Each other member receives its piece and
+// hands it off (endpoint-delay).
+class ScatterPhase final : public RootedPhase {
+ public:
+  ScatterPhase(Stream& stream, const PhaseSpec& p) : RootedPhase(stream, p) {}
+  void Start() override {
+    if (v_ != 0) return stream_.ReceiveFromPeer(At(0), p_.data_size);
+    for (int v = 1; v < n_; ++v) stream_.HandOff(p_.data_size, /*reduce=*/false);
+  }
+  void OnReceived() override { stream_.HandOff(p_.data_size, /*reduce=*/false); }
+  void OnBundleDone() override {
+    if (v_ != 0) return stream_.PhaseFinished();
+    stream_.SendToPeer(At(++handed_), p_.data_size, /*notify=*/true);
+  }
+  void OnSent() override {
+    if (++arrived_ == n_ - 1) stream_.PhaseFinished();
+  }
+
+ private:
+  int handed_ = 0;
+  int arrived_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PhaseAlgorithm> MakeRootedPhase(Stream& stream, const PhaseSpec& phase) {
+  switch (phase.type) {
+    case CollectiveType::kBroadcast:
+      return std::make_unique<BroadcastPhase>(stream, phase);
+    case CollectiveType::kReduce:
+      return std::make_unique<ReducePhase>(stream, phase);
+    case CollectiveType::kGather:
+      return std::make_unique<GatherPhase>(stream, phase);
+    default:
+      return std::make_unique<ScatterPhase>(stream, phase);
+  }
+}
+
+}  // namespace orrery
