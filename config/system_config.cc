@@ -11,7 +11,7 @@ namespace {
 
 const char kAlgorithms[] =
     "ring, oneRing, direct, directN, oneDirect, oneDirectN, halvingDoubling, "
-    "oneHalvingDoubling, doubleBinaryTree (N >= 1 messages in flight; direct<N> also works)";
+    "oneHalvingDoubling, doubleBinaryTree, nvls (N >= 1 messages in flight; direct<N> also works)";
 
 const char kNonZeroIsOn[] = "Any non-zero number means on there; here only 0, 1, true, false.";
 
@@ -180,7 +180,8 @@ std::string SplitCollectiveAlgorithm(const std::string& name, std::string* base,
                                        "oneDirect",
                                        "halvingDoubling",
                                        "oneHalvingDoubling",
-                                       "doubleBinaryTree"};
+                                       "doubleBinaryTree",
+                                       "nvls"};
   *base = name;
   *window = -1;
   for (const char* windowed : {"oneDirect", "direct"}) {

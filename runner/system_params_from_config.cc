@@ -18,6 +18,7 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
       {"halvingDoubling", AlgorithmKind::kHalvingDoubling},
       {"oneHalvingDoubling", AlgorithmKind::kOneHalvingDoubling},
       {"doubleBinaryTree", AlgorithmKind::kDoubleBinaryTree},
+      {"nvls", AlgorithmKind::kNvls},
   };
   std::string base;
   int window = -1;
@@ -35,7 +36,7 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
   if (!guess.empty()) message += " (did you mean '" + guess + "'?)";
   message +=
       "; valid: ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, "
-      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree";
+      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree, nvls";
   return Status::Error(message);
 }
 

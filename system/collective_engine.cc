@@ -85,6 +85,8 @@ const char* AlgorithmName(AlgorithmKind k) {
       return "oneHalvingDoubling";
     case AlgorithmKind::kDoubleBinaryTree:
       return "doubleBinaryTree";
+    case AlgorithmKind::kNvls:
+      return "nvls";
   }
   return "?";
 }
@@ -134,6 +136,14 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
                              " (ASTRA-sim's tree leaves the others out and crashes)");
       }
       return Status::Ok();
+    case AlgorithmKind::kNvls:
+      if (type == CollectiveType::kAllToAll) {
+        return Status::Error(where +
+                             " reduces and multicasts in the switch; it has no all-to-all"
+                             "; supported for all-to-all: ring, oneRing, direct, direct<N>, "
+                             "oneDirect, oneDirect<N>");
+      }
+      return Status::Ok();
     default:
       return Status::Ok();
   }
@@ -151,6 +161,8 @@ std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSp
       return MakeHalvingDoublingPhase(stream, phase);
     case AlgorithmKind::kDoubleBinaryTree:
       return MakeDoubleBinaryTreePhase(stream, phase);
+    case AlgorithmKind::kNvls:
+      return MakeNvlsPhase(stream, phase);
     default:
       return MakeRingPhase(stream, phase);
   }

@@ -89,6 +89,7 @@ std::unique_ptr<PhaseAlgorithm> MakeRingPhase(Stream& stream, const PhaseSpec& p
 std::unique_ptr<PhaseAlgorithm> MakeDirectPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeHalvingDoublingPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeDoubleBinaryTreePhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeNvlsPhase(Stream& stream, const PhaseSpec& phase);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 

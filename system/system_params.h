@@ -39,7 +39,8 @@ enum class AlgorithmKind {
   kOneDirect,
   kHalvingDoubling,
   kOneHalvingDoubling,
-  kDoubleBinaryTree
+  kDoubleBinaryTree,
+  kNvls  // NVLink SHARP: in-switch reduction (nvls_algorithm.cc)
 };
 
 struct AlgorithmSpec {
