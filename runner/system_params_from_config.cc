@@ -19,6 +19,7 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
       {"oneHalvingDoubling", AlgorithmKind::kOneHalvingDoubling},
       {"doubleBinaryTree", AlgorithmKind::kDoubleBinaryTree},
       {"nvls", AlgorithmKind::kNvls},
+      {"channelRing", AlgorithmKind::kChannelRing},
   };
   std::string base;
   int window = -1;
@@ -36,7 +37,7 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
   if (!guess.empty()) message += " (did you mean '" + guess + "'?)";
   message +=
       "; valid: ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, "
-      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree, nvls";
+      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree, nvls, channelRing";
   return Status::Error(message);
 }
 

@@ -66,7 +66,7 @@ const char* ImplKey(CollectiveType t) {
 
 bool IsFlattened(AlgorithmKind k) {
   return k == AlgorithmKind::kOneRing || k == AlgorithmKind::kOneDirect ||
-         k == AlgorithmKind::kOneHalvingDoubling;
+         k == AlgorithmKind::kOneHalvingDoubling || k == AlgorithmKind::kChannelRing;
 }
 
 const char* AlgorithmName(AlgorithmKind k) {
@@ -87,6 +87,8 @@ const char* AlgorithmName(AlgorithmKind k) {
       return "doubleBinaryTree";
     case AlgorithmKind::kNvls:
       return "nvls";
+    case AlgorithmKind::kChannelRing:
+      return "channelRing";
   }
   return "?";
 }
@@ -163,6 +165,8 @@ std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSp
       return MakeDoubleBinaryTreePhase(stream, phase);
     case AlgorithmKind::kNvls:
       return MakeNvlsPhase(stream, phase);
+    case AlgorithmKind::kChannelRing:
+      return MakeChannelRingPhase(stream, phase, stream.topology().dims[0].npus);
     default:
       return MakeRingPhase(stream, phase);
   }
@@ -208,6 +212,8 @@ void Stream::HandOff(uint64_t size, bool reduce) {
   owner_.layer_.sim().ScheduleAfter(owner_.layer_.HandOffDelay(p.fast), this,
                                     reduce ? (size << 2) | kHandOffThenReduce : kHandOffDone);
 }
+
+const Topology& Stream::topology() const { return owner_.layer_.topology(); }
 
 void Stream::Init() {
   initialized_ = true;

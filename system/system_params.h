@@ -40,7 +40,8 @@ enum class AlgorithmKind {
   kHalvingDoubling,
   kOneHalvingDoubling,
   kDoubleBinaryTree,
-  kNvls  // NVLink SHARP: in-switch reduction (nvls_algorithm.cc)
+  kNvls,        // NVLink SHARP: in-switch reduction (nvls_algorithm.cc)
+  kChannelRing  // NCCL's flat ring, rotated per channel (channel_ring_algorithm.cc)
 };
 
 struct AlgorithmSpec {
