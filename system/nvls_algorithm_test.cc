@@ -103,23 +103,24 @@ TEST(NvlsTest, AllReduceMovesTheBufferOnceEachWay) {
   }
 }
 
-// Reduce-scatter: input D, output D/8; the busier direction (up) carries D. Same time.
-TEST(NvlsTest, ReduceScatterIsBoundByTheInput) {
+// Reduce-scatter: input D, output D/8: one message of (D + D/8) / 2 = 589824 bytes.
+// T = 2e + t(589824) = 20 + floor(500 + 589824 / 53.687) = 20 + 11486 = 11506.
+TEST(NvlsTest, ReduceScatterMovesTheMeanOfInputAndOutput) {
   Result r = RunAll(CollectiveType::kReduceScatter, kD);
   for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(r.ns[i], 20051) << i;
+    EXPECT_EQ(r.ns[i], 11506) << i;
     ASSERT_EQ(r.sent[i].size(), 1u);
-    EXPECT_EQ(r.sent[i][0].second, kD);
+    EXPECT_EQ(r.sent[i][0], std::make_pair((i + 1) % 8, (kD + kD / 8) / 2));
   }
 }
 
-// All-gather of D/8 per NPU: output D, so the busier direction (down) carries D.
-TEST(NvlsTest, AllGatherIsBoundByTheOutput) {
+// All-gather of D/8 per NPU: output D, the same message size and time as the reduce-scatter.
+TEST(NvlsTest, AllGatherMovesTheMeanOfInputAndOutput) {
   Result r = RunAll(CollectiveType::kAllGather, kD / 8);
   for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(r.ns[i], 20051) << i;
+    EXPECT_EQ(r.ns[i], 11506) << i;
     ASSERT_EQ(r.sent[i].size(), 1u);
-    EXPECT_EQ(r.sent[i][0].second, kD);
+    EXPECT_EQ(r.sent[i][0].second, (kD + kD / 8) / 2);
   }
 }
 
