@@ -100,5 +100,30 @@ TEST(Calibrate, BadInputsAreNamed) {
       << r.status().message();
 }
 
+// The command line: missing or malformed flags are one clear error and exit code 1.
+TEST(Calibrate, CommandLineErrors) {
+  std::vector<std::string> missing = {"calibrate", "--nccl-tests", Tmp("truth.log")};
+  std::vector<std::string> bad_gpus = {"calibrate", "--nccl-tests", Tmp("truth.log"),
+                                       "--machine", Tmp("start"),   "--only-gpus",
+                                       "16,x"};
+  std::vector<std::string> unknown = {"calibrate", "--nccl-test", Tmp("truth.log")};
+  for (auto* args : {&missing, &bad_gpus, &unknown}) {
+    std::vector<char*> argv;
+    for (std::string& a : *args) argv.push_back(a.data());
+    ::testing::internal::CaptureStderr();
+    const int rc = CalibrateMain(static_cast<int>(argv.size()), argv.data());
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 1) << (*args)[1];
+    EXPECT_EQ(err.rfind("error: ", 0), 0u) << err;
+  }
+  ::testing::internal::CaptureStderr();
+  std::vector<char*> argv;
+  for (std::string& a : bad_gpus) argv.push_back(a.data());
+  CalibrateMain(static_cast<int>(argv.size()), argv.data());
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find(
+                "--only-gpus '16,x': bad GPU count 'x'; expected whole numbers >= 1"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace orrery
