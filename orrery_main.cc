@@ -23,6 +23,7 @@
 #include "report/outputs.h"
 #include "runner/run.h"
 #include "sweep/sweep.h"
+#include "validate/calibrate.h"
 #include "validate/validate.h"
 
 namespace po = boost::program_options;
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "sweep") return orrery::SweepMain(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     return orrery::ValidateMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "calibrate") {
+    return orrery::CalibrateMain(argc - 1, argv + 1);
   }
   orrery::RunOptions o;
   std::string backend = "analytical-aware";

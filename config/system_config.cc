@@ -11,7 +11,8 @@ namespace {
 
 const char kAlgorithms[] =
     "ring, oneRing, direct, directN, oneDirect, oneDirectN, halvingDoubling, "
-    "oneHalvingDoubling, doubleBinaryTree (N >= 1 messages in flight; direct<N> also works)";
+    "oneHalvingDoubling, doubleBinaryTree, nvls, channelRing (N >= 1 messages in flight; direct<N> "
+    "also works)";
 
 const char kNonZeroIsOn[] = "Any non-zero number means on there; here only 0, 1, true, false.";
 
@@ -209,7 +210,9 @@ std::string SplitCollectiveAlgorithm(const std::string& name, std::string* base,
                                        "oneDirect",
                                        "halvingDoubling",
                                        "oneHalvingDoubling",
-                                       "doubleBinaryTree"};
+                                       "doubleBinaryTree",
+                                       "nvls",
+                                       "channelRing"};
   *base = name;
   *window = -1;
   for (const char* windowed : {"oneDirect", "direct"}) {

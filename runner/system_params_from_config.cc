@@ -22,6 +22,8 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
       {"halvingDoubling", AlgorithmKind::kHalvingDoubling},
       {"oneHalvingDoubling", AlgorithmKind::kOneHalvingDoubling},
       {"doubleBinaryTree", AlgorithmKind::kDoubleBinaryTree},
+      {"nvls", AlgorithmKind::kNvls},
+      {"channelRing", AlgorithmKind::kChannelRing},
   };
   std::string base;
   int window = -1;
@@ -39,7 +41,7 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
   if (!guess.empty()) message += " (did you mean '" + guess + "'?)";
   message +=
       "; valid: ring, oneRing, direct, direct<N>, oneDirect, oneDirect<N>, "
-      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree";
+      "halvingDoubling, oneHalvingDoubling, doubleBinaryTree, nvls, channelRing";
   return Status::Error(message);
 }
 

@@ -69,7 +69,7 @@ const char* ImplKey(CollectiveType t) {
 
 bool IsFlattened(AlgorithmKind k) {
   return k == AlgorithmKind::kOneRing || k == AlgorithmKind::kOneDirect ||
-         k == AlgorithmKind::kOneHalvingDoubling;
+         k == AlgorithmKind::kOneHalvingDoubling || k == AlgorithmKind::kChannelRing;
 }
 
 const char* AlgorithmName(AlgorithmKind k) {
@@ -88,6 +88,10 @@ const char* AlgorithmName(AlgorithmKind k) {
       return "oneHalvingDoubling";
     case AlgorithmKind::kDoubleBinaryTree:
       return "doubleBinaryTree";
+    case AlgorithmKind::kNvls:
+      return "nvls";
+    case AlgorithmKind::kChannelRing:
+      return "channelRing";
   }
   return "?";
 }
@@ -137,6 +141,14 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
                              " (ASTRA-sim's tree leaves the others out and crashes)");
       }
       return Status::Ok();
+    case AlgorithmKind::kNvls:
+      if (type == CollectiveType::kAllToAll) {
+        return Status::Error(where +
+                             " reduces and multicasts in the switch; it has no all-to-all"
+                             "; supported for all-to-all: ring, oneRing, direct, direct<N>, "
+                             "oneDirect, oneDirect<N>");
+      }
+      return Status::Ok();
     default:
       return Status::Ok();
   }
@@ -165,6 +177,10 @@ std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSp
       return MakeHalvingDoublingPhase(stream, phase);
     case AlgorithmKind::kDoubleBinaryTree:
       return MakeDoubleBinaryTreePhase(stream, phase);
+    case AlgorithmKind::kNvls:
+      return MakeNvlsPhase(stream, phase);
+    case AlgorithmKind::kChannelRing:
+      return MakeChannelRingPhase(stream, phase, stream.topology().dims[0].npus);
     default:
       return MakeRingPhase(stream, phase);
   }
@@ -220,6 +236,8 @@ WaitingStream Stream::waiting() const {
   const PhaseSpec& p = phases_[next_phase_ - 1];
   return WaitingStream{priority_, p.data_size, static_cast<int>(phases_.size() - next_phase_ + 1)};
 }
+
+const Topology& Stream::topology() const { return owner_.layer_.topology(); }
 
 void Stream::Init() {
   initialized_ = true;

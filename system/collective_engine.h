@@ -101,6 +101,10 @@ std::unique_ptr<PhaseAlgorithm> MakeDoubleBinaryTreePhase(Stream& stream, const 
 // chosen by phase.type, whatever phase.algorithm says.
 std::unique_ptr<PhaseAlgorithm> MakeRootedPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeBarrierPhase(Stream& stream, const PhaseSpec& phase);
+std::unique_ptr<PhaseAlgorithm> MakeNvlsPhase(Stream& stream, const PhaseSpec& phase);
+// `node_size`: NPUs per node (the first network dimension), where the channels rotate.
+std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const PhaseSpec& phase,
+                                                     int node_size);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
@@ -165,6 +169,7 @@ class Stream : public EventTarget, public MessageSink {
 
   int id() const { return id_; }
   int priority() const { return priority_; }
+  const Topology& topology() const;  // the network's, for algorithms that follow it
   bool initialized() const { return initialized_; }
   // What the intra-dimension policy compares while this stream waits for its queue.
   WaitingStream waiting() const;

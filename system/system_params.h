@@ -45,7 +45,9 @@ enum class AlgorithmKind {
   kOneDirect,
   kHalvingDoubling,
   kOneHalvingDoubling,
-  kDoubleBinaryTree
+  kDoubleBinaryTree,
+  kNvls,        // NVLink SHARP: in-switch reduction (nvls_algorithm.cc)
+  kChannelRing  // NCCL's flat ring, rotated per channel (channel_ring_algorithm.cc)
 };
 
 struct AlgorithmSpec {

@@ -1,6 +1,7 @@
 #include "validate/nccl_tests.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +67,28 @@ std::string CollectiveIn(const std::string& text) {
   return best;
 }
 
+// "NCCL_ALGO=Ring" (an environment dump or a comment) or NCCL's own "NCCL_ALGO set by
+// environment to Ring": the algorithm the run was forced to, lower case; "" = none.
+std::string ForcedAlgorithm(const std::string& line) {
+  size_t at = line.find("NCCL_ALGO");
+  if (at == std::string::npos) return "";
+  at += 9;
+  const std::string kSetBy = " set by environment to";
+  if (line.compare(at, kSetBy.size(), kSetBy) == 0) {
+    at += kSetBy.size();
+  } else if (at < line.size() && line[at] == '=') {
+    ++at;
+  } else {
+    return "";
+  }
+  while (at < line.size() && line[at] == ' ') ++at;
+  std::string name;
+  for (; at < line.size() && std::isalnum(static_cast<unsigned char>(line[at])); ++at) {
+    name += static_cast<char>(std::tolower(static_cast<unsigned char>(line[at])));
+  }
+  return name;
+}
+
 StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifstream& f,
                                                const std::string& collective_hint) {
   NcclMeasurement m;
@@ -80,6 +103,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
     const std::string body = StripPrefix(line);
     const std::vector<std::string> w = Split(body);
     if (w.empty()) continue;
+    const std::string algo = ForcedAlgorithm(body);
+    if (!algo.empty()) m.algorithm = algo;
     if (w[0][0] == '#') {
       const size_t start = body.find("Collective test starting:");
       if (start != std::string::npos) m.collective = CollectiveIn(body.substr(start));

@@ -96,6 +96,25 @@ TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 20.1);
 }
 
+TEST(NcclTests, ForcedAlgorithmIsRead) {
+  auto ring = LoadNcclMeasurements(Validation("h100-2x8gpu-ndr-all_reduce-ring.log"), 0);
+  ASSERT_TRUE(ring.ok()) << ring.status().message();
+  EXPECT_EQ((*ring)[0].algorithm, "ring");  // "# NCCL_ALGO=RING"
+  auto def = LoadNcclMeasurements(Validation("h100-2x8gpu-ndr-all_reduce-default.log"), 0);
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ((*def)[0].algorithm, "");  // NCCL's own choice
+  // NCCL's INFO line, behind a launcher prefix.
+  const std::string path = Tmp("tree.log");
+  std::ofstream(path) << "# Collective test starting: all_reduce_perf\n"
+                      << "#  Rank  0 Group  0 Pid  11 on hostA device  0 [0x1a] H100\n"
+                      << "0: hostA:11:11 [0] NCCL INFO NCCL_ALGO set by environment to Tree\n"
+                      << "      1024   256   float   sum   -1   10.5  0.10  0.05  0\n";
+  auto tree = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  EXPECT_EQ((*tree)[0].algorithm, "tree");
+  EXPECT_EQ((*tree)[0].rows.size(), 1u);
+}
+
 TEST(NcclTests, UnusableInputsAreNamed) {
   const std::string path = Tmp("mystery.log");
   std::ofstream(path) << "#  Rank  0 Group 0 Pid 1 on h device 0\n 8 2 float sum -1 1.0 0 0 0\n";

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
 
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
-#include "validate/nccl_tests.h"
 
 namespace orrery {
 
@@ -34,7 +36,7 @@ bool Exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-std::string Profile(const std::string& dir, const std::string& stem) {
+std::string ProfileFile(const std::string& dir, const std::string& stem) {
   for (const char* ext : {".yaml", ".yml", ".json"}) {
     if (Exists(dir + "/" + stem + ext)) return dir + "/" + stem + ext;
   }
@@ -43,8 +45,22 @@ std::string Profile(const std::string& dir, const std::string& stem) {
 
 struct Collective {
   ChakraProtoMsg::CollectiveCommType type;
-  const char* impl_key;
 };
+
+const std::map<std::string, Collective>& Collectives() {
+  static const std::map<std::string, Collective> kCollectives = {
+      {"all_reduce", {ChakraProtoMsg::ALL_REDUCE}},
+      {"all_gather", {ChakraProtoMsg::ALL_GATHER}},
+      {"reduce_scatter", {ChakraProtoMsg::REDUCE_SCATTER}},
+      {"alltoall", {ChakraProtoMsg::ALL_TO_ALL}}};
+  return kCollectives;
+}
+
+// NCCL's names for forced algorithms, as Orrery's: NVLSTree is NVLS on a multi-node machine.
+std::string OrreryAlgorithm(const std::string& nccl) {
+  if (nccl == "nvlstree") return "nvls";
+  return nccl;
+}
 
 }  // namespace
 
@@ -55,123 +71,245 @@ double GeomeanAbs(const std::vector<double>& errors) {
   return std::exp(log_sum / static_cast<double>(errors.size()));
 }
 
-StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
-  const std::string system = Profile(o.machine, "system");
-  const std::string network = Profile(o.machine, "network");
-  const std::string memory = Profile(o.machine, "memory");
-  if (system.empty() || network.empty()) {
-    return Status::Error(o.machine +
-                         ": not a machine profile: it needs system.yaml and "
-                         "network.yaml (and optionally memory.yaml)");
+// ---------------------------------------------------------------------------------------------
+// ProfileSimulator
+
+StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
+                                                  const std::string& work_dir, Backend backend) {
+  ProfileSimulator p;
+  p.dir_ = dir;
+  p.backend_ = backend;
+  p.system_ = ProfileFile(dir, "system");
+  p.network_ = ProfileFile(dir, "network");
+  p.memory_ = ProfileFile(dir, "memory");
+  if (p.system_.empty() || p.network_.empty()) {
+    return Status::Error(dir +
+                         ": not a machine profile: it needs system.yaml and network.yaml "
+                         "(and optionally memory.yaml and nccl.yaml)");
   }
   YAML::Node net;
   try {
-    net = YAML::LoadFile(network);
+    net = YAML::LoadFile(p.network_);
   } catch (const YAML::Exception& e) {
-    return Status::Error(network + ": " + e.what());
+    return Status::Error(p.network_ + ": " + e.what());
   }
   const YAML::Node counts = net["npus_count"];
   if (!counts || !counts.IsSequence() || counts.size() == 0) {
-    return Status::Error(network + ": no npus_count list");
+    return Status::Error(p.network_ + ": no npus_count list");
   }
-  int profile_npus = 1;
-  for (const YAML::Node& c : counts) profile_npus *= c.as<int>();
+  p.npus_ = 1;
+  for (const YAML::Node& c : counts) p.npus_ *= c.as<int>();
+  p.dims_ = static_cast<int>(counts.size());
+  const std::string nccl = ProfileFile(dir, "nccl");
+  if (!nccl.empty()) {
+    StatusOr<NcclModel> m = LoadNcclModel(nccl);
+    if (!m.ok()) return m.status();
+    p.nccl_ = *m;
+    p.has_nccl_ = true;
+  }
+  p.work_ = work_dir;
+  if (p.work_.empty()) {
+    char tmpl[] = "/tmp/orrery-validate.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
+    p.work_ = tmpl;
+    p.own_work_ = true;
+  }
+  return p;
+}
 
+ProfileSimulator::ProfileSimulator(ProfileSimulator&& o) noexcept
+    : dir_(std::move(o.dir_)),
+      system_(std::move(o.system_)),
+      network_(std::move(o.network_)),
+      memory_(std::move(o.memory_)),
+      work_(std::move(o.work_)),
+      own_work_(o.own_work_),
+      npus_(o.npus_),
+      dims_(o.dims_),
+      has_nccl_(o.has_nccl_),
+      nccl_(std::move(o.nccl_)),
+      backend_(o.backend_),
+      files_(std::move(o.files_)),
+      serial_(o.serial_) {
+  o.own_work_ = false;
+  o.files_.clear();
+}
+
+ProfileSimulator::~ProfileSimulator() {
+  for (const std::string& f : files_) std::remove(f.c_str());
+  if (own_work_) rmdir(work_.c_str());
+}
+
+StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& source) {
+  if (gpus == npus_) return network_;
+  YAML::Node net = YAML::LoadFile(network_);
+  const YAML::Node counts = net["npus_count"];
+  const int per_last = npus_ / counts[counts.size() - 1].as<int>();
+  if (counts.size() < 2 || gpus % per_last != 0) {
+    return Status::Error(source + ": measured on " + std::to_string(gpus) + " GPUs, but " +
+                         network_ + " has " + std::to_string(npus_) +
+                         " NPUs and no node dimension to scale to that");
+  }
+  net["npus_count"][counts.size() - 1] = gpus / per_last;
+  const std::string file = work_ + "/network_" + std::to_string(gpus) + ".yaml";
+  std::ofstream(file) << Flow(net) << "\n";
+  files_.push_back(file);
+  return file;
+}
+
+StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, double latency_us,
+                                               double efficiency) {
+  if (algorithm.empty() && latency_us < 0 && efficiency < 0) return system_;
+  YAML::Node sys;
+  try {
+    sys = YAML::LoadFile(system_);
+  } catch (const YAML::Exception& e) {
+    return Status::Error(system_ + ": " + e.what());
+  }
+  if (!algorithm.empty()) {
+    auto impl = NcclImplementations(algorithm, dims_);
+    if (!impl.ok()) return impl.status().WithContext(dir_);
+    for (const auto& [key, list] : *impl) {
+      YAML::Node l(YAML::NodeType::Sequence);
+      for (const std::string& a : list) l.push_back(a);
+      sys[key] = l;
+    }
+  }
+  if (latency_us >= 0) sys["collective-launch-latency"] = latency_us * 1e3;
+  if (efficiency > 0) sys["protocol-efficiency"] = std::min(efficiency, 1.0);
+  const std::string file = work_ + "/system_" + std::to_string(serial_++) + ".yaml";
+  std::ofstream(file) << Flow(sys) << "\n";
+  files_.push_back(file);
+  return file;
+}
+
+StatusOr<double> ProfileSimulator::TimeUs(const std::string& collective, int gpus, uint64_t size,
+                                          const std::string& system_file,
+                                          const std::string& network_file) {
+  auto coll = Collectives().find(collective);
+  if (coll == Collectives().end()) {
+    return Status::Error("collective '" + collective +
+                         "' cannot be simulated yet; supported: all_reduce, all_gather, "
+                         "reduce_scatter, alltoall");
+  }
+  // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's part
+  // there, and the buffer for the others.
+  const uint64_t comm_size = collective == "all_gather" ? size / static_cast<uint64_t>(gpus) : size;
+  const std::string prefix = work_ + "/" + collective + "_" + std::to_string(gpus);
+  for (int r = 0; r < gpus; ++r) {
+    Status s = et::WriteTraceFile(et::RankTracePath(prefix, r),
+                                  {et::MakeCollNode(0, collective, coll->second.type, comm_size)});
+    if (!s.ok()) return s;
+  }
+  RunOptions run;
+  run.workload = prefix;
+  run.system_config = system_file;
+  run.network_config = network_file;
+  run.memory_config = memory_;
+  run.backend = backend_;
+  StatusOr<RunResult> r = RunSimulation(run);
+  for (int k = 0; k < gpus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
+  if (!r.ok()) return r.status().WithContext(dir_);
+  return r->end.Ns() / 1e3;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validate
+
+StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
+  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, o.work_dir, o.backend);
+  if (!sim.ok()) return sim.status();
   StatusOr<std::vector<NcclMeasurement>> ms =
-      LoadNcclMeasurements(o.measurements, o.gpus > 0 ? o.gpus : profile_npus, o.collective);
+      LoadNcclMeasurements(o.measurements, o.gpus > 0 ? o.gpus : sim->npus(), o.collective);
   if (!ms.ok()) return ms.status();
-  static const std::map<std::string, Collective> kCollectives = {
-      {"all_reduce", {ChakraProtoMsg::ALL_REDUCE, "all-reduce-implementation"}},
-      {"all_gather", {ChakraProtoMsg::ALL_GATHER, "all-gather-implementation"}},
-      {"reduce_scatter", {ChakraProtoMsg::REDUCE_SCATTER, "reduce-scatter-implementation"}},
-      {"alltoall", {ChakraProtoMsg::ALL_TO_ALL, "all-to-all-implementation"}}};
   ValidationReport report;
   report.collective = ms->front().collective;
-  auto coll = kCollectives.find(report.collective);
-  if (coll == kCollectives.end()) {
+  if (Collectives().count(report.collective) == 0) {
     return Status::Error(o.measurements + ": collective '" + report.collective +
                          "' cannot be simulated yet; supported: all_reduce, all_gather, "
                          "reduce_scatter, alltoall");
   }
-  if (o.algorithm != "auto" && o.algorithm != "ring") {
-    return Status::Error("--algorithm '" + o.algorithm +
-                         "' is not simulated yet; supported: auto (the profile's), ring");
-  }
-  std::string work = o.work_dir;
-  if (work.empty()) {
-    char tmpl[] = "/tmp/orrery-validate.XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
-    work = tmpl;
-  }
-  std::string system_file = system;
-  if (o.algorithm == "ring") {
-    YAML::Node sys = YAML::LoadFile(system);
-    YAML::Node impl(YAML::NodeType::Sequence);
-    for (size_t d = 0; d < counts.size(); ++d) impl.push_back("ring");
-    sys[coll->second.impl_key] = impl;
-    system_file = work + "/system.yaml";
-    std::ofstream(system_file) << Flow(sys) << "\n";
+  if (o.algorithm != "auto" && o.algorithm != "ring" && o.algorithm != "tree" &&
+      o.algorithm != "nvls") {
+    return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +
+                         kNcclAlgorithms);
   }
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
-    // The network at the measured scale: the last dimension (nodes) grows or shrinks.
-    std::string network_file = network;
-    if (m.gpus != profile_npus) {
-      const int per_last = profile_npus / counts[counts.size() - 1].as<int>();
-      if (counts.size() < 2 || m.gpus % per_last != 0) {
-        return Status::Error(m.source + ": measured on " + std::to_string(m.gpus) + " GPUs, but " +
-                             network + " has " + std::to_string(profile_npus) +
-                             " NPUs and no node dimension to scale to that");
-      }
-      YAML::Node scaled = YAML::Clone(net);
-      scaled["npus_count"][counts.size() - 1] = m.gpus / per_last;
-      network_file = work + "/network_" + std::to_string(m.gpus) + ".yaml";
-      std::ofstream(network_file) << Flow(scaled) << "\n";
+    if (!o.only_gpus.empty() &&
+        std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
+      continue;
     }
+    std::string algorithm = o.algorithm != "auto" ? o.algorithm : OrreryAlgorithm(m.algorithm);
+    if (!algorithm.empty() && algorithm != "ring" && algorithm != "tree" && algorithm != "nvls") {
+      return Status::Error(m.source + ": forced to NCCL_ALGO '" + m.algorithm +
+                           "', which Orrery does not model; modelled: " + kNcclAlgorithms);
+    }
+    StatusOr<std::string> network = sim->Network(m.gpus, m.source);
+    if (!network.ok()) return network.status();
+    // The (algorithm, protocol) choices, each with its system file.
+    struct Option {
+      std::string name, system;
+    };
+    std::vector<Option> options;
+    std::string failures;
+    if (const NcclModel* model = sim->nccl()) {
+      StatusOr<std::vector<NcclChoice>> choices = Choices(*model, algorithm);
+      if (!choices.ok()) return choices.status().WithContext(m.source);
+      for (const NcclChoice& c : *choices) {
+        StatusOr<std::string> f = sim->System(c.algorithm, c.latency_us, c.efficiency);
+        if (!f.ok()) {  // e.g. tree on a single node: NCCL would not offer it either
+          failures += "\n  " + c.algorithm + "/" + c.protocol + ": " + f.status().message();
+          continue;
+        }
+        options.push_back({c.algorithm + "/" + c.protocol, *f});
+      }
+    } else {
+      StatusOr<std::string> f = sim->System(algorithm, -1, -1);
+      if (!f.ok()) return f.status();
+      options.push_back({"", *f});
+    }
+    std::vector<bool> usable(options.size(), true);
     for (const NcclRow& row : m.rows) {
       if (row.size < o.min_size) continue;
-      // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's
-      // part there, and the buffer for the others.
-      const uint64_t comm_size =
-          report.collective == "all_gather" ? row.size / static_cast<uint64_t>(m.gpus) : row.size;
-      const std::string prefix = work + "/" + report.collective + "_" + std::to_string(m.gpus) +
-                                 "_" + std::to_string(row.size);
-      for (int r = 0; r < m.gpus; ++r) {
-        Status s = et::WriteTraceFile(
-            et::RankTracePath(prefix, r),
-            {et::MakeCollNode(0, report.collective, coll->second.type, comm_size)});
-        if (!s.ok()) return s;
+      double best = std::numeric_limits<double>::infinity();
+      std::string chosen;
+      for (size_t i = 0; i < options.size(); ++i) {
+        if (!usable[i]) continue;
+        StatusOr<double> t =
+            sim->TimeUs(report.collective, m.gpus, row.size, options[i].system, *network);
+        if (!t.ok()) {
+          // This algorithm cannot run at this scale (e.g. a tree over 3 nodes here); NCCL's
+          // tuner would not pick it either.
+          usable[i] = false;
+          failures += "\n  " + options[i].name + ": " + t.status().message();
+          continue;
+        }
+        if (*t < best) {
+          best = *t;
+          chosen = options[i].name;
+        }
       }
-      RunOptions run;
-      run.workload = prefix;
-      run.system_config = system_file;
-      run.network_config = network_file;
-      run.memory_config = memory;
-      run.backend = o.backend;
-      StatusOr<RunResult> r = RunSimulation(run);
-      if (!r.ok()) return r.status().WithContext(o.machine);
-      for (int k = 0; k < m.gpus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
+      if (!std::isfinite(best)) {
+        return Status::Error(m.source + ": no algorithm of " + o.machine + " runs " +
+                             report.collective + " on " + std::to_string(m.gpus) +
+                             " GPUs:" + failures);
+      }
       ValidationRow v;
       v.source = m.source;
       v.gpus = m.gpus;
       v.size = row.size;
       v.measured_us = row.time_us;
-      v.simulated_us = r->end.Ns() / 1e3;
+      v.simulated_us = best;
+      v.choice = chosen;
       v.error = (v.simulated_us - v.measured_us) / v.measured_us;
       errors.push_back(v.error);
       report.rows.push_back(v);
     }
   }
-  if (o.work_dir.empty()) {
-    std::remove((work + "/system.yaml").c_str());
-    for (const NcclMeasurement& m : *ms) {
-      std::remove((work + "/network_" + std::to_string(m.gpus) + ".yaml").c_str());
-    }
-    rmdir(work.c_str());
-  }
   if (report.rows.empty()) {
     return Status::Error(o.measurements + ": no rows of at least " + std::to_string(o.min_size) +
-                         " bytes");
+                         " bytes" + (o.only_gpus.empty() ? "" : " on the GPU counts asked for"));
   }
   report.geomean_abs_error = GeomeanAbs(errors);
   return report;
@@ -180,13 +318,13 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
 std::string FormatValidation(const ValidationReport& r) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%6s %14s %14s %14s %9s\n", "GPUs", "size (B)", "measured us",
-                "simulated us", "error");
+  std::snprintf(line, sizeof line, "%6s %14s %14s %14s %9s  %s\n", "GPUs", "size (B)",
+                "measured us", "simulated us", "error", "NCCL choice");
   out += line;
   for (const ValidationRow& v : r.rows) {
-    std::snprintf(line, sizeof line, "%6d %14llu %14.2f %14.2f %+8.1f%%\n", v.gpus,
+    std::snprintf(line, sizeof line, "%6d %14llu %14.2f %14.2f %+8.1f%%  %s\n", v.gpus,
                   static_cast<unsigned long long>(v.size), v.measured_us, v.simulated_us,
-                  100 * v.error);
+                  100 * v.error, v.choice.empty() ? "(profile)" : v.choice.c_str());
     out += line;
   }
   std::snprintf(line, sizeof line, "geomean error: %.1f%% over %zu sizes\n",
@@ -203,25 +341,45 @@ Status WriteValidationJson(const ValidationReport& r, const std::string& path) {
     const ValidationRow& v = r.rows[i];
     f << "    {\"gpus\": " << v.gpus << ", \"size\": " << v.size
       << ", \"measured_us\": " << v.measured_us << ", \"simulated_us\": " << v.simulated_us
-      << ", \"error\": " << v.error << "}" << (i + 1 < r.rows.size() ? ",\n" : "\n");
+      << ", \"error\": " << v.error << ", \"choice\": \"" << v.choice << "\"}"
+      << (i + 1 < r.rows.size() ? ",\n" : "\n");
   }
   f << "  ]\n}\n";
   return f ? Status::Ok() : Status::Error(path + ": write failed");
 }
 
+StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1) {
+      return Status::Error(flag + " '" + text + "': bad GPU count '" + item +
+                           "'; expected whole numbers >= 1 separated by commas, e.g. 16,32");
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
 int ValidateMain(int argc, char** argv) {
   namespace po = boost::program_options;
   ValidateOptions o;
-  std::string report, backend = "analytical-aware";
+  std::string report, backend = "analytical-aware", only;
   po::options_description desc(
       "orrery validate: simulate what nccl-tests measured and report the error");
   desc.add_options()("help,h", "print this help")("nccl-tests", po::value(&o.measurements),
                                                   "nccl-tests log, or a CSV of measurements")(
       "machine", po::value(&o.machine), "machine profile directory (configs/machines/...)")(
-      "algorithm", po::value(&o.algorithm)->default_value("auto"), "auto (the profile's) | ring")(
-      "min-size", po::value(&o.min_size)->default_value(0), "leave out smaller sizes (bytes)")(
+      "algorithm", po::value(&o.algorithm)->default_value("auto"),
+      "auto (NCCL's fastest choice from the profile's nccl.yaml, or the log's NCCL_ALGO) | "
+      "ring | tree | nvls")("min-size", po::value(&o.min_size)->default_value(0),
+                            "leave out smaller sizes (bytes)")(
       "gpus", po::value(&o.gpus)->default_value(0),
       "GPU count of a CSV without a gpus column (default: the profile's)")(
+      "only-gpus", po::value(&only), "keep only measurements on these GPU counts, e.g. 16,32")(
       "collective", po::value(&o.collective), "collective of an input that does not name it")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
       "analytical-aware | analytical-unaware | packet")("report", po::value(&report),
@@ -241,6 +399,14 @@ int ValidateMain(int argc, char** argv) {
   if (o.measurements.empty() || o.machine.empty()) {
     std::fprintf(stderr, "error: validate: --nccl-tests LOG and --machine DIR are required\n");
     return 1;
+  }
+  if (!only.empty()) {
+    StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only);
+    if (!g.ok()) {
+      std::fprintf(stderr, "error: validate: %s\n", g.status().message().c_str());
+      return 1;
+    }
+    o.only_gpus = *g;
   }
   StatusOr<Backend> b = ParseBackend(backend);
   if (!b.ok()) {

@@ -4,9 +4,15 @@
 //   StatusOr<ValidationReport> r = Validate(o);
 //   std::fputs(FormatValidation(*r).c_str(), stdout);   // ends "geomean error: X% over N sizes"
 //
-// A machine profile is a directory with system.yaml, network.yaml and optionally memory.yaml
-// (JSON is YAML too) and a README. When a measurement used another GPU count than the profile's
-// network, the network's last dimension (the node count) is scaled to match, if it divides.
+// A machine profile is a directory with system.yaml, network.yaml, optionally memory.yaml (JSON
+// is YAML too) and nccl.yaml (validate/nccl_model.h), and a README. When a measurement used
+// another GPU count than the profile's network, the network's last dimension (the node count) is
+// scaled to match, if it divides.
+//
+// With nccl.yaml every row is simulated once per (algorithm, protocol) NCCL could use there, and
+// the fastest counts, as NCCL's tuner picks by its own cost model; a log forced with NCCL_ALGO,
+// or --algorithm, keeps that algorithm only. Without nccl.yaml the profile's system.yaml runs
+// as it is (with --algorithm's implementations when given).
 #pragma once
 
 #include <string>
@@ -14,16 +20,20 @@
 
 #include "common/status.h"
 #include "network/factory.h"
+#include "validate/nccl_model.h"
+#include "validate/nccl_tests.h"
 
 namespace orrery {
 
 struct ValidateOptions {
-  std::string measurements;        // nccl-tests log or CSV
-  std::string machine;             // profile directory
-  std::string algorithm = "auto";  // auto (the profile's) | ring | tree | nvls
-  uint64_t min_size = 0;           // rows below this size are left out
-  int gpus = 0;                    // for CSVs without a gpus column; 0 = the profile's NPU count
-  std::string collective;          // for inputs that do not name it
+  std::string measurements;  // nccl-tests log or CSV
+  std::string machine;       // profile directory
+  std::string algorithm =
+      "auto";                  // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls
+  uint64_t min_size = 0;       // rows below this size are left out
+  int gpus = 0;                // for CSVs without a gpus column; 0 = the profile's NPU count
+  std::vector<int> only_gpus;  // keep only measurements on these GPU counts (empty = all)
+  std::string collective;      // for inputs that do not name it
   Backend backend = Backend::kAnalyticalAware;
   std::string work_dir;  // scratch space for generated traces and configs
 };
@@ -34,7 +44,8 @@ struct ValidationRow {
   uint64_t size = 0;
   double measured_us = 0;
   double simulated_us = 0;
-  double error = 0;  // (simulated - measured) / measured
+  double error = 0;    // (simulated - measured) / measured
+  std::string choice;  // "nvls/Simple"; "" without nccl.yaml
 };
 
 struct ValidationReport {
@@ -49,6 +60,44 @@ Status WriteValidationJson(const ValidationReport& r, const std::string& path);
 
 // Geometric mean of |e| (each floored at 1e-6 so a perfect row does not zero the mean).
 double GeomeanAbs(const std::vector<double>& errors);
+
+// A loaded machine profile and the scratch files that simulate collectives on it.
+class ProfileSimulator {
+ public:
+  // Reads DIR's files; `work_dir` "" = a fresh directory under /tmp, removed on destruction.
+  static StatusOr<ProfileSimulator> Open(const std::string& dir, const std::string& work_dir,
+                                         Backend backend);
+  ProfileSimulator(ProfileSimulator&&) noexcept;
+  ~ProfileSimulator();
+
+  int npus() const { return npus_; }
+  int dims() const { return dims_; }
+  const NcclModel* nccl() const { return has_nccl_ ? &nccl_ : nullptr; }
+  const std::string& dir() const { return dir_; }
+
+  // A network file for `gpus` NPUs (the node dimension scaled).
+  StatusOr<std::string> Network(int gpus, const std::string& source);
+  // A system file running NCCL algorithm `algorithm` ("" = the profile's implementations) with
+  // this launch latency and efficiency (negative = the profile's).
+  StatusOr<std::string> System(const std::string& algorithm, double latency_us, double efficiency);
+  // One collective of nccl-tests size `size` on `gpus` NPUs: the simulated time in µs.
+  StatusOr<double> TimeUs(const std::string& collective, int gpus, uint64_t size,
+                          const std::string& system_file, const std::string& network_file);
+
+ private:
+  ProfileSimulator() = default;
+  std::string dir_, system_, network_, memory_, work_;
+  bool own_work_ = false;
+  int npus_ = 0, dims_ = 0;
+  bool has_nccl_ = false;
+  NcclModel nccl_;
+  Backend backend_ = Backend::kAnalyticalAware;
+  std::vector<std::string> files_;  // written, removed on destruction
+  int serial_ = 0;
+};
+
+// "16,32" -> {16, 32}; `flag` names the option in errors.
+StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text);
 
 // `orrery validate ...`; argv[0] is "validate".
 int ValidateMain(int argc, char** argv);

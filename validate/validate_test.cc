@@ -104,6 +104,33 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
   EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
 }
 
+// All-to-all across two nodes: every GPU sends half its buffer to the other node, through its
+// own NIC only (NCCL's per-NIC limit: the NVSwitch cannot spread it over other GPUs' NICs). With
+// NVLink 100x faster than the NIC, time ~ (S/2) / NIC bandwidth: 64 MiB at 50 GiB/s = 625 µs,
+// plus at most 25% (each chunk is stored and forwarded by the switch; the intra-node phase).
+TEST(Validate, AllToAllAcrossNodesIsBoundByEachGpusNic) {
+  const std::string dir = Tmp("a2a");
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/system.yaml")
+      << "scheduling-policy: LIFO\nendpoint-delay: 10\nactive-chunks-per-dimension: 8\n"
+         "preferred-dataset-splits: 8\nall-to-all-implementation: [ring, ring]\n"
+         "collective-optimization: localBWAware\nlocal-mem-bw: 3350\n";
+  std::ofstream(dir + "/network.yaml")
+      << "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 5000.0, 50.0 ]\n"
+         "latency: [ 500.0, 3000.0 ]\n";
+  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(dir, "", Backend::kAnalyticalAware);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  StatusOr<std::string> system = sim->System("", -1, -1);
+  StatusOr<std::string> network = sim->Network(16, "test");
+  ASSERT_TRUE(system.ok() && network.ok());
+  const uint64_t s = 64 << 20;
+  StatusOr<double> t = sim->TimeUs("alltoall", 16, s, *system, *network);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const double nic_bound_us = (s / 2.0) / (50.0 * (1 << 30)) * 1e6;  // 625 µs
+  EXPECT_GT(*t, nic_bound_us);
+  EXPECT_LT(*t, 1.25 * nic_bound_us);
+}
+
 TEST(Validate, BadInputsAreNamed) {
   ValidateOptions o;
   o.measurements = Tmp("sim.log");
@@ -112,10 +139,18 @@ TEST(Validate, BadInputsAreNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("not a machine profile"), std::string::npos);
   o.machine = Tmp("ring8");
-  o.algorithm = "nvls";
+  o.algorithm = "collnet";
   r = Validate(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("'nvls' is not simulated yet"), std::string::npos);
+  EXPECT_NE(r.status().message().find("--algorithm 'collnet' is unknown; valid: auto, ring, tree, "
+                                      "nvls"),
+            std::string::npos)
+      << r.status().message();
+  o.algorithm = "tree";  // one node: NCCL's tree there is a chain, not modelled
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'tree' needs a node dimension"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

@@ -1,0 +1,136 @@
+// The nvls algorithm's message pattern, derived from system/README.md ("NVLS") over a test
+// network that delivers every message after exactly `latency + size / bandwidth` (whole ns).
+//
+// e = endpoint-delay = 10 ns, D = 1 MiB, a 50 GiB/s (53.687 B/ns), 500 ns switch:
+// t(D) = floor(500 + 1048576 / 53.687) = 20031.
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+#include "system/collective_engine.h"
+
+namespace orrery {
+namespace {
+
+class FixedDelayNetwork : public Network, public EventTarget {
+ public:
+  FixedDelayNetwork(Simulation& sim, Topology topo)
+      : sim_(sim), topo_(std::move(topo)), sent(topo_.num_npus()) {}
+  int num_npus() const override { return topo_.num_npus(); }
+  const Topology& topology() const override { return topo_; }
+  void Send(int src, int dst, Bytes size, DeliveryHandler* h, uint64_t token) override {
+    const Dimension& d = topo_.dims[topo_.FirstDifferingDim(src, dst)];
+    pending_.push_back({h, token});
+    sim_.ScheduleAfter(Time::FromNs((d.latency + Bytes(size.count()) / d.bandwidth).WholeNs()),
+                       this, pending_.size() - 1);
+    sent[src].push_back({dst, size.count()});
+  }
+  void OnEvent(uint64_t i) override { pending_[i].first->OnDelivered(pending_[i].second); }
+
+ private:
+  Simulation& sim_;
+  Topology topo_;
+  std::vector<std::pair<DeliveryHandler*, uint64_t>> pending_;
+
+ public:
+  std::vector<std::vector<std::pair<int, uint64_t>>> sent;  // per source: (dst, bytes)
+};
+
+struct Done : CollectiveListener {
+  Simulation* sim = nullptr;
+  std::vector<Time> at;
+  void OnCollectiveDone(uint64_t) override { at.push_back(sim->now()); }
+};
+
+constexpr uint64_t kD = 1 << 20;
+
+Topology Switch8() {
+  Dimension d;
+  d.type = BlockType::kSwitch;
+  d.npus = 8;
+  d.bandwidth = Bandwidth::FromGiBps(50);
+  d.latency = Time::FromNs(500);
+  return Topology{{d}};
+}
+
+SystemParams Nvls() {
+  SystemParams p;
+  p.preferred_dataset_splits = 1;
+  p.endpoint_delay_ns = 10;
+  p.local_mem_bw_bytes_per_ns = 1600;
+  for (auto& impl : p.impl) impl = {AlgorithmSpec{AlgorithmKind::kNvls}};
+  return p;
+}
+
+struct Result {
+  std::vector<int64_t> ns;
+  std::vector<std::vector<std::pair<int, uint64_t>>> sent;
+};
+
+Result RunAll(CollectiveType type, uint64_t size, Status* status = nullptr) {
+  Simulation sim;
+  FixedDelayNetwork net(sim, Switch8());
+  SystemLayer sys(sim, net, Nvls());
+  std::vector<Done> done(8);
+  for (int i = 0; i < 8; ++i) {
+    done[i].sim = &sim;
+    CollectiveRequest req;
+    req.type = type;
+    req.size = size;
+    const Status s = sys.npu(i).StartCollective(req, &done[i], 0);
+    if (status != nullptr) {
+      *status = s;
+      return {};
+    }
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  sim.Run();
+  Result r;
+  for (auto& d : done) r.ns.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+  r.sent = net.sent;
+  return r;
+}
+
+// All-reduce: input = output = D, so each NPU sends one D-byte message to its successor and
+// receives one; no reduction on the NPU. T = 2e + t(D) = 20 + 20031 = 20051.
+TEST(NvlsTest, AllReduceMovesTheBufferOnceEachWay) {
+  Result r = RunAll(CollectiveType::kAllReduce, kD);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(r.ns[i], 20051) << i;
+    ASSERT_EQ(r.sent[i].size(), 1u);
+    EXPECT_EQ(r.sent[i][0], std::make_pair((i + 1) % 8, kD));
+  }
+}
+
+// Reduce-scatter: input D, output D/8: one message of (D + D/8) / 2 = 589824 bytes.
+// T = 2e + t(589824) = 20 + floor(500 + 589824 / 53.687) = 20 + 11486 = 11506.
+TEST(NvlsTest, ReduceScatterMovesTheMeanOfInputAndOutput) {
+  Result r = RunAll(CollectiveType::kReduceScatter, kD);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(r.ns[i], 11506) << i;
+    ASSERT_EQ(r.sent[i].size(), 1u);
+    EXPECT_EQ(r.sent[i][0], std::make_pair((i + 1) % 8, (kD + kD / 8) / 2));
+  }
+}
+
+// All-gather of D/8 per NPU: output D, the same message size and time as the reduce-scatter.
+TEST(NvlsTest, AllGatherMovesTheMeanOfInputAndOutput) {
+  Result r = RunAll(CollectiveType::kAllGather, kD / 8);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(r.ns[i], 11506) << i;
+    ASSERT_EQ(r.sent[i].size(), 1u);
+    EXPECT_EQ(r.sent[i][0].second, (kD + kD / 8) / 2);
+  }
+}
+
+TEST(NvlsTest, AllToAllIsAClearError) {
+  Status s;
+  RunAll(CollectiveType::kAllToAll, kD, &s);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("'nvls'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("supported for all-to-all: ring"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace orrery

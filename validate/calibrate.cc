@@ -1,0 +1,430 @@
+#include "validate/calibrate.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "validate/nccl_tests.h"
+
+namespace orrery {
+namespace {
+
+constexpr double kMinEfficiency = 0.005;  // the grid reaches size / this
+constexpr int kGridPerOctave = 4;
+constexpr double kPull = 1e-3;
+constexpr double kLl128Payload = 120.0 / 128.0;
+
+// T(x) sampled on a log grid, interpolated linearly in log-log (extrapolated from the ends).
+struct Curve {
+  std::vector<double> log_x, log_t;
+  double Eval(double x) const {
+    const double lx = std::log(x);
+    size_t i = std::upper_bound(log_x.begin(), log_x.end(), lx) - log_x.begin();
+    i = std::min(std::max<size_t>(i, 1), log_x.size() - 1);
+    const double f = (lx - log_x[i - 1]) / (log_x[i] - log_x[i - 1]);
+    return std::exp(log_t[i - 1] + f * (log_t[i] - log_t[i - 1]));
+  }
+};
+
+struct Group {
+  std::vector<std::pair<double, double>> rows;  // (size, log measured time)
+  std::map<std::string, Curve> curves;          // per algorithm that runs at this scale
+};
+
+// A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0,1) through a logistic).
+struct Param {
+  double* value;
+  bool latency;
+  double To(double u) const { return latency ? std::exp(u) : 1 / (1 + std::exp(-u)); }
+  double From(double v) const {
+    if (latency) return std::log(std::max(v, 0.05));
+    v = std::min(std::max(v, 1e-4), 0.999);
+    return std::log(v / (1 - v));
+  }
+};
+
+// Sum over rows of |log simulated - log measured|, the simulated time being the fastest choice.
+double Objective(const std::vector<Group>& groups, const NcclModel& m) {
+  StatusOr<std::vector<NcclChoice>> choices = Choices(m, "");
+  double sum = 0;
+  for (const Group& g : groups) {
+    for (const auto& [size, log_meas] : g.rows) {
+      double best = std::numeric_limits<double>::infinity();
+      for (const NcclChoice& c : *choices) {
+        auto it = g.curves.find(c.algorithm);
+        if (it == g.curves.end()) continue;
+        best = std::min(best, c.latency_us + it->second.Eval(size / c.efficiency));
+      }
+      sum += std::fabs(std::log(best) - log_meas);
+    }
+  }
+  return sum;
+}
+
+// Nelder-Mead on f from x0, initial step `step`; deterministic.
+std::vector<double> Minimize(const std::function<double(const std::vector<double>&)>& f,
+                             std::vector<double> x0, double step, int max_evals) {
+  const size_t n = x0.size();
+  std::vector<std::vector<double>> s(n + 1, x0);
+  for (size_t i = 0; i < n; ++i) s[i + 1][i] += step;
+  std::vector<double> fs(n + 1);
+  for (size_t i = 0; i <= n; ++i) fs[i] = f(s[i]);
+  int evals = static_cast<int>(n + 1);
+  while (evals < max_evals) {
+    std::vector<size_t> order(n + 1);
+    for (size_t i = 0; i <= n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return fs[a] < fs[b]; });
+    const size_t best = order[0], worst = order[n], second = order[n - 1];
+    if (fs[worst] - fs[best] < 1e-12) break;
+    std::vector<double> c(n, 0);
+    for (size_t i : order) {
+      if (i == worst) continue;
+      for (size_t k = 0; k < n; ++k) c[k] += s[i][k] / static_cast<double>(n);
+    }
+    auto along = [&](double t) {
+      std::vector<double> p(n);
+      for (size_t k = 0; k < n; ++k) p[k] = c[k] + t * (s[worst][k] - c[k]);
+      return p;
+    };
+    std::vector<double> r = along(-1);
+    const double fr = f(r);
+    ++evals;
+    if (fr < fs[best]) {
+      std::vector<double> e = along(-2);
+      const double fe = f(e);
+      ++evals;
+      if (fe < fr) {
+        s[worst] = e, fs[worst] = fe;
+      } else {
+        s[worst] = r, fs[worst] = fr;
+      }
+    } else if (fr < fs[second]) {
+      s[worst] = r, fs[worst] = fr;
+    } else {
+      std::vector<double> k = along(fr < fs[worst] ? -0.5 : 0.5);
+      const double fk = f(k);
+      ++evals;
+      if (fk < std::min(fr, fs[worst])) {
+        s[worst] = k, fs[worst] = fk;
+      } else {  // shrink towards the best
+        for (size_t i = 0; i <= n; ++i) {
+          if (i == best) continue;
+          for (size_t d = 0; d < n; ++d) s[i][d] = s[best][d] + 0.5 * (s[i][d] - s[best][d]);
+          fs[i] = f(s[i]);
+          ++evals;
+        }
+      }
+    }
+  }
+  size_t best = 0;
+  for (size_t i = 1; i <= n; ++i) best = fs[i] < fs[best] ? i : best;
+  return s[best];
+}
+
+Status CopyFile(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  if (!in || !out) return Status::Error("cannot copy " + from + " to " + to);
+  out << in.rdbuf();
+  return out ? Status::Ok() : Status::Error(to + ": write failed");
+}
+
+std::string ProfilePath(const std::string& dir, const std::string& stem) {
+  for (const char* ext : {".yaml", ".yml", ".json"}) {
+    struct stat st;
+    if (stat((dir + "/" + stem + ext).c_str(), &st) == 0) return dir + "/" + stem + ext;
+  }
+  return "";
+}
+
+}  // namespace
+
+StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
+  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, "", o.backend);
+  if (!sim.ok()) return sim.status();
+  if (sim->nccl() == nullptr) {
+    return Status::Error(o.machine +
+                         ": no nccl.yaml, so there is nothing to calibrate; start from the "
+                         "closest profile in configs/machines/ (each has one)");
+  }
+  NcclModel model = *sim->nccl();
+  StatusOr<std::vector<NcclMeasurement>> ms =
+      LoadNcclMeasurements(o.measurements, o.gpus > 0 ? o.gpus : sim->npus(), o.collective);
+  if (!ms.ok()) return ms.status();
+  std::vector<Group> groups;
+  for (const NcclMeasurement& m : *ms) {
+    if (!o.only_gpus.empty() &&
+        std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
+      continue;
+    }
+    Group g;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (const NcclRow& r : m.rows) {
+      if (r.size < o.min_size) continue;
+      g.rows.push_back({static_cast<double>(r.size), std::log(r.time_us)});
+      lo = std::min(lo, static_cast<double>(r.size));
+      hi = std::max(hi, static_cast<double>(r.size));
+    }
+    if (g.rows.empty()) continue;
+    StatusOr<std::string> network = sim->Network(m.gpus, m.source);
+    if (!network.ok()) return network.status();
+    const std::string forced = m.algorithm == "nvlstree" ? "nvls" : m.algorithm;
+    std::string failures;
+    for (const NcclAlgorithm& a : model.algorithms) {
+      if (!forced.empty() && a.name != forced) continue;
+      StatusOr<std::string> system = sim->System(a.name, 0, 1.0);
+      if (!system.ok()) {
+        failures += "\n  " + a.name + ": " + system.status().message();
+        continue;
+      }
+      // Grid sizes are whole multiples of a power of two (the smallest row's, at most 1 MiB),
+      // as the sizes protocol-efficiency produces: chunks then divide evenly, as they do in
+      // the runs being predicted.
+      uint64_t grain = 1;
+      while (grain * 2 <= static_cast<uint64_t>(lo) && grain < (uint64_t{1} << 20)) grain *= 2;
+      Curve c;
+      bool ok = true;
+      for (double x = lo; ok; x *= std::exp2(1.0 / kGridPerOctave)) {
+        const uint64_t size =
+            std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(x / grain))) * grain;
+        StatusOr<double> t = sim->TimeUs(m.collective, m.gpus, size, *system, *network);
+        if (!t.ok()) {
+          failures += "\n  " + a.name + ": " + t.status().message();
+          ok = false;
+          break;
+        }
+        c.log_x.push_back(std::log(static_cast<double>(size)));
+        c.log_t.push_back(std::log(*t));
+        if (x > hi / kMinEfficiency) break;
+      }
+      if (ok) g.curves[a.name] = c;
+    }
+    if (g.curves.empty()) {
+      return Status::Error(m.source + ": no algorithm of " + o.machine + " runs " + m.collective +
+                           " on " + std::to_string(m.gpus) + " GPUs:" + failures);
+    }
+    groups.push_back(std::move(g));
+  }
+  if (groups.empty()) {
+    return Status::Error(o.measurements + ": no rows to fit (check --min-size and --only-gpus)");
+  }
+  // The free parameters: every protocol's, and every algorithm's but ring's.
+  std::vector<Param> params;
+  // LL128 moves 120 payload bytes in every 128-byte line, the rest as Simple does: its
+  // efficiency is tied to Simple's rather than fitted (when both are there).
+  NcclProtocol* simple = nullptr;
+  NcclProtocol* ll128 = nullptr;
+  for (NcclProtocol& p : model.protocols) {
+    if (p.name == "Simple") simple = &p;
+    if (p.name == "LL128") ll128 = &p;
+  }
+  auto free = [&](const std::string& name) {
+    if (o.fit.empty()) return name != "ring";
+    return std::find(o.fit.begin(), o.fit.end(), name) != o.fit.end();
+  };
+  for (const std::string& name : o.fit) {
+    bool known = false;
+    for (const NcclProtocol& p : model.protocols) known = known || p.name == name;
+    for (const NcclAlgorithm& a : model.algorithms) known = known || a.name == name;
+    if (!known) {
+      return Status::Error("--fit '" + name + "': not an algorithm or protocol of " +
+                           sim->nccl()->path + "; valid: " + kNcclAlgorithms + ", " +
+                           kNcclProtocols + " (those it defines)");
+    }
+  }
+  for (NcclProtocol& p : model.protocols) {
+    if (!free(p.name)) continue;
+    params.push_back({&p.latency_us, true});
+    if (&p != ll128 || simple == nullptr) params.push_back({&p.efficiency, false});
+  }
+  for (NcclAlgorithm& a : model.algorithms) {
+    if (!free(a.name)) continue;
+    params.push_back({&a.latency_us, true});
+    params.push_back({&a.efficiency, false});
+  }
+  if (params.empty()) return Status::Error("--fit leaves no parameter to fit");
+  std::vector<double> u0;
+  for (const Param& p : params) u0.push_back(p.From(*p.value));
+  auto f = [&](const std::vector<double>& u) {
+    double pull = 0;
+    for (size_t i = 0; i < u.size(); ++i) {
+      *params[i].value = params[i].To(u[i]);
+      pull += (u[i] - u0[i]) * (u[i] - u0[i]);
+    }
+    if (simple != nullptr && ll128 != nullptr)
+      ll128->efficiency = kLl128Payload * simple->efficiency;
+    return Objective(groups, model) + kPull * pull;
+  };
+  // Coordinate scans first (the fastest-choice minimum has kinks a simplex stalls on), then
+  // Nelder-Mead from the best point.
+  std::vector<double> u = u0;
+  double fu = f(u);
+  for (double step : {1.0, 0.5, 0.25, 0.1, 0.05, 0.02}) {
+    for (int sweep = 0; sweep < 3; ++sweep) {
+      for (size_t i = 0; i < u.size(); ++i) {
+        const double center = u[i];
+        for (int k = -12; k <= 12; ++k) {
+          std::vector<double> t = u;
+          t[i] = center + step * k;
+          const double ft = f(t);
+          if (ft < fu) fu = ft, u = t;
+        }
+      }
+    }
+  }
+  for (double step : {0.5, 0.1}) u = Minimize(f, u, step, 4000);
+  f(u);  // leave the fitted values in `model`
+  size_t rows = 0;
+  for (const Group& g : groups) rows += g.rows.size();
+  CalibrationResult result;
+  result.mean_abs_log_error = Objective(groups, model) / static_cast<double>(rows);
+  for (NcclProtocol& p : model.protocols) {
+    p.latency_us = std::round(p.latency_us * 1e3) / 1e3;
+    p.efficiency = std::round(p.efficiency * 1e4) / 1e4;
+  }
+  for (NcclAlgorithm& a : model.algorithms) {
+    a.latency_us = std::round(a.latency_us * 1e3) / 1e3;
+    a.efficiency = std::round(a.efficiency * 1e4) / 1e4;
+  }
+  result.model = model;
+
+  // Write the profile (or a scratch copy) and validate it with full simulations.
+  std::string out = o.out;
+  bool scratch = false;
+  if (out.empty()) {
+    char tmpl[] = "/tmp/orrery-calibrate.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
+    out = tmpl;
+    scratch = true;
+  } else if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::Error(out + ": cannot create the profile directory: " + std::strerror(errno));
+  }
+  std::vector<std::string> written;
+  for (const char* stem : {"system", "network", "memory"}) {
+    const std::string from = ProfilePath(o.machine, stem);
+    if (from.empty()) continue;
+    const std::string to = out + "/" + from.substr(from.rfind('/') + 1);
+    if (to != from) {
+      Status s = CopyFile(from, to);
+      if (!s.ok()) return s;
+    }
+    written.push_back(to);
+  }
+  char rms[64];
+  std::snprintf(rms, sizeof rms, "%.4f", result.mean_abs_log_error);
+  std::string only;
+  for (int g : o.only_gpus) only += (only.empty() ? "" : ",") + std::to_string(g);
+  const std::string comment = "# Fitted by orrery calibrate from " + o.machine + "/nccl.yaml on " +
+                              o.measurements + (only.empty() ? "" : " (GPUs " + only + ")") +
+                              ": mean |log-time error| " + rms + ".\n";
+  {
+    std::ofstream f(out + "/nccl.yaml");
+    f << FormatNcclModel(model, comment);
+    if (!f) return Status::Error(out + "/nccl.yaml: write failed");
+    written.push_back(out + "/nccl.yaml");
+  }
+  if (!scratch) {
+    struct stat st;
+    if (stat((out + "/README.md").c_str(), &st) != 0) {
+      std::ofstream(out + "/README.md")
+          << "# Calibrated machine profile\n\nsystem, network and memory files copied from `"
+          << o.machine << "`; `nccl.yaml` fitted by `orrery calibrate` to `" << o.measurements
+          << "`" << (only.empty() ? "" : " (GPU counts " + only + ")")
+          << ". Say here what the machine is and which measurements are held out.\n";
+    }
+  }
+  ValidateOptions v;
+  v.measurements = o.measurements;
+  v.machine = out;
+  v.gpus = o.gpus;
+  v.collective = o.collective;
+  v.min_size = o.min_size;
+  v.only_gpus = o.only_gpus;
+  v.backend = o.backend;
+  StatusOr<ValidationReport> report = Validate(v);
+  if (scratch) {
+    for (const std::string& f : written) std::remove(f.c_str());
+    rmdir(out.c_str());
+  }
+  if (!report.ok()) return report.status();
+  result.validation = *report;
+  return result;
+}
+
+int CalibrateMain(int argc, char** argv) {
+  namespace po = boost::program_options;
+  CalibrateOptions o;
+  std::string backend = "analytical-aware", only, fit;
+  po::options_description desc(
+      "orrery calibrate: fit a machine profile's NCCL latency floors and efficiencies "
+      "(nccl.yaml) to an nccl-tests log and write the fitted profile");
+  desc.add_options()("help,h", "print this help")("nccl-tests", po::value(&o.measurements),
+                                                  "nccl-tests log, or a CSV of measurements")(
+      "machine", po::value(&o.machine), "profile to start from (configs/machines/...)")(
+      "out", po::value(&o.out), "write the fitted profile here (default: print nccl.yaml only)")(
+      "min-size", po::value(&o.min_size)->default_value(0), "leave out smaller sizes (bytes)")(
+      "gpus", po::value(&o.gpus)->default_value(0),
+      "GPU count of a CSV without a gpus column (default: the profile's)")(
+      "only-gpus", po::value(&only), "fit on these GPU counts only, e.g. 16,32")(
+      "fit", po::value(&fit),
+      "fit only these algorithms' and protocols' latency and efficiency, e.g. tree,Simple "
+      "(default: all but ring's)")("collective", po::value(&o.collective),
+                                   "collective of an input that does not name it")(
+      "network-backend", po::value(&backend)->default_value("analytical-aware"),
+      "analytical-aware | analytical-unaware");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "error: calibrate: %s (see orrery calibrate --help)\n", e.what());
+    return 1;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (o.measurements.empty() || o.machine.empty()) {
+    std::fprintf(stderr, "error: calibrate: --nccl-tests LOG and --machine DIR are required\n");
+    return 1;
+  }
+  if (!only.empty()) {
+    StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only);
+    if (!g.ok()) {
+      std::fprintf(stderr, "error: calibrate: %s\n", g.status().message().c_str());
+      return 1;
+    }
+    o.only_gpus = *g;
+  }
+  std::stringstream names(fit);
+  for (std::string n; std::getline(names, n, ',');) o.fit.push_back(n);
+  StatusOr<Backend> b = ParseBackend(backend);
+  if (!b.ok()) {
+    std::fprintf(stderr, "error: --network-backend: %s\n", b.status().message().c_str());
+    return 1;
+  }
+  o.backend = *b;
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
+    return 1;
+  }
+  std::fputs(FormatNcclModel(r->model, "# fitted nccl.yaml\n").c_str(), stdout);
+  std::fputs(FormatValidation(r->validation).c_str(), stdout);
+  if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  return 0;
+}
+
+}  // namespace orrery

@@ -1,0 +1,226 @@
+#include "validate/nccl_model.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <set>
+
+namespace orrery {
+
+const char kNcclAlgorithms[] = "ring, tree, nvls";
+const char kNcclProtocols[] = "LL, LL128, Simple";
+
+namespace {
+
+bool IsAlgorithm(const std::string& s) { return s == "ring" || s == "tree" || s == "nvls"; }
+bool IsProtocol(const std::string& s) { return s == "LL" || s == "LL128" || s == "Simple"; }
+
+std::string At(const std::string& path, const YAML::Node& n) {
+  return path + ":" + std::to_string(n.Mark().line + 1);
+}
+
+// Reads {latency-us, efficiency[, protocols]} into the pointers; problems go to `errors`.
+void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
+               double* latency_us, double* efficiency, std::vector<std::string>* protocols,
+               std::vector<std::string>* errors) {
+  if (!n.IsMap()) {
+    errors->push_back(At(path, n) + ": " + what +
+                      ": expected a map with latency-us and efficiency");
+    return;
+  }
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string where = At(path, kv.first) + ": " + what + " key '" + key + "'";
+    if (key == "latency-us" || key == "efficiency") {
+      double v = 0;
+      bool ok = kv.second.IsScalar();
+      if (ok) {
+        try {
+          v = kv.second.as<double>();
+        } catch (const YAML::Exception&) {
+          ok = false;
+        }
+      }
+      const bool in_range = key == "latency-us" ? v >= 0 : (v > 0 && v <= 1);
+      if (!ok || !in_range) {
+        errors->push_back(where + ": bad value '" +
+                          (kv.second.IsScalar() ? kv.second.Scalar() : "") + "'; expected " +
+                          (key == "latency-us" ? "microseconds >= 0" : "a share in (0, 1]"));
+        continue;
+      }
+      *(key == "latency-us" ? latency_us : efficiency) = v;
+    } else if (key == "protocols" && protocols != nullptr) {
+      if (!kv.second.IsSequence()) {
+        errors->push_back(where + ": expected a list of " + kNcclProtocols);
+        continue;
+      }
+      for (const YAML::Node& p : kv.second) {
+        const std::string name = p.IsScalar() ? p.Scalar() : "";
+        if (!IsProtocol(name)) {
+          errors->push_back(At(path, p) + ": " + what + " protocol '" + name +
+                            "' is unknown; valid: " + kNcclProtocols);
+        } else {
+          protocols->push_back(name);
+        }
+      }
+    } else {
+      errors->push_back(where + " is unknown; valid: latency-us, efficiency" +
+                        (protocols != nullptr ? ", protocols" : ""));
+    }
+  }
+}
+
+std::string Num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+}  // namespace
+
+StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return Status::Error(path + ": " + e.what());
+  }
+  NcclModel m;
+  m.path = path;
+  std::vector<std::string> errors;
+  if (!root.IsMap()) return Status::Error(path + ": expected a map with algorithms and protocols");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "algorithms" && key != "protocols") {
+      errors.push_back(At(path, kv.first) + ": key '" + key +
+                       "' is unknown; valid: algorithms, protocols");
+      continue;
+    }
+    if (!kv.second.IsMap()) {
+      errors.push_back(At(path, kv.second) + ": '" + key + "' must map names (" +
+                       (key == "algorithms" ? kNcclAlgorithms : kNcclProtocols) +
+                       ") to their latency-us and efficiency");
+      continue;
+    }
+    for (const auto& e : kv.second) {
+      const std::string name = e.first.as<std::string>();
+      if (key == "algorithms") {
+        if (!IsAlgorithm(name)) {
+          errors.push_back(At(path, e.first) + ": algorithm '" + name +
+                           "' is unknown; valid: " + kNcclAlgorithms);
+          continue;
+        }
+        NcclAlgorithm a;
+        a.name = name;
+        ReadEntry(path, "algorithm " + name, e.second, &a.latency_us, &a.efficiency, &a.protocols,
+                  &errors);
+        m.algorithms.push_back(a);
+      } else {
+        if (!IsProtocol(name)) {
+          errors.push_back(At(path, e.first) + ": protocol '" + name +
+                           "' is unknown; valid: " + kNcclProtocols);
+          continue;
+        }
+        NcclProtocol p;
+        p.name = name;
+        ReadEntry(path, "protocol " + name, e.second, &p.latency_us, &p.efficiency, nullptr,
+                  &errors);
+        m.protocols.push_back(p);
+      }
+    }
+  }
+  if (m.algorithms.empty()) errors.push_back(path + ": no algorithms (" + kNcclAlgorithms + ")");
+  if (m.protocols.empty()) errors.push_back(path + ": no protocols (" + kNcclProtocols + ")");
+  for (const NcclAlgorithm& a : m.algorithms) {
+    for (const std::string& p : a.protocols) {
+      bool found = false;
+      for (const NcclProtocol& q : m.protocols) found = found || q.name == p;
+      if (!found) {
+        errors.push_back(path + ": algorithm " + a.name + " runs protocol " + p +
+                         ", which 'protocols' does not define");
+      }
+    }
+  }
+  if (!errors.empty()) {
+    std::string msg;
+    for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    return Status::Error(msg);
+  }
+  return m;
+}
+
+std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
+  std::string out = comment;
+  out += "algorithms:\n";
+  for (const NcclAlgorithm& a : m.algorithms) {
+    out += "  " + a.name + ": {latency-us: " + Num(a.latency_us) +
+           ", efficiency: " + Num(a.efficiency);
+    if (!a.protocols.empty()) {
+      out += ", protocols: [";
+      for (size_t i = 0; i < a.protocols.size(); ++i) {
+        out += (i ? ", " : "") + a.protocols[i];
+      }
+      out += "]";
+    }
+    out += "}\n";
+  }
+  out += "protocols:\n";
+  for (const NcclProtocol& p : m.protocols) {
+    out += "  " + p.name + ": {latency-us: " + Num(p.latency_us) +
+           ", efficiency: " + Num(p.efficiency) + "}\n";
+  }
+  return out;
+}
+
+StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string& algorithm) {
+  std::vector<NcclChoice> out;
+  std::string listed;
+  for (const NcclAlgorithm& a : m.algorithms) {
+    listed += (listed.empty() ? "" : ", ") + a.name;
+    if (!algorithm.empty() && a.name != algorithm) continue;
+    for (const NcclProtocol& p : m.protocols) {
+      bool allowed = a.protocols.empty();
+      for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
+      if (!allowed) continue;
+      out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency * p.efficiency});
+    }
+  }
+  if (out.empty()) {
+    return Status::Error(m.path + ": algorithm '" + algorithm +
+                         "' is not one this machine's NCCL runs; its algorithms: " + listed);
+  }
+  return out;
+}
+
+StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
+    const std::string& name, int dims) {
+  if (!IsAlgorithm(name)) {
+    return Status::Error("algorithm '" + name + "' is unknown; valid: auto, " + kNcclAlgorithms);
+  }
+  if (name == "tree" && dims < 2) {
+    return Status::Error(
+        "algorithm 'tree' needs a node dimension (inside one node NCCL's tree is a chain, "
+        "which Orrery does not model); use ring or nvls on a single node");
+  }
+  if (name == "ring" && dims > 1) {
+    // One flat ring over all GPUs per channel, leaving each node through a different NIC.
+    const std::vector<std::string> flat = {"channelRing"};
+    return std::map<std::string, std::vector<std::string>>{
+        {"all-reduce-implementation", flat},
+        {"reduce-scatter-implementation", flat},
+        {"all-gather-implementation", flat},
+        {"all-to-all-implementation", std::vector<std::string>(static_cast<size_t>(dims), "ring")}};
+  }
+  std::vector<std::string> reduce(static_cast<size_t>(dims), "ring");
+  if (name == "nvls") reduce[0] = "nvls";
+  if (name != "ring") reduce.back() = dims > 1 ? "doubleBinaryTree" : reduce.back();
+  std::vector<std::string> split = reduce;  // reduce-scatter / all-gather: no tree
+  if (dims > 1) split.back() = "ring";
+  return std::map<std::string, std::vector<std::string>>{
+      {"all-reduce-implementation", reduce},
+      {"reduce-scatter-implementation", split},
+      {"all-gather-implementation", split},
+      {"all-to-all-implementation", std::vector<std::string>(static_cast<size_t>(dims), "ring")}};
+}
+
+}  // namespace orrery

@@ -1,0 +1,96 @@
+#include "validate/nccl_model.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace orrery {
+namespace {
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(NcclModel, ChoicesCombineAlgorithmAndProtocol) {
+  auto m = LoadNcclModel(Write(
+      "ok.yaml",
+      "algorithms:\n  nvls: {latency-us: 5, efficiency: 0.5, protocols: [Simple]}\n"
+      "  ring: {latency-us: 0, efficiency: 1}\nprotocols:\n"
+      "  LL: {latency-us: 6, efficiency: 0.01}\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto all = Choices(*m, "");
+  ASSERT_TRUE(all.ok());
+  // nvls runs Simple only; ring runs both: 3 choices.
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].algorithm, "nvls");
+  EXPECT_EQ((*all)[0].protocol, "Simple");
+  EXPECT_DOUBLE_EQ((*all)[0].latency_us, 35);   // 5 + 30
+  EXPECT_DOUBLE_EQ((*all)[0].efficiency, 0.4);  // 0.5 * 0.8
+  auto ring = Choices(*m, "ring");
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->size(), 2u);
+  auto tree = Choices(*m, "tree");
+  ASSERT_FALSE(tree.ok());
+  EXPECT_NE(tree.status().message().find("its algorithms: nvls, ring"), std::string::npos);
+  // Written back and read again: the same model.
+  auto again = LoadNcclModel(Write("again.yaml", FormatNcclModel(*m, "# test\n")));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->algorithms[0].protocols, std::vector<std::string>{"Simple"});
+  EXPECT_DOUBLE_EQ(again->protocols[1].efficiency, 0.8);
+}
+
+TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
+  auto m = LoadNcclModel(Write("bad.yaml",
+                               "algorithms:\n  ring: {latency-us: -1, efficency: 1}\n"
+                               "  collnet: {latency-us: 1}\nprotocols:\n"
+                               "  Simple: {latency-us: 3, efficiency: 1.5}\nchannels: 4\n"));
+  ASSERT_FALSE(m.ok());
+  const std::string msg = m.status().message();
+  EXPECT_NE(msg.find("bad.yaml:2: algorithm ring key 'latency-us': bad value '-1'; expected "
+                     "microseconds >= 0"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("bad.yaml:2: algorithm ring key 'efficency' is unknown; valid: latency-us, "
+                     "efficiency, protocols"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("bad.yaml:3: algorithm 'collnet' is unknown; valid: ring, tree, nvls"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("bad.yaml:5: protocol Simple key 'efficiency': bad value '1.5'; expected a "
+                     "share in (0, 1]"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("bad.yaml:6: key 'channels' is unknown; valid: algorithms, protocols"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(NcclModel, AlgorithmsMapToImplementationsPerDimension) {
+  auto one = NcclImplementations("nvls", 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->at("all-reduce-implementation"), std::vector<std::string>{"nvls"});
+  auto tree = NcclImplementations("tree", 2);
+  ASSERT_TRUE(tree.ok());
+  EXPECT_EQ(tree->at("all-reduce-implementation"),
+            (std::vector<std::string>{"ring", "doubleBinaryTree"}));
+  EXPECT_EQ(tree->at("reduce-scatter-implementation"), (std::vector<std::string>{"ring", "ring"}));
+  auto nvls_tree = NcclImplementations("nvls", 2);
+  ASSERT_TRUE(nvls_tree.ok());
+  EXPECT_EQ(nvls_tree->at("all-reduce-implementation"),
+            (std::vector<std::string>{"nvls", "doubleBinaryTree"}));
+  auto ring = NcclImplementations("ring", 2);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->at("all-reduce-implementation"), std::vector<std::string>{"channelRing"});
+  // All-to-all keeps one ring per dimension: across nodes each GPU uses its own NIC.
+  EXPECT_EQ(ring->at("all-to-all-implementation"), (std::vector<std::string>{"ring", "ring"}));
+  auto single_tree = NcclImplementations("tree", 1);
+  ASSERT_FALSE(single_tree.ok());
+  EXPECT_NE(single_tree.status().message().find("needs a node dimension"), std::string::npos);
+  EXPECT_FALSE(NcclImplementations("collnet", 2).ok());
+}
+
+}  // namespace
+}  // namespace orrery

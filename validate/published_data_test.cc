@@ -1,0 +1,86 @@
+// The shipped machine profiles against every published measurement in ../shared/validation (see
+// its README): the issue's targets, checked on every run. Each profile's README says which file
+// its numbers were fitted to; the others are predictions.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "validate/validate.h"
+
+namespace orrery {
+namespace {
+
+std::string Validation(const std::string& file) {
+  const char* dir = std::getenv("ORRERY_COMPAT_DIR");  // .../shared/compat
+  EXPECT_NE(dir, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  return std::string(dir ? dir : ".") + "/../validation/" + file;
+}
+
+std::string Machine(const std::string& name) { return "configs/machines/" + name; }
+
+struct Errors {
+  double at_least_1mib = 0;  // geomean |error| over rows >= 1 MiB
+  double all = 0;            // over every row
+  size_t rows = 0;
+};
+
+Errors Check(const std::string& file, const std::string& machine) {
+  ValidateOptions o;
+  o.measurements = Validation(file);
+  o.machine = Machine(machine);
+  StatusOr<ValidationReport> r = Validate(o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return {1, 1, 0};
+  std::vector<double> big, all;
+  for (const ValidationRow& v : r->rows) {
+    all.push_back(v.error);
+    if (v.size >= (1u << 20)) big.push_back(v.error);
+  }
+  std::printf("%s on %s:\n%s", file.c_str(), machine.c_str(), FormatValidation(*r).c_str());
+  return {GeomeanAbs(big), GeomeanAbs(all), all.size()};
+}
+
+// Fitted file of hgx-h100 (Azure ND H100 v5, NCCL's default: NVLS at large sizes).
+TEST(PublishedData, AzureH100SingleNode) {
+  Errors e = Check("azure-h100-8gpu-all_reduce-busbw.csv", "hgx-h100");
+  EXPECT_EQ(e.rows, 24u);
+  EXPECT_LE(e.at_least_1mib, 0.05);
+  EXPECT_LE(e.all, 0.15);
+}
+
+// Held out from hgx-h100: another H100 NVSwitch machine (nccl-tests issue #290).
+TEST(PublishedData, NcclTests290SingleNodeIsPredicted) {
+  Errors e = Check("h100-8gpu-nvswitch-all_reduce-default.log", "hgx-h100");
+  EXPECT_EQ(e.rows, 6u);
+  EXPECT_LE(e.at_least_1mib, 0.05);
+  EXPECT_LE(e.all, 0.15);
+}
+
+// Fitted file of dgx-h100-ndr (NCCL's default on two nodes: tree).
+TEST(PublishedData, TwoNodeNdrDefault) {
+  Errors e = Check("h100-2x8gpu-ndr-all_reduce-default.log", "dgx-h100-ndr");
+  EXPECT_EQ(e.rows, 11u);
+  EXPECT_LE(e.at_least_1mib, 0.05);
+  EXPECT_LE(e.all, 0.15);
+}
+
+// Held out from dgx-h100-ndr: the same machine forced to ring (NCCL_ALGO=RING in the log).
+TEST(PublishedData, TwoNodeNdrRingIsPredicted) {
+  Errors e = Check("h100-2x8gpu-ndr-all_reduce-ring.log", "dgx-h100-ndr");
+  EXPECT_EQ(e.rows, 11u);
+  EXPECT_LE(e.at_least_1mib, 0.05);
+  EXPECT_LE(e.all, 0.15);
+}
+
+// p5-h100-efa: 2 to 32 nodes (see its README for what was fitted and what is predicted).
+TEST(PublishedData, AwsP5Efa) {
+  Errors e = Check("aws-p5-efa-all_reduce.csv", "p5-h100-efa");
+  EXPECT_EQ(e.rows, 45u);
+  EXPECT_LE(e.at_least_1mib, 0.10);
+  EXPECT_LE(e.all, 0.15);
+}
+
+}  // namespace
+}  // namespace orrery
