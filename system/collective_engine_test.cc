@@ -8,37 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include "system/test_network.h"
+
 namespace orrery {
 namespace {
-
-class FixedDelayNetwork : public Network, public EventTarget {
- public:
-  FixedDelayNetwork(Simulation& sim, Topology topo) : sim_(sim), topo_(std::move(topo)) {}
-  int num_npus() const override { return topo_.num_npus(); }
-  const Topology& topology() const override { return topo_; }
-  void Send(int src, int dst, Bytes size, DeliveryHandler* h, uint64_t token) override {
-    const Dimension& d = topo_.dims[topo_.FirstDifferingDim(src, dst)];
-    pending_.push_back({h, token});
-    sim_.ScheduleAfter(Delay(d, size.count()), this, pending_.size() - 1);
-    ++messages;
-  }
-  void OnEvent(uint64_t i) override { pending_[i].first->OnDelivered(pending_[i].second); }
-  static Time Delay(const Dimension& d, uint64_t bytes) {
-    return Time::FromNs((d.latency + Bytes(bytes) / d.bandwidth).WholeNs());
-  }
-  int messages = 0;
-
- private:
-  Simulation& sim_;
-  Topology topo_;
-  std::vector<std::pair<DeliveryHandler*, uint64_t>> pending_;
-};
-
-struct Done : CollectiveListener {
-  Simulation* sim = nullptr;
-  std::vector<Time> at;
-  void OnCollectiveDone(uint64_t) override { at.push_back(sim->now()); }
-};
 
 Dimension Ring(int n, double gibps, int64_t lat_ns) {
   Dimension d;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "system/collective_engine.h"
+#include "system/test_network.h"
 
 namespace orrery {
 namespace {
@@ -32,34 +33,6 @@ int CeilLog2(int n) {
 int HighBit(int v) { return static_cast<int>(std::log2(v)); }
 int LowBit(int v) { return __builtin_ctz(static_cast<unsigned>(v)); }
 int PopCount(int v) { return __builtin_popcount(static_cast<unsigned>(v)); }
-
-class FixedDelayNetwork : public Network, public EventTarget {
- public:
-  FixedDelayNetwork(Simulation& sim, Topology topo)
-      : sim_(sim), topo_(std::move(topo)), sent(topo_.num_npus()) {}
-  int num_npus() const override { return topo_.num_npus(); }
-  const Topology& topology() const override { return topo_; }
-  void Send(int src, int dst, Bytes size, DeliveryHandler* h, uint64_t token) override {
-    pending_.push_back({h, token});
-    sim_.ScheduleAfter(Time::FromNs(T(size.count())), this, pending_.size() - 1);
-    sent[src].push_back({dst, size.count()});
-  }
-  void OnEvent(uint64_t i) override { pending_[i].first->OnDelivered(pending_[i].second); }
-
- private:
-  Simulation& sim_;
-  Topology topo_;
-  std::vector<std::pair<DeliveryHandler*, uint64_t>> pending_;
-
- public:
-  std::vector<std::vector<std::pair<int, uint64_t>>> sent;  // per source: (dst, bytes)
-};
-
-struct Done : CollectiveListener {
-  Simulation* sim = nullptr;
-  std::vector<Time> at;
-  void OnCollectiveDone(uint64_t) override { at.push_back(sim->now()); }
-};
 
 Topology OneDim(int n) {
   Dimension d;

@@ -15,35 +15,19 @@
 #include <vector>
 
 #include "system/collective_engine.h"
+#include "system/test_network.h"
 
 namespace orrery {
 namespace {
 
-class FixedDelayNetwork : public Network, public EventTarget {
- public:
-  FixedDelayNetwork(Simulation& sim, Topology topo) : sim_(sim), topo_(std::move(topo)) {}
-  int num_npus() const override { return topo_.num_npus(); }
-  const Topology& topology() const override { return topo_; }
-  void Send(int src, int dst, Bytes size, DeliveryHandler* h, uint64_t token) override {
-    const Dimension& d = topo_.dims[topo_.FirstDifferingDim(src, dst)];
-    pending_.push_back({h, token});
-    sim_.ScheduleAfter(Time::FromNs((d.latency + size / d.bandwidth).WholeNs()), this,
-                       pending_.size() - 1);
-  }
-  void OnEvent(uint64_t i) override { pending_[i].first->OnDelivered(pending_[i].second); }
-
- private:
-  Simulation& sim_;
-  Topology topo_;
-  std::vector<std::pair<DeliveryHandler*, uint64_t>> pending_;
-};
-
-// Records when each collective (by token) finished on one NPU.
-struct Done : CollectiveListener {
+// When each collective finished, by its token (ns).
+struct DoneByToken : CollectiveListener {
   Simulation* sim = nullptr;
   std::map<uint64_t, int64_t> at;
   void OnCollectiveDone(uint64_t token) override { at[token] = sim->now().WholeNs(); }
 };
+
+// Records when each collective (by token) finished on one NPU.
 
 Dimension Ring(int n, double gibps, int64_t lat_ns) {
   Dimension d;
@@ -95,7 +79,7 @@ std::vector<int64_t> RunAll(const Topology& topo, const SystemParams& params,
   Simulation sim;
   FixedDelayNetwork net(sim, topo);
   SystemLayer sys(sim, net, params);
-  std::vector<Done> done(topo.num_npus());
+  std::vector<DoneByToken> done(topo.num_npus());
   for (int i = 0; i < topo.num_npus(); ++i) {
     done[i].sim = &sim;
     for (size_t c = 0; c < colls.size(); ++c) {
