@@ -12,7 +12,7 @@ namespace {
 // reduce-scatter all are.
 class RingPhase final : public PacketPhase {
  public:
-  RingPhase(Stream& stream, const PhaseSpec& p) : PacketPhase(stream, p) {
+  RingPhase(Stream& stream, const PhaseSpec& p, int dst, int src) : PacketPhase(stream, p) {
     const uint64_t n = static_cast<uint64_t>(p.ring_size);
     switch (p.type) {
       case CollectiveType::kAllReduce:
@@ -36,8 +36,8 @@ class RingPhase final : public PacketPhase {
         final_size_ = p.data_size;
         break;
     }
-    dst_ = p.receiver;
-    src_ = p.sender;
+    dst_ = dst;
+    src_ = src;
   }
 
  private:
@@ -47,7 +47,12 @@ class RingPhase final : public PacketPhase {
 }  // namespace
 
 std::unique_ptr<PhaseAlgorithm> MakeRingPhase(Stream& stream, const PhaseSpec& phase) {
-  return std::make_unique<RingPhase>(stream, phase);
+  return std::make_unique<RingPhase>(stream, phase, phase.receiver, phase.sender);
+}
+
+std::unique_ptr<PhaseAlgorithm> MakeRingPhaseBetween(Stream& stream, const PhaseSpec& phase,
+                                                     int dst, int src) {
+  return std::make_unique<RingPhase>(stream, phase, dst, src);
 }
 
 }  // namespace orrery
