@@ -6,43 +6,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "runner/compat_cases.h"
 #include "runner/run.h"
 
 namespace orrery {
 namespace {
 
-std::string CompatDir() {
-  const char* d = std::getenv("ORRERY_COMPAT_DIR");
-  return d ? d : "";
-}
-
-struct Case {
-  const char* workload;
-  const char* network;
-  const char* system;
-  int64_t unaware_ns;
-  int64_t aware_ns;
-};
-
-const Case kCases[] = {
-    {"all_gather/16npus_1MB/all_gather", "Ring_16npus.yml", "Ring_4chunks.json", 323560, 323560},
-    {"all_gather/4npus_1MB/all_gather", "Ring_4npus.yml", "Ring_4chunks.json", 64744, 64744},
-    {"all_gather/8npus_1MB/all_gather", "Ring_8npus.yml", "Ring_4chunks.json", 151016, 151016},
-    {"all_reduce/16npus_1MB/all_reduce", "Ring_16npus.yml", "Ring_4chunks.json", 99640, 99640},
-    {"all_reduce/4npus_1MB/all_reduce", "Ring_4npus.yml", "Ring_4chunks.json", 43000, 43000},
-    {"all_reduce/8npus_1MB/all_reduce", "HGX-H100-validated.yml", "HGX-H100-validated.json", 55222,
-     57426},
-    {"all_reduce/8npus_1MB/all_reduce", "Ring_8npus.yml", "Ring_4chunks.json", 64440, 64440},
-    {"all_to_all/16npus_1MB/all_to_all", "Ring_16npus.yml", "Ring_4chunks.json", 391240, 391240},
-    {"all_to_all/4npus_1MB/all_to_all", "Ring_4npus.yml", "Ring_4chunks.json", 41560, 41560},
-    {"all_to_all/8npus_1MB/all_to_all", "Ring_8npus.yml", "Ring_4chunks.json", 125480, 125480},
-    {"reduce_scatter/16npus_1MB/reduce_scatter", "Ring_16npus.yml", "Ring_4chunks.json", 50740,
-     50740},
-    {"reduce_scatter/4npus_1MB/reduce_scatter", "Ring_4npus.yml", "Ring_4chunks.json", 22240,
-     22240},
-    {"reduce_scatter/8npus_1MB/reduce_scatter", "Ring_8npus.yml", "Ring_4chunks.json", 33080,
-     33080},
-};
+using Case = CompatCase;
 
 class CompatTest : public ::testing::TestWithParam<std::tuple<Case, Backend>> {};
 
@@ -51,12 +21,7 @@ TEST_P(CompatTest, MatchesAstraSim) {
   ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
                                "../shared/compat)";
   const auto& [c, backend] = GetParam();
-  const std::string ex = dir + "/astra-sim/examples/";
-  RunOptions o;
-  o.workload = ex + "workload/microbenchmarks/" + c.workload;
-  o.network_config = ex + "network/analytical/" + c.network;
-  o.system_config = ex + "system/native_collectives/" + c.system;
-  o.memory_config = ex + "remote_memory/analytical/no_memory_expansion.json";
+  RunOptions o = CompatOptions(dir, c);
   o.backend = backend;
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -80,7 +45,7 @@ std::string Name(const ::testing::TestParamInfo<std::tuple<Case, Backend>>& info
 }
 
 INSTANTIATE_TEST_SUITE_P(Reference, CompatTest,
-                         ::testing::Combine(::testing::ValuesIn(kCases),
+                         ::testing::Combine(::testing::ValuesIn(kCompatCases),
                                             ::testing::Values(Backend::kAnalyticalAware,
                                                               Backend::kAnalyticalUnaware)),
                          Name);

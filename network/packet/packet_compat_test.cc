@@ -10,37 +10,13 @@
 #include <sstream>
 #include <string>
 
+#include "runner/compat_cases.h"
 #include "runner/run.h"
 
 namespace orrery {
 namespace {
 
-std::string CompatDir() {
-  const char* d = std::getenv("ORRERY_COMPAT_DIR");
-  return d ? d : "";
-}
-
-struct Case {
-  const char* workload;
-  const char* network;
-  const char* system;
-};
-
-const Case kCases[] = {
-    {"all_gather/16npus_1MB/all_gather", "Ring_16npus.yml", "Ring_4chunks.json"},
-    {"all_gather/4npus_1MB/all_gather", "Ring_4npus.yml", "Ring_4chunks.json"},
-    {"all_gather/8npus_1MB/all_gather", "Ring_8npus.yml", "Ring_4chunks.json"},
-    {"all_reduce/16npus_1MB/all_reduce", "Ring_16npus.yml", "Ring_4chunks.json"},
-    {"all_reduce/4npus_1MB/all_reduce", "Ring_4npus.yml", "Ring_4chunks.json"},
-    {"all_reduce/8npus_1MB/all_reduce", "HGX-H100-validated.yml", "HGX-H100-validated.json"},
-    {"all_reduce/8npus_1MB/all_reduce", "Ring_8npus.yml", "Ring_4chunks.json"},
-    {"all_to_all/16npus_1MB/all_to_all", "Ring_16npus.yml", "Ring_4chunks.json"},
-    {"all_to_all/4npus_1MB/all_to_all", "Ring_4npus.yml", "Ring_4chunks.json"},
-    {"all_to_all/8npus_1MB/all_to_all", "Ring_8npus.yml", "Ring_4chunks.json"},
-    {"reduce_scatter/16npus_1MB/reduce_scatter", "Ring_16npus.yml", "Ring_4chunks.json"},
-    {"reduce_scatter/4npus_1MB/reduce_scatter", "Ring_4npus.yml", "Ring_4chunks.json"},
-    {"reduce_scatter/8npus_1MB/reduce_scatter", "Ring_8npus.yml", "Ring_4chunks.json"},
-};
+using Case = CompatCase;
 
 // "" = the example's YAML as published (credit flow control, ECMP, 4 KiB packets); otherwise
 // these packet-* lines are appended to a copy.
@@ -54,12 +30,7 @@ TEST_P(PacketCompatTest, WithinTenPercentOfTheAwareBackend) {
   ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
                                "../shared/compat)";
   const auto& [c, variant] = GetParam();
-  const std::string ex = dir + "/astra-sim/examples/";
-  RunOptions o;
-  o.workload = ex + "workload/microbenchmarks/" + c.workload;
-  o.network_config = ex + "network/analytical/" + c.network;
-  o.system_config = ex + "system/native_collectives/" + c.system;
-  o.memory_config = ex + "remote_memory/analytical/no_memory_expansion.json";
+  RunOptions o = CompatOptions(dir, c);
   o.backend = Backend::kAnalyticalAware;
   StatusOr<RunResult> aware = RunSimulation(o);
   ASSERT_TRUE(aware.ok()) << aware.status().message();
@@ -104,7 +75,7 @@ std::string Name(const ::testing::TestParamInfo<std::tuple<Case, int>>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reference, PacketCompatTest,
-                         ::testing::Combine(::testing::ValuesIn(kCases),
+                         ::testing::Combine(::testing::ValuesIn(kCompatCases),
                                             ::testing::Values(0, 1, 2)),
                          Name);
 
