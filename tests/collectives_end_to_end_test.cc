@@ -20,6 +20,7 @@
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
+#include "tests/test_case.h"
 
 namespace orrery {
 namespace {
@@ -49,17 +50,7 @@ const char* kSystem = R"({
 
 RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node>>& ranks,
                      const std::string& system = kSystem) {
-  const std::string prefix = Tmp(name);
-  std::ofstream(prefix + ".system.json") << system;
-  std::ofstream(prefix + ".net.yml") << "topology: [ Switch ]\nnpus_count: [ " << ranks.size()
-                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  Status s = et::WriteRankFiles(prefix, ranks);
-  EXPECT_TRUE(s.ok()) << s.message();
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
-  return o;
+  return WriteTestCase(name, ranks, system, "Switch");
 }
 
 // Every rank runs one collective node (id 1) of this type and size; `root` goes to comm_src

@@ -9,6 +9,7 @@
 
 #include "et_feeder/writer.h"
 #include "runner/run.h"
+#include "tests/test_case.h"
 
 namespace orrery {
 namespace {
@@ -18,22 +19,13 @@ using ChakraProtoMsg::Node;
 std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node>>& ranks) {
-  const std::string prefix = Tmp(name);
-  std::ofstream(prefix + ".system.json") << R"({
+  return WriteTestCase(name, ranks, R"({
     "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
     "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
     "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
     "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
-    "local-mem-bw": 1600 })";
-  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
-                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  Status s = et::WriteRankFiles(prefix, ranks);
-  EXPECT_TRUE(s.ok()) << s.message();
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
-  return o;
+    "local-mem-bw": 1600 })",
+                       "Ring");
 }
 
 // 4 NPUs, Ring 50 GB/s 500 ns. Every NPU: fwd (5 us) -> 1 MiB all-reduce. NPU 0 also runs a

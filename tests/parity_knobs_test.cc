@@ -10,6 +10,7 @@
 
 #include "et_feeder/writer.h"
 #include "runner/run.h"
+#include "tests/test_case.h"
 
 namespace orrery {
 namespace {
@@ -20,21 +21,13 @@ std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + n
 
 RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node>>& ranks,
                      const std::string& extra_system_keys) {
-  const std::string prefix = Tmp(name);
-  std::ofstream(prefix + ".system.json")
-      << R"({ "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  return WriteTestCase(
+      name, ranks,
+      R"({ "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
     "preferred-dataset-splits": 1, "all-reduce-implementation": ["ring"],
-    "collective-optimization": "baseline", "local-mem-bw": 1600)"
-      << extra_system_keys << " }";
-  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
-                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  Status s = et::WriteRankFiles(prefix, ranks);
-  EXPECT_TRUE(s.ok()) << s.message();
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
-  return o;
+    "collective-optimization": "baseline", "local-mem-bw": 1600)" +
+          extra_system_keys + " }",
+      "Ring");
 }
 
 Node WithTensors(Node n, std::vector<std::string> inputs, std::vector<std::string> outputs) {

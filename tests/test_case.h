@@ -1,0 +1,39 @@
+// For end-to-end tests: writes a small case (per-rank ETs, a system JSON, a one-dimensional
+// network of 50 GB/s and 500 ns links) into the test's temporary directory.
+//
+//   RunOptions o = WriteTestCase("p2p", ranks, system_json, "Ring");
+//   StatusOr<RunResult> r = RunSimulation(o);
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+#include "runner/run.h"
+
+namespace orrery {
+
+inline std::string TestTmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+// `topology`: the one dimension's block, Ring, Switch or FullyConnected, of ranks.size() NPUs.
+inline RunOptions WriteTestCase(const std::string& name,
+                                const std::vector<std::vector<ChakraProtoMsg::Node>>& ranks,
+                                const std::string& system_json, const std::string& topology) {
+  const std::string prefix = TestTmp(name);
+  std::ofstream(prefix + ".system.json") << system_json;
+  std::ofstream(prefix + ".net.yml")
+      << "topology: [ " << topology << " ]\nnpus_count: [ " << ranks.size()
+      << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  Status s = et::WriteRankFiles(prefix, ranks);
+  EXPECT_TRUE(s.ok()) << s.message();
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  return o;
+}
+
+}  // namespace orrery
