@@ -468,6 +468,10 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
                            " is not defined");
     }
+    if (!std::binary_search(members->begin(), members->end(), id_)) {
+      return Status::Error(req.label + ": NPU " + std::to_string(id_) +
+                           " is not a member of communicator group " + std::to_string(req.group));
+    }
     if (static_cast<int>(members->size()) == layer_.num_npus()) members = nullptr;  // = world
   }
   // A group smaller than the machine runs one flat ring over its members (ASTRA-sim), unless

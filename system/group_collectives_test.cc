@@ -142,6 +142,25 @@ TEST(GroupCollectivesTest, HierarchicalGroupChecksTheDimensionAlgorithm) {
       << s.message();
 }
 
+TEST(GroupCollectivesTest, NonMemberIsAnError) {
+  // NPU 2 is outside {0, 1, 4, 5}: a sub-grid ring built from its coordinates would hold NPUs
+  // that are not in the group, so it is refused (in either mode).
+  for (GroupCollectives mode : {GroupCollectives::kFlat, GroupCollectives::kHierarchical}) {
+    Simulation sim;
+    FixedDelayNetwork net(sim, FourByFour());
+    SystemLayer sys(sim, net, Params(mode, 2));
+    ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+    Done d;
+    CollectiveRequest req;
+    req.size = kD;
+    req.group = 1;
+    req.label = "node 4 'ar'";
+    Status s = sys.npu(2).StartCollective(req, &d, 0);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "node 4 'ar': NPU 2 is not a member of communicator group 1");
+  }
+}
+
 // Starts the all-reduce in group 2 when the one in group 1 ends (a data dependency), and
 // records when each ended (token 1: group 1, token 2: group 2).
 struct Chain : CollectiveListener {
