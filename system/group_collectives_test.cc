@@ -97,6 +97,56 @@ TEST(GroupCollectivesTest, SubGridGroupRunsOnePhasePerDimension) {
   EXPECT_EQ(f.sent[1], (std::vector<std::pair<int, uint64_t>>(6, {4, kD / 4})));
 }
 
+TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
+  // Four chunks, two active per dimension, two queues per dimension, roundRobin dimension
+  // order, localBWAware: the 2 x 2 group {0, 1, 4, 5} of the 4 x 4 network must take exactly
+  // the time of a world all-reduce on a 2 x 2 network with the same links (NPUs 0, 1, 2, 3).
+  for (CollectiveType type : {CollectiveType::kAllReduce, CollectiveType::kReduceScatter,
+                              CollectiveType::kAllGather, CollectiveType::kAllToAll}) {
+    SystemParams p = Params(GroupCollectives::kHierarchical, 2);
+    p.preferred_dataset_splits = 4;
+    p.active_chunks_per_dimension = 2;
+    p.queues_per_dim = {2, 2};
+    p.inter_dimension = InterDimensionPolicy::kRoundRobin;
+    std::vector<int64_t> group, world;
+    {
+      Simulation sim;
+      FixedDelayNetwork net(sim, FourByFour());
+      SystemLayer sys(sim, net, p);
+      ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+      std::vector<Done> done(4);
+      const int members[] = {0, 1, 4, 5};
+      for (int i = 0; i < 4; ++i) {
+        done[i].sim = &sim;
+        CollectiveRequest req;
+        req.type = type;
+        req.size = kD;
+        req.group = 1;
+        ASSERT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
+      }
+      sim.Run();
+      for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+    }
+    {
+      Simulation sim;
+      FixedDelayNetwork net(sim, Topology{{Ring(2, 100, 100), Ring(2, 25, 1000)}});
+      SystemLayer sys(sim, net, p);
+      std::vector<Done> done(4);
+      for (int i = 0; i < 4; ++i) {
+        done[i].sim = &sim;
+        CollectiveRequest req;
+        req.type = type;
+        req.size = kD;
+        ASSERT_TRUE(sys.npu(i).StartCollective(req, &done[i], 0).ok());
+      }
+      sim.Run();
+      for (const Done& d : done) world.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+    }
+    EXPECT_EQ(group, world) << CollectiveTypeName(type);
+    for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);
+  }
+}
+
 TEST(GroupCollectivesTest, RowAndColumnGroupsRunOnTheirDimensionOnly) {
   // A row {4, 5, 6, 7} spans dimension 0 only: one all-reduce over 4, msg D/4: t0 = 2541,
   // r = 489: 6 (30 + 2541) + 3 * 489 + 30 = 16923.
