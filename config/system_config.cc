@@ -31,6 +31,14 @@ Schema<SystemConfig> MakeSystemSchema() {
           "all-reduce into reduce-scatter up the dimensions, all-reduce on the last, "
           "all-gather back down.")
       .AstraSim("No default there (uninitialised when absent); here baseline.");
+  s.Enum("group-collectives", &C::group_collectives, {"flat", "hierarchical"})
+      .Help(
+          "How a communicator group smaller than the machine runs all-reduce, reduce-scatter, "
+          "all-gather and all-to-all: flat = one ring over its sorted members with a 10 ns "
+          "hand-off; hierarchical = when the members form a sub-grid of the network (one "
+          "coordinate set per dimension), one phase per dimension they span, like a world "
+          "collective; other groups stay flat. See system/README.md.")
+      .AstraSim("Not an ASTRA-sim key; ASTRA-sim always runs the flat ring (the default).");
   s.Integer("active-chunks-per-dimension", &C::active_chunks_per_dimension)
       .Min(1)
       .Help("Chunks in flight per dimension; per queue: ceil(this / queues per dimension).")

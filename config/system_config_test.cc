@@ -184,6 +184,22 @@ TEST(SystemConfigTest, ImpossibleValuesAreRejected) {
   EXPECT_EQ(p[7], path + ":9: unknown key 'schedulng-policy' (did you mean 'scheduling-policy'?)");
 }
 
+TEST(SystemConfigTest, GroupCollectivesIsFlatOrHierarchical) {
+  StatusOr<SystemConfig> absent = LoadSystemConfig(WriteTestFile("sys_groups_absent.json", "{}"));
+  ASSERT_TRUE(absent.ok()) << absent.status().message();
+  EXPECT_EQ(absent->group_collectives, "flat");
+  StatusOr<SystemConfig> h = LoadSystemConfig(
+      WriteTestFile("sys_groups_h.json", R"({"group-collectives": "hierarchical"})"));
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->group_collectives, "hierarchical");
+  const std::string path = WriteTestFile("sys_groups_bad.json", R"({"group-collectives": "tree"})");
+  StatusOr<SystemConfig> bad = LoadSystemConfig(path);
+  ASSERT_FALSE(bad.ok());
+  ASSERT_EQ(bad.status().problems().size(), 1u) << bad.status().message();
+  EXPECT_EQ(bad.status().problems()[0],
+            path + ":1: key 'group-collectives' is 'tree'; expected one of flat, hierarchical");
+}
+
 TEST(SystemConfigTest, MissingFileIsNamed) {
   const std::string path = ::testing::TempDir() + "/no_such_system.json";
   StatusOr<SystemConfig> c = LoadSystemConfig(path);
@@ -206,6 +222,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
   for (const KeyDoc& k : keys) names.push_back(k.name);
   EXPECT_EQ(names, (std::vector<std::string>{"scheduling-policy",
                                              "collective-optimization",
+                                             "group-collectives",
                                              "active-chunks-per-dimension",
                                              "preferred-dataset-splits",
                                              "endpoint-delay",

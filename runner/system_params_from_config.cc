@@ -78,6 +78,8 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
                  "'; valid: ascending, offlineGreedy, roundRobin");
   }
   p.local_bw_aware = c.collective_optimization == "localBWAware";
+  p.group_collectives = c.group_collectives == "hierarchical" ? GroupCollectives::kHierarchical
+                                                              : GroupCollectives::kFlat;
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
   p.preferred_dataset_splits = c.preferred_dataset_splits;
   if (c.endpoint_delay_ns.has_value()) {

@@ -154,6 +154,46 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
   }
 }
 
+// The coordinates a communicator group takes in each network dimension when its members are
+// exactly the Cartesian product of those sets (a sub-grid of the network); empty otherwise.
+// `members` is sorted.
+std::vector<std::vector<int>> SubGridCoordinates(const Topology& topo,
+                                                 const std::vector<int>& members) {
+  if (std::adjacent_find(members.begin(), members.end()) != members.end()) return {};
+  std::vector<std::vector<int>> coords(topo.dims.size());
+  int stride = 1;
+  uint64_t product = 1;
+  for (size_t d = 0; d < topo.dims.size(); ++d) {
+    const int n = topo.dims[d].npus;
+    for (int m : members) coords[d].push_back((m / stride) % n);
+    std::sort(coords[d].begin(), coords[d].end());
+    coords[d].erase(std::unique(coords[d].begin(), coords[d].end()), coords[d].end());
+    product *= coords[d].size();
+    stride *= n;
+  }
+  // Every member lies in the product, so equal sizes mean the product holds no one else.
+  if (product != members.size()) return {};
+  return coords;
+}
+
+// A hierarchical group phase keeps the dimension's algorithm where it runs over any member
+// list; the one* algorithms, channelRing (whole-machine rings) and nvls (the dimension's
+// switch) run a ring there instead.
+AlgorithmSpec GroupDimAlgorithm(const std::vector<AlgorithmSpec>& impl, int dim) {
+  if (dim < static_cast<int>(impl.size())) {
+    switch (impl[dim].kind) {
+      case AlgorithmKind::kRing:
+      case AlgorithmKind::kDirect:
+      case AlgorithmKind::kHalvingDoubling:
+      case AlgorithmKind::kDoubleBinaryTree:
+        return impl[dim];
+      default:
+        break;
+    }
+  }
+  return AlgorithmSpec{AlgorithmKind::kRing};
+}
+
 }  // namespace
 
 std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase) {
@@ -361,10 +401,15 @@ int NpuSystem::NextPriority(int explicit_priority) {
 }
 
 PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
-                                  std::pair<int, bool> queue, const AlgorithmSpec& algo) {
+                                  std::pair<int, bool> queue, const AlgorithmSpec& algo,
+                                  const std::vector<int>* members) {
   const Topology& topo = layer_.topology();
   PhaseSpec p;
-  if (IsFlattened(algo.kind)) {
+  if (members != nullptr) {
+    p.ring_size = static_cast<int>(members->size());
+    p.index = static_cast<int>(std::find(members->begin(), members->end(), id_) - members->begin());
+    p.members = members;
+  } else if (IsFlattened(algo.kind)) {
     // One logical ring over every NPU in id order (ASTRA-sim's one* algorithms).
     p.ring_size = layer_.num_npus();
     p.index = id_;
@@ -383,8 +428,20 @@ PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
   p.sender = p.MemberAt(queue.second ? -1 : 1);
   p.data_size = size;
   p.algorithm = algo;
-  if (algo.kind == AlgorithmKind::kDoubleBinaryTree) p.tree = tree_counter_[dim]++ % 2;
+  if (algo.kind == AlgorithmKind::kDoubleBinaryTree && members == nullptr) {
+    p.tree = tree_counter_[{0, dim}]++ % 2;
+  }
   return p;
+}
+
+const std::vector<int>* NpuSystem::GroupDimMembers(int dim, const std::vector<int>& coords) {
+  const Topology& topo = layer_.topology();
+  int stride = 1;
+  for (int d = 0; d < dim; ++d) stride *= topo.dims[d].npus;
+  const int base = id_ - ((id_ / stride) % topo.dims[dim].npus) * stride;
+  std::vector<int> ring;
+  for (int c : coords) ring.push_back(base + c * stride);
+  return &*group_rings_.insert(std::move(ring)).first;
 }
 
 Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
@@ -411,8 +468,27 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
                            " is not defined");
     }
+    if (!std::binary_search(members->begin(), members->end(), id_)) {
+      return Status::Error(req.label + ": NPU " + std::to_string(id_) +
+                           " is not a member of communicator group " + std::to_string(req.group));
+    }
     if (static_cast<int>(members->size()) == layer_.num_npus()) members = nullptr;  // = world
   }
+  // A group smaller than the machine runs one flat ring over its members (ASTRA-sim), unless
+  // group-collectives is hierarchical and the group is a sub-grid: then it runs like a world
+  // collective, one phase per network dimension where it has more than one coordinate, over
+  // the members that differ from this NPU only there (`group_dims`).
+  std::vector<std::vector<int>> coords;
+  std::vector<const std::vector<int>*> group_dims;
+  if (members != nullptr && params.group_collectives == GroupCollectives::kHierarchical) {
+    coords = SubGridCoordinates(topo, *members);
+    for (size_t d = 0; d < coords.size(); ++d) {
+      group_dims.push_back(coords[d].size() > 1 ? GroupDimMembers(static_cast<int>(d), coords[d])
+                                                : nullptr);
+    }
+  }
+  const bool hierarchical = !group_dims.empty();
+  auto algorithm = [&](int d) { return hierarchical ? GroupDimAlgorithm(impl, d) : impl[d]; };
   if (impl.empty()) {
     return Status::Error(req.label + ": the system configuration has no '" +
                          std::string(ImplKey(req.type)) + "' (one algorithm per dimension)");
@@ -425,25 +501,28 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   // Logical dimensions: one per list entry, up to and including the first one* entry, which
   // flattens the whole machine into one ring (later entries are never reached, as in ASTRA-sim).
   int num_dims = 1;
-  if (!members) {
+  if (hierarchical) {
+    num_dims = static_cast<int>(topo.dims.size());
+  } else if (!members) {
     num_dims = static_cast<int>(impl.size());
     for (int d = 0; d < num_dims; ++d) {
       if (IsFlattened(impl[d].kind)) num_dims = d + 1;
     }
   }
   auto dim_size = [&](int d) {
+    if (hierarchical) return static_cast<int>(coords[d].size());
     if (members) return static_cast<int>(members->size());
     return IsFlattened(impl[d].kind) ? layer_.num_npus() : topo.dims[d].npus;
   };
   auto active = [&](int d) {
-    if (members) return members->size() > 1;
+    if (members && !hierarchical) return members->size() > 1;
     const bool involved = req.involved_dims.empty() ||
                           (d < static_cast<int>(req.involved_dims.size()) && req.involved_dims[d]);
     return dim_size(d) > 1 && involved;
   };
-  if (!members) {
-    // A communicator group smaller than the machine always runs a ring; otherwise check that
-    // every active dimension's algorithm can run the phases it will get.
+  if (!members || hierarchical) {
+    // A flat communicator group always runs a ring; otherwise check that every active
+    // dimension's algorithm can run the phases it will get.
     int last_active = 0;
     for (int d = 0; d < num_dims; ++d) {
       if (active(d)) last_active = d;
@@ -452,7 +531,7 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       if (!active(d)) continue;
       const bool split =
           req.type == CollectiveType::kAllReduce && params.local_bw_aware && d != last_active;
-      Status s = CheckAlgorithm(impl[d], req.type, split, d, dim_size(d));
+      Status s = CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d));
       if (!s.ok()) return Status::Error(req.label + ": " + s.message());
     }
   }
@@ -486,7 +565,7 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   // The active logical dimensions; the inter-dimension policy orders them per chunk (only
   // network dimensions: a flattened one* dimension keeps the ascending order).
   std::vector<int> active_dims, active_sizes;
-  bool flattened = members != nullptr;
+  bool flattened = members != nullptr && !hierarchical;
   for (int d = 0; d < num_dims; ++d) {
     if (!active(d)) continue;
     active_dims.push_back(d);
@@ -495,8 +574,17 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   }
   auto make_phase = [&](CollectiveType type, int d, uint64_t in, std::pair<int, bool> queue) {
     if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
-    // A communicator group smaller than the machine: one local ring over its sorted members,
-    // whatever the implementation list says (as ASTRA-sim).
+    if (hierarchical) {
+      PhaseSpec p = MakeDimPhase(type, d, in, queue, algorithm(d), group_dims[d]);
+      // Trees alternate per group and dimension: all members see the group's collectives in
+      // the same order, but not necessarily the same world or other-group ones in between.
+      if (p.algorithm.kind == AlgorithmKind::kDoubleBinaryTree) {
+        p.tree = tree_counter_[{req.group, d}]++ % 2;
+      }
+      return p;
+    }
+    // A flat communicator group: one local ring over its sorted members, whatever the
+    // implementation list says (as ASTRA-sim).
     PhaseSpec p;
     p.type = type;
     p.queue = queue.first;

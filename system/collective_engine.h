@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/event_queue.h"
@@ -224,8 +226,13 @@ class NpuSystem {
   // Broadcast, reduce, gather, scatter, barrier: one phase per chunk over one logical ring of
   // every NPU (or of the communicator group).
   Status StartNonNative(const CollectiveRequest& req, CollectiveListener* listener, uint64_t token);
+  // Network dimension `dim` (or the whole machine for a one* algorithm); with `members`, the
+  // ring is those NPUs instead (a hierarchical communicator group's dimension).
   PhaseSpec MakeDimPhase(CollectiveType type, int dim, uint64_t size, std::pair<int, bool> queue,
-                         const AlgorithmSpec& algo);
+                         const AlgorithmSpec& algo, const std::vector<int>* members = nullptr);
+  // The NPUs of a sub-grid group that differ from this one only in dimension `dim`, whose
+  // coordinates there are `coords`: stored once, so phases can point to them.
+  const std::vector<int>* GroupDimMembers(int dim, const std::vector<int>& coords);
   void ProceedToNextPhase(Stream* stream);
   void InsertStream(std::vector<Stream*>& queue, Stream* stream);
   void InitWaiting(int queue);
@@ -242,7 +249,9 @@ class NpuSystem {
   int priority_counter_ = 0;
   int stream_counter_ = 0;
   std::map<int, int> group_stream_counter_;
-  std::map<int, int> tree_counter_;  // doubleBinaryTree all-reduce phases per logical dimension
+  // doubleBinaryTree all-reduce phases per (communicator group, logical dimension); world = 0.
+  std::map<std::pair<int, int>, int> tree_counter_;
+  std::set<std::vector<int>> group_rings_;  // GroupDimMembers
   int live_streams_ = 0;
   std::vector<std::unique_ptr<CollectiveInstance>> collectives_;  // owned until done
 };

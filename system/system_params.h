@@ -38,6 +38,12 @@ enum class IntraDimensionPolicy { kFifo, kSmallestFirst, kLessRemainingPhaseFirs
 // inter-dimension-scheduling: the order in which a chunk visits the dimensions.
 enum class InterDimensionPolicy { kAscending, kOfflineGreedy, kRoundRobin };
 
+// group-collectives: how a communicator group smaller than the machine runs all-reduce,
+// reduce-scatter, all-gather and all-to-all (system/README.md, "Communicator groups"): kFlat =
+// one ring over its sorted members (ASTRA-sim); kHierarchical = one phase per network dimension
+// the group spans when it is a sub-grid of the network (else the flat ring).
+enum class GroupCollectives { kFlat, kHierarchical };
+
 enum class AlgorithmKind {
   kRing,
   kOneRing,
@@ -78,6 +84,7 @@ struct SystemParams {
   IntraDimensionPolicy intra_dimension = IntraDimensionPolicy::kFifo;
   InterDimensionPolicy inter_dimension = InterDimensionPolicy::kAscending;
   bool local_bw_aware = false;  // collective-optimization: localBWAware
+  GroupCollectives group_collectives = GroupCollectives::kFlat;
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   int64_t endpoint_delay_ns = 10;        // already multiplied by --injection-scale if given

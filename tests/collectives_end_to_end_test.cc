@@ -224,6 +224,53 @@ TEST(CollectivesEndToEnd, BroadcastInCommunicatorGroups) {
   }
 }
 
+// Overlapping groups from both sources, on 6 NPUs: group 1 = {0, 1, 2, 3} from the
+// comm-group file, group 2 = {2, 3, 4, 5} from a PyTorch process_group:init METADATA node that
+// every rank's trace starts with. NPUs 0-3 all-reduce D in group 1; NPUs 2 and 3 then (data
+// dependency) in group 2, which NPUs 4 and 5 start at once. Unaware backend (no contention):
+// msg D/4, t = T(D/4), r = R(D/4), hand-off e. Group 1 is a plain ring: S = 7e + 6t + 3r.
+// Group 2's ring 2 -> 3 -> 4 -> 5 -> 2 waits for NPUs 2 and 3 (start S); as derived in
+// system/group_collectives_test.cc, OverlappingGroupsRunInDependencyOrder, its last hand-off
+// ends at S + 7e + 4t + 3r on NPU 2, S + 7e + 5t + 3r on NPU 3 and 2S on NPUs 4 and 5.
+// Flat (default): e = 10 ns, the groups' local hand-off, whatever endpoint-delay says (40 here).
+// group-collectives hierarchical: both groups are sub-grids of the one dimension (coordinate
+// sets), so each runs that dimension's ring over its members with endpoint-delay: e = 40.
+TEST(CollectivesEndToEnd, OverlappingGroupsFromFileAndMetadataNodes) {
+  std::vector<std::vector<Node>> ranks(6);
+  for (int npu = 0; npu < 6; ++npu) {
+    ranks[npu].push_back(et::MakeMetadataNode(0, "process_group:init",
+                                              R"([[{"pg_name": "2", "ranks": [2, 3, 4, 5]}]])"));
+    if (npu < 4) {
+      Node g1 = et::MakeCollNode(1, "ar_g1", ChakraProtoMsg::ALL_REDUCE, kD, {0});
+      et::SetStringAttr(&g1, "pg_name", "1");
+      ranks[npu].push_back(g1);
+    }
+    if (npu >= 2) {
+      Node g2 =
+          et::MakeCollNode(2, "ar_g2", ChakraProtoMsg::ALL_REDUCE, kD, {npu < 4 ? 1ull : 0ull});
+      et::SetStringAttr(&g2, "pg_name", "2");
+      ranks[npu].push_back(g2);
+    }
+  }
+  const int64_t t = T(Backend::kAnalyticalUnaware, kD / 4), r = R(kD / 4);
+  for (const char* mode : {"flat", "hierarchical"}) {
+    std::string system = kSystem;
+    system.replace(system.find("\"endpoint-delay\": 10"), 20,
+                   std::string("\"endpoint-delay\": 40, \"group-collectives\": \"") + mode + "\"");
+    RunOptions o = WriteCase(std::string("overlap_") + mode, ranks, system);
+    std::ofstream(o.workload + ".groups.json") << R"({"1": [0, 1, 2, 3]})";
+    o.comm_group_config = o.workload + ".groups.json";
+    o.backend = Backend::kAnalyticalUnaware;
+    StatusOr<RunResult> res = RunSimulation(o);
+    ASSERT_TRUE(res.ok()) << res.status().message();
+    const int64_t e = std::string(mode) == "flat" ? 10 : 40;
+    const int64_t s = 7 * e + 6 * t + 3 * r;
+    EXPECT_EQ(Finishes(*res), (std::vector<int64_t>{s, s, s + 7 * e + 4 * t + 3 * r,
+                                                    s + 7 * e + 5 * t + 3 * r, 2 * s, 2 * s}))
+        << mode;
+  }
+}
+
 TEST(CollectivesEndToEnd, RootOutsideTheMachineIsAnErrorNamingTheNode) {
   RunOptions o = WriteCase("bad_root", OneCollective(4, ChakraProtoMsg::GATHER, kD, 9));
   StatusOr<RunResult> r = RunSimulation(o);

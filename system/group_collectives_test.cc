@@ -1,0 +1,275 @@
+// Communicator groups (system/README.md, "Communicator groups"): sub-grid groups run one phase
+// per dimension they span with group-collectives: hierarchical, other groups one flat ring, and
+// overlapping groups run one after the other on the NPUs they share. Expected times are derived
+// by hand over the test network, which delivers a message after exactly
+// `latency + size / bandwidth` (whole ns) of the lowest dimension its two ends differ in.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "system/collective_engine.h"
+#include "system/test_network.h"
+
+namespace orrery {
+namespace {
+
+constexpr uint64_t kD = 1 << 20;
+
+Dimension Ring(int n, double gibps, int64_t lat_ns) {
+  Dimension d;
+  d.type = BlockType::kRing;
+  d.npus = n;
+  d.bandwidth = Bandwidth::FromGiBps(gibps);
+  d.latency = Time::FromNs(lat_ns);
+  return d;
+}
+
+// One chunk, localBWAware, ring on every dimension; endpoint-delay 30 ns so that it differs from
+// a flat group's fixed 10 ns hand-off.
+SystemParams Params(GroupCollectives mode, int dims) {
+  SystemParams p;
+  p.preferred_dataset_splits = 1;
+  p.active_chunks_per_dimension = 1;
+  p.local_bw_aware = true;
+  p.endpoint_delay_ns = 30;
+  p.local_mem_bw_bytes_per_ns = 1600;
+  p.group_collectives = mode;
+  for (auto& impl : p.impl) impl.assign(dims, AlgorithmSpec{AlgorithmKind::kRing});
+  return p;
+}
+
+// 4 x 4: dimension 0 at 100 GiB/s and 100 ns, dimension 1 at 25 GiB/s and 1000 ns.
+//   t0(s) = floor(100 + s / 107.374), t1(s) = floor(1000 + s / 26.844).
+Topology FourByFour() { return Topology{{Ring(4, 100, 100), Ring(4, 25, 1000)}}; }
+
+struct GroupRun {
+  std::vector<int64_t> ns;  // per member, in the order given
+  std::vector<std::vector<std::pair<int, uint64_t>>> sent;
+};
+
+// Every member of `members` runs one all-reduce of kD bytes in group 1.
+GroupRun RunGroup(const Topology& topo, const SystemParams& params, std::vector<int> members) {
+  Simulation sim;
+  FixedDelayNetwork net(sim, topo);
+  SystemLayer sys(sim, net, params);
+  EXPECT_TRUE(sys.AddGroup(1, members).ok());
+  std::vector<Done> done(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    done[i].sim = &sim;
+    CollectiveRequest req;
+    req.size = kD;
+    req.group = 1;
+    Status s = sys.npu(members[i]).StartCollective(req, &done[i], 0);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  sim.Run();
+  GroupRun out;
+  for (const Done& d : done) {
+    EXPECT_EQ(d.at.size(), 1u);
+    out.ns.push_back(d.at.empty() ? -1 : d.at[0].WholeNs());
+  }
+  out.sent = net.sent;
+  return out;
+}
+
+TEST(GroupCollectivesTest, SubGridGroupRunsOnePhasePerDimension) {
+  // {0, 1, 4, 5} = coordinates {0, 1} x {0, 1}. Hierarchical, e = 30 (endpoint-delay):
+  //   RS on dimension 0 over 2 (NPU 0 with 1), msg D/2 = 524288: t0 = floor(100 + 4882.81)
+  //     = 4982, r = 3 * floor(524288 / 1600) = 981: (e + t0 + r) + e = 6023.
+  //   AR on dimension 1 over 2 (NPU 0 with 4) of D/2, msg D/4 = 262144: t1 = floor(1000 +
+  //     9765.63) = 10765, r = 3 * 163 = 489: 2 (e + t1) + r + e = 22109.
+  //   AG on dimension 0 of D/2, msg 524288: (e + t0) + e = 5042.
+  // T = 6023 + 22109 + 5042 = 33174.
+  const std::vector<int> group = {0, 1, 4, 5};
+  GroupRun h = RunGroup(FourByFour(), Params(GroupCollectives::kHierarchical, 2), group);
+  for (int64_t x : h.ns) EXPECT_EQ(x, 33174);
+  const std::vector<std::pair<int, uint64_t>> npu0 = {
+      {1, kD / 2}, {4, kD / 4}, {4, kD / 4}, {1, kD / 2}};
+  EXPECT_EQ(h.sent[0], npu0);
+
+  // Flat (the default, ASTRA-sim): one ring 0 -> 1 -> 4 -> 5 -> 0 with the 10 ns local hand-off;
+  // the test network takes every hop on dimension 0 (the lowest differing one): msg D/4,
+  // t0 = floor(100 + 2441.41) = 2541, r = 489: 6 (10 + t0) + 3 r + 10 = 16783.
+  GroupRun f = RunGroup(FourByFour(), Params(GroupCollectives::kFlat, 2), group);
+  for (int64_t x : f.ns) EXPECT_EQ(x, 16783);
+  EXPECT_EQ(f.sent[1], (std::vector<std::pair<int, uint64_t>>(6, {4, kD / 4})));
+}
+
+TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
+  // Four chunks, two active per dimension, two queues per dimension, roundRobin dimension
+  // order, localBWAware: the 2 x 2 group {0, 1, 4, 5} of the 4 x 4 network must take exactly
+  // the time of a world all-reduce on a 2 x 2 network with the same links (NPUs 0, 1, 2, 3).
+  for (CollectiveType type : {CollectiveType::kAllReduce, CollectiveType::kReduceScatter,
+                              CollectiveType::kAllGather, CollectiveType::kAllToAll}) {
+    SystemParams p = Params(GroupCollectives::kHierarchical, 2);
+    p.preferred_dataset_splits = 4;
+    p.active_chunks_per_dimension = 2;
+    p.queues_per_dim = {2, 2};
+    p.inter_dimension = InterDimensionPolicy::kRoundRobin;
+    std::vector<int64_t> group, world;
+    {
+      Simulation sim;
+      FixedDelayNetwork net(sim, FourByFour());
+      SystemLayer sys(sim, net, p);
+      ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+      std::vector<Done> done(4);
+      const int members[] = {0, 1, 4, 5};
+      for (int i = 0; i < 4; ++i) {
+        done[i].sim = &sim;
+        CollectiveRequest req;
+        req.type = type;
+        req.size = kD;
+        req.group = 1;
+        ASSERT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
+      }
+      sim.Run();
+      for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+    }
+    {
+      Simulation sim;
+      FixedDelayNetwork net(sim, Topology{{Ring(2, 100, 100), Ring(2, 25, 1000)}});
+      SystemLayer sys(sim, net, p);
+      std::vector<Done> done(4);
+      for (int i = 0; i < 4; ++i) {
+        done[i].sim = &sim;
+        CollectiveRequest req;
+        req.type = type;
+        req.size = kD;
+        ASSERT_TRUE(sys.npu(i).StartCollective(req, &done[i], 0).ok());
+      }
+      sim.Run();
+      for (const Done& d : done) world.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+    }
+    EXPECT_EQ(group, world) << CollectiveTypeName(type);
+    for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);
+  }
+}
+
+TEST(GroupCollectivesTest, RowAndColumnGroupsRunOnTheirDimensionOnly) {
+  // A row {4, 5, 6, 7} spans dimension 0 only: one all-reduce over 4, msg D/4: t0 = 2541,
+  // r = 489: 6 (30 + 2541) + 3 * 489 + 30 = 16923.
+  GroupRun row = RunGroup(FourByFour(), Params(GroupCollectives::kHierarchical, 2), {4, 5, 6, 7});
+  for (int64_t x : row.ns) EXPECT_EQ(x, 16923);
+  EXPECT_EQ(row.sent[5], (std::vector<std::pair<int, uint64_t>>(6, {6, kD / 4})));
+  // A column {1, 5, 9, 13} spans dimension 1 only: t1(D/4) = 10765:
+  // 6 (30 + 10765) + 3 * 489 + 30 = 66267.
+  GroupRun col = RunGroup(FourByFour(), Params(GroupCollectives::kHierarchical, 2), {1, 5, 9, 13});
+  for (int64_t x : col.ns) EXPECT_EQ(x, 66267);
+  EXPECT_EQ(col.sent[5], (std::vector<std::pair<int, uint64_t>>(6, {9, kD / 4})));
+}
+
+TEST(GroupCollectivesTest, GroupThatIsNotASubGridRunsTheFlatRing) {
+  // {0, 1, 2, 4}: coordinates {0, 1, 2} x {0, 1} would be 6 NPUs, so not a sub-grid: the flat
+  // ring 0 -> 1 -> 2 -> 4 -> 0 with the 10 ns hand-off even in hierarchical mode. Both
+  // dimensions alike (100 GiB/s, 100 ns), so every hop costs t(D/4) = 2541, r = 489:
+  // 6 (10 + 2541) + 3 * 489 + 10 = 16783.
+  Topology uniform{{Ring(4, 100, 100), Ring(4, 100, 100)}};
+  GroupRun g = RunGroup(uniform, Params(GroupCollectives::kHierarchical, 2), {0, 1, 2, 4});
+  for (int64_t x : g.ns) EXPECT_EQ(x, 16783);
+  EXPECT_EQ(g.sent[4], (std::vector<std::pair<int, uint64_t>>(6, {0, kD / 4})));
+}
+
+TEST(GroupCollectivesTest, HierarchicalGroupChecksTheDimensionAlgorithm) {
+  // halvingDoubling on dimension 0 cannot pair 3 members ({0, 1, 2} x {0}): an error, as for
+  // a world collective on 3 NPUs.
+  Simulation sim;
+  FixedDelayNetwork net(sim, FourByFour());
+  SystemParams p = Params(GroupCollectives::kHierarchical, 2);
+  p.impl[kNativeAllReduce][0] = AlgorithmSpec{AlgorithmKind::kHalvingDoubling};
+  SystemLayer sys(sim, net, p);
+  ASSERT_TRUE(sys.AddGroup(1, {0, 1, 2}).ok());
+  Done d;
+  CollectiveRequest req;
+  req.size = kD;
+  req.group = 1;
+  req.label = "node 3 'ar'";
+  Status s = sys.npu(0).StartCollective(req, &d, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("node 3 'ar'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("power-of-two number of NPUs, got 3"), std::string::npos)
+      << s.message();
+}
+
+TEST(GroupCollectivesTest, NonMemberIsAnError) {
+  // NPU 2 is outside {0, 1, 4, 5}: a sub-grid ring built from its coordinates would hold NPUs
+  // that are not in the group, so it is refused (in either mode).
+  for (GroupCollectives mode : {GroupCollectives::kFlat, GroupCollectives::kHierarchical}) {
+    Simulation sim;
+    FixedDelayNetwork net(sim, FourByFour());
+    SystemLayer sys(sim, net, Params(mode, 2));
+    ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+    Done d;
+    CollectiveRequest req;
+    req.size = kD;
+    req.group = 1;
+    req.label = "node 4 'ar'";
+    Status s = sys.npu(2).StartCollective(req, &d, 0);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), "node 4 'ar': NPU 2 is not a member of communicator group 1");
+  }
+}
+
+// Starts the all-reduce in group 2 when the one in group 1 ends (a data dependency), and
+// records when each ended (token 1: group 1, token 2: group 2).
+struct Chain : CollectiveListener {
+  SystemLayer* sys = nullptr;
+  int npu = 0;
+  bool in_group2 = false;
+  std::vector<std::pair<uint64_t, int64_t>> done;
+  void OnCollectiveDone(uint64_t token) override {
+    done.emplace_back(token, sys->sim().now().WholeNs());
+    if (token == 1 && in_group2) Start(2);
+  }
+  void Start(int group) {
+    CollectiveRequest req;
+    req.size = kD;
+    req.group = group;
+    Status s = sys->npu(npu).StartCollective(req, this, static_cast<uint64_t>(group));
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+};
+
+TEST(GroupCollectivesTest, OverlappingGroupsRunInDependencyOrder) {
+  // 8 NPUs on one ring (50 GiB/s, 500 ns); group 1 = {0, 1, 2, 3}, group 2 = {2, 3, 4, 5}
+  // (flat rings, e = 10). NPUs 2 and 3 all-reduce in group 1, then in group 2; NPUs 4 and 5
+  // start group 2 at once. Msg D/4: t = floor(500 + 4882.81) = 5382, r = 489.
+  //   Group 1 is a plain ring: S = 7e + 6t + 3r = 33829 on NPUs 0-3.
+  // Group 2's ring is 2 -> 3 -> 4 -> 5 -> 2. Message k (0..5) of an NPU is handed off when
+  // message k-1 from its sender has arrived and its own message k-1 is sent, and costs
+  // e (+ r for k = 1, 2, 3); an arrival takes t more. Paths from NPUs 4 and 5 (start 0) are
+  // shorter than S, so the finish is S plus the longest path from NPU 2 or 3 (start S):
+  //   NPU 4: message 5 from NPU 3 over 5 hops from NPU 2, + t, + the last hand-off e:
+  //          S + 7e + 6t + 3r = 2S = 67658; NPU 5 likewise from NPU 3: 67658.
+  //   NPU 2: NPU 5's message 5 (sent 3 hops from NPU 2, arriving t later) and its own
+  //          message 5 (4 hops round from itself) are both at S + 6e + 4t + 3r; + e = 56894.
+  //   NPU 3: NPU 2's message 5 (arriving t after it is sent) and its own message 5 (5 hops
+  //          from NPU 2) are both at S + 6e + 5t + 3r; + e = 62276.
+  Simulation sim;
+  FixedDelayNetwork net(sim, Topology{{Ring(8, 50, 500)}});
+  SystemParams p = Params(GroupCollectives::kFlat, 1);
+  p.endpoint_delay_ns = 10;
+  SystemLayer sys(sim, net, p);
+  ASSERT_TRUE(sys.AddGroup(1, {0, 1, 2, 3}).ok());
+  ASSERT_TRUE(sys.AddGroup(2, {2, 3, 4, 5}).ok());
+  std::vector<Chain> chain(6);
+  for (int i = 0; i < 6; ++i) {
+    chain[i].sys = &sys;
+    chain[i].npu = i;
+    chain[i].in_group2 = i >= 2;
+  }
+  for (int i = 0; i < 6; ++i) chain[i].Start(i < 4 ? 1 : 2);
+  sim.Run();
+  using Ends = std::vector<std::pair<uint64_t, int64_t>>;
+  EXPECT_EQ(chain[0].done, (Ends{{1, 33829}}));
+  EXPECT_EQ(chain[1].done, (Ends{{1, 33829}}));
+  EXPECT_EQ(chain[2].done, (Ends{{1, 33829}, {2, 56894}}));
+  EXPECT_EQ(chain[3].done, (Ends{{1, 33829}, {2, 62276}}));
+  EXPECT_EQ(chain[4].done, (Ends{{2, 67658}}));
+  EXPECT_EQ(chain[5].done, (Ends{{2, 67658}}));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(sys.npu(i).active_streams(), 0);
+}
+
+}  // namespace
+}  // namespace orrery
