@@ -220,6 +220,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
                                              "roofline-enabled",
                                              "collective-launch-latency",
                                              "protocol-efficiency",
+                                             "nccl-model",
                                              "trace-enabled",
                                              "replay-only",
                                              "track-local-mem",
