@@ -155,8 +155,8 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     t.type = req.type;
     t.size = req.size;
     t.group = req.group;
-    const std::vector<int>* m = req.group != 0 && groups_ ? groups_->GroupMembers(req.group)
-                                                          : nullptr;
+    const std::vector<int>* m =
+        req.group != 0 && groups_ ? groups_->GroupMembers(req.group) : nullptr;
     t.group_size = m != nullptr ? static_cast<int>(m->size()) : topology_.num_npus();
     t.choice = options_[best]->name;
     t.predicted = best_time;
