@@ -108,6 +108,36 @@ TEST(NcclRun, SmallAndLargeCollectivesTakeDifferentAlgorithms) {
   EXPECT_EQ(large, std::set<std::string>{"nvls"});
 }
 
+// A communicator group is tuned as itself: two disjoint groups of 4 on the switch each get a
+// choice for 4 GPUs, probed alone; running side by side on disjoint ports they do not slow each
+// other, so the run ends when the probe said.
+TEST(NcclRun, GroupsAreTunedForTheirOwnSize) {
+  const std::string groups = Tmp("groups.json");
+  std::ofstream(groups) << R"({"1": [0, 1, 2, 3], "2": [4, 5, 6, 7]})";
+  const std::string prefix = Tmp("grouped");
+  for (int r = 0; r < 8; ++r) {
+    ChakraProtoMsg::Node n = et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, 1u << 20);
+    et::SetStringAttr(&n, "pg_name", r < 4 ? "1" : "2");
+    ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), {n}).ok());
+  }
+  RunOptions o = ProfileRun(prefix);
+  o.comm_group_config = groups;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nccl_choices.size(), 2u);  // one per group: the group is part of the key
+  EXPECT_EQ(r->nccl_choices[0].group_size, 4);
+  EXPECT_EQ(r->nccl_choices[1].group_size, 4);
+  EXPECT_EQ(r->nccl_choices[0].choice, r->nccl_choices[1].choice);
+  EXPECT_EQ(r->nccl_choices[0].predicted, r->end);
+
+  // The whole machine's choice for the same size is a different collective (8 GPUs).
+  StatusOr<RunResult> world = RunSimulation(ProfileRun(WriteAllReduces("world", {1u << 20})));
+  ASSERT_TRUE(world.ok()) << world.status().message();
+  ASSERT_EQ(world->nccl_choices.size(), 1u);
+  EXPECT_EQ(world->nccl_choices[0].group_size, 8);
+  EXPECT_NE(world->nccl_choices[0].predicted, r->nccl_choices[0].predicted);
+}
+
 // Forcing an algorithm (NCCL_ALGO) keeps to it at every size.
 TEST(NcclRun, AForcedAlgorithmIsKept) {
   RunOptions o = ProfileRun(WriteAllReduces("forced", {1024, 1u << 30}));
