@@ -118,6 +118,14 @@ Schema<SystemConfig> MakeSystemSchema() {
           "and headers, and do not reach line rate): every collective moves its size / this. "
           "1 = the network's line rate.")
       .AstraSim("Not in ASTRA-sim (1 there).");
+  s.String("nccl-model", &C::nccl_model)
+      .Help(
+          "Path (relative to this file) of an NCCL model, nccl.yaml as in configs/machines/: every "
+          "collective then runs the (algorithm, protocol) that model makes fastest for its type, "
+          "size and group, as NCCL's tuner picks, with that choice's algorithms, launch latency "
+          "and efficiency in place of the *-implementation lists, collective-launch-latency and "
+          "protocol-efficiency.")
+      .AstraSim("Not in ASTRA-sim.");
   s.Bool("trace-enabled", &C::trace_enabled)
       .Help("1 = print a line per node issue/completion.")
       .AstraSim(kNonZeroIsOn);

@@ -237,6 +237,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
                                              "roofline-enabled",
                                              "collective-launch-latency",
                                              "protocol-efficiency",
+                                             "nccl-model",
                                              "trace-enabled",
                                              "replay-only",
                                              "track-local-mem",

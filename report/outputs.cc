@@ -439,6 +439,21 @@ std::string SummaryTable(const RunResult& r) {
   row("overlapped comm.", avg(mean.overlapped), s.overlapped);
   row("idle", avg(mean.idle), s.idle);
   if (mean.memory.ps() > 0) row("remote memory", avg(mean.memory), s.memory);
+  if (!r.nccl_choices.empty()) {
+    // nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
+    out += "  NCCL choices (nccl-model), each collective alone:\n";
+    const size_t shown = std::min<size_t>(8, r.nccl_choices.size());
+    for (size_t i = 0; i < shown; ++i) {
+      const NcclTunedCollective& c = r.nccl_choices[i];
+      std::snprintf(line, sizeof line, "    %s %llu B on %d NPUs: %s, %.3f us\n",
+                    CollectiveTypeName(c.type), static_cast<unsigned long long>(c.size),
+                    c.group_size, c.choice.c_str(), c.predicted.Ns() / 1e3);
+      out += line;
+    }
+    if (r.nccl_choices.size() > shown) {
+      out += "    ... and " + std::to_string(r.nccl_choices.size() - shown) + " more\n";
+    }
+  }
   if (!r.links.empty() && r.end.ps() > 0) {
     // The busiest links (congestion-aware backend): where the network is the bottleneck.
     std::vector<const LinkStats*> busiest;

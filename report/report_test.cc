@@ -300,6 +300,26 @@ TEST(Report, SameRunSameBytes) {
   EXPECT_EQ(SummaryTable(a), SummaryTable(b));
 }
 
+// With nccl-model, the summary lists NCCL's choice for each distinct collective; without, nothing.
+TEST(Report, SummaryListsNcclChoices) {
+  RunResult r = MixedRun();
+  EXPECT_EQ(SummaryTable(r).find("NCCL choices"), std::string::npos);
+  NcclTunedCollective c;
+  c.type = CollectiveType::kAllReduce;
+  c.size = 1024;
+  c.group_size = 8;
+  c.choice = "ring/LL";
+  c.predicted = Time::FromNs(25880);
+  r.nccl_choices.push_back(c);
+  const std::string summary = SummaryTable(r);
+  EXPECT_NE(summary.find("NCCL choices (nccl-model), each collective alone:\n"
+                         "    " +
+                         std::string(CollectiveTypeName(CollectiveType::kAllReduce)) +
+                         " 1024 B on 8 NPUs: ring/LL, 25.880 us\n"),
+            std::string::npos)
+      << summary;
+}
+
 // A backend with output queues (packet) adds its port statistics to the JSON report and a
 // "deepest queues" line to the summary; the analytical backends show neither.
 TEST(Report, PortStatisticsWhenTheBackendHasQueues) {

@@ -213,6 +213,34 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     Status custom = ConfigureCustomCollectives(*system, system_layer);
     if (!custom.ok()) return custom;
   }
+  // NCCL's per-call choice of algorithm and protocol (system key nccl-model).
+  std::unique_ptr<NcclTuner> tuner;
+  {
+    std::string model_path = o.nccl_model;
+    if (model_path.empty() && !system->nccl_model.empty()) {
+      model_path = system->nccl_model;
+      const size_t slash = o.system_config.rfind('/');
+      if (model_path[0] != '/' && slash != std::string::npos) {
+        model_path = o.system_config.substr(0, slash + 1) + model_path;
+      }
+    }
+    if (model_path.empty() && !o.nccl_algorithm.empty()) {
+      return Status::Error("an NCCL algorithm ('" + o.nccl_algorithm +
+                           "') was asked for, but there is no NCCL model: set 'nccl-model' in " +
+                           o.system_config);
+    }
+    if (!model_path.empty()) {
+      const std::string where = o.nccl_model.empty()
+                                    ? o.system_config + ": 'nccl-model' " + system->nccl_model
+                                    : "NCCL model " + o.nccl_model;
+      StatusOr<NcclModel> model = LoadNcclModel(model_path);
+      if (!model.ok()) return model.status().WithContext(where);
+      StatusOr<std::unique_ptr<NcclTuner>> t = NcclTuner::Make(
+          *model, o.nccl_algorithm, *topology, packet, o.backend, *params, &system_layer);
+      if (!t.ok()) return t.status().WithContext(where);
+      tuner = std::move(*t);
+    }
+  }
   RemoteMemory memory(sim, memory_config, n);
   std::unique_ptr<PhaseRecorder> recorder;
   if (o.record) {
@@ -229,6 +257,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.collective_launch_latency = Time::FromNsDouble(system->collective_launch_latency_ns);
   wp.protocol_efficiency = system->protocol_efficiency;
   wp.track_local_mem = system->track_local_mem;
+  wp.tuner = tuner.get();
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
@@ -314,6 +343,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     Status written = WriteLinkStats(o.link_stats, net->Links(), result.end);
     if (!written.ok()) return written;
   }
+  if (tuner) result.nccl_choices = tuner->tuned();
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
     recorder->Finish(traces, result);

@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "et_feeder/trace.h"
 #include "network/factory.h"
+#include "runner/nccl_tuner.h"
 #include "workload/breakdown.h"
 #include "workload/executor.h"
 
@@ -49,6 +50,11 @@ struct RunOptions {
   // --link-stats: when set, a CSV of every link (WriteLinkStats) is written here after the run.
   std::string link_stats;
   bool record = false;  // keep per-node activity and link statistics (timelines, reports)
+  // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
+  // in place of the system configuration's 'nccl-model' (which is relative to that file).
+  std::string nccl_model;
+  // With an NCCL model: only this algorithm (ring, tree, nvls), as NCCL_ALGO; "" = any.
+  std::string nccl_algorithm;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
 };
@@ -102,6 +108,8 @@ struct RunResult {
   std::vector<std::vector<QueueSample>> queues;       // per NPU, in time order (record)
   bool local_mem_tracked = false;  // track-local-mem: NpuStats::peak_local_memory is filled in
   std::vector<QueueSeries> port_queues;  // network queue depths over time (record, packet)
+  // With an NCCL model: each distinct collective and the choice it ran with, in first-use order.
+  std::vector<NcclTunedCollective> nccl_choices;
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

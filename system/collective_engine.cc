@@ -459,7 +459,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   if (native < 0) return StartNonNative(request, listener, token);
   CollectiveRequest req = request;
   if (req.type == CollectiveType::kReduceScatterBlock) req.type = CollectiveType::kReduceScatter;
-  const std::vector<AlgorithmSpec>& impl = params.impl[native];
+  const std::vector<AlgorithmSpec>& impl =
+      request.impl != nullptr ? (*request.impl)[native] : params.impl[native];
   const Topology& topo = layer_.topology();
   const std::vector<int>* members = nullptr;
   if (req.group != 0) {

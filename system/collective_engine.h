@@ -49,6 +49,9 @@ struct CollectiveRequest {
   int root = -1;         // broadcast, reduce, gather, scatter: the root's NPU id (-1: first member)
   int64_t node_id = -1;  // the Chakra node, for per-node custom algorithms (-1: none)
   std::string label;     // for reports ("node 12 'allreduce'")
+  // Native algorithms per collective type and dimension for this collective only (an NCCL
+  // tuner's choice, runner/nccl_tuner.h); null = SystemParams::impl. Must outlive the run.
+  const std::array<std::vector<AlgorithmSpec>, kNumNativeColl>* impl = nullptr;
 };
 
 class SystemLayer;

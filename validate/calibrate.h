@@ -26,7 +26,7 @@
 
 #include "common/status.h"
 #include "network/factory.h"
-#include "validate/nccl_model.h"
+#include "config/nccl_model.h"
 #include "validate/validate.h"
 
 namespace orrery {

@@ -166,6 +166,9 @@ StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, dou
   } catch (const YAML::Exception& e) {
     return Status::Error(system_ + ": " + e.what());
   }
+  // This file runs one explicit choice: the profile's NCCL model (a path relative to the
+  // profile, which this scratch file is not in) does not apply to it.
+  sys.remove("nccl-model");
   if (!algorithm.empty()) {
     auto impl = NcclImplementations(algorithm, dims_);
     if (!impl.ok()) return impl.status().WithContext(dir_);
@@ -186,6 +189,31 @@ StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, dou
 StatusOr<double> ProfileSimulator::TimeUs(const std::string& collective, int gpus, uint64_t size,
                                           const std::string& system_file,
                                           const std::string& network_file) {
+  StatusOr<RunResult> r = Run(collective, gpus, size, system_file, network_file, nullptr);
+  if (!r.ok()) return r.status();
+  return r->end.Ns() / 1e3;
+}
+
+StatusOr<ProfileSimulator::Tuned> ProfileSimulator::NcclTimeUs(const std::string& collective,
+                                                               int gpus, uint64_t size,
+                                                               const std::string& algorithm,
+                                                               const std::string& network_file) {
+  if (!has_nccl_) return Status::Error(dir_ + ": no nccl.yaml");
+  RunOptions extra;
+  extra.nccl_model = nccl_.path;
+  extra.nccl_algorithm = algorithm;
+  StatusOr<RunResult> r = Run(collective, gpus, size, system_, network_file, &extra);
+  if (!r.ok()) return r.status();
+  if (r->nccl_choices.size() != 1) {
+    return Status::Error(dir_ + ": expected one tuned collective, got " +
+                         std::to_string(r->nccl_choices.size()));
+  }
+  return Tuned{r->end.Ns() / 1e3, r->nccl_choices.front().choice};
+}
+
+StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpus, uint64_t size,
+                                          const std::string& system_file,
+                                          const std::string& network_file, const RunOptions* nccl) {
   auto coll = Collectives().find(collective);
   if (coll == Collectives().end()) {
     return Status::Error("collective '" + collective +
@@ -207,10 +235,14 @@ StatusOr<double> ProfileSimulator::TimeUs(const std::string& collective, int gpu
   run.network_config = network_file;
   run.memory_config = memory_;
   run.backend = backend_;
+  if (nccl != nullptr) {
+    run.nccl_model = nccl->nccl_model;
+    run.nccl_algorithm = nccl->nccl_algorithm;
+  }
   StatusOr<RunResult> r = RunSimulation(run);
   for (int k = 0; k < gpus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
   if (!r.ok()) return r.status().WithContext(dir_);
-  return r->end.Ns() / 1e3;
+  return r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,53 +279,28 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
     }
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
-    // The (algorithm, protocol) choices, each with its system file.
-    struct Option {
-      std::string name, system;
-    };
-    std::vector<Option> options;
-    std::string failures;
-    if (const NcclModel* model = sim->nccl()) {
-      StatusOr<std::vector<NcclChoice>> choices = Choices(*model, algorithm);
-      if (!choices.ok()) return choices.status().WithContext(m.source);
-      for (const NcclChoice& c : *choices) {
-        StatusOr<std::string> f = sim->System(c.algorithm, c.latency_us, c.efficiency);
-        if (!f.ok()) {  // e.g. tree on a single node: NCCL would not offer it either
-          failures += "\n  " + c.algorithm + "/" + c.protocol + ": " + f.status().message();
-          continue;
-        }
-        options.push_back({c.algorithm + "/" + c.protocol, *f});
-      }
-    } else {
+    // With an NCCL model, every row runs NCCL's choice for its size, chosen as in any run
+    // with 'nccl-model' (runner/nccl_tuner.h); without one, the profile's system file.
+    std::string system;
+    if (sim->nccl() == nullptr) {
       StatusOr<std::string> f = sim->System(algorithm, -1, -1);
       if (!f.ok()) return f.status();
-      options.push_back({"", *f});
+      system = *f;
     }
-    std::vector<bool> usable(options.size(), true);
     for (const NcclRow& row : m.rows) {
       if (row.size < o.min_size) continue;
-      double best = std::numeric_limits<double>::infinity();
+      double best = 0;
       std::string chosen;
-      for (size_t i = 0; i < options.size(); ++i) {
-        if (!usable[i]) continue;
-        StatusOr<double> t =
-            sim->TimeUs(report.collective, m.gpus, row.size, options[i].system, *network);
-        if (!t.ok()) {
-          // This algorithm cannot run at this scale (e.g. a tree over 3 nodes here); NCCL's
-          // tuner would not pick it either.
-          usable[i] = false;
-          failures += "\n  " + options[i].name + ": " + t.status().message();
-          continue;
-        }
-        if (*t < best) {
-          best = *t;
-          chosen = options[i].name;
-        }
-      }
-      if (!std::isfinite(best)) {
-        return Status::Error(m.source + ": no algorithm of " + o.machine + " runs " +
-                             report.collective + " on " + std::to_string(m.gpus) +
-                             " GPUs:" + failures);
+      if (sim->nccl() != nullptr) {
+        StatusOr<ProfileSimulator::Tuned> t =
+            sim->NcclTimeUs(report.collective, m.gpus, row.size, algorithm, *network);
+        if (!t.ok()) return t.status().WithContext(m.source);
+        best = t->time_us;
+        chosen = t->choice;
+      } else {
+        StatusOr<double> t = sim->TimeUs(report.collective, m.gpus, row.size, system, *network);
+        if (!t.ok()) return t.status().WithContext(m.source);
+        best = *t;
       }
       ValidationRow v;
       v.source = m.source;

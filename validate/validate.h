@@ -5,12 +5,13 @@
 //   std::fputs(FormatValidation(*r).c_str(), stdout);   // ends "geomean error: X% over N sizes"
 //
 // A machine profile is a directory with system.yaml, network.yaml, optionally memory.yaml (JSON
-// is YAML too) and nccl.yaml (validate/nccl_model.h), and a README. When a measurement used
+// is YAML too) and nccl.yaml (config/nccl_model.h), and a README. When a measurement used
 // another GPU count than the profile's network, the network's last dimension (the node count) is
 // scaled to match, if it divides.
 //
-// With nccl.yaml every row is simulated once per (algorithm, protocol) NCCL could use there, and
-// the fastest counts, as NCCL's tuner picks by its own cost model; a log forced with NCCL_ALGO,
+// With nccl.yaml every row runs as any simulation with the system key `nccl-model` does
+// (runner/nccl_tuner.h): the (algorithm, protocol) NCCL could use there that is fastest for the
+// collective alone, as NCCL's tuner picks by its own cost model; a log forced with NCCL_ALGO,
 // or --algorithm, keeps that algorithm only. Without nccl.yaml the profile's system.yaml runs
 // as it is (with --algorithm's implementations when given).
 #pragma once
@@ -19,8 +20,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/nccl_model.h"
 #include "network/factory.h"
-#include "validate/nccl_model.h"
+#include "runner/run.h"
 #include "validate/nccl_tests.h"
 
 namespace orrery {
@@ -83,9 +85,22 @@ class ProfileSimulator {
   // One collective of nccl-tests size `size` on `gpus` NPUs: the simulated time in µs.
   StatusOr<double> TimeUs(const std::string& collective, int gpus, uint64_t size,
                           const std::string& system_file, const std::string& network_file);
+  // The same collective as NCCL would run it: the profile's nccl.yaml chooses the algorithm and
+  // protocol (only `algorithm`'s when not ""), exactly as `nccl-model` does in any run.
+  struct Tuned {
+    double time_us = 0;
+    std::string choice;  // "nvls/Simple"
+  };
+  StatusOr<Tuned> NcclTimeUs(const std::string& collective, int gpus, uint64_t size,
+                             const std::string& algorithm, const std::string& network_file);
 
  private:
   ProfileSimulator() = default;
+  // Runs one collective of nccl-tests size `size` on `gpus` NPUs; `nccl`: its nccl_model and
+  // nccl_algorithm apply.
+  StatusOr<RunResult> Run(const std::string& collective, int gpus, uint64_t size,
+                          const std::string& system_file, const std::string& network_file,
+                          const RunOptions* nccl);
   std::string dir_, system_, network_, memory_, work_;
   bool own_work_ = false;
   int npus_ = 0, dims_ = 0;

@@ -257,13 +257,6 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       } else if (ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather) {
         req.root = static_cast<int>(trace_.comm_dst(node).value_or(-1));
       }
-      if (params_.protocol_efficiency < 1 && req.size > 0) {
-        // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
-        // (at most 1 MiB) so that chunking stays as even as it was.
-        const uint64_t grain = std::min<uint64_t>(req.size & (~req.size + 1), uint64_t{1} << 20);
-        const double bytes = static_cast<double>(req.size) / params_.protocol_efficiency;
-        req.size = static_cast<uint64_t>(std::ceil(bytes / static_cast<double>(grain))) * grain;
-      }
       if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
       req.node_id = static_cast<int64_t>(trace_.id(node));
@@ -279,12 +272,27 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
                                     "--comm-group-configuration nor by a METADATA node"));
         }
       }
+      Time launch_latency = params_.collective_launch_latency;
+      double efficiency = params_.protocol_efficiency;
+      if (params_.tuner != nullptr) {
+        // The collective library's choice for this call (algorithms, floor, efficiency).
+        StatusOr<CollectiveChoice> c = params_.tuner->Choose(req);
+        if (!c.ok()) return Fail(c.status().WithContext(Label(node)));
+        req.impl = c->impl;
+        launch_latency = c->launch_latency;
+        efficiency = c->efficiency;
+      }
+      if (efficiency < 1 && req.size > 0) {
+        // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
+        // (at most 1 MiB) so that chunking stays as even as it was.
+        req.size = InflateForEfficiency(req.size, efficiency);
+      }
       ++stats_.collectives;
       stats_.bytes_collective += comm_size;
-      if (params_.collective_launch_latency > Time::Zero()) {
+      if (launch_latency > Time::Zero()) {
         // The launch floor first; the collective starts from OnEvent.
         launching_.emplace(node, std::move(req));
-        sim.ScheduleAfter(params_.collective_launch_latency, this, node | kLaunchDone);
+        sim.ScheduleAfter(launch_latency, this, node | kLaunchDone);
         return;
       }
       Status s = system_.npu(npu_).StartCollective(req, this, node);
@@ -353,6 +361,13 @@ void NpuExecutor::Complete(uint32_t node) {
   ++stats_.nodes_done;
   feeder_.Finish(node);
   IssueReady();
+}
+
+uint64_t InflateForEfficiency(uint64_t size, double efficiency) {
+  if (!(efficiency < 1) || size == 0) return size;
+  const uint64_t grain = std::min<uint64_t>(size & (~size + 1), uint64_t{1} << 20);
+  const double bytes = static_cast<double>(size) / efficiency;
+  return static_cast<uint64_t>(std::ceil(bytes / static_cast<double>(grain))) * grain;
 }
 
 void NpuExecutor::OnEvent(uint64_t arg) {

@@ -28,6 +28,25 @@
 
 namespace orrery {
 
+// How one collective runs when a tuner chooses per call, as NCCL's does (runner/nccl_tuner.h):
+// its algorithms, launch floor and protocol efficiency, in place of WorkloadParams'.
+struct CollectiveChoice {
+  const std::array<std::vector<AlgorithmSpec>, kNumNativeColl>* impl = nullptr;  // null: params'
+  Time launch_latency;
+  double efficiency = 1;
+};
+
+class CollectiveTuner {
+ public:
+  virtual ~CollectiveTuner() = default;
+  // `req` as the trace asks for it: size after --comm-scale, before protocol efficiency.
+  virtual StatusOr<CollectiveChoice> Choose(const CollectiveRequest& req) = 0;
+};
+
+// The bytes a collective of `size` moves at protocol `efficiency`: size / efficiency rounded up
+// to the size's own power-of-two granularity (at most 1 MiB), so chunking stays as even.
+uint64_t InflateForEfficiency(uint64_t size, double efficiency);
+
 struct WorkloadParams {
   bool roofline_enabled = false;
   RooflineParams roofline;
@@ -40,6 +59,7 @@ struct WorkloadParams {
   Time collective_launch_latency;  // before every collective starts (NCCL's latency floor)
   double protocol_efficiency = 1;  // collectives move size / this bytes
   bool track_local_mem = false;    // track-local-mem: record tensor reads/writes (memory_tracker.h)
+  CollectiveTuner* tuner = nullptr;  // when set, chooses each collective's algorithms and costs
 };
 
 // A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.

@@ -1,4 +1,4 @@
-#include "validate/nccl_model.h"
+#include "config/nccl_model.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,173 @@
+#include "runner/nccl_tuner.h"
+
+#include <algorithm>
+
+#include "common/event_queue.h"
+#include "runner/system_params_from_config.h"
+
+namespace orrery {
+
+namespace {
+
+// Starts the collective on each member after the launch floor, and notes when the last ends:
+// what NpuExecutor does for a trace holding just this collective.
+class ProbeDriver : public EventTarget, public CollectiveListener {
+ public:
+  ProbeDriver(SystemLayer& layer, const CollectiveRequest& req) : layer_(layer), req_(req) {}
+
+  void OnEvent(uint64_t npu) override { Start(static_cast<int>(npu)); }
+  void Start(int npu) {
+    Status s = layer_.npu(npu).StartCollective(req_, this, static_cast<uint64_t>(npu));
+    if (!s.ok() && error_.ok()) error_ = s;
+  }
+  void OnCollectiveDone(uint64_t) override {
+    ++done_;
+    end_ = layer_.sim().now();
+  }
+
+  const Status& error() const { return error_; }
+  int done() const { return done_; }
+  Time end() const { return end_; }
+
+ private:
+  SystemLayer& layer_;
+  const CollectiveRequest& req_;
+  Status error_;
+  int done_ = 0;
+  Time end_;
+};
+
+int NativeOf(const std::string& key) {
+  if (key == "all-reduce-implementation") return kNativeAllReduce;
+  if (key == "reduce-scatter-implementation") return kNativeReduceScatter;
+  if (key == "all-gather-implementation") return kNativeAllGather;
+  return kNativeAllToAll;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
+                                                     const std::string& algorithm,
+                                                     const Topology& topology,
+                                                     const PacketParams& packet, Backend backend,
+                                                     const SystemParams& params,
+                                                     const SystemLayer* groups) {
+  StatusOr<std::vector<NcclChoice>> choices = Choices(model, algorithm);
+  if (!choices.ok()) return choices.status();
+  std::unique_ptr<NcclTuner> t(new NcclTuner());
+  t->model_path_ = model.path;
+  t->topology_ = topology;
+  t->packet_ = packet;
+  t->backend_ = backend;
+  t->params_ = params;
+  t->groups_ = groups;
+  std::string failures;
+  const int dims = static_cast<int>(topology.dims.size());
+  for (const NcclChoice& c : *choices) {
+    auto impl = NcclImplementations(c.algorithm, dims);
+    if (!impl.ok()) {  // e.g. tree on a single node: NCCL would not offer it either
+      failures += "\n  " + c.algorithm + "/" + c.protocol + ": " + impl.status().message();
+      continue;
+    }
+    auto o = std::make_unique<Option>();
+    o->name = c.algorithm + "/" + c.protocol;
+    // The same conversions a system file with these keys would get (SystemConfig, WorkloadParams).
+    o->latency = Time::FromNsDouble(c.latency_us * 1e3);
+    o->efficiency = std::min(c.efficiency, 1.0);
+    for (const auto& [key, names] : *impl) {
+      for (const std::string& name : names) {
+        StatusOr<AlgorithmSpec> a = ParseAlgorithm(name);
+        if (!a.ok()) return a.status();
+        o->impl[NativeOf(key)].push_back(*a);
+      }
+    }
+    t->options_.push_back(std::move(o));
+  }
+  if (t->options_.empty()) {
+    return Status::Error(model.path + ": no algorithm of this NCCL model runs on a network of " +
+                         std::to_string(dims) + " dimension(s):" + failures);
+  }
+  return t;
+}
+
+StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const Option& o) const {
+  Simulation sim;
+  std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, packet_);
+  SystemLayer layer(sim, *net, params_);
+  std::vector<int> members;
+  if (request.group != 0) {
+    const std::vector<int>* m = groups_ ? groups_->GroupMembers(request.group) : nullptr;
+    if (m == nullptr) {
+      return Status::Error("communicator group " + std::to_string(request.group) +
+                           " is not defined");
+    }
+    members = *m;
+    Status s = layer.AddGroup(request.group, members);
+    if (!s.ok()) return s;
+  } else {
+    for (int i = 0; i < layer.num_npus(); ++i) members.push_back(i);
+  }
+  CollectiveRequest req = request;
+  req.impl = &o.impl;
+  req.size = InflateForEfficiency(req.size, o.efficiency);
+  ProbeDriver driver(layer, req);
+  for (int m : members) {
+    if (o.latency > Time::Zero()) {
+      sim.ScheduleAfter(o.latency, &driver, static_cast<uint64_t>(m));
+    } else {
+      driver.Start(m);
+    }
+  }
+  sim.Run();
+  if (!driver.error().ok()) return driver.error();
+  if (driver.done() != static_cast<int>(members.size())) {
+    return Status::Error("the collective did not finish (" + std::to_string(driver.done()) +
+                         " of " + std::to_string(members.size()) + " NPUs)");
+  }
+  return driver.end();
+}
+
+StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
+  const Key key{static_cast<int>(req.type), req.size, req.group, req.involved_dims, req.root};
+  auto it = chosen_.find(key);
+  if (it == chosen_.end()) {
+    size_t best = options_.size();
+    Time best_time;
+    std::string failures;
+    for (size_t i = 0; i < options_.size(); ++i) {
+      StatusOr<Time> t = Probe(req, *options_[i]);
+      if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
+        failures += "\n  " + options_[i]->name + ": " + t.status().message();
+        continue;
+      }
+      if (best == options_.size() || *t < best_time) {
+        best = i;
+        best_time = *t;
+      }
+    }
+    if (best == options_.size()) {
+      return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
+                           CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +
+                           " bytes here:" + failures);
+    }
+    it = chosen_.emplace(key, best).first;
+    NcclTunedCollective t;
+    t.type = req.type;
+    t.size = req.size;
+    t.group = req.group;
+    const std::vector<int>* m =
+        req.group != 0 && groups_ ? groups_->GroupMembers(req.group) : nullptr;
+    t.group_size = m != nullptr ? static_cast<int>(m->size()) : topology_.num_npus();
+    t.choice = options_[best]->name;
+    t.predicted = best_time;
+    tuned_.push_back(t);
+  }
+  const Option& o = *options_[it->second];
+  CollectiveChoice c;
+  c.impl = &o.impl;
+  c.launch_latency = o.latency;
+  c.efficiency = o.efficiency;
+  return c;
+}
+
+}  // namespace orrery

@@ -1,0 +1,85 @@
+// NCCL's per-call choice of algorithm and protocol, for ordinary runs (system key `nccl-model`)
+// and for `orrery validate` alike.
+//
+//   StatusOr<NcclModel> m = LoadNcclModel("configs/machines/hgx-h100/nccl.yaml");
+//   NcclTuner tuner(*m, "", topology, packet, backend, params, &system_layer);
+//   workload_params.tuner = &tuner;   // every collective now runs NCCL's choice
+//
+// For each distinct collective (type, size, group, involved dimensions, root) the tuner
+// simulates it alone, once per (algorithm, protocol) the model allows (config/nccl_model.h), on
+// a fresh copy of the run's network and system layer, exactly as an executor would run it: the
+// choice's launch floor, then the collective with that choice's algorithms moving
+// size / efficiency bytes. The fastest choice wins (the first listed on a tie), as NCCL's tuner
+// means to pick by its cost model; a choice that cannot run there (tree on one node, ...) is
+// skipped. Choices are cached, so a training trace pays one probe per distinct collective.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/status.h"
+#include "common/units.h"
+#include "config/nccl_model.h"
+#include "network/factory.h"
+#include "network/network.h"
+#include "system/collective_engine.h"
+#include "system/system_params.h"
+#include "workload/executor.h"
+
+namespace orrery {
+
+// One distinct collective the tuner chose for, in the order first asked.
+struct NcclTunedCollective {
+  CollectiveType type = CollectiveType::kAllReduce;
+  uint64_t size = 0;   // as the trace asks (before efficiency)
+  int group = 0;       // 0 = all NPUs
+  int group_size = 0;  // NPUs taking part
+  std::string choice;  // "nvls/Simple"
+  Time predicted;      // the chosen collective alone: launch floor + transfer
+};
+
+class NcclTuner : public CollectiveTuner {
+ public:
+  // `algorithm` "" = every algorithm of the model; else only that one (NCCL_ALGO). `groups`
+  // (the run's system layer) is asked for communicator groups' members. Fails when the model
+  // offers no choice this network can run (e.g. only tree on one node).
+  static StatusOr<std::unique_ptr<NcclTuner>> Make(const NcclModel& model,
+                                                   const std::string& algorithm,
+                                                   const Topology& topology,
+                                                   const PacketParams& packet, Backend backend,
+                                                   const SystemParams& params,
+                                                   const SystemLayer* groups);
+
+  StatusOr<CollectiveChoice> Choose(const CollectiveRequest& req) override;
+
+  const std::vector<NcclTunedCollective>& tuned() const { return tuned_; }
+
+ private:
+  struct Option {
+    std::string name;  // "ring/LL"
+    std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;
+    Time latency;
+    double efficiency = 1;
+  };
+  using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
+
+  NcclTuner() = default;
+  // The collective alone with option `o`: its time, or why it cannot run.
+  StatusOr<Time> Probe(const CollectiveRequest& req, const Option& o) const;
+
+  std::string model_path_;
+  Topology topology_;
+  PacketParams packet_;
+  Backend backend_ = Backend::kAnalyticalAware;
+  SystemParams params_;
+  const SystemLayer* groups_ = nullptr;
+  std::vector<std::unique_ptr<Option>> options_;  // stable addresses: requests point into them
+  std::map<Key, size_t> chosen_;                  // index into options_
+  std::vector<NcclTunedCollective> tuned_;
+};
+
+}  // namespace orrery

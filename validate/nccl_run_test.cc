@@ -1,0 +1,177 @@
+// `nccl-model` in ordinary runs: the shipped hgx-h100 profile (whose system.yaml names its
+// nccl.yaml) runs each collective with NCCL's choice for its size, the same machinery
+// `orrery validate` uses.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+#include "runner/run.h"
+#include "validate/validate.h"
+
+namespace orrery {
+namespace {
+
+const char kProfile[] = "configs/machines/hgx-h100";
+
+std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+// One all-reduce per rank file, or several chained one after the other.
+std::string WriteAllReduces(const std::string& name, const std::vector<uint64_t>& sizes) {
+  const std::string prefix = Tmp(name);
+  for (int r = 0; r < 8; ++r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const std::string name = "ar" + std::to_string(i);
+      nodes.push_back(
+          i == 0 ? et::MakeCollNode(i, name, ChakraProtoMsg::ALL_REDUCE, sizes[i])
+                 : et::MakeCollNode(i, name, ChakraProtoMsg::ALL_REDUCE, sizes[i], {i - 1}));
+    }
+    EXPECT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
+  }
+  return prefix;
+}
+
+RunOptions ProfileRun(const std::string& workload) {
+  RunOptions o;
+  o.workload = workload;
+  o.system_config = std::string(kProfile) + "/system.yaml";
+  o.network_config = std::string(kProfile) + "/network.yaml";
+  return o;
+}
+
+// A plain run of one all-reduce on the profile takes exactly the time `orrery validate` prints
+// for that size: validate is a run with the profile's nccl-model.
+TEST(NcclRun, SingleCollectivesTakeWhatValidatePrints) {
+  const std::vector<uint64_t> sizes = {1024, 65536, 4u << 20, 256u << 20};
+  const std::string log = Tmp("sizes.log");
+  {
+    std::ofstream f(log);
+    f << "# nccl-tests all_reduce_perf\n";
+    for (int r = 0; r < 8; ++r)
+      f << "#  Rank  " << r << " Group  0 Pid 1 on host device " << r
+        << " [0x00] NVIDIA H100 80GB HBM3\n";
+    f << "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+         "     time   algbw   busbw #wrong\n";
+    // The measured times do not matter here; only the simulated column is compared.
+    for (uint64_t s : sizes) {
+      f << s << " " << s / 4 << " float sum -1 100.0 1.0 1.0 0 100.0 1.0 1.0 0\n";
+    }
+  }
+  ValidateOptions v;
+  v.measurements = log;
+  v.machine = kProfile;
+  v.collective = "all_reduce";
+  StatusOr<ValidationReport> report = Validate(v);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->rows.size(), sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    StatusOr<RunResult> r =
+        RunSimulation(ProfileRun(WriteAllReduces("one_" + std::to_string(i), {sizes[i]})));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(report->rows[i].size, sizes[i]);
+    EXPECT_DOUBLE_EQ(r->end.Ns() / 1e3, report->rows[i].simulated_us) << sizes[i] << " B";
+    ASSERT_EQ(r->nccl_choices.size(), 1u);
+    EXPECT_EQ(r->nccl_choices[0].choice, report->rows[i].choice) << sizes[i] << " B";
+    // The tuner's probe of the collective alone is the run itself.
+    EXPECT_EQ(r->nccl_choices[0].predicted, r->end);
+  }
+}
+
+// Small and large all-reduces in one trace take different algorithms. By hand, from
+// configs/machines/hgx-h100/nccl.yaml: a choice costs floor + time to move size / efficiency.
+//   1 KiB: ring/LL's floor is 0 + 6.0 us; nvls/Simple's is 6.5 + 33.3 = 39.8 us, and 1 KiB at
+//          LL's 0.0049 is 209 KB, well under 1 us at 450 GB/s: ring/LL wins.
+//   1 GiB: each GPU moves 2(n-1)/n = 1.75 x size over NVLink in a ring, 1 x size with NVLS
+//          (the switch reduces): ring/Simple 1.75 / 0.831 = 2.11 x size, nvls/Simple
+//          1 / (0.726 x 0.831) = 1.66 x size, LL 1.75 / 0.0049 = 357 x size: nvls/Simple wins.
+TEST(NcclRun, SmallAndLargeCollectivesTakeDifferentAlgorithms) {
+  RunOptions o = ProfileRun(WriteAllReduces("mixed", {1024, 1u << 30, 1024}));
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nccl_choices.size(), 2u);  // the second 1 KiB one reuses the first choice
+  EXPECT_EQ(r->nccl_choices[0].size, 1024u);
+  EXPECT_EQ(r->nccl_choices[0].choice, "ring/LL");
+  EXPECT_EQ(r->nccl_choices[0].group_size, 8);
+  EXPECT_EQ(r->nccl_choices[1].size, uint64_t{1} << 30);
+  EXPECT_EQ(r->nccl_choices[1].choice, "nvls/Simple");
+  // The chunks ran those algorithms (the timeline's "algorithm" argument).
+  std::set<std::string> small, large;
+  for (const ChunkPhaseRecord& c : r->phases[0]) {
+    (c.node_id == 1 ? large : small).insert(c.algorithm);
+  }
+  EXPECT_EQ(small, std::set<std::string>{"ring"});
+  EXPECT_EQ(large, std::set<std::string>{"nvls"});
+}
+
+// A communicator group is tuned as itself: two disjoint groups of 4 on the switch each get a
+// choice for 4 GPUs, probed alone; running side by side on disjoint ports they do not slow each
+// other, so the run ends when the probe said.
+TEST(NcclRun, GroupsAreTunedForTheirOwnSize) {
+  const std::string groups = Tmp("groups.json");
+  std::ofstream(groups) << R"({"1": [0, 1, 2, 3], "2": [4, 5, 6, 7]})";
+  const std::string prefix = Tmp("grouped");
+  for (int r = 0; r < 8; ++r) {
+    ChakraProtoMsg::Node n = et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, 1u << 20);
+    et::SetStringAttr(&n, "pg_name", r < 4 ? "1" : "2");
+    ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), {n}).ok());
+  }
+  RunOptions o = ProfileRun(prefix);
+  o.comm_group_config = groups;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nccl_choices.size(), 2u);  // one per group: the group is part of the key
+  EXPECT_EQ(r->nccl_choices[0].group_size, 4);
+  EXPECT_EQ(r->nccl_choices[1].group_size, 4);
+  EXPECT_EQ(r->nccl_choices[0].choice, r->nccl_choices[1].choice);
+  EXPECT_EQ(r->nccl_choices[0].predicted, r->end);
+
+  // The whole machine's choice for the same size is a different collective (8 GPUs).
+  StatusOr<RunResult> world = RunSimulation(ProfileRun(WriteAllReduces("world", {1u << 20})));
+  ASSERT_TRUE(world.ok()) << world.status().message();
+  ASSERT_EQ(world->nccl_choices.size(), 1u);
+  EXPECT_EQ(world->nccl_choices[0].group_size, 8);
+  EXPECT_NE(world->nccl_choices[0].predicted, r->nccl_choices[0].predicted);
+}
+
+// Forcing an algorithm (NCCL_ALGO) keeps to it at every size.
+TEST(NcclRun, AForcedAlgorithmIsKept) {
+  RunOptions o = ProfileRun(WriteAllReduces("forced", {1024, 1u << 30}));
+  o.nccl_algorithm = "ring";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nccl_choices.size(), 2u);
+  EXPECT_EQ(r->nccl_choices[0].choice, "ring/LL");
+  EXPECT_EQ(r->nccl_choices[1].choice, "ring/Simple");
+}
+
+// A bad nccl-model names the system file, the key and the value.
+TEST(NcclRun, AMissingModelIsOneClearError) {
+  const std::string sys = Tmp("bad_system.yaml");
+  std::ofstream(sys) << "nccl-model: no_such_nccl.yaml\nall-reduce-implementation: [ring]\n";
+  RunOptions o = ProfileRun(WriteAllReduces("bad", {1024}));
+  o.system_config = sys;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string msg = r.status().message();
+  EXPECT_NE(msg.find(sys + ": 'nccl-model' no_such_nccl.yaml"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no_such_nccl.yaml"), std::string::npos) << msg;
+}
+
+// A model that does not define the forced algorithm lists the ones it has.
+TEST(NcclRun, AnUnknownForcedAlgorithmListsTheModelsOnes) {
+  RunOptions o = ProfileRun(WriteAllReduces("tree", {1024}));
+  o.nccl_algorithm = "tree";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string msg = r.status().message();
+  EXPECT_NE(msg.find("'nccl-model' nccl.yaml"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("its algorithms: nvls, ring"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace orrery
