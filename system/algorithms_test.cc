@@ -20,15 +20,6 @@
 namespace orrery {
 namespace {
 
-Dimension Ring(int n, double gibps, int64_t lat_ns) {
-  Dimension d;
-  d.type = BlockType::kRing;
-  d.npus = n;
-  d.bandwidth = Bandwidth::FromGiBps(gibps);
-  d.latency = Time::FromNs(lat_ns);
-  return d;
-}
-
 SystemParams Params(std::vector<AlgorithmSpec> algos, int splits = 1, bool local_bw_aware = false) {
   SystemParams p;
   p.preferred_dataset_splits = splits;
@@ -103,7 +94,7 @@ TEST(HalvingDoublingTest, AllReduceFourNpus) {
   // Messages D/2 at distance 1, D/4 at 2, D/4 at 2, D/2 at 1. Hand-offs: 2 log n + 1 = 5; rounds
   // of log n = 2 hand-offs, the second of the first round reduced, sized as the message it
   // releases (D/4). T = 5e + 2 t(D/2) + 2 t(D/4) + r(D/4) = 50 + 20530 + 10764 + 489 = 31833.
-  auto r = RunAll({{Ring(4, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(4, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 31833);
   EXPECT_EQ(Dsts(r, 0), (std::vector<int>{1, 2, 2, 1}));
   EXPECT_EQ(Dsts(r, 3), (std::vector<int>{2, 1, 1, 2}));
@@ -114,7 +105,7 @@ TEST(HalvingDoublingTest, AllReduceEightNpus) {
   // D/2 @1, D/4 @2, D/8 @4, then D/8 @4, D/4 @2, D/2 @1 (pair = index XOR distance). Rounds of 3
   // hand-offs; the first round reduces D/4 and D/8.
   // T = 7e + 2 (t(D/2) + t(D/4) + t(D/8)) + r(D/4) + r(D/8) = 70 + 37176 + 489 + 243 = 37978.
-  auto r = RunAll({{Ring(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 37978);
   EXPECT_EQ(Dsts(r, 0), (std::vector<int>{1, 2, 4, 4, 2, 1}));
   EXPECT_EQ(Dsts(r, 5), (std::vector<int>{4, 7, 1, 1, 7, 4}));
@@ -127,13 +118,13 @@ TEST(HalvingDoublingTest, AllReduceEightNpus) {
 TEST(HalvingDoublingTest, AllReduceTwoNpusHasNoReduction) {
   // log n = 1: every round is a single injected hand-off, so nothing is reduced.
   // T = 3e + 2 t(D/2) = 30 + 20530 = 20560.
-  auto r = RunAll({{Ring(2, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(2, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 20560);
 }
 
 TEST(HalvingDoublingTest, OddSizesHalveWithTruncationAndDoubleBack) {
   // D = 1000 on 8 NPUs: 500, 250, 125, then 125/2 = 62 doubled back to 124, 248, 496.
-  auto r = RunAll({{Ring(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, 1000);
+  auto r = RunAll({{RingDimension(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce, 1000);
   std::vector<uint64_t> sizes;
   for (const auto& m : r.sent[0]) sizes.push_back(m.second);
   EXPECT_EQ(sizes, (std::vector<uint64_t>{500, 250, 125, 124, 248, 496}));
@@ -142,7 +133,7 @@ TEST(HalvingDoublingTest, OddSizesHalveWithTruncationAndDoubleBack) {
 TEST(HalvingDoublingTest, ReduceScatterEightNpus) {
   // D/2 @1, D/4 @2, D/8 @4; hand-offs: injected, two reduced (D/4, D/8), injected.
   // T = 4e + t(D/2) + t(D/4) + t(D/8) + r(D/4) + r(D/8) = 40 + 18588 + 732 = 19360.
-  auto r = RunAll({{Ring(8, 50, 500)}}, Params({kHd}), CollectiveType::kReduceScatter, kD);
+  auto r = RunAll({{RingDimension(8, 50, 500)}}, Params({kHd}), CollectiveType::kReduceScatter, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 19360);
   EXPECT_EQ(Dsts(r, 0), (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(r.Bytes(6), kD / 2 + kD / 4 + kD / 8);
@@ -151,14 +142,14 @@ TEST(HalvingDoublingTest, ReduceScatterEightNpus) {
 TEST(HalvingDoublingTest, AllGatherEightNpus) {
   // D = 128 KiB per NPU: D @4, 2D @2, 4D @1, nothing reduced.
   // T = 4e + t(128 KiB) + t(256 KiB) + t(512 KiB) = 40 + 2941 + 5382 + 10265 = 18628.
-  auto r = RunAll({{Ring(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllGather, kD / 8);
+  auto r = RunAll({{RingDimension(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllGather, kD / 8);
   for (int64_t x : r.ns) EXPECT_EQ(x, 18628);
   EXPECT_EQ(Dsts(r, 0), (std::vector<int>{4, 2, 1}));
   EXPECT_EQ(r.Bytes(3), 7 * kD / 8);
 }
 
 TEST(HalvingDoublingTest, AllToAllIsAClearError) {
-  Status s = StartError({{Ring(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllToAll);
+  Status s = StartError({{RingDimension(8, 50, 500)}}, Params({kHd}), CollectiveType::kAllToAll);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("'halvingDoubling' for all-to-all is not supported"),
             std::string::npos)
@@ -167,7 +158,7 @@ TEST(HalvingDoublingTest, AllToAllIsAClearError) {
 }
 
 TEST(HalvingDoublingTest, NonPowerOfTwoIsAClearError) {
-  Status s = StartError({{Ring(6, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce);
+  Status s = StartError({{RingDimension(6, 50, 500)}}, Params({kHd}), CollectiveType::kAllReduce);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("needs a power-of-two number of NPUs, got 6"), std::string::npos)
       << s.message();
@@ -179,7 +170,7 @@ TEST(HalvingDoublingTest, NonPowerOfTwoIsAClearError) {
 TEST(DirectTest, AllToAllFullWindow) {
   // n = 4, window 3: three D/4 messages to NPUs +1, +2, +3 at once.
   // T = e (hand-off) + t(D/4) + e (hand-off back) = 20 + 5382 = 5402.
-  auto r = RunAll({{Ring(4, 50, 500)}}, Params({kDirect}), CollectiveType::kAllToAll, kD);
+  auto r = RunAll({{RingDimension(4, 50, 500)}}, Params({kDirect}), CollectiveType::kAllToAll, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 5402);
   EXPECT_EQ(Dsts(r, 0), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(Dsts(r, 2), (std::vector<int>{3, 0, 1}));
@@ -188,7 +179,8 @@ TEST(DirectTest, AllToAllFullWindow) {
 
 TEST(DirectTest, AllToAllNonPowerOfTwo) {
   // n = 6, D = 768 KiB: five 128 KiB messages at once. T = 2e + t(128 KiB) = 20 + 2941 = 2961.
-  auto r = RunAll({{Ring(6, 50, 500)}}, Params({kDirect}), CollectiveType::kAllToAll, 6 * kD / 8);
+  auto r = RunAll({{RingDimension(6, 50, 500)}}, Params({kDirect}), CollectiveType::kAllToAll,
+                  6 * kD / 8);
   for (int64_t x : r.ns) EXPECT_EQ(x, 2961);
   EXPECT_EQ(Dsts(r, 4), (std::vector<int>{5, 0, 1, 2, 3}));
 }
@@ -197,7 +189,7 @@ TEST(DirectTest, AllToAllWindowOfTwo) {
   // direct<2>, n = 8: seven D/8 messages, two in flight: ceil(7/2) = 4 waves.
   // T = 5e + 4 t(D/8) = 50 + 11764 = 11814.
   SystemParams p = Params({AlgorithmSpec{AlgorithmKind::kDirect, 2}});
-  auto r = RunAll({{Ring(8, 50, 500)}}, p, CollectiveType::kAllToAll, kD);
+  auto r = RunAll({{RingDimension(8, 50, 500)}}, p, CollectiveType::kAllToAll, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 11814);
   EXPECT_EQ(Dsts(r, 0), (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
 }
@@ -206,7 +198,7 @@ TEST(DirectTest, AllReduceFullWindow) {
   // n = 4: three D/4 sends (hand-off e), three arrive and are reduced (e + r), the second three
   // go once all three have arrived, and their arrivals are handed back (e).
   // T = 3e + 2 t(D/4) + r(D/4) = 30 + 10764 + 489 = 11283; 6 messages of D/4 per NPU.
-  auto r = RunAll({{Ring(4, 50, 500)}}, Params({kDirect}), CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(4, 50, 500)}}, Params({kDirect}), CollectiveType::kAllReduce, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 11283);
   EXPECT_EQ(Dsts(r, 1), (std::vector<int>{2, 3, 0, 2, 3, 0}));
   EXPECT_EQ(r.Bytes(1), 6 * kD / 4);
@@ -219,25 +211,28 @@ TEST(DirectTest, AllReduceWindowOfTwo) {
   //   3e+3t+r: both arrive -> 4e+3t+r: send #6;  4e+4t+r: #6 arrives -> 5e+4t+r done.
   // T = 5e + 4 t(D/4) + r(D/4) = 50 + 21528 + 489 = 22067.
   SystemParams p = Params({AlgorithmSpec{AlgorithmKind::kDirect, 2}});
-  auto r = RunAll({{Ring(4, 50, 500)}}, p, CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(4, 50, 500)}}, p, CollectiveType::kAllReduce, kD);
   for (int64_t x : r.ns) EXPECT_EQ(x, 22067);
   EXPECT_EQ(r.sent[0].size(), 6u);
 }
 
 TEST(DirectTest, AllReduceNonPowerOfTwo) {
   // n = 6, D = 768 KiB, msg 128 KiB: T = 3e + 2 t(128 KiB) + r(128 KiB) = 30 + 5882 + 243.
-  auto r = RunAll({{Ring(6, 50, 500)}}, Params({kDirect}), CollectiveType::kAllReduce, 6 * kD / 8);
+  auto r = RunAll({{RingDimension(6, 50, 500)}}, Params({kDirect}), CollectiveType::kAllReduce,
+                  6 * kD / 8);
   for (int64_t x : r.ns) EXPECT_EQ(x, 6155);
   EXPECT_EQ(r.Bytes(5), 10 * kD / 8);
 }
 
 TEST(DirectTest, ReduceScatterAndAllGather) {
   // RS n = 4: T = 2e + t(D/4) + r(D/4) = 20 + 5382 + 489 = 5891.
-  auto rs = RunAll({{Ring(4, 50, 500)}}, Params({kDirect}), CollectiveType::kReduceScatter, kD);
+  auto rs =
+      RunAll({{RingDimension(4, 50, 500)}}, Params({kDirect}), CollectiveType::kReduceScatter, kD);
   for (int64_t x : rs.ns) EXPECT_EQ(x, 5891);
   EXPECT_EQ(rs.Bytes(0), 3 * kD / 4);
   // AG n = 4 of 256 KiB: three 256 KiB messages. T = 2e + t(256 KiB) = 5402.
-  auto ag = RunAll({{Ring(4, 50, 500)}}, Params({kDirect}), CollectiveType::kAllGather, kD / 4);
+  auto ag =
+      RunAll({{RingDimension(4, 50, 500)}}, Params({kDirect}), CollectiveType::kAllGather, kD / 4);
   for (int64_t x : ag.ns) EXPECT_EQ(x, 5402);
   EXPECT_EQ(ag.Bytes(0), 3 * kD / 4);
 }
@@ -250,7 +245,7 @@ TEST(DoubleBinaryTreeTest, AllReduceFourNpus) {
   // Leaves send D at e; node 1 reduces both (e + r) and sends up at 2e+t+r; the root reduces
   // and sends back at 3e+2t+2r (done); node 1 reduces it and sends to both leaves at
   // 4e+3t+3r (done); the leaves hand it back at 5e+4t+3r.
-  auto r = RunAll({{Ring(4, 50, 500)}}, Params({kDbt}), CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(4, 50, 500)}}, Params({kDbt}), CollectiveType::kAllReduce, kD);
   const int64_t e = 10, t = 20031, red = 1965;
   EXPECT_EQ(r.ns, (std::vector<int64_t>{5 * e + 4 * t + 3 * red, 4 * e + 3 * t + 3 * red,
                                         5 * e + 4 * t + 3 * red, 3 * e + 2 * t + 2 * red}));
@@ -263,7 +258,7 @@ TEST(DoubleBinaryTreeTest, AllReduceFourNpus) {
 TEST(DoubleBinaryTreeTest, AllReduceEightNpus) {
   // Root 7 over the in-order tree 3 (top), 1 and 5, leaves 0, 2, 4, 6.
   // Leaves 7e+6t+5r, nodes 1/5 6e+5t+5r, node 3 5e+4t+4r, root 4e+3t+3r.
-  auto r = RunAll({{Ring(8, 50, 500)}}, Params({kDbt}), CollectiveType::kAllReduce, kD);
+  auto r = RunAll({{RingDimension(8, 50, 500)}}, Params({kDbt}), CollectiveType::kAllReduce, kD);
   const int64_t e = 10, t = 20031, red = 1965;
   const int64_t leaf = 7 * e + 6 * t + 5 * red, mid = 6 * e + 5 * t + 5 * red;
   EXPECT_EQ(r.ns, (std::vector<int64_t>{leaf, mid, leaf, 5 * e + 4 * t + 4 * red, leaf, mid, leaf,
@@ -277,26 +272,28 @@ TEST(DoubleBinaryTreeTest, ChunksAlternateTrees) {
   // Chunk 1: NPU 1 (root) done 2e+t+r, NPU 0 (leaf) done 3e+2t+r.
   // Chunk 2: NPU 1 (leaf) starts at 2e+t+r, sends at 3e+t+r, arriving at 3e+2t+r when NPU 0
   // (root) starts; it reduces and sends back at 4e+2t+2r (done); NPU 1 done at 5e+3t+2r.
-  auto r = RunAll({{Ring(2, 50, 500)}}, Params({kDbt}, 2), CollectiveType::kAllReduce, 2 * kD);
+  auto r =
+      RunAll({{RingDimension(2, 50, 500)}}, Params({kDbt}, 2), CollectiveType::kAllReduce, 2 * kD);
   const int64_t e = 10, t = 20031, red = 1965;
   EXPECT_EQ(r.ns, (std::vector<int64_t>{4 * e + 2 * t + 2 * red, 5 * e + 3 * t + 2 * red}));
 }
 
 TEST(DoubleBinaryTreeTest, OtherCollectivesAndSizesAreClearErrors) {
-  Status s = StartError({{Ring(4, 50, 500)}}, Params({kDbt}), CollectiveType::kReduceScatter);
+  Status s =
+      StartError({{RingDimension(4, 50, 500)}}, Params({kDbt}), CollectiveType::kReduceScatter);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("'doubleBinaryTree' implements all-reduce only"), std::string::npos)
       << s.message();
-  s = StartError({{Ring(6, 50, 500)}}, Params({kDbt}), CollectiveType::kAllReduce);
+  s = StartError({{RingDimension(6, 50, 500)}}, Params({kDbt}), CollectiveType::kAllReduce);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("power-of-two"), std::string::npos) << s.message();
   // localBWAware gives dimension 0 a reduce-scatter and an all-gather.
-  s = StartError({{Ring(4, 50, 500), Ring(2, 50, 500)}}, Params({kDbt, kDbt}, 1, true),
-                 CollectiveType::kAllReduce);
+  s = StartError({{RingDimension(4, 50, 500), RingDimension(2, 50, 500)}},
+                 Params({kDbt, kDbt}, 1, true), CollectiveType::kAllReduce);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("localBWAware"), std::string::npos) << s.message();
   // ... but on the last dimension it runs.
-  auto r = RunAll({{Ring(4, 50, 500), Ring(2, 50, 500)}},
+  auto r = RunAll({{RingDimension(4, 50, 500), RingDimension(2, 50, 500)}},
                   Params({AlgorithmSpec{AlgorithmKind::kRing}, kDbt}, 1, true),
                   CollectiveType::kAllReduce, kD);
   EXPECT_EQ(r.ns.size(), 8u);
@@ -306,7 +303,7 @@ TEST(DoubleBinaryTreeTest, OtherCollectivesAndSizesAreClearErrors) {
 // one*: one ring over all NPUs in id order; a message crosses whichever network dimensions its
 // two ends differ in (the test network charges the first differing one).
 
-Topology FourByTwo() { return Topology{{Ring(4, 50, 500), Ring(2, 25, 1000)}}; }
+Topology FourByTwo() { return Topology{{RingDimension(4, 50, 500), RingDimension(2, 25, 1000)}}; }
 
 TEST(OneAlgorithmsTest, OneRingIsAnEightNpuRing) {
   // Ring neighbours i -> i+1 always differ in dimension 0, so this is the 8-NPU ring of
@@ -341,7 +338,7 @@ TEST(OneAlgorithmsTest, CommunicatorGroupAlwaysRunsARing) {
   // says: members 0, 2, 4, 6; neighbours differ in dimension 0: t(D/4) = 5382, r = 489.
   // T = 6 (10 + 5382) + 3 * 489 + 10 = 33829.
   Simulation sim;
-  FixedDelayNetwork net(sim, {{Ring(8, 50, 500)}});
+  FixedDelayNetwork net(sim, {{RingDimension(8, 50, 500)}});
   SystemLayer sys(sim, net, Params({kHd}));
   ASSERT_TRUE(sys.AddGroup(1, {6, 0, 4, 2}).ok());
   std::vector<Done> done(4);

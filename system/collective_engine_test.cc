@@ -13,15 +13,6 @@
 namespace orrery {
 namespace {
 
-Dimension Ring(int n, double gibps, int64_t lat_ns) {
-  Dimension d;
-  d.type = BlockType::kRing;
-  d.npus = n;
-  d.bandwidth = Bandwidth::FromGiBps(gibps);
-  d.latency = Time::FromNs(lat_ns);
-  return d;
-}
-
 SystemParams Params(int splits, int active, bool local_bw_aware, int dims) {
   SystemParams p;
   p.preferred_dataset_splits = splits;
@@ -62,7 +53,7 @@ TEST(CollectiveEngineTest, RingAllReduceOneChunk) {
   // t = floor(500 + 131072 / (50 * 2^30 / 1e9)) = floor(500 + 2441.41) = 2941 ns.
   // r = 3 * floor(131072 / 1600) = 3 * 81 = 243 ns; e = 10 ns.
   // T = 2(n-1)(e + t) + (n-1) r + e = 14 * 2951 + 7 * 243 + 10 = 43025 ns.
-  Topology topo{{Ring(8, 50, 500)}};
+  Topology topo{{RingDimension(8, 50, 500)}};
   int messages = 0;
   auto t =
       RunCollective(topo, Params(1, 1, true, 1), CollectiveType::kAllReduce, 1 << 20, &messages);
@@ -73,14 +64,14 @@ TEST(CollectiveEngineTest, RingAllReduceOneChunk) {
 TEST(CollectiveEngineTest, ChunksRunOneAfterAnotherWithOneActiveChunk) {
   // Four chunks of D = 256 KiB, msg = 32768 B: t = floor(500 + 610.35) = 1110, r = 3 * 20 = 60.
   // One chunk: 14 * 1120 + 7 * 60 + 10 = 16110 ns; four in sequence: 64440 ns.
-  Topology topo{{Ring(8, 50, 500)}};
+  Topology topo{{RingDimension(8, 50, 500)}};
   auto t = RunCollective(topo, Params(4, 1, true, 1), CollectiveType::kAllReduce, 1 << 20);
   for (Time x : t) EXPECT_EQ(x.WholeNs(), 64440);
 }
 
 TEST(CollectiveEngineTest, TwoActiveChunksOverlapWithoutContention) {
   // The same four chunks, two at a time on a network without contention: two rounds.
-  Topology topo{{Ring(8, 50, 500)}};
+  Topology topo{{RingDimension(8, 50, 500)}};
   auto t = RunCollective(topo, Params(4, 2, true, 1), CollectiveType::kAllReduce, 1 << 20);
   for (Time x : t) EXPECT_EQ(x.WholeNs(), 2 * 16110);
 }
@@ -88,7 +79,7 @@ TEST(CollectiveEngineTest, TwoActiveChunksOverlapWithoutContention) {
 TEST(CollectiveEngineTest, ReduceScatterReducesEveryMessage) {
   // n = 4, one chunk of 1 MiB: msg = 262144 B, t = floor(500 + 4882.81) = 5382,
   // r = 3 * floor(262144 / 1600) = 3 * 163 = 489. T = (n-1)(e + t + r) + e = 3 * 5881 + 10.
-  Topology topo{{Ring(4, 50, 500)}};
+  Topology topo{{RingDimension(4, 50, 500)}};
   auto t = RunCollective(topo, Params(1, 1, false, 1), CollectiveType::kReduceScatter, 1 << 20);
   for (Time x : t) EXPECT_EQ(x.WholeNs(), 3 * (10 + 5382 + 489) + 10);
 }
@@ -100,7 +91,7 @@ TEST(CollectiveEngineTest, TwoDimensionalLocalBwAwareAllReduce) {
   // AR on dim 1 (n=2) of D/4: msg 131072: t1 = floor(1000 + 4882.81) = 5882, r = 3*81 = 243.
   //   2 * (10 + 5882) + 1 * 243 + 10 = 12037.
   // AG on dim 0 of D/4: msg 262144, no reduction: 3 * (10 + 2541) + 10 = 7663.
-  Topology topo{{Ring(4, 100, 100), Ring(2, 25, 1000)}};
+  Topology topo{{RingDimension(4, 100, 100), RingDimension(2, 25, 1000)}};
   auto t = RunCollective(topo, Params(1, 1, true, 2), CollectiveType::kAllReduce, 1 << 20);
   for (Time x : t) EXPECT_EQ(x.WholeNs(), 9130 + 12037 + 7663);
 }
@@ -109,14 +100,14 @@ TEST(CollectiveEngineTest, SmallCollectiveGrowsToOneByteChunkPerNpu) {
   // 8 NPUs, 4 splits, 16 bytes: chunk = 16/4 = 4 < 8 NPUs, so chunk = 8 B and size = 32 B.
   // msg = 8/8 = 1 B: t = floor(500 + 1/53.687) = 500, r = 3 * floor(1/1600) = 0.
   // One chunk: 14 * 510 + 10 = 7150; four chunks in sequence.
-  Topology topo{{Ring(8, 50, 500)}};
+  Topology topo{{RingDimension(8, 50, 500)}};
   auto t = RunCollective(topo, Params(4, 1, true, 1), CollectiveType::kAllReduce, 16);
   for (Time x : t) EXPECT_EQ(x.WholeNs(), 4 * 7150);
 }
 
 TEST(CollectiveEngineTest, MissingLocalMemBandwidthIsAnError) {
   Simulation sim;
-  Topology topo{{Ring(4, 50, 500)}};
+  Topology topo{{RingDimension(4, 50, 500)}};
   FixedDelayNetwork net(sim, topo);
   SystemParams p = Params(1, 1, true, 1);
   p.local_mem_bw_bytes_per_ns = 0;
@@ -138,7 +129,7 @@ struct Sink : MessageSink {
 
 TEST(MessageMatcherTest, MatchesInOrderAndCompletesBothSidesAtArrival) {
   Simulation sim;
-  Topology topo{{Ring(4, 50, 500)}};
+  Topology topo{{RingDimension(4, 50, 500)}};
   FixedDelayNetwork net(sim, topo);
   MessageMatcher m(sim, net);
   Sink sent, recv;
@@ -164,7 +155,7 @@ TEST(MessageMatcherTest, MatchesInOrderAndCompletesBothSidesAtArrival) {
 
 TEST(MessageMatcherTest, SizeOrTagMismatchIsReportedNotMatched) {
   Simulation sim;
-  Topology topo{{Ring(4, 50, 500)}};
+  Topology topo{{RingDimension(4, 50, 500)}};
   FixedDelayNetwork net(sim, topo);
   MessageMatcher m(sim, net);
   Sink recv;

@@ -17,15 +17,6 @@ namespace {
 
 constexpr uint64_t kD = 1 << 20;
 
-Dimension Ring(int n, double gibps, int64_t lat_ns) {
-  Dimension d;
-  d.type = BlockType::kRing;
-  d.npus = n;
-  d.bandwidth = Bandwidth::FromGiBps(gibps);
-  d.latency = Time::FromNs(lat_ns);
-  return d;
-}
-
 // One chunk, localBWAware, ring on every dimension; endpoint-delay 30 ns so that it differs from
 // a flat group's fixed 10 ns hand-off.
 SystemParams Params(GroupCollectives mode, int dims) {
@@ -42,7 +33,7 @@ SystemParams Params(GroupCollectives mode, int dims) {
 
 // 4 x 4: dimension 0 at 100 GiB/s and 100 ns, dimension 1 at 25 GiB/s and 1000 ns.
 //   t0(s) = floor(100 + s / 107.374), t1(s) = floor(1000 + s / 26.844).
-Topology FourByFour() { return Topology{{Ring(4, 100, 100), Ring(4, 25, 1000)}}; }
+Topology FourByFour() { return Topology{{RingDimension(4, 100, 100), RingDimension(4, 25, 1000)}}; }
 
 struct GroupRun {
   std::vector<int64_t> ns;  // per member, in the order given
@@ -129,7 +120,8 @@ TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
     }
     {
       Simulation sim;
-      FixedDelayNetwork net(sim, Topology{{Ring(2, 100, 100), Ring(2, 25, 1000)}});
+      FixedDelayNetwork net(sim,
+                            Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}});
       SystemLayer sys(sim, net, p);
       std::vector<Done> done(4);
       for (int i = 0; i < 4; ++i) {
@@ -165,7 +157,7 @@ TEST(GroupCollectivesTest, GroupThatIsNotASubGridRunsTheFlatRing) {
   // ring 0 -> 1 -> 2 -> 4 -> 0 with the 10 ns hand-off even in hierarchical mode. Both
   // dimensions alike (100 GiB/s, 100 ns), so every hop costs t(D/4) = 2541, r = 489:
   // 6 (10 + 2541) + 3 * 489 + 10 = 16783.
-  Topology uniform{{Ring(4, 100, 100), Ring(4, 100, 100)}};
+  Topology uniform{{RingDimension(4, 100, 100), RingDimension(4, 100, 100)}};
   GroupRun g = RunGroup(uniform, Params(GroupCollectives::kHierarchical, 2), {0, 1, 2, 4});
   for (int64_t x : g.ns) EXPECT_EQ(x, 16783);
   EXPECT_EQ(g.sent[4], (std::vector<std::pair<int, uint64_t>>(6, {0, kD / 4})));
@@ -247,7 +239,7 @@ TEST(GroupCollectivesTest, OverlappingGroupsRunInDependencyOrder) {
   //   NPU 3: NPU 2's message 5 (arriving t after it is sent) and its own message 5 (5 hops
   //          from NPU 2) are both at S + 6e + 5t + 3r; + e = 62276.
   Simulation sim;
-  FixedDelayNetwork net(sim, Topology{{Ring(8, 50, 500)}});
+  FixedDelayNetwork net(sim, Topology{{RingDimension(8, 50, 500)}});
   SystemParams p = Params(GroupCollectives::kFlat, 1);
   p.endpoint_delay_ns = 10;
   SystemLayer sys(sim, net, p);

@@ -20,23 +20,12 @@
 namespace orrery {
 namespace {
 
-// When each collective finished, by its token (ns).
+// When each collective (by token) finished on one NPU, in ns.
 struct DoneByToken : CollectiveListener {
   Simulation* sim = nullptr;
   std::map<uint64_t, int64_t> at;
   void OnCollectiveDone(uint64_t token) override { at[token] = sim->now().WholeNs(); }
 };
-
-// Records when each collective (by token) finished on one NPU.
-
-Dimension Ring(int n, double gibps, int64_t lat_ns) {
-  Dimension d;
-  d.type = BlockType::kRing;
-  d.npus = n;
-  d.bandwidth = Bandwidth::FromGiBps(gibps);
-  d.latency = Time::FromNs(lat_ns);
-  return d;
-}
 
 constexpr int64_t kE = 10;
 int64_t T(const Dimension& d, uint64_t bytes) {
@@ -118,7 +107,7 @@ TEST(ServedBeforeTest, EachPolicyComparesItsKeyThenPriority) {
 // 512 KiB takes c = AR(512 KiB). Chunk A0 starts at once; the policy orders A1, B0, B1.
 class PriorityTest : public ::testing::Test {
  protected:
-  Topology topo{{Ring(4, 50, 500)}};
+  Topology topo{{RingDimension(4, 50, 500)}};
   const int64_t c = AR(topo.dims[0], 512 * 1024);
 };
 
@@ -158,7 +147,7 @@ TEST_F(PriorityTest, ExplicitFollowsCommPriority) {
 TEST(IntraDimensionTest, SmallestFirstServesASmallCollectiveBeforeABigOne) {
   // FIFO priorities; A = 1 MiB (2 chunks of a = AR(512 KiB)), B = 128 KiB (2 chunks of
   // b = AR(64 KiB)). FIFO: A0 A1 B0 B1. smallestFirst: A0 runs, then B0 B1 (smaller) pass A1.
-  Topology topo{{Ring(4, 50, 500)}};
+  Topology topo{{RingDimension(4, 50, 500)}};
   const int64_t a = AR(topo.dims[0], 512 * 1024), b = AR(topo.dims[0], 64 * 1024);
   SystemParams p = Params(2, false, 1);
   p.scheduling = SchedulingPolicy::kFifo;
@@ -178,7 +167,7 @@ TEST(IntraDimensionTest, LessRemainingPhaseFirstFinishesStartedCollectives) {
   // dimension, one chunk per collective (1 MiB), LIFO priorities: A < B < C.
   // Each chunk: RS on dim 0 (a = RS(1 MiB)), AR on dim 1 (b = AR(256 KiB)), AG on dim 0
   // (g = AG(256 KiB)); here b < g and b < a.
-  Topology topo{{Ring(4, 10, 500), Ring(2, 200, 100)}};
+  Topology topo{{RingDimension(4, 10, 500), RingDimension(2, 200, 100)}};
   const uint64_t D = 1 << 20;
   const int64_t a = RS(topo.dims[0], D), b = AR(topo.dims[1], D / 4), g = AG(topo.dims[0], D / 4);
   ASSERT_LT(b, g);
@@ -261,7 +250,7 @@ TEST(InterDimensionSchedulerTest, OfflineGreedyGivesTheBiggestShareToTheLeastLoa
 // A1 = RS on dim 0 of C/4, B0 = RS on dim 1 of C, B1 = RS on dim 1 of C/4.
 class InterDimensionRunTest : public ::testing::Test {
  protected:
-  Topology topo{{Ring(4, 10, 500), Ring(4, 100, 500)}};
+  Topology topo{{RingDimension(4, 10, 500), RingDimension(4, 100, 500)}};
   const uint64_t C = 1 << 20;
   const int64_t A0 = RS(topo.dims[0], C), A1 = RS(topo.dims[0], C / 4);
   const int64_t B0 = RS(topo.dims[1], C), B1 = RS(topo.dims[1], C / 4);

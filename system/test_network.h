@@ -46,6 +46,16 @@ class FixedDelayNetwork : public Network, public EventTarget {
   std::vector<std::pair<DeliveryHandler*, uint64_t>> pending_;
 };
 
+// A ring dimension of `n` NPUs with links of `gibps` GiB/s and `lat_ns` ns.
+inline Dimension RingDimension(int n, double gibps, int64_t lat_ns) {
+  Dimension d;
+  d.type = BlockType::kRing;
+  d.npus = n;
+  d.bandwidth = Bandwidth::FromGiBps(gibps);
+  d.latency = Time::FromNs(lat_ns);
+  return d;
+}
+
 // Records when each collective it hears about finished.
 struct Done : CollectiveListener {
   Simulation* sim = nullptr;
