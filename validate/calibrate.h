@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "network/factory.h"
 #include "config/nccl_model.h"
+#include "network/factory.h"
 #include "validate/validate.h"
 
 namespace orrery {
