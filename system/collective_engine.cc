@@ -462,18 +462,11 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   const std::vector<AlgorithmSpec>& impl =
       request.impl != nullptr ? (*request.impl)[native] : params.impl[native];
   const Topology& topo = layer_.topology();
-  const std::vector<int>* members = nullptr;
-  if (req.group != 0) {
-    members = layer_.GroupMembers(req.group);
-    if (members == nullptr) {
-      return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
-                           " is not defined");
-    }
-    if (!std::binary_search(members->begin(), members->end(), id_)) {
-      return Status::Error(req.label + ": NPU " + std::to_string(id_) +
-                           " is not a member of communicator group " + std::to_string(req.group));
-    }
-    if (static_cast<int>(members->size()) == layer_.num_npus()) members = nullptr;  // = world
+  StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, id_);
+  if (!group.ok()) return group.status();
+  const std::vector<int>* members = *group;
+  if (members != nullptr && static_cast<int>(members->size()) == layer_.num_npus()) {
+    members = nullptr;  // = world
   }
   // A group smaller than the machine runs one flat ring over its members (ASTRA-sim), unless
   // group-collectives is hierarchical and the group is a sub-grid: then it runs like a world
@@ -795,6 +788,21 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
   }
   groups_[id] = std::move(members);
   return Status::Ok();
+}
+
+StatusOr<const std::vector<int>*> SystemLayer::GroupOf(const CollectiveRequest& req,
+                                                       int npu) const {
+  if (req.group == 0) return static_cast<const std::vector<int>*>(nullptr);
+  const std::vector<int>* members = GroupMembers(req.group);
+  if (members == nullptr) {
+    return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
+                         " is not defined");
+  }
+  if (!std::binary_search(members->begin(), members->end(), npu)) {
+    return Status::Error(req.label + ": NPU " + std::to_string(npu) +
+                         " is not a member of communicator group " + std::to_string(req.group));
+  }
+  return members;
 }
 
 const std::vector<int>* SystemLayer::GroupMembers(int id) const {

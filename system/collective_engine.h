@@ -279,6 +279,9 @@ class SystemLayer {
   Time ReductionDelay(uint64_t size) const;
   Time HandOffDelay(bool fast) const { return fast ? Time::FromNs(10) : endpoint_delay_; }
   const std::vector<int>* GroupMembers(int id) const;
+  // The sorted members of `req`'s communicator group, nullptr for all NPUs; an error naming the
+  // request if the group is not defined or `npu` is not one of its members.
+  StatusOr<const std::vector<int>*> GroupOf(const CollectiveRequest& req, int npu) const;
   void set_observer(SystemObserver* observer) { observer_ = observer; }
   SystemObserver* observer() const { return observer_; }
   // NPU `npu`'s LogGP shared bus with model-shared-bus, else nullptr.

@@ -12,25 +12,16 @@ namespace orrery {
 Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListener* listener,
                                  uint64_t token) {
   const SystemParams& params = layer_.params();
-  const std::vector<int>* members = nullptr;
-  if (req.group != 0) {
-    members = layer_.GroupMembers(req.group);
-    if (members == nullptr) {
-      return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
-                           " is not defined");
-    }
-  }
+  StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, id_);
+  if (!group.ok()) return group.status();
+  const std::vector<int>* members = *group;
   const int n = members ? static_cast<int>(members->size()) : layer_.num_npus();
   auto index_of = [&](int npu) {
     if (!members) return npu >= 0 && npu < n ? npu : -1;
     auto it = std::find(members->begin(), members->end(), npu);
     return it == members->end() ? -1 : static_cast<int>(it - members->begin());
   };
-  const int index = index_of(id_);
-  if (index < 0) {
-    return Status::Error(req.label + ": NPU " + std::to_string(id_) +
-                         " is not a member of communicator group " + std::to_string(req.group));
-  }
+  const int index = index_of(id_);  // >= 0: GroupOf checked membership
   const bool rooted = req.type != CollectiveType::kBarrier;
   const int root = req.root < 0 ? 0 : index_of(req.root);
   if (rooted && root < 0) {

@@ -184,21 +184,13 @@ Status CustomCollectives::Start(int npu, const CustomAlgorithm& algorithm,
   // Finished runs are dropped here. The run whose completion led to this call may be one of
   // them: it touches nothing after telling its listener (as a stream that finishes).
   runs_.remove_if([](const std::unique_ptr<CustomRun>& r) { return r->done(); });
-  const std::vector<int>* members = nullptr;
+  StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, npu);
+  if (!group.ok()) return group.status();
+  const std::vector<int>* members = *group;
   int rank = npu;
   int size = layer_.num_npus();
-  if (req.group != 0) {
-    members = layer_.GroupMembers(req.group);
-    if (members == nullptr) {
-      return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
-                           " is not defined");
-    }
-    auto it = std::find(members->begin(), members->end(), npu);
-    if (it == members->end()) {
-      return Status::Error(req.label + ": NPU " + std::to_string(npu) +
-                           " is not a member of communicator group " + std::to_string(req.group));
-    }
-    rank = static_cast<int>(it - members->begin());
+  if (members != nullptr) {
+    rank = static_cast<int>(std::find(members->begin(), members->end(), npu) - members->begin());
     size = static_cast<int>(members->size());
   }
   if (algorithm.ranks() != size) {

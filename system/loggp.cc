@@ -102,6 +102,23 @@ void LogGpEndpoint::StartProcessing() {
                      kProcessingFinished);
 }
 
+// A received request that needs no (more) reduction: returned over the bus if it is to be sent
+// back, else done (through memory, when the NPU end has a memory bus).
+void LogGpEndpoint::SendBackOrRetire(BusRequest* r) {
+  if (r->send_back) {
+    r->send_back = false;
+    if (memory_ != nullptr) {
+      ViaMemory(r, /*to_memory=*/true, /*send_back=*/true, BusRequest::kSendBack);
+    } else {
+      sends_.push_back(r);
+    }
+  } else if (memory_ != nullptr) {
+    ViaMemory(r, /*to_memory=*/true, /*send_back=*/false, BusRequest::kRetire);
+  } else {
+    Finish(r);
+  }
+}
+
 void LogGpEndpoint::OnEvent(uint64_t event) {
   switch (event) {
     case kSendFinished:
@@ -125,17 +142,8 @@ void LogGpEndpoint::OnEvent(uint64_t event) {
           processing_.push_back(r);
           if (!processing_busy_) StartProcessing();
         }
-      } else if (r->send_back) {
-        r->send_back = false;
-        if (memory_ != nullptr) {
-          ViaMemory(r, /*to_memory=*/true, /*send_back=*/true, BusRequest::kSendBack);
-        } else {
-          sends_.push_back(r);
-        }
-      } else if (memory_ != nullptr) {
-        ViaMemory(r, /*to_memory=*/true, /*send_back=*/false, BusRequest::kRetire);
       } else {
-        Finish(r);
+        SendBackOrRetire(r);
       }
       break;
     }
@@ -143,18 +151,7 @@ void LogGpEndpoint::OnEvent(uint64_t event) {
       processing_busy_ = false;
       BusRequest* r = processing_.front();
       processing_.pop_front();
-      if (r->send_back) {
-        r->send_back = false;
-        if (memory_ != nullptr) {
-          ViaMemory(r, /*to_memory=*/true, /*send_back=*/true, BusRequest::kSendBack);
-        } else {
-          sends_.push_back(r);
-        }
-      } else if (memory_ != nullptr) {
-        ViaMemory(r, /*to_memory=*/true, /*send_back=*/false, BusRequest::kRetire);
-      } else {
-        Finish(r);
-      }
+      SendBackOrRetire(r);
       StartProcessing();
       break;
     }

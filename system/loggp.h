@@ -62,6 +62,7 @@ class LogGpEndpoint final : public EventTarget {
   void SwitchToReceiver(BusRequest* r, int64_t offset);
   void TryNext();
   void StartProcessing();
+  void SendBackOrRetire(BusRequest* r);
   // Over the attached memory bus (the NPU side only), then resume `r` at `stage`.
   void ViaMemory(BusRequest* r, bool to_memory, bool send_back, BusRequest::Stage stage);
   void Resume(BusRequest* sub);
