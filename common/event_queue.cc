@@ -24,14 +24,7 @@ uint32_t EventQueue::BucketFor(int64_t t) {
     }
     if (table_[i].time == kNoTime) break;
   }
-  uint32_t b;
-  if (!free_buckets_.empty()) {
-    b = free_buckets_.back();
-    free_buckets_.pop_back();
-  } else {
-    b = static_cast<uint32_t>(buckets_.size());
-    buckets_.emplace_back();
-  }
+  const uint32_t b = buckets_.Acquire();
   buckets_[b].time = t;
   buckets_[b].head = 0;
   buckets_[b].events.clear();
@@ -69,7 +62,7 @@ void EventQueue::RetireFront() {
     b.events.clear();
   }
   b.head = 0;
-  free_buckets_.push_back(front.bucket);
+  buckets_.Release(front.bucket);
 }
 
 void EventQueue::TableInsert(int64_t t, uint32_t bucket) {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/slot_pool.h"
 #include "common/units.h"
 
 namespace orrery {
@@ -82,8 +83,7 @@ class EventQueue {
     return static_cast<size_t>((static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
 
-  std::vector<Bucket> buckets_;
-  std::vector<uint32_t> free_buckets_;
+  SlotPool<Bucket> buckets_;
   std::vector<TimeRef> times_;  // min-heap on time, one entry per open bucket
   std::vector<TimeRef> table_;  // open addressing, linear probing; time kNoTime = empty
   int shift_ = 0;               // 64 - log2(table size)

@@ -52,14 +52,7 @@ Status RemoteMemory::Issue(int npu, Bytes size, MemoryCompletion* done, uint64_t
     finish = start + cost;
     channel_free_at_[channel] = finish;
   }
-  uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<uint32_t>(pending_.size());
-    pending_.push_back({});
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
+  const uint32_t slot = pending_.Acquire();
   pending_[slot] = {done, token};
   ++accesses_;
   bytes_ += size.count();
@@ -68,8 +61,8 @@ Status RemoteMemory::Issue(int npu, Bytes size, MemoryCompletion* done, uint64_t
 }
 
 void RemoteMemory::OnEvent(uint64_t slot) {
-  Pending p = pending_[slot];
-  free_slots_.push_back(static_cast<uint32_t>(slot));
+  const Pending p = pending_[static_cast<uint32_t>(slot)];
+  pending_.Release(static_cast<uint32_t>(slot));
   p.done->OnMemoryDone(p.token);
 }
 

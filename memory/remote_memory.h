@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/slot_pool.h"
 #include "common/status.h"
 #include "common/units.h"
 #include "memory/memory_config.h"
@@ -51,8 +52,7 @@ class RemoteMemory : public EventTarget {
   Simulation& sim_;
   MemoryConfig config_;
   std::vector<Time> channel_free_at_;  // FIFO channels (PER_NODE: one per node; POOL: one)
-  std::vector<Pending> pending_;
-  std::vector<uint32_t> free_slots_;
+  SlotPool<Pending> pending_;
   uint64_t accesses_ = 0;
   uint64_t bytes_ = 0;
 };

@@ -23,21 +23,14 @@ void MessageMatcher::FreeWaiter(uint32_t i) {
 }
 
 void MessageMatcher::Send(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
-  uint32_t idx;
-  if (!free_in_flight_.empty()) {
-    idx = free_in_flight_.back();
-    free_in_flight_.pop_back();
-    in_flight_[idx] = InFlight{key, on_sent, cookie};
-  } else {
-    idx = static_cast<uint32_t>(in_flight_.size());
-    in_flight_.push_back(InFlight{key, on_sent, cookie});
-  }
+  const uint32_t idx = in_flight_.Acquire();
+  in_flight_[idx] = InFlight{key, on_sent, cookie};
   net_.Send(key.src, key.dst, Bytes(key.size), this, idx);
 }
 
 void MessageMatcher::OnDelivered(uint64_t token) {
-  const InFlight m = in_flight_[token];
-  free_in_flight_.push_back(static_cast<uint32_t>(token));
+  const InFlight m = in_flight_[static_cast<uint32_t>(token)];
+  in_flight_.Release(static_cast<uint32_t>(token));
   if (m.on_sent != nullptr) m.on_sent->OnMessage(m.cookie);
   // The sink above may have sent or received (and so moved the table): look the key up now.
   size_t at;

@@ -17,6 +17,7 @@
 
 #include "common/event_queue.h"
 #include "common/flat_map.h"
+#include "common/slot_pool.h"
 #include "common/units.h"
 #include "network/network.h"
 
@@ -100,8 +101,7 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
   FlatMap<MessageKey, Slot, MessageKeyHash> slots_;  // keys with waiters or arrivals only
   std::vector<Waiter> waiters_;
   uint32_t free_waiter_ = kNil;
-  std::vector<InFlight> in_flight_;
-  std::vector<uint32_t> free_in_flight_;
+  SlotPool<InFlight> in_flight_;
 };
 
 }  // namespace orrery

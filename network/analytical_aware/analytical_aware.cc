@@ -163,14 +163,7 @@ void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler*
   ORRERY_CHECK(src >= 0 && src < num_npus_ && dst >= 0 && dst < num_npus_,
                "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
   ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
-  uint32_t id;
-  if (free_chunks_.empty()) {
-    id = static_cast<uint32_t>(chunks_.size());
-    chunks_.emplace_back();
-  } else {
-    id = free_chunks_.back();
-    free_chunks_.pop_back();
-  }
+  const uint32_t id = chunks_.Acquire();
   Chunk& c = chunks_[id];
   c.handler = handler;
   c.token = token;
@@ -242,7 +235,7 @@ void AnalyticalAwareNetwork::OnEvent(uint64_t arg) {
     DeliveryHandler* handler = c.handler;
     const uint64_t token = c.token;
     // Free the record first: the handler may Send again and reuse it.
-    free_chunks_.push_back(index);
+    chunks_.Release(index);
     handler->OnDelivered(token);
     return;
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/slot_pool.h"
 #include "common/units.h"
 #include "network/network.h"
 
@@ -46,7 +47,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
 
   size_t num_links() const { return links_.size(); }
   // Messages sent and not yet delivered.
-  size_t in_flight() const { return chunks_.size() - free_chunks_.size(); }
+  size_t in_flight() const { return chunks_.in_use(); }
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
@@ -82,7 +83,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     int64_t busy_ps = 0;
   };
 
-  // A message in flight; recycled through `free_chunks_`.
+  // A message in flight; recycled through `chunks_`.
   struct Chunk {
     DeliveryHandler* handler;
     uint64_t token;
@@ -119,8 +120,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   std::vector<Link> links_;
   // Lazy FullyConnected links, keyed by from * num_npus + to.
   std::unordered_map<uint64_t, uint32_t> lazy_links_;
-  std::vector<Chunk> chunks_;
-  std::vector<uint32_t> free_chunks_;
+  SlotPool<Chunk> chunks_;
 };
 
 }  // namespace orrery

@@ -36,14 +36,7 @@ void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, 
   ORRERY_CHECK(src >= 0 && src < n && dst >= 0 && dst < n,
                "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
   ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
-  uint32_t id;
-  if (free_chunks_.empty()) {
-    id = static_cast<uint32_t>(chunks_.size());
-    chunks_.emplace_back();
-  } else {
-    id = free_chunks_.back();
-    free_chunks_.pop_back();
-  }
+  const uint32_t id = chunks_.Acquire();
   Chunk& c = chunks_[id];
   c.handler = handler;
   c.token = token;
@@ -108,7 +101,7 @@ void GraphNetwork::OnEvent(uint64_t arg) {
   if (c.at == c.dst) {
     DeliveryHandler* handler = c.handler;
     const uint64_t token = c.token;
-    free_chunks_.push_back(index);  // first: the handler may Send again and reuse it
+    chunks_.Release(index);  // first: the handler may Send again and reuse it
     handler->OnDelivered(token);
     return;
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/slot_pool.h"
 #include "common/units.h"
 #include "network/graph.h"
 #include "network/network.h"
@@ -34,7 +35,7 @@ class GraphNetwork final : public Network, private EventTarget {
   // "#2", "#3", ... appended).
   std::vector<LinkStats> Links() const override;
 
-  size_t in_flight() const { return chunks_.size() - free_chunks_.size(); }
+  size_t in_flight() const { return chunks_.in_use(); }
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
@@ -71,8 +72,7 @@ class GraphNetwork final : public Network, private EventTarget {
   Topology topology_;
   const PhysicalGraph* graph_;
   std::vector<Link> links_;
-  std::vector<Chunk> chunks_;
-  std::vector<uint32_t> free_chunks_;
+  SlotPool<Chunk> chunks_;
 };
 
 }  // namespace orrery

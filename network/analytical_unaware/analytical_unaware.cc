@@ -73,22 +73,15 @@ void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandle
   ORRERY_CHECK(src >= 0 && src < num_npus_ && dst >= 0 && dst < num_npus_,
                "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
   const Time delay = Delay(src, dst, size);
-  uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<uint32_t>(in_flight_.size());
-    in_flight_.push_back(InFlight{handler, token});
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    in_flight_[slot] = InFlight{handler, token};
-  }
+  const uint32_t slot = in_flight_.Acquire();
+  in_flight_[slot] = InFlight{handler, token};
   sim_.ScheduleAfter(delay, this, slot);
 }
 
 void AnalyticalUnawareNetwork::OnEvent(uint64_t slot) {
-  const InFlight m = in_flight_[slot];
+  const InFlight m = in_flight_[static_cast<uint32_t>(slot)];
   // Free the slot first: the handler may Send again and reuse it.
-  free_slots_.push_back(static_cast<uint32_t>(slot));
+  in_flight_.Release(static_cast<uint32_t>(slot));
   m.handler->OnDelivered(m.token);
 }
 

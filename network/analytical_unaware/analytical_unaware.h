@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/slot_pool.h"
 #include "common/units.h"
 #include "network/network.h"
 
@@ -44,7 +45,7 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
     mutable uint64_t cached_size;
     mutable double cached_serialization_ns;
   };
-  // A message between Send and delivery; recycled through `free_slots_`.
+  // A message between Send and delivery; recycled through `in_flight_`.
   struct InFlight {
     DeliveryHandler* handler;
     uint64_t token;
@@ -58,8 +59,7 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   Topology topology_;
   int num_npus_;
   std::vector<Dim> dims_;
-  std::vector<InFlight> in_flight_;
-  std::vector<uint32_t> free_slots_;
+  SlotPool<InFlight> in_flight_;
 };
 
 }  // namespace orrery

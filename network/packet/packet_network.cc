@@ -304,14 +304,7 @@ void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
   ORRERY_CHECK(src >= 0 && src < n && dst >= 0 && dst < n,
                "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
   ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
-  uint32_t id;
-  if (free_messages_.empty()) {
-    id = static_cast<uint32_t>(messages_.size());
-    messages_.emplace_back();
-  } else {
-    id = free_messages_.back();
-    free_messages_.pop_back();
-  }
+  const uint32_t id = messages_.Acquire();
   Message& m = messages_[id];
   m.handler = handler;
   m.token = token;
@@ -505,7 +498,7 @@ void PacketNetwork::OnArrival(uint32_t port) {
       if (m.delivered == m.size) {
         DeliveryHandler* handler = m.handler;
         const uint64_t token = m.token;
-        free_messages_.push_back(mid);  // first: the handler may Send again and reuse it
+        messages_.Release(mid);  // first: the handler may Send again and reuse it
         handler->OnDelivered(token);
       }
       continue;

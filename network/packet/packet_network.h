@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/slot_pool.h"
 #include "common/status.h"
 #include "common/units.h"
 #include "network/graph.h"
@@ -75,7 +76,7 @@ class PacketNetwork final : public Network, private EventTarget {
   const PhysicalGraph& graph() const { return *graph_; }
   // Packet transmissions started on some link (one per packet per hop).
   uint64_t packet_hops() const { return packet_hops_; }
-  size_t messages_in_flight() const { return messages_.size() - free_messages_.size(); }
+  size_t messages_in_flight() const { return messages_.in_use(); }
   size_t packet_pool_size() const { return packets_.size(); }
 
  private:
@@ -170,8 +171,7 @@ class PacketNetwork final : public Network, private EventTarget {
   // ECMP or adaptive choose; empty when the table would be too large).
   std::vector<uint32_t> unique_next_;
   std::vector<Port> ports_;
-  std::vector<Message> messages_;
-  std::vector<uint32_t> free_messages_;
+  SlotPool<Message> messages_;
   std::vector<Packet> packets_;
   uint32_t free_packets_ = kNone;  // free list threaded through Packet::next
   uint64_t packet_hops_ = 0;

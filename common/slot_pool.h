@@ -1,0 +1,41 @@
+// A pool of reusable objects addressed by a 32-bit index: what is in flight (messages, chunks,
+// memory accesses) lives here between Send and delivery, and its index travels as the event
+// argument. Released slots are reused first (LIFO), so steady state allocates nothing.
+//
+//   SlotPool<InFlight> pool;
+//   const uint32_t i = pool.Acquire();  // a reused slot keeps its old contents: overwrite them
+//   pool[i] = InFlight{handler, token};
+//   ...
+//   pool.Release(i);                    // before calling out, so the callee may Acquire it
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace orrery {
+
+template <typename T>
+class SlotPool {
+ public:
+  uint32_t Acquire() {
+    if (free_.empty()) {
+      items_.emplace_back();
+      return static_cast<uint32_t>(items_.size() - 1);
+    }
+    const uint32_t i = free_.back();
+    free_.pop_back();
+    return i;
+  }
+  void Release(uint32_t i) { free_.push_back(i); }
+
+  T& operator[](uint32_t i) { return items_[i]; }
+  const T& operator[](uint32_t i) const { return items_[i]; }
+  size_t in_use() const { return items_.size() - free_.size(); }
+
+ private:
+  std::vector<T> items_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace orrery
