@@ -6,13 +6,6 @@
 
 namespace orrery {
 
-NpuBreakdown BreakdownOf(const std::vector<NodeRecord>& activity, Time finish) {
-  std::vector<Activity> a;
-  a.reserve(activity.size());
-  for (const NodeRecord& r : activity) a.push_back(Activity{0, r.track, r.start, r.end});
-  return BreakdownOf(a, finish);
-}
-
 double BusBandwidthFactor(et::CollectiveType type, int n) {
   if (n <= 1) return 0.0;
   const double nn = n;

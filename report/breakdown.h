@@ -1,11 +1,10 @@
-// Where the time went, per NPU and per collective, from a recorded run (RunOptions::record).
+// Per-collective and per-queue statistics from a recorded run (RunOptions::record). The per-NPU
+// time breakdown is always in RunResult::breakdown (workload/breakdown.h).
 //
 //   StatusOr<RunResult> r = RunSimulation(options_with_record);
-//   NpuBreakdown b = BreakdownOf(r->activity[3], r->npus[3].finish);
 //   for (const CollectiveStat& c : CollectiveStats(*r)) ... c.bus_bw_gbps ...
 //
-// The temporal breakdown is Holistic Trace Analysis' (HTA): unions of intervals per kind, so two
-// overlapping kernels count once. Bandwidths follow nccl-tests' definitions.
+// Bandwidths follow nccl-tests' definitions.
 #pragma once
 
 #include <string>
@@ -16,8 +15,6 @@
 #include "workload/breakdown.h"
 
 namespace orrery {
-
-NpuBreakdown BreakdownOf(const std::vector<NodeRecord>& activity, Time finish);
 
 struct CollectiveStat {
   int npu = 0;

@@ -63,7 +63,7 @@ RunResult MixedRun() {
 TEST(Breakdown, ComputeOverlappingACollective) {
   const RunResult r = MixedRun();
   ASSERT_EQ(r.num_npus(), 4);
-  const NpuBreakdown b0 = BreakdownOf(r.activity[0], r.npus[0].finish);
+  const NpuBreakdown& b0 = r.breakdown[0];
   EXPECT_EQ(b0.total.WholeNs(), 105000);
   EXPECT_EQ(b0.compute.WholeNs(), 105000);
   EXPECT_EQ(b0.communication.WholeNs(), 63031);
@@ -72,7 +72,7 @@ TEST(Breakdown, ComputeOverlappingACollective) {
   EXPECT_EQ(b0.idle.WholeNs(), 0);
   EXPECT_DOUBLE_EQ(b0.overlap_percent(), 100.0);
 
-  const NpuBreakdown b1 = BreakdownOf(r.activity[1], r.npus[1].finish);
+  const NpuBreakdown& b1 = r.breakdown[1];
   EXPECT_EQ(b1.total.WholeNs(), 68031);
   EXPECT_EQ(b1.compute.WholeNs(), 5000);
   EXPECT_EQ(b1.communication.WholeNs(), 63031);
@@ -80,21 +80,17 @@ TEST(Breakdown, ComputeOverlappingACollective) {
   EXPECT_EQ(b1.idle.WholeNs(), 0);
   EXPECT_DOUBLE_EQ(b1.overlap_percent(), 0.0);
 
-  const NpuBreakdown b2 = BreakdownOf(r.activity[2], r.npus[2].finish);
+  const NpuBreakdown& b2 = r.breakdown[2];
   EXPECT_EQ(b2.total.WholeNs(), 48000);
   EXPECT_EQ(b2.exposed.WholeNs(), 43000);
 }
 
 TEST(Breakdown, IdleIsWhatNothingCovers) {
-  std::vector<NodeRecord> a(3);
-  a[0].track = Track::kGpu;  // [0, 10)
-  a[0].end = Time::FromNs(10);
-  a[1].track = Track::kComm;  // [5, 20): 5 ns under compute
-  a[1].start = Time::FromNs(5);
-  a[1].end = Time::FromNs(20);
-  a[2].track = Track::kRecv;  // [15, 25): merges with the send
-  a[2].start = Time::FromNs(15);
-  a[2].end = Time::FromNs(25);
+  const std::vector<Activity> a = {
+      {0, Track::kGpu, Time::FromNs(0), Time::FromNs(10)},
+      {1, Track::kComm, Time::FromNs(5), Time::FromNs(20)},   // 5 ns under compute
+      {2, Track::kRecv, Time::FromNs(15), Time::FromNs(25)},  // merges with the send
+  };
   const NpuBreakdown b = BreakdownOf(a, Time::FromNs(40));
   EXPECT_EQ(b.compute.WholeNs(), 10);
   EXPECT_EQ(b.communication.WholeNs(), 20);

@@ -55,7 +55,6 @@ struct WorkloadParams {
   int cpu_slots = 1;
   int gpu_slots = 1;
   int comm_slots = 1;
-  bool record_activities = true;   // keep every node's [start, end) (24 B a node): breakdowns
   Time collective_launch_latency;  // before every collective starts (NCCL's latency floor)
   double protocol_efficiency = 1;  // collectives move size / this bytes
   bool track_local_mem = false;    // track-local-mem: record tensor reads/writes (memory_tracker.h)
@@ -70,7 +69,7 @@ StatusOr<int> ParseGroup(std::string_view pg);
 enum class Track : uint8_t { kCpu, kGpu, kComm, kRecv, kMemory };
 const char* TrackName(Track t);
 
-// One node's execution on one NPU (record_activities).
+// One node's execution on one NPU (NpuExecutor::activities()).
 struct Activity {
   uint32_t node;  // index in the NPU's trace
   Track track;
