@@ -44,6 +44,8 @@ struct NetworkFile {
   PacketParams::Routing packet_routing = PacketParams().routing;
   uint64_t packet_pfc_xoff_bytes = PacketParams().pfc_xoff_bytes;
   uint64_t packet_pfc_xon_bytes = PacketParams().pfc_xon_bytes;
+  // read by analytical-aware only
+  PacketParams::AwareForwarding aware_forwarding = PacketParams().aware_forwarding;
 };
 
 const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency"};
@@ -238,8 +240,22 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .Min(64)
       .Max(1 << 24)
       .Unit("bytes")
-      .AstraSim(packet_only)
+      .AstraSim(
+          "Orrery only; read by --network-backend packet, and by analytical-aware with "
+          "aware-forwarding: pipelined; ignored otherwise.")
       .Help("packet: payload bytes per packet; a message is cut into ceil(size / mtu) packets.");
+  s.Enum("aware-forwarding", &N::aware_forwarding,
+         {{"store-and-forward", PacketParams::AwareForwarding::kStoreAndForward},
+          {"pipelined", PacketParams::AwareForwarding::kPipelined}})
+      .AstraSim(
+          "Orrery only; read by --network-backend analytical-aware, ignored otherwise. "
+          "store-and-forward is ASTRA-sim's model.")
+      .Help(
+          "analytical-aware: how a chunk crosses relaying devices. store-and-forward: each hop "
+          "takes the whole chunk before sending it on, per hop trunc(latency + size / bw) "
+          "(ASTRA-sim). pipelined: the chunk moves in packets of packet-mtu bytes, each hop "
+          "starts once the first packet is in; over H free links H x latency + size / bw + "
+          "(H - 1) x mtu / bw, the packet backend's timing without per-packet events.");
   s.Integer("packet-buffer-bytes", &N::packet_buffer_bytes)
       .Min(0)
       .Max(1099511627776.0)
@@ -373,6 +389,7 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* pack
     packet->routing = n.packet_routing;
     packet->pfc_xoff_bytes = n.packet_pfc_xoff_bytes;
     packet->pfc_xon_bytes = n.packet_pfc_xon_bytes;
+    packet->aware_forwarding = n.aware_forwarding;
   }
   if (file->Has("machine") && !present.count("machine")) return problems;  // bad machine value
 

@@ -297,6 +297,7 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
   EXPECT_EQ(p.buffer_bytes, 0u);
   EXPECT_EQ(p.flow_control, PacketParams::FlowControl::kCredit);
   EXPECT_EQ(p.routing, PacketParams::Routing::kEcmp);
+  EXPECT_EQ(p.aware_forwarding, PacketParams::AwareForwarding::kStoreAndForward);
 
   t = LoadNetworkConfig(WriteTestFile("net_packet.yml",
                                       "machine: torus\nshape: [4, 4]\nlink-bandwidth: 50\n"
@@ -304,7 +305,8 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
                                       "packet-buffer-bytes: 1048576\n"
                                       "packet-flow-control: pfc\npacket-routing: adaptive\n"
                                       "packet-pfc-xoff-bytes: 600000\n"
-                                      "packet-pfc-xon-bytes: 500000\n"),
+                                      "packet-pfc-xon-bytes: 500000\n"
+                                      "aware-forwarding: pipelined\n"),
                         &p);
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(p.mtu, 2048u);
@@ -313,12 +315,14 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
   EXPECT_EQ(p.routing, PacketParams::Routing::kAdaptive);
   EXPECT_EQ(p.pfc_xoff_bytes, 600000u);
   EXPECT_EQ(p.pfc_xon_bytes, 500000u);
+  EXPECT_EQ(p.aware_forwarding, PacketParams::AwareForwarding::kPipelined);
 
   const std::string bad = WriteTestFile("net_packet_bad.yml",
                                         "topology: [ Ring ]\nnpus_count: [ 8 ]\n"
                                         "bandwidth: [ 50 ]\nlatency: [ 500 ]\n"
                                         "packet-mtu: 10\npacket-flow-control: pcf\n"
-                                        "packet-routing: random\n");
+                                        "packet-routing: random\n"
+                                        "aware-forwarding: cut-through\n");
   t = LoadNetworkConfig(bad, &p);
   ASSERT_FALSE(t.ok());
   EXPECT_TRUE(Contains(t.status(),
@@ -329,6 +333,10 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
       << t.status().message();
   EXPECT_TRUE(
       Contains(t.status(), "key 'packet-routing' is 'random'; expected one of ecmp, adaptive"))
+      << t.status().message();
+  EXPECT_TRUE(Contains(t.status(),
+                       "key 'aware-forwarding' is 'cut-through'; expected one of "
+                       "store-and-forward, pipelined"))
       << t.status().message();
 }
 

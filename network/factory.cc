@@ -57,9 +57,18 @@ Status CheckBackendSupports(Backend backend, const Topology& topology, const Pac
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
                                      const PacketParams& packet) {
   switch (backend) {
-    case Backend::kAnalyticalAware:
-      if (topology.graph != nullptr) return std::make_unique<GraphNetwork>(sim, topology);
-      return std::make_unique<AnalyticalAwareNetwork>(sim, topology);
+    case Backend::kAnalyticalAware: {
+      const uint64_t pipeline_mtu =
+          packet.aware_forwarding == PacketParams::AwareForwarding::kPipelined ? packet.mtu : 0;
+      if (topology.graph != nullptr) {
+        GraphNetwork::Options options;
+        options.pipeline_mtu = pipeline_mtu;
+        return std::make_unique<GraphNetwork>(sim, topology, options);
+      }
+      AnalyticalAwareNetwork::Options options;
+      options.pipeline_mtu = pipeline_mtu;
+      return std::make_unique<AnalyticalAwareNetwork>(sim, topology, options);
+    }
     case Backend::kAnalyticalUnaware:
       return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);
     case Backend::kPacket:

@@ -26,7 +26,7 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
                             const PacketParams& packet = PacketParams());
 
 // The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork (aware).
-// `packet` is read by the packet backend only.
+// `packet` is read by the packet backend, and by analytical-aware for its forwarding.
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
                                      const PacketParams& packet = PacketParams());
 

@@ -35,10 +35,14 @@ struct Dimension {
 
 struct PhysicalGraph;  // network/graph.h
 
-// Parameters of the packet-level backend (network/packet, network/README.md); the analytical
-// backends ignore them. Read from the network YAML's `packet-*` keys (configs/README.md) and
-// given to MakeNetwork beside the Topology.
+// Parameters of the packet-level backend (network/packet, network/README.md), and of how the
+// analytical-aware backend forwards (`aware_forwarding`, which uses `mtu` when pipelined). Read
+// from the network YAML's `packet-*` and `aware-forwarding` keys (configs/README.md) and given to
+// MakeNetwork beside the Topology.
 struct PacketParams {
+  // analytical-aware: kStoreAndForward holds a whole chunk at every hop (ASTRA-sim);
+  // kPipelined moves it in packets of `mtu` bytes (network/analytical_aware/forwarding.h).
+  enum class AwareForwarding { kStoreAndForward, kPipelined };
   enum class FlowControl { kCredit, kPfc };
   enum class Routing { kEcmp, kAdaptive };
   uint64_t mtu = 4096;        // bytes of payload per packet (the last packet may be shorter)
@@ -47,6 +51,7 @@ struct PacketParams {
   Routing routing = Routing::kEcmp;
   uint64_t pfc_xoff_bytes = 0;  // pause the upstream port at this ingress occupancy; 0 = auto
   uint64_t pfc_xon_bytes = 0;   // resume it at or below this occupancy; 0 = auto
+  AwareForwarding aware_forwarding = AwareForwarding::kStoreAndForward;
 };
 
 // A multi-dimensional network as in ASTRA-sim's analytical YAML. NPU id <-> address: dimension 0

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status.h"
+#include "network/analytical_aware/forwarding.h"
 
 namespace orrery {
 
@@ -18,7 +19,10 @@ uint64_t WholeNs(double ns) { return static_cast<uint64_t>(ns); }
 }  // namespace
 
 AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topology, Options options)
-    : sim_(sim), topology_(std::move(topology)), num_npus_(topology_.num_npus()) {
+    : sim_(sim),
+      topology_(std::move(topology)),
+      num_npus_(topology_.num_npus()),
+      pipeline_mtu_(options.pipeline_mtu) {
   ORRERY_CHECK(!topology_.dims.empty(), "a topology needs at least one dimension");
   ORRERY_CHECK(topology_.dims.size() < 128, "too many dimensions");
   ORRERY_CHECK(topology_.graph == nullptr,
@@ -31,8 +35,19 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
                  "dimension " + std::to_string(d) + " has a non-positive bandwidth");
     ORRERY_CHECK(dim.latency >= Time::Zero(),
                  "dimension " + std::to_string(d) + " has a negative latency");
-    Dim p{dim.type, dim.npus,   stride,       dim.latency.Ns(), dim.bandwidth.bytes_per_ns(), 0, 0,
-          false,    UINT64_MAX, Time::Zero(), Time::Zero()};
+    Dim p{dim.type,
+          dim.npus,
+          stride,
+          dim.latency.Ns(),
+          dim.bandwidth.bytes_per_ns(),
+          0,
+          0,
+          false,
+          UINT64_MAX,
+          Time::Zero(),
+          Time::Zero(),
+          dim.latency,
+          dim.bandwidth};
     switch (dim.type) {
       case BlockType::kRing:
         // A 2-NPU ring has one link per direction; larger rings one each way per NPU.
@@ -172,6 +187,7 @@ void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler*
   c.dst = dst;
   c.next = kNone;
   c.switch_dim = -1;
+  c.tail = sim_.now();
   Forward(id);
 }
 
@@ -197,8 +213,23 @@ void AnalyticalAwareNetwork::Forward(uint32_t chunk) {
 void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   Link& l = links_[link];
   Dim& p = dims_[l.dim];
-  const uint64_t size = chunks_[chunk].size;
+  Chunk& c = chunks_[chunk];
+  const uint64_t size = c.size;
   l.busy = true;
+  l.bytes += size;
+  if (pipeline_mtu_ != 0) {
+    const Time now = sim_.now();
+    const PipelinedHop h =
+        PipelineOverLink(now, c.tail, size, pipeline_mtu_, p.bandwidth, p.latency);
+    l.busy_ps += h.busy.ps();
+    c.tail = h.tail_arrival;
+    // The destination takes the chunk when its last byte is in; a relay forwards its head.
+    const bool last_hop = c.next_switch_dim < 0 && c.next_npu == c.dst;
+    sim_.ScheduleAfter((last_hop ? h.tail_arrival : h.head_arrival) - now, this,
+                       (uint64_t{chunk} << 1) | kArrival);
+    sim_.ScheduleAfter(h.link_free - now, this, (uint64_t{link} << 1) | kLinkFree);
+    return;
+  }
   if (size != p.cached_size) {
     // As ASTRA-sim: both delays in double ns, each truncated to whole ns on its own.
     const double serialization_ns = static_cast<double>(size) / p.bytes_per_ns;
@@ -208,7 +239,6 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   }
   const Time arrival = p.cached_arrival;
   const Time busy = p.cached_busy;
-  l.bytes += size;
   l.busy_ps += busy.ps();
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
   sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);

@@ -8,7 +8,9 @@
 //
 // Each message is one chunk, forwarded store-and-forward along unidirectional links. A link
 // sends one chunk at a time (FIFO): it is busy for trunc(size / bw) ns and the chunk reaches
-// the next device after trunc(latency + size / bw) ns. Routing is dimension-ordered; inside a
+// the next device after trunc(latency + size / bw) ns. With Options::pipeline_mtu (YAML
+// `aware-forwarding: pipelined`) a chunk instead moves on as soon as its first packet is in
+// (network/analytical_aware/forwarding.h). Routing is dimension-ordered; inside a
 // dimension Ring takes the shorter way (ties clockwise), FullyConnected goes direct and Switch
 // goes NPU -> switch -> NPU. Equations and differences from ASTRA-sim: network/README.md.
 #pragma once
@@ -32,6 +34,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     // A FullyConnected dimension gets all of its npus * (dim_npus - 1) links up front when
     // that is at most this many; above it, links are created on first use.
     uint64_t dense_fully_connected_links = uint64_t{1} << 20;
+    // 0: store-and-forward, as ASTRA-sim. > 0: pipelined forwarding in packets of this many
+    // bytes (forwarding.h); delays are then kept in picoseconds, not truncated per hop.
+    uint64_t pipeline_mtu = 0;
   };
 
   AnalyticalAwareNetwork(Simulation& sim, Topology topology)
@@ -68,6 +73,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     uint64_t cached_size = UINT64_MAX;
     Time cached_arrival;
     Time cached_busy;
+    Time latency;         // as given, for pipelined forwarding
+    Bandwidth bandwidth;  // as given, for pipelined forwarding
   };
 
   // One unidirectional link. Waiting chunks form an intrusive FIFO through Chunk::next.
@@ -94,6 +101,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     uint32_t next = kNone;
     int8_t switch_dim;  // >= 0 while the chunk sits in that dimension's switch
     int8_t next_switch_dim;
+    Time tail;  // pipelined: when the chunk's last byte is whole where it is (or will be)
   };
 
   struct Hop {
@@ -116,6 +124,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   Simulation& sim_;
   Topology topology_;
   int num_npus_;
+  uint64_t pipeline_mtu_;
   std::vector<Dim> dims_;
   std::vector<Link> links_;
   // Lazy FullyConnected links, keyed by from * num_npus + to.

@@ -265,6 +265,83 @@ TEST(AnalyticalAware, IntermediateNpusStoreAndForward) {
   EXPECT_EQ(LinksByName(net)["d1:npu1->npu3"].bytes, 2000u);
 }
 
+// ---- aware-forwarding: pipelined (Options::pipeline_mtu, forwarding.h) ----
+
+AnalyticalAwareNetwork::Options Pipelined(uint64_t mtu) {
+  AnalyticalAwareNetwork::Options o;
+  o.pipeline_mtu = mtu;
+  return o;
+}
+
+// 10000 B over 3 ring hops in packets of 4096 B: the first packet takes 4096 + 100 ns per hop to
+// get ahead, then the rest follows at line rate: 3 * 100 + 10000 + 2 * 4096 = 18492 ns
+// (store-and-forward: 3 * 10100 = 30300). One hop is the same as store-and-forward: 10100.
+TEST(AnalyticalAwarePipelined, SeveralHopsPayOnePacketPerExtraHop) {
+  Simulation sim;
+  AnalyticalAwareNetwork net(sim, OneDim(BlockType::kRing, 8), Pipelined(4096));
+  Recorder r(sim);
+  net.Send(0, 3, Bytes(10000), &r, 1);
+  net.Send(4, 5, Bytes(10000), &r, 2);
+  net.Send(6, 7, Bytes(0), &r, 3);  // an empty message: the latency
+  sim.Run();
+  EXPECT_EQ(r.at[1], Time::FromNs(18492));
+  EXPECT_EQ(r.at[2], Time::FromNs(10100));
+  EXPECT_EQ(r.at[3], Time::FromNs(100));
+  // Busy time is serialization only: 10000 ns on each link of the 3-hop route.
+  EXPECT_EQ(LinksByName(net)["npu1->npu2"].busy, Time::FromNs(10000));
+  EXPECT_EQ(net.in_flight(), 0u);
+}
+
+// Links of different speeds (what the packet backend gives, packet by packet, in the comments).
+// dim 0 Ring of 4 at 1 B/ns, dim 1 Switch of 2 at 4 B/ns, 100 ns everywhere; 8192 B = 2 packets.
+// 0 -> 5: npu0->npu1 (slow), npu1->sw, sw->npu5 (fast). The fast links wait for the packets:
+//   packet 1: 0..4096 on the ring, at npu1 4196, 4196..5220, at sw 5320, 5320..6344, in 6444;
+//   packet 2: 4096..8192, at npu1 8292, 8292..9316, at sw 9416, 9416..10440, in 10540.
+// The reverse order of speeds (dim 0 Switch at 4 B/ns, dim 1 Ring at 1 B/ns), 0 -> 3: the slow
+// last link sends back to back from the first packet's arrival (2248) to 10440: in at 10540.
+TEST(AnalyticalAwarePipelined, LinksOfDifferentSpeedsWaitForTheSlowerOne) {
+  const Bandwidth fast = Bandwidth::FromBytesPerSec(4e9);
+  const Time lat = Time::FromNs(100);
+  {
+    Simulation sim;
+    AnalyticalAwareNetwork net(sim,
+                               Topology{{Dim(BlockType::kRing, 4, kOneBytePerNs, lat),
+                                         Dim(BlockType::kSwitch, 2, fast, lat)}},
+                               Pipelined(4096));
+    Recorder r(sim);
+    net.Send(0, 5, Bytes(8192), &r, 1);
+    sim.Run();
+    EXPECT_EQ(r.at[1], Time::FromNs(10540));
+  }
+  {
+    Simulation sim;
+    AnalyticalAwareNetwork net(sim,
+                               Topology{{Dim(BlockType::kSwitch, 2, fast, lat),
+                                         Dim(BlockType::kRing, 4, kOneBytePerNs, lat)}},
+                               Pipelined(4096));
+    Recorder r(sim);
+    net.Send(0, 3, Bytes(8192), &r, 1);
+    sim.Run();
+    EXPECT_EQ(r.at[1], Time::FromNs(10540));
+  }
+}
+
+// Contention is still per chunk, FIFO per link. Ring of 8: A = 8192 B 0 -> 2, B = 8192 B 1 -> 2,
+// both at t = 0. B holds npu1->npu2 until 8192 and is in at 8292. A's head is at npu1 at
+// 4096 + 100 = 4196 and waits for the link; it starts at 8192 and cannot finish before
+// max(8192 + 8192, its tail at npu1 8292 + 4096) = 16384: in at 16484.
+TEST(AnalyticalAwarePipelined, ChunksQueueFifoOnABusyLink) {
+  Simulation sim;
+  AnalyticalAwareNetwork net(sim, OneDim(BlockType::kRing, 8), Pipelined(4096));
+  Recorder r(sim);
+  net.Send(0, 2, Bytes(8192), &r, 1);
+  net.Send(1, 2, Bytes(8192), &r, 2);
+  sim.Run();
+  EXPECT_EQ(r.at[2], Time::FromNs(8292));
+  EXPECT_EQ(r.at[1], Time::FromNs(16484));
+  EXPECT_EQ(LinksByName(net)["npu1->npu2"].bytes, 16384u);
+}
+
 // A handler that sends again from inside OnDelivered, reusing the freed record.
 class PingPong : public DeliveryHandler {
  public:

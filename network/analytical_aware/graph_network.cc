@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/status.h"
+#include "network/analytical_aware/forwarding.h"
 
 namespace orrery {
 
@@ -15,8 +16,11 @@ constexpr uint64_t kLinkFree = 1;
 
 }  // namespace
 
-GraphNetwork::GraphNetwork(Simulation& sim, Topology topology)
-    : sim_(sim), topology_(std::move(topology)), graph_(topology_.graph.get()) {
+GraphNetwork::GraphNetwork(Simulation& sim, Topology topology, Options options)
+    : sim_(sim),
+      topology_(std::move(topology)),
+      graph_(topology_.graph.get()),
+      pipeline_mtu_(options.pipeline_mtu) {
   ORRERY_CHECK(graph_ != nullptr, "GraphNetwork needs a topology with a graph");
   ORRERY_CHECK(graph_->hops_.size() == graph_->devices.size() * graph_->num_npus,
                "the graph's routes are not built (PhysicalGraph::BuildRoutes)");
@@ -27,6 +31,8 @@ GraphNetwork::GraphNetwork(Simulation& sim, Topology topology)
   for (size_t i = 0; i < links_.size(); ++i) {
     links_[i].latency_ns = graph_->links[i].latency.Ns();
     links_[i].bytes_per_ns = graph_->links[i].bandwidth.bytes_per_ns();
+    links_[i].latency = graph_->links[i].latency;
+    links_[i].bandwidth = graph_->links[i].bandwidth;
     ORRERY_CHECK(links_[i].bytes_per_ns > 0, "a link has a non-positive bandwidth");
   }
 }
@@ -45,6 +51,7 @@ void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, 
   c.dst = dst;
   c.at = src;
   c.next = kNone;
+  c.tail = sim_.now();
   Forward(id);
 }
 
@@ -67,8 +74,23 @@ void GraphNetwork::Forward(uint32_t chunk) {
 
 void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
   Link& l = links_[link];
-  const uint64_t size = chunks_[chunk].size;
+  Chunk& c = chunks_[chunk];
+  const uint64_t size = c.size;
   l.busy = true;
+  l.bytes += size;
+  if (pipeline_mtu_ != 0) {
+    const Time now = sim_.now();
+    const PipelinedHop h =
+        PipelineOverLink(now, c.tail, size, pipeline_mtu_, l.bandwidth, l.latency);
+    l.busy_ps += h.busy.ps();
+    c.tail = h.tail_arrival;
+    // The destination takes the chunk when its last byte is in; a relay forwards its head.
+    const bool last_hop = graph_->links[link].dst == c.dst;
+    sim_.ScheduleAfter((last_hop ? h.tail_arrival : h.head_arrival) - now, this,
+                       (uint64_t{chunk} << 1) | kArrival);
+    sim_.ScheduleAfter(h.link_free - now, this, (uint64_t{link} << 1) | kLinkFree);
+    return;
+  }
   if (size != l.cached_size) {
     // As the dimensional model: both delays in double ns, each truncated to whole ns.
     const double serialization_ns = static_cast<double>(size) / l.bytes_per_ns;
@@ -76,7 +98,6 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
     l.cached_arrival = Time::FromNs(static_cast<int64_t>(l.latency_ns + serialization_ns));
     l.cached_busy = Time::FromNs(static_cast<int64_t>(serialization_ns));
   }
-  l.bytes += size;
   l.busy_ps += l.cached_busy.ps();
   // Arrival first, then link-free: at equal times they run in this order.
   sim_.ScheduleAfter(l.cached_arrival, this, (uint64_t{chunk} << 1) | kArrival);

@@ -8,7 +8,8 @@
 //
 // The same link model as AnalyticalAwareNetwork: each message is one chunk, store-and-forward,
 // per link busy trunc(size / bw) ns and arriving trunc(latency + size / bw) ns after it starts,
-// FIFO per link. The route is the graph's: shortest in hops, deterministic ECMP.
+// FIFO per link. The route is the graph's: shortest in hops, deterministic ECMP. With
+// Options::pipeline_mtu a chunk moves on as soon as its first packet is in (forwarding.h).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,12 @@ namespace orrery {
 
 class GraphNetwork final : public Network, private EventTarget {
  public:
-  GraphNetwork(Simulation& sim, Topology topology);
+  struct Options {
+    uint64_t pipeline_mtu = 0;  // 0: store-and-forward; > 0: pipelined in packets of this size
+  };
+
+  GraphNetwork(Simulation& sim, Topology topology) : GraphNetwork(sim, std::move(topology), {}) {}
+  GraphNetwork(Simulation& sim, Topology topology, Options options);
 
   int num_npus() const override { return graph_->num_npus; }
   const Topology& topology() const override { return topology_; }
@@ -46,6 +52,8 @@ class GraphNetwork final : public Network, private EventTarget {
     bool busy = false;
     double latency_ns;
     double bytes_per_ns;
+    Time latency;         // as given, for pipelined forwarding
+    Bandwidth bandwidth;  // as given, for pipelined forwarding
     uint64_t bytes = 0;
     int64_t busy_ps = 0;
     uint64_t cached_size = UINT64_MAX;  // the last size and its delays (collectives repeat sizes)
@@ -62,6 +70,7 @@ class GraphNetwork final : public Network, private EventTarget {
     int32_t at;     // the device the chunk is at (or leaving)
     uint32_t link;  // the link it is on or waiting for
     uint32_t next = kNone;
+    Time tail;  // pipelined: when the chunk's last byte is whole where it is (or will be)
   };
 
   void OnEvent(uint64_t arg) override;
@@ -71,6 +80,7 @@ class GraphNetwork final : public Network, private EventTarget {
   Simulation& sim_;
   Topology topology_;
   const PhysicalGraph* graph_;
+  uint64_t pipeline_mtu_;
   std::vector<Link> links_;
   SlotPool<Chunk> chunks_;
 };

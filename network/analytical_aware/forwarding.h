@@ -1,0 +1,48 @@
+// How the congestion-aware models move one chunk across one link.
+//
+//   Store-and-forward (ASTRA-sim):   the next device gets the whole chunk after
+//                                    trunc(latency + size / bw); the link is busy trunc(size / bw).
+//   Pipelined (packet-mtu packets):  the next device starts forwarding once the first packet is
+//                                    in, and the link cannot finish before the last packet has
+//                                    reached this device.
+//
+//   PipelinedHop h = PipelineOverLink(now, tail_here, size, mtu, link_bw, link_latency);
+//   // link busy until h.link_free; next hop may start at h.head_arrival; the last byte reaches
+//   // the next device at h.tail_arrival (the delivery time when that device is the destination).
+//
+// Without contention this is exactly the packet backend's timing of a message cut into
+// ceil(size / mtu) packets, with no per-packet events: over H equal links
+// H * latency + size / bw + (H - 1) * mtu / bw. Derivation in network/README.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common/units.h"
+
+namespace orrery {
+
+struct PipelinedHop {
+  Time link_free;     // the link's last byte leaves
+  Time head_arrival;  // the first packet is whole at the next device
+  Time tail_arrival;  // the last packet is whole at the next device
+  Time busy;          // time spent serializing (link statistics)
+};
+
+// `start`: the link begins sending (the chunk's head is here and the link is free).
+// `tail_here`: when the chunk's last byte is whole at this device (at the source: `start`).
+inline PipelinedHop PipelineOverLink(Time start, Time tail_here, uint64_t size, uint64_t mtu,
+                                     Bandwidth bw, Time latency) {
+  const uint64_t first = std::min(size, mtu);
+  const uint64_t last = size == 0 ? 0 : size - (size - 1) / mtu * mtu;
+  PipelinedHop h;
+  h.busy = Bytes(size) / bw;
+  // The link sends at line rate from `start`, unless it outruns the upstream packets: then it
+  // sends the last packet as soon as that has arrived.
+  h.link_free = std::max(start + h.busy, tail_here + Bytes(last) / bw);
+  h.head_arrival = start + Bytes(first) / bw + latency;
+  h.tail_arrival = h.link_free + latency;
+  return h;
+}
+
+}  // namespace orrery
