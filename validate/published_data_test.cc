@@ -22,24 +22,26 @@ std::string Machine(const std::string& name) { return "configs/machines/" + name
 
 struct Errors {
   double at_least_1mib = 0;  // geomean |error| over rows >= 1 MiB
+  double at_least_1gib = 0;  // over rows >= 1 GiB
   double all = 0;            // over every row
   size_t rows = 0;
 };
 
 Errors Check(const std::string& file, const std::string& machine) {
   ValidateOptions o;
-  o.measurements = Validation(file);
+  o.measurements = file.find('/') == std::string::npos ? Validation(file) : file;
   o.machine = Machine(machine);
   StatusOr<ValidationReport> r = Validate(o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return {1, 1, 0};
-  std::vector<double> big, all;
+  std::vector<double> big, huge, all;
   for (const ValidationRow& v : r->rows) {
     all.push_back(v.error);
     if (v.size >= (1u << 20)) big.push_back(v.error);
+    if (v.size >= (1u << 30)) huge.push_back(v.error);
   }
   std::printf("%s on %s:\n%s", file.c_str(), machine.c_str(), FormatValidation(*r).c_str());
-  return {GeomeanAbs(big), GeomeanAbs(all), all.size()};
+  return {GeomeanAbs(big), huge.empty() ? 0 : GeomeanAbs(huge), GeomeanAbs(all), all.size()};
 }
 
 // Fitted file of hgx-h100 (Azure ND H100 v5, NCCL's default: NVLS at large sizes).
@@ -80,6 +82,26 @@ TEST(PublishedData, AwsP5Efa) {
   EXPECT_EQ(e.rows, 45u);
   EXPECT_LE(e.at_least_1mib, 0.10);
   EXPECT_LE(e.all, 0.15);
+}
+
+// Held out from dgx-a100, which was built from public specifications and hgx-h100's fit only
+// (sources in validate/measured/README.md). The prediction target is NOT met on these:
+// geomean 17.8%, 26.8% and 9.8%, with 2-64 MiB predicted up to 50% too fast (see
+// configs/machines/dgx-a100/README.md). This checks what does hold: the tables parse in full, and
+// the large-message rate (line rate x ring/Simple efficiency) is within 10% from 1 GiB.
+TEST(PublishedData, DgxA100HeldOutLargeMessages) {
+  const struct {
+    const char* file;
+    size_t rows;
+  } kFiles[] = {{"validate/measured/a100-8gpu-nvswitch-all_reduce-oci.log", 28},
+                {"validate/measured/a100-8gpu-nvswitch-all_reduce-galvatron.log", 11},
+                {"validate/measured/a100-8gpu-nvswitch-all_reduce-gcm.log", 6}};
+  for (const auto& f : kFiles) {
+    Errors e = Check(f.file, "dgx-a100");
+    EXPECT_EQ(e.rows, f.rows) << f.file;
+    EXPECT_GT(e.at_least_1gib, 0) << f.file;
+    EXPECT_LE(e.at_least_1gib, 0.10) << f.file;
+  }
 }
 
 }  // namespace
