@@ -39,7 +39,7 @@ ring4="$ORRERY_COMPAT_DIR/astra-sim/examples/system/native_collectives/Ring_4chu
 [ -f "$ring4" ] && cp "$ring4" "$work/system.json"
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' > "$work/memory.json"
 
-printf '%-58s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
 for n in "${sizes[@]}"; do
   mkdir -p "$work/ar$n"
   "$bin/et_feeder/gen_workload" collective --type all_reduce --size 1048576 --npus "$n" \
@@ -49,6 +49,12 @@ for n in "${sizes[@]}"; do
   runs=(analytical-unaware analytical-aware)
   # The cost of every output (timeline, Chakra lines, JSON and CSV reports) on the 1024 case.
   [ "$n" = 1024 ] && runs+=(analytical-aware+outputs)
+  # The aware backend with pipelined forwarding (aware-forwarding: pipelined) on the same ring.
+  if [ "$n" = 1024 ]; then
+    cp "$work/ring$n.yml" "$work/ring${n}_pipelined.yml"
+    echo "aware-forwarding: pipelined" >> "$work/ring${n}_pipelined.yml"
+    runs+=(analytical-aware+pipelined)
+  fi
   # A 2-D network at the large scale: a 64 x 64 torus (two ring dimensions), congestion-aware.
   if [ "$n" = 4096 ]; then
     printf 'topology: [ Ring, Ring ]\nnpus_count: [ 64, 64 ]\nbandwidth: [ 50.0, 50.0 ]\n' \
@@ -66,9 +72,12 @@ import re, resource, subprocess, sys, time
 binary, work, n, backend = sys.argv[1:]
 outputs = backend.endswith("+outputs")
 two_d = backend.endswith("+2d")
+pipelined = backend.endswith("+pipelined")
 cmd = [binary, f"--workload-configuration={work}/ar{n}/all_reduce",
        f"--system-configuration={work}/" + ("system2d.json" if two_d else "system.json"),
-       f"--network-configuration={work}/" + (f"torus{n}.yml" if two_d else f"ring{n}.yml"),
+       f"--network-configuration={work}/" + (f"torus{n}.yml" if two_d else
+                                             f"ring{n}_pipelined.yml" if pipelined else
+                                             f"ring{n}.yml"),
        f"--remote-memory-configuration={work}/memory.json",
        f"--network-backend={backend.split('+')[0]}"]
 if outputs:
@@ -82,8 +91,8 @@ if p.returncode != 0:
 peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
 events = re.search(r"(\d+) events in", p.stderr).group(1)
-label = ("64x64 torus" if two_d else "ring") + " all-reduce 1 MiB, " + n + " NPUs, " + backend.split("+")[0] + (", all outputs" if outputs else "")
-print(f"{label:<58} {wall:12.2f} {peak_mb:12.0f} "
+label = ("64x64 torus" if two_d else "ring") + " all-reduce 1 MiB, " + n + " NPUs, " + backend.split("+")[0] + (", all outputs" if outputs else "") + (", pipelined" if pipelined else "")
+print(f"{label:<66} {wall:12.2f} {peak_mb:12.0f} "
       f"{max(ends):16d} {events:>12}")
 PY
   done
@@ -134,7 +143,7 @@ if [ $# -eq 0 ] || [ "${1:-}" = packet ]; then
     --out "$work/ar64p/all_reduce"
   printf 'topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' \
     > "$work/switch64.yml"
-  printf '%-58s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+  printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
   for backend in packet analytical-aware analytical-unaware; do
     python3 - "$bin/orrery" "$work" "$backend" <<'PY'
 import re, resource, subprocess, sys, time
@@ -152,7 +161,7 @@ peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
 events = re.search(r"(\d+) events in", p.stderr).group(1)
 label = "switch ring all-reduce 64 MiB, 64 NPUs, " + backend
-print(f"{label:<58} {wall:12.2f} {peak_mb:12.0f} {max(ends):16d} {events:>12}")
+print(f"{label:<66} {wall:12.2f} {peak_mb:12.0f} {max(ends):16d} {events:>12}")
 PY
   done
 fi
