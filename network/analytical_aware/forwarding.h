@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/event_queue.h"
 #include "common/units.h"
 
 namespace orrery {
@@ -43,6 +44,22 @@ inline PipelinedHop PipelineOverLink(Time start, Time tail_here, uint64_t size, 
   h.head_arrival = start + Bytes(first) / bw + latency;
   h.tail_arrival = h.link_free + latency;
   return h;
+}
+
+// Starts a chunk on a link now, for the event-driven models: schedules `arrival_arg` for when
+// the chunk may be taken at the next device (its tail when that device is the destination,
+// `last_hop`; its head otherwise), then `free_arg` for when the link's last byte leaves, and
+// moves `*tail` to the next device. Returns the link's busy time.
+inline Time StartPipelinedHop(Simulation& sim, EventTarget* target, uint64_t arrival_arg,
+                              uint64_t free_arg, bool last_hop, Time* tail, uint64_t size,
+                              uint64_t mtu, Bandwidth bw, Time latency) {
+  const Time now = sim.now();
+  const PipelinedHop h = PipelineOverLink(now, *tail, size, mtu, bw, latency);
+  *tail = h.tail_arrival;
+  // Arrival first, then link-free: at equal times they run in this order.
+  sim.ScheduleAfter((last_hop ? h.tail_arrival : h.head_arrival) - now, target, arrival_arg);
+  sim.ScheduleAfter(h.link_free - now, target, free_arg);
+  return h.busy;
 }
 
 }  // namespace orrery

@@ -79,16 +79,11 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
   l.busy = true;
   l.bytes += size;
   if (pipeline_mtu_ != 0) {
-    const Time now = sim_.now();
-    const PipelinedHop h =
-        PipelineOverLink(now, c.tail, size, pipeline_mtu_, l.bandwidth, l.latency);
-    l.busy_ps += h.busy.ps();
-    c.tail = h.tail_arrival;
-    // The destination takes the chunk when its last byte is in; a relay forwards its head.
-    const bool last_hop = graph_->links[link].dst == c.dst;
-    sim_.ScheduleAfter((last_hop ? h.tail_arrival : h.head_arrival) - now, this,
-                       (uint64_t{chunk} << 1) | kArrival);
-    sim_.ScheduleAfter(h.link_free - now, this, (uint64_t{link} << 1) | kLinkFree);
+    l.busy_ps +=
+        StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
+                          (uint64_t{link} << 1) | kLinkFree, graph_->links[link].dst == c.dst,
+                          &c.tail, size, pipeline_mtu_, l.bandwidth, l.latency)
+            .ps();
     return;
   }
   if (size != l.cached_size) {

@@ -23,6 +23,19 @@ using Case = CompatCase;
 const char* const kVariants[] = {"", "packet-flow-control: pfc\n",
                                  "packet-routing: adaptive\npacket-mtu: 1024\n"};
 
+// A copy of the network YAML at `path` with `lines` appended, in the test's scratch directory;
+// returns its path.
+std::string CopyWithLines(const std::string& path, const std::string& name,
+                          const std::string& lines) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string copy = std::string(tmp ? tmp : "/tmp") + "/" + name;
+  std::ofstream(copy) << text.str() << "\n" << lines;
+  return copy;
+}
+
 class PacketCompatTest : public ::testing::TestWithParam<std::tuple<Case, int>> {};
 
 TEST_P(PacketCompatTest, WithinTenPercentOfTheAwareBackend) {
@@ -36,13 +49,9 @@ TEST_P(PacketCompatTest, WithinTenPercentOfTheAwareBackend) {
   ASSERT_TRUE(aware.ok()) << aware.status().message();
 
   if (kVariants[variant][0] != '\0') {
-    std::ifstream in(o.network_config);
-    std::stringstream text;
-    text << in.rdbuf();
-    const char* tmp = std::getenv("TEST_TMPDIR");
     o.network_config =
-        std::string(tmp ? tmp : "/tmp") + "/packet_" + std::to_string(variant) + "_" + c.network;
-    std::ofstream(o.network_config) << text.str() << "\n" << kVariants[variant];
+        CopyWithLines(o.network_config, "packet_" + std::to_string(variant) + "_" + c.network,
+                      kVariants[variant]);
   }
   o.backend = Backend::kPacket;
   StatusOr<RunResult> packet = RunSimulation(o);
@@ -79,12 +88,8 @@ TEST_P(PipelinedCompatTest, WithinTwoPercentOfThePipelinedAwareBackend) {
   StatusOr<RunResult> packet = RunSimulation(o);
   ASSERT_TRUE(packet.ok()) << packet.status().message();
 
-  std::ifstream in(o.network_config);
-  std::stringstream text;
-  text << in.rdbuf();
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  o.network_config = std::string(tmp ? tmp : "/tmp") + "/pipelined_" + c.network;
-  std::ofstream(o.network_config) << text.str() << "\naware-forwarding: pipelined\n";
+  o.network_config = CopyWithLines(o.network_config, std::string("pipelined_") + c.network,
+                                   "aware-forwarding: pipelined\n");
   o.backend = Backend::kAnalyticalAware;
   StatusOr<RunResult> aware = RunSimulation(o);
   ASSERT_TRUE(aware.ok()) << aware.status().message();

@@ -15,6 +15,7 @@
 #include "network/analytical_aware/analytical_aware.h"
 #include "network/analytical_aware/graph_network.h"
 #include "network/analytical_unaware/analytical_unaware.h"
+#include "network/factory.h"
 #include "network/machines.h"
 
 namespace orrery {
@@ -228,16 +229,11 @@ TEST(Agreement, PipelinedAwareModelMatchesPacketsForEverySizeAndRoute) {
           const Time packet =
               Alone([&](Simulation& s) { return std::make_unique<PacketNetwork>(s, t, Params()); },
                     src, dst, size);
+          PacketParams pipelined = Params();
+          pipelined.aware_forwarding = PacketParams::AwareForwarding::kPipelined;
           const Time aware = Alone(
-              [&](Simulation& s) -> std::unique_ptr<Network> {
-                if (t.graph) {
-                  GraphNetwork::Options o;
-                  o.pipeline_mtu = kMtu;
-                  return std::make_unique<GraphNetwork>(s, t, o);
-                }
-                AnalyticalAwareNetwork::Options o;
-                o.pipeline_mtu = kMtu;
-                return std::make_unique<AnalyticalAwareNetwork>(s, t, o);
+              [&](Simulation& s) {
+                return MakeNetwork(Backend::kAnalyticalAware, s, t, pipelined);
               },
               src, dst, size);
           EXPECT_EQ(packet, aware) << name << " " << src << " -> " << dst << ", " << size << " B";
