@@ -161,7 +161,11 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   }
   NcclModel model = *sim->nccl();
   StatusOr<std::vector<NcclMeasurement>> ms =
-      LoadNcclMeasurements(o.measurements, o.gpus > 0 ? o.gpus : sim->npus(), o.collective);
+      LoadNcclMeasurements(o.measurements,
+                           o.gpus > 0                  ? o.gpus
+                           : IsNcclCsv(o.measurements) ? sim->npus()
+                                                       : 0,
+                           o.collective);
   if (!ms.ok()) return ms.status();
   std::vector<Group> groups;
   for (const NcclMeasurement& m : *ms) {
@@ -376,8 +380,9 @@ int CalibrateMain(int argc, char** argv) {
       "out", po::value(&o.out), "write the fitted profile here (default: print nccl.yaml only)")(
       "min-size", po::value(&o.min_size)->default_value(0), "leave out smaller sizes (bytes)")(
       "gpus", po::value(&o.gpus)->default_value(0),
-      "GPU count of a CSV without a gpus column (default: the profile's)")(
-      "only-gpus", po::value(&only), "fit on these GPU counts only, e.g. 16,32")(
+      "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
+      "profile's), a log without '#  Rank' lines")("only-gpus", po::value(&only),
+                                                   "fit on these GPU counts only, e.g. 16,32")(
       "fit", po::value(&fit),
       "fit only these algorithms' and protocols' latency and efficiency, e.g. tree,Simple "
       "(default: all but ring's)")("collective", po::value(&o.collective),

@@ -90,7 +90,7 @@ std::string ForcedAlgorithm(const std::string& line) {
 }
 
 StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifstream& f,
-                                               const std::string& collective_hint) {
+                                               int gpus_hint, const std::string& collective_hint) {
   NcclMeasurement m;
   m.source = path;
   std::set<std::string> hosts;
@@ -148,10 +148,22 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
                          ": no nccl-tests data rows (lines 'size count type redop ... "
                          "time algbw busbw ...')");
   }
-  m.gpus = static_cast<int>(ranks.size());
+  // Ranks are numbered from 0, so the highest one counts them even when a posted log kept only
+  // some of its Rank lines ("Rank 7" alone: 8 GPUs).
+  const int from_ranks = ranks.empty() ? 0 : *ranks.rbegin() + 1;
+  if (from_ranks > 0 && gpus_hint > 0 && gpus_hint != from_ranks) {
+    return Status::Error(path + ": --gpus is " + std::to_string(gpus_hint) +
+                         " but the log's '#  Rank' lines go up to rank " +
+                         std::to_string(from_ranks - 1) + " (" + std::to_string(from_ranks) +
+                         " GPUs); leave --gpus out or give " + std::to_string(from_ranks));
+  }
+  m.gpus = from_ranks;
+  if (m.gpus == 0) m.gpus = gpus_hint;
   if (m.gpus == 0) m.gpus = n_gpus_per_thread;
   if (m.gpus == 0) {
-    return Status::Error(path + ": no '#  Rank' lines, so the number of GPUs is unknown");
+    return Status::Error(path +
+                         ": no '#  Rank' lines, so the number of GPUs is unknown; give it with "
+                         "--gpus");
   }
   m.nodes = static_cast<int>(hosts.size());
   return std::vector<NcclMeasurement>{m};
@@ -249,8 +261,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
                                                             const std::string& collective) {
   std::ifstream f(path);
   if (!f) return Status::Error(path + ": cannot read: " + std::strerror(errno));
-  const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
-  return csv ? LoadCsv(path, f, gpus, collective) : LoadLog(path, f, collective);
+  return IsNcclCsv(path) ? LoadCsv(path, f, gpus, collective) : LoadLog(path, f, gpus, collective);
+}
+
+bool IsNcclCsv(const std::string& path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
 }
 
 }  // namespace orrery

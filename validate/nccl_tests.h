@@ -39,10 +39,14 @@ struct NcclMeasurement {
 // nccl-tests' bus bandwidth factor for `collective` over n ranks.
 double NcclBusFactor(const std::string& collective, int n);
 
-// `gpus` is used for CSVs without a `gpus` column (0 = such a CSV is an error);
-// `collective` for inputs that do not name theirs ("" = must be named in the file, or the CSV
-// name contains it).
+// `gpus` is the GPU count of inputs that do not give it: a CSV without a `gpus` column, a log
+// without `#  Rank` lines (0 = such an input is an error). A log's count is its highest rank + 1
+// (posted logs sometimes keep only some Rank lines); a different nonzero `gpus` is an error.
+// `collective` is for inputs that do not name theirs ("" = must be named in the file, or the
+// CSV name contains it).
 StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& path, int gpus,
                                                             const std::string& collective = "");
+// Whether LoadNcclMeasurements reads `path` as a CSV table (by its extension).
+bool IsNcclCsv(const std::string& path);
 
 }  // namespace orrery

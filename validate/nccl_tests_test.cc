@@ -115,6 +115,36 @@ TEST(NcclTests, ForcedAlgorithmIsRead) {
   EXPECT_EQ((*tree)[0].rows.size(), 1u);
 }
 
+// Posted logs sometimes keep only some Rank lines: the highest rank counts the GPUs. Without
+// any, the count must be given (--gpus); a count that contradicts the Rank lines is an error.
+TEST(NcclTests, GpuCountFromTheHighestRankOrGiven) {
+  const std::string row = "  134217728  4194304  float  sum  -1  377.2  355.81  311.34  0\n";
+  const std::string cut = Tmp("cut.log");
+  std::ofstream(cut) << "# Collective test starting: reduce_scatter_perf\n"
+                     << "#  Rank  7 Group  0 Pid  64380 on node47 device  7 [0xdb] H100\n"
+                     << row;
+  auto m = LoadNcclMeasurements(cut, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].gpus, 8);
+  EXPECT_TRUE(LoadNcclMeasurements(cut, 8).ok());
+  m = LoadNcclMeasurements(cut, 4);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("--gpus is 4 but the log's '#  Rank' lines go up to rank 7"),
+            std::string::npos)
+      << m.status().message();
+
+  const std::string none = Tmp("no_ranks.log");
+  std::ofstream(none) << "# Collective test starting: reduce_scatter_perf\n" << row;
+  m = LoadNcclMeasurements(none, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("no '#  Rank' lines, so the number of GPUs is unknown; give "
+                                      "it with --gpus"),
+            std::string::npos);
+  m = LoadNcclMeasurements(none, 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].gpus, 8);
+}
+
 TEST(NcclTests, UnusableInputsAreNamed) {
   const std::string path = Tmp("mystery.log");
   std::ofstream(path) << "#  Rank  0 Group 0 Pid 1 on h device 0\n 8 2 float sum -1 1.0 0 0 0\n";

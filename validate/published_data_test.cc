@@ -27,10 +27,13 @@ struct Errors {
   size_t rows = 0;
 };
 
-Errors Check(const std::string& file, const std::string& machine) {
+Errors Check(const std::string& file, const std::string& machine,
+             const std::string& algorithm = "auto", int gpus = 0) {
   ValidateOptions o;
   o.measurements = file.find('/') == std::string::npos ? Validation(file) : file;
   o.machine = Machine(machine);
+  o.algorithm = algorithm;
+  o.gpus = gpus;
   StatusOr<ValidationReport> r = Validate(o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return {1, 1, 0};
@@ -82,6 +85,23 @@ TEST(PublishedData, AwsP5Efa) {
   EXPECT_EQ(e.rows, 45u);
   EXPECT_LE(e.at_least_1mib, 0.10);
   EXPECT_LE(e.all, 0.15);
+}
+
+// Another collective, held out from hgx-h100 (fitted on all-reduce only): reduce-scatter on one
+// H100 NVSwitch node, NVIDIA/nccl issue #1047 (validate/measured/README.md). The posted tables
+// keep one Rank line or none, so the GPU count (8, from the count column) is given. Ring
+// (labelled so in the post) is predicted within the issue's targets. NVLS reduce-scatter is
+// predicted 20% fast: the NVLS model gives a lone reduce-scatter the mean of its up and down
+// traffic (system/README.md, "NVLS"), and its efficiency was fitted on all-reduce; not met.
+TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
+  Errors ring =
+      Check("validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log", "hgx-h100", "ring", 8);
+  EXPECT_EQ(ring.rows, 7u);
+  EXPECT_LE(ring.at_least_1mib, 0.05);
+  EXPECT_LE(ring.all, 0.15);
+  Errors nvls =
+      Check("validate/measured/h100-8gpu-nvswitch-reduce_scatter-nvls.log", "hgx-h100", "nvls", 8);
+  EXPECT_EQ(nvls.rows, 5u);
 }
 
 // Held out from dgx-a100, which was built from public specifications and hgx-h100's fit only

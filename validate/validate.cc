@@ -252,7 +252,11 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, o.work_dir, o.backend);
   if (!sim.ok()) return sim.status();
   StatusOr<std::vector<NcclMeasurement>> ms =
-      LoadNcclMeasurements(o.measurements, o.gpus > 0 ? o.gpus : sim->npus(), o.collective);
+      LoadNcclMeasurements(o.measurements,
+                           o.gpus > 0                  ? o.gpus
+                           : IsNcclCsv(o.measurements) ? sim->npus()
+                                                       : 0,
+                           o.collective);
   if (!ms.ok()) return ms.status();
   ValidationReport report;
   report.collective = ms->front().collective;
@@ -385,7 +389,8 @@ int ValidateMain(int argc, char** argv) {
       "ring | tree | nvls")("min-size", po::value(&o.min_size)->default_value(0),
                             "leave out smaller sizes (bytes)")(
       "gpus", po::value(&o.gpus)->default_value(0),
-      "GPU count of a CSV without a gpus column (default: the profile's)")(
+      "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
+      "profile's), a log without '#  Rank' lines")(
       "only-gpus", po::value(&only), "keep only measurements on these GPU counts, e.g. 16,32")(
       "collective", po::value(&o.collective), "collective of an input that does not name it")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
