@@ -31,8 +31,8 @@ struct ValidateOptions {
   std::string measurements;  // nccl-tests log or CSV
   std::string machine;       // profile directory
   std::string algorithm =
-      "auto";                  // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls
-  uint64_t min_size = 0;       // rows below this size are left out
+      "auto";             // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls
+  uint64_t min_size = 0;  // rows below this size are left out
   int gpus = 0;  // for inputs without it (CSV: 0 = the profile's NPU count; log: 0 = error)
   std::vector<int> only_gpus;  // keep only measurements on these GPU counts (empty = all)
   std::string collective;      // for inputs that do not name it
