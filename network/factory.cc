@@ -1,5 +1,6 @@
 #include "network/factory.h"
 
+#include <string>
 #include <vector>
 
 #include "network/analytical_aware/analytical_aware.h"
@@ -52,6 +53,25 @@ Status CheckBackendSupports(Backend backend, const Topology& topology, const Pac
                          "): it has no links to route over; use analytical-aware");
   }
   return Status::Ok();
+}
+
+std::string DescribeNetworkModel(Backend backend, const PacketParams& packet) {
+  const std::string packets = std::to_string(packet.mtu) + " B packets";
+  switch (backend) {
+    case Backend::kAnalyticalAware:
+      return packet.aware_forwarding == PacketParams::AwareForwarding::kPipelined
+                 ? "analytical-aware, pipelined in " + packets
+                 : "analytical-aware, store-and-forward";
+    case Backend::kAnalyticalUnaware:
+      return "analytical-unaware";
+    case Backend::kPacket:
+      return "packet, " + packets + ", " +
+             (packet.flow_control == PacketParams::FlowControl::kPfc ? "pfc" : "credit") +
+             " flow control, " +
+             (packet.routing == PacketParams::Routing::kAdaptive ? "adaptive" : "ecmp") +
+             " routing";
+  }
+  return "?";
 }
 
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,

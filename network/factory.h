@@ -25,6 +25,11 @@ const char* BackendName(Backend b);
 Status CheckBackendSupports(Backend backend, const Topology& topology,
                             const PacketParams& packet = PacketParams());
 
+// One line naming the model a backend runs with these parameters, for reports:
+// "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets",
+// "analytical-unaware", "packet, 4096 B packets, credit flow control, ecmp routing".
+std::string DescribeNetworkModel(Backend backend, const PacketParams& packet = PacketParams());
+
 // The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork (aware).
 // `packet` is read by the packet backend, and by analytical-aware for its forwarding.
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,

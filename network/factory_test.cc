@@ -87,6 +87,24 @@ TEST(Factory, BothBackendsAgreeOnAnIdleSingleHop) {
 }
 
 // The packet backend is checked against its parameters before it is built.
+// Reports name the model a run used, with what changes its numbers.
+TEST(Factory, DescribesTheModel) {
+  PacketParams p;
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, p),
+            "analytical-aware, store-and-forward");
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalUnaware, p), "analytical-unaware");
+  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, p),
+            "packet, 4096 B packets, credit flow control, ecmp routing");
+  p.aware_forwarding = PacketParams::AwareForwarding::kPipelined;
+  p.mtu = 1024;
+  p.flow_control = PacketParams::FlowControl::kPfc;
+  p.routing = PacketParams::Routing::kAdaptive;
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, p),
+            "analytical-aware, pipelined in 1024 B packets");
+  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, p),
+            "packet, 1024 B packets, pfc flow control, adaptive routing");
+}
+
 TEST(Factory, PacketBackendChecksItsParameters) {
   PacketParams p;
   EXPECT_TRUE(CheckBackendSupports(Backend::kPacket, Ring(4), p).ok());

@@ -292,6 +292,7 @@ Status WriteChakraTimeline(const RunResult& r, const std::string& path) {
 Status WriteReportJson(const RunResult& r, const std::string& path) {
   if (Status s = NeedsRecording(r); !s.ok()) return s;
   std::string out = "{\n  \"units\": {\"time\": \"ns\", \"bandwidth\": \"GB/s (1e9 B/s)\"},\n";
+  out += "  \"network_model\": " + JsonString(r.network_model) + ",\n";
   out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
   out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
   for (int i = 0; i < r.num_npus(); ++i) {
@@ -423,6 +424,7 @@ std::string SummaryTable(const RunResult& r) {
   const NpuBreakdown s = breakdown(slowest);
   std::string out = "\nsummary: " + std::to_string(n) + " NPUs, step time " + r.end.ToHuman() +
                     " (slowest: NPU " + std::to_string(slowest) + ")\n";
+  if (!r.network_model.empty()) out += "  network: " + r.network_model + "\n";
   char line[200];
   std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit, "mean NPU",
                 ("NPU " + std::to_string(slowest)).c_str());

@@ -278,6 +278,9 @@ TEST(Report, JsonAndCsvCarryTheBreakdown) {
   EXPECT_EQ(doc["collectives"][0]["type"].as<std::string>(), "ALL_REDUCE");
   EXPECT_EQ(doc["collectives"][0]["duration"].as<int64_t>(), 43000);
   EXPECT_GT(doc["links"].size(), 0u);  // the default backend is congestion-aware
+  EXPECT_EQ(doc["network_model"].as<std::string>(), "analytical-aware, store-and-forward");
+  EXPECT_NE(SummaryTable(r).find("\n  network: analytical-aware, store-and-forward\n"),
+            std::string::npos);
 
   const std::string prefix = Tmp("mixed.report");
   ASSERT_TRUE(WriteReportCsv(r, prefix).ok());

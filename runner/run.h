@@ -110,6 +110,7 @@ struct RunResult {
   std::vector<QueueSeries> port_queues;  // network queue depths over time (record, packet)
   // With an NCCL model: each distinct collective and the choice it ran with, in first-use order.
   std::vector<NcclTunedCollective> nccl_choices;
+  std::string network_model;  // the backend and its forwarding (DescribeNetworkModel)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 
