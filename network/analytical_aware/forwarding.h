@@ -10,7 +10,7 @@
 //   // link busy until h.link_free; next hop may start at h.head_arrival; the last byte reaches
 //   // the next device at h.tail_arrival (the delivery time when that device is the destination).
 //
-// Without contention this is exactly the packet backend's timing of a message cut into
+// Without contention this reproduces the packet backend's timing of a message cut into
 // ceil(size / mtu) packets, with no per-packet events: over H equal links
 // H * latency + size / bw + (H - 1) * mtu / bw. Derivation in network/README.md.
 #pragma once
