@@ -17,6 +17,7 @@ struct NetworkFile {
   std::vector<double> npus_count;
   std::vector<double> bandwidth;
   std::vector<double> latency;
+  std::vector<double> lanes;  // optional, one per dimension
   // machine: torus, mesh
   std::vector<double> shape;
   double link_bandwidth = 0;
@@ -48,7 +49,7 @@ struct NetworkFile {
   PacketParams::AwareForwarding aware_forwarding = PacketParams().aware_forwarding;
 };
 
-const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency"};
+const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency", "lanes"};
 
 // Which keys each machine uses; `required` ones must be present.
 struct KeyUse {
@@ -61,6 +62,7 @@ const KeyUse kKeyUses[] = {
     {"npus_count", "dimensions", true},
     {"bandwidth", "dimensions", true},
     {"latency", "dimensions", true},
+    {"lanes", "dimensions", false},
     {"shape", "torus mesh", true},
     {"link-bandwidth", "torus mesh", true},
     {"link-latency", "torus mesh", true},
@@ -128,6 +130,18 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .Unit("ns")
       .Help("Latency of each link (hop) of the dimension; may be fractional (kept to 1 ps).")
       .AstraSim("Same there; here also at most 1e12 ns.");
+  s.NumberList("lanes", &N::lanes)
+      .Default("1 per dimension")
+      .MinLength(1)
+      .Integral()
+      .Min(1)
+      .Max(65535)
+      .AstraSim("Orrery only; read by the analytical backends (the packet backend needs 1).")
+      .Help(
+          "Parallel lanes per link of each dimension: a message takes one lane, at bandwidth / "
+          "lanes, and up to lanes messages cross a link side by side, each paying its own "
+          "latency; more wait first-come first-served. NCCL's channels run so: [16] with 16 "
+          "active chunks gives each channel its own lane.");
   const std::string orrery_only = "Orrery only.";
   s.NumberList("shape", &N::shape)
       .Default("required for torus, mesh")
@@ -428,7 +442,7 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* pack
   for (const char* key : kListKeys) {
     const YAML::Node list = file->Get(key);
     if (!list.IsDefined() || !list.IsSequence()) {
-      all_lists = false;
+      all_lists = all_lists && std::string(key) == "lanes";  // lanes is optional
       continue;
     }
     if (lengths.empty()) first_length = list.size();
@@ -438,8 +452,8 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* pack
   }
   if (all_lists && !same) {
     problems.Add(path +
-                 ": the lists topology, npus_count, bandwidth and latency must have the "
-                 "same length (one entry per dimension), but " +
+                 ": the lists topology, npus_count, bandwidth, latency (and lanes) must have "
+                 "the same length (one entry per dimension), but " +
                  lengths);
   }
   if (!problems.ok()) return problems;
@@ -461,6 +475,7 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* pack
     dim.npus = static_cast<int>(n.npus_count[d]);
     dim.bandwidth = Bandwidth::FromGiBps(n.bandwidth[d]);
     dim.latency = Time::FromNsDouble(n.latency[d]);
+    if (!n.lanes.empty()) dim.lanes = static_cast<int>(n.lanes[d]);
     t.dims.push_back(dim);
   }
   return t;

@@ -55,9 +55,9 @@ TEST(NetworkConfigTest, MismatchedLengthsSayWhich) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().message(),
             path +
-                ": the lists topology, npus_count, bandwidth and latency must have the same "
-                "length (one entry per dimension), but topology has 2, npus_count has 1, "
-                "bandwidth has 2, latency has 2");
+                ": the lists topology, npus_count, bandwidth, latency (and lanes) must have "
+                "the same length (one entry per dimension), but topology has 2, npus_count has "
+                "1, bandwidth has 2, latency has 2");
 }
 
 TEST(NetworkConfigTest, NegativeBandwidthAndOtherBadValues) {
@@ -338,6 +338,34 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
                        "key 'aware-forwarding' is 'cut-through'; expected one of "
                        "store-and-forward, pipelined"))
       << t.status().message();
+}
+
+TEST(NetworkConfig, LanesPerDimension) {
+  StatusOr<Topology> t = LoadNetworkConfig(
+      WriteTestFile("net_lanes.yml",
+                    "topology: [ Switch, Ring ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 400, 50 ]\n"
+                    "latency: [ 700, 500 ]\nlanes: [ 16, 1 ]\n"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->dims[0].lanes, 16);
+  EXPECT_EQ(t->dims[1].lanes, 1);
+  t = LoadNetworkConfig(WriteTestFile(
+      "net_no_lanes.yml",
+      "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->dims[0].lanes, 1);  // ASTRA-sim's files: one lane
+
+  t = LoadNetworkConfig(
+      WriteTestFile("net_lanes_bad.yml",
+                    "topology: [ Switch, Ring ]\nnpus_count: [ 8, 2 ]\n"
+                    "bandwidth: [ 400, 50 ]\nlatency: [ 700, 500 ]\nlanes: [ 16 ]\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), "lanes has 1")) << t.status().message();
+  t = LoadNetworkConfig(
+      WriteTestFile("net_lanes_zero.yml",
+                    "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n"
+                    "lanes: [ 0 ]\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), "key 'lanes'")) << t.status().message();
 }
 
 }  // namespace

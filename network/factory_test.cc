@@ -105,6 +105,17 @@ TEST(Factory, DescribesTheModel) {
             "packet, 1024 B packets, pfc flow control, adaptive routing");
 }
 
+TEST(Factory, PacketBackendNeedsOneLane) {
+  Topology t;
+  t.dims.push_back(Dimension{BlockType::kSwitch, 8, Bandwidth::FromGiBps(400), Time::FromNs(700)});
+  t.dims[0].lanes = 16;
+  EXPECT_TRUE(CheckBackendSupports(Backend::kAnalyticalAware, t).ok());
+  const Status s = CheckBackendSupports(Backend::kPacket, t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("key 'lanes' is 16 for dimension 0"), std::string::npos)
+      << s.message();
+}
+
 TEST(Factory, PacketBackendChecksItsParameters) {
   PacketParams p;
   EXPECT_TRUE(CheckBackendSupports(Backend::kPacket, Ring(4), p).ok());

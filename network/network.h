@@ -31,6 +31,9 @@ struct Dimension {
   int npus = 2;         // NPUs along this dimension (> 1)
   Bandwidth bandwidth;  // per link, per direction
   Time latency;         // per link (hop)
+  // Parallel lanes per link (analytical backends): a message takes one lane, at bandwidth /
+  // lanes; up to `lanes` messages cross a link side by side (NCCL's channels). 1 = ASTRA-sim.
+  int lanes = 1;
 };
 
 struct PhysicalGraph;  // network/graph.h

@@ -105,20 +105,22 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
 }
 
 // Held out from dgx-a100, which was built from public specifications and hgx-h100's fit only
-// (sources in validate/measured/README.md). The prediction target is NOT met on these:
-// geomean 17.8%, 26.8% and 9.8%, with 2-64 MiB predicted up to 50% too fast (see
-// configs/machines/dgx-a100/README.md). This checks what does hold: the tables parse in full, and
-// the large-message rate (line rate x ring/Simple efficiency) is within 10% from 1 GiB.
-TEST(PublishedData, DgxA100HeldOutLargeMessages) {
+// (sources in validate/measured/README.md): the sibling-generation prediction. Geomean within
+// 15% over all sizes on every table; from 1 MiB within 5% on two of the three (the third, a
+// `-g 8` capture, is 12.7%: its 2-16 MiB rows run about 30% slower than the other tables').
+TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
   const struct {
     const char* file;
     size_t rows;
-  } kFiles[] = {{"validate/measured/a100-8gpu-nvswitch-all_reduce-oci.log", 28},
-                {"validate/measured/a100-8gpu-nvswitch-all_reduce-galvatron.log", 11},
-                {"validate/measured/a100-8gpu-nvswitch-all_reduce-gcm.log", 6}};
+    bool within_5_percent_from_1mib;
+  } kFiles[] = {{"validate/measured/a100-8gpu-nvswitch-all_reduce-oci.log", 28, true},
+                {"validate/measured/a100-8gpu-nvswitch-all_reduce-galvatron.log", 11, false},
+                {"validate/measured/a100-8gpu-nvswitch-all_reduce-gcm.log", 6, true}};
   for (const auto& f : kFiles) {
     Errors e = Check(f.file, "dgx-a100");
     EXPECT_EQ(e.rows, f.rows) << f.file;
+    EXPECT_LE(e.all, 0.15) << f.file;
+    if (f.within_5_percent_from_1mib) EXPECT_LE(e.at_least_1mib, 0.05) << f.file;
     EXPECT_GT(e.at_least_1gib, 0) << f.file;
     EXPECT_LE(e.at_least_1gib, 0.10) << f.file;
   }

@@ -35,11 +35,15 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
                  "dimension " + std::to_string(d) + " has a non-positive bandwidth");
     ORRERY_CHECK(dim.latency >= Time::Zero(),
                  "dimension " + std::to_string(d) + " has a negative latency");
+    ORRERY_CHECK(dim.lanes >= 1 && dim.lanes <= 65535,
+                 "dimension " + std::to_string(d) + " has " + std::to_string(dim.lanes) + " lanes");
+    // A message takes one lane: its share of the link's bandwidth.
+    const Bandwidth lane = Bandwidth::FromBytesPerSec(dim.bandwidth.bytes_per_sec() / dim.lanes);
     Dim p{dim.type,
           dim.npus,
           stride,
           dim.latency.Ns(),
-          dim.bandwidth.bytes_per_ns(),
+          lane.bytes_per_ns(),
           0,
           0,
           false,
@@ -47,7 +51,8 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
           Time::Zero(),
           Time::Zero(),
           dim.latency,
-          dim.bandwidth};
+          lane,
+          static_cast<uint16_t>(dim.lanes)};
     switch (dim.type) {
       case BlockType::kRing:
         // A 2-NPU ring has one link per direction; larger rings one each way per NPU.
@@ -197,7 +202,7 @@ void AnalyticalAwareNetwork::Forward(uint32_t chunk) {
   c.next_npu = h.npu;
   c.next_switch_dim = h.switch_dim;
   Link& l = links_[h.link];
-  if (l.busy) {
+  if (l.busy == dims_[l.dim].lanes) {
     c.next = kNone;
     if (l.tail == kNone) {
       l.head = chunk;
@@ -215,15 +220,17 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   Dim& p = dims_[l.dim];
   Chunk& c = chunks_[chunk];
   const uint64_t size = c.size;
-  l.busy = true;
+  ++l.busy;
   l.bytes += size;
   if (pipeline_mtu_ != 0) {
     // The destination takes the chunk when its last byte is in; a relay forwards its head.
     const bool last_hop = c.next_switch_dim < 0 && c.next_npu == c.dst;
+    // Busy time is the whole link's: a lane's serialization / lanes (= bytes / bandwidth).
     l.busy_ps += StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
                                    (uint64_t{link} << 1) | kLinkFree, last_hop, &c.tail, size,
                                    pipeline_mtu_, p.bandwidth, p.latency)
-                     .ps();
+                     .ps() /
+                 p.lanes;
     return;
   }
   if (size != p.cached_size) {
@@ -235,7 +242,7 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   }
   const Time arrival = p.cached_arrival;
   const Time busy = p.cached_busy;
-  l.busy_ps += busy.ps();
+  l.busy_ps += busy.ps() / p.lanes;
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
   sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);
   sim_.ScheduleAfter(busy, this, (uint64_t{link} << 1) | kLinkFree);
@@ -245,7 +252,7 @@ void AnalyticalAwareNetwork::OnEvent(uint64_t arg) {
   const uint32_t index = static_cast<uint32_t>(arg >> 1);
   if ((arg & 1) == kLinkFree) {
     Link& l = links_[index];
-    l.busy = false;
+    --l.busy;
     if (l.head != kNone) {
       const uint32_t chunk = l.head;
       l.head = chunks_[chunk].next;

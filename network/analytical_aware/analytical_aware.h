@@ -8,7 +8,8 @@
 //
 // Each message is one chunk, forwarded store-and-forward along unidirectional links. A link
 // sends one chunk at a time (FIFO): it is busy for trunc(size / bw) ns and the chunk reaches
-// the next device after trunc(latency + size / bw) ns. With Options::pipeline_mtu (YAML
+// the next device after trunc(latency + size / bw) ns; a dimension of k lanes carries k chunks
+// side by side, each at bw / k. With Options::pipeline_mtu (YAML
 // `aware-forwarding: pipelined`) a chunk instead moves on as soon as its first packet is in
 // (network/analytical_aware/forwarding.h). Routing is dimension-ordered; inside a
 // dimension Ring takes the shorter way (ties clockwise), FullyConnected goes direct and Switch
@@ -74,10 +75,12 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     Time cached_arrival;
     Time cached_busy;
     Time latency;         // as given, for pipelined forwarding
-    Bandwidth bandwidth;  // as given, for pipelined forwarding
+    Bandwidth bandwidth;  // of one lane, for pipelined forwarding
+    uint16_t lanes;       // chunks a link carries side by side, each at bandwidth / lanes
   };
 
-  // One unidirectional link. Waiting chunks form an intrusive FIFO through Chunk::next.
+  // One unidirectional link of Dim::lanes lanes. Waiting chunks (every lane busy) form an
+  // intrusive FIFO through Chunk::next.
   struct Link {
     uint32_t head = kNone;
     uint32_t tail = kNone;
@@ -85,7 +88,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     int32_t peer;  // the other NPU for kNpuToNpu; unused otherwise
     uint8_t dim;
     LinkKind kind;
-    bool busy = false;
+    uint16_t busy = 0;  // lanes in use
     uint64_t bytes = 0;
     int64_t busy_ps = 0;
   };

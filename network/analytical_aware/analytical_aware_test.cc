@@ -265,6 +265,24 @@ TEST(AnalyticalAware, IntermediateNpusStoreAndForward) {
   EXPECT_EQ(LinksByName(net)["d1:npu1->npu3"].bytes, 2000u);
 }
 
+// Lanes: a link of 2 lanes at 2 B/ns carries two chunks side by side, each at 1 B/ns. Three
+// 1000-byte chunks 0 -> 1 at t = 0: two arrive at 100 + 1000 = 1100, the third takes the first
+// lane to free up (1000) and arrives at 2100. Busy time is the whole link's: 3000 B / 2 B/ns.
+TEST(AnalyticalAware, LanesCarryChunksSideBySide) {
+  Simulation sim;
+  Dimension d = Dim(BlockType::kRing, 8, Bandwidth::FromBytesPerSec(2e9), Time::FromNs(100));
+  d.lanes = 2;
+  AnalyticalAwareNetwork net(sim, Topology{{d}});
+  Recorder r(sim);
+  for (uint64_t token = 1; token <= 3; ++token) net.Send(0, 1, Bytes(1000), &r, token);
+  sim.Run();
+  EXPECT_EQ(r.at[1], Time::FromNs(1100));
+  EXPECT_EQ(r.at[2], Time::FromNs(1100));
+  EXPECT_EQ(r.at[3], Time::FromNs(2100));
+  EXPECT_EQ(LinksByName(net)["npu0->npu1"].busy, Time::FromNs(1500));
+  EXPECT_EQ(LinksByName(net)["npu0->npu1"].bytes, 3000u);
+}
+
 // ---- aware-forwarding: pipelined (Options::pipeline_mtu, forwarding.h) ----
 
 AnalyticalAwareNetwork::Options Pipelined(uint64_t mtu) {

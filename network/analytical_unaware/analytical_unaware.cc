@@ -17,12 +17,13 @@ AnalyticalUnawareNetwork::AnalyticalUnawareNetwork(Simulation& sim, Topology top
   for (size_t d = 0; d < topology_.dims.size(); ++d) {
     const Dimension& dim = topology_.dims[d];
     ORRERY_CHECK(dim.npus > 1, "dimension " + std::to_string(d) + " has fewer than 2 NPUs");
+    ORRERY_CHECK(dim.lanes >= 1, "dimension " + std::to_string(d) + " has no lanes");
     ORRERY_CHECK(dim.bandwidth.bytes_per_sec() > 0,
                  "dimension " + std::to_string(d) + " has a non-positive bandwidth");
     ORRERY_CHECK(dim.latency >= Time::Zero(),
                  "dimension " + std::to_string(d) + " has a negative latency");
-    dims_.push_back(
-        Dim{dim.type, dim.npus, dim.latency.Ns(), dim.bandwidth.bytes_per_ns(), UINT64_MAX, 0.0});
+    dims_.push_back(Dim{dim.type, dim.npus, dim.latency.Ns(),
+                        dim.bandwidth.bytes_per_ns() / dim.lanes, UINT64_MAX, 0.0});
   }
 }
 

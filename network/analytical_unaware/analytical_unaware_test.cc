@@ -48,6 +48,20 @@ TEST(AnalyticalUnaware, RingNeighbourMatchesAstraSimExample) {
   EXPECT_EQ(r.got[0].second, Time::FromNs(1720));
 }
 
+// A message takes one lane: with 4 lanes at 4 B/ns, 1000 B to a neighbour takes
+// 100 + 1000 / 1 = 1100 ns, as on a 1-lane link of 1 B/ns (no contention in this model).
+TEST(AnalyticalUnaware, AMessageTakesOneLane) {
+  Simulation sim;
+  Dimension d = Dim(BlockType::kRing, 8, Bandwidth::FromBytesPerSec(4e9), Time::FromNs(100));
+  d.lanes = 4;
+  AnalyticalUnawareNetwork net(sim, Topology{{d}});
+  Recorder r(sim);
+  net.Send(0, 1, Bytes(1000), &r, 1);
+  sim.Run();
+  ASSERT_EQ(r.got.size(), 1u);
+  EXPECT_EQ(r.got[0].second, Time::FromNs(1100));
+}
+
 TEST(AnalyticalUnaware, RingTakesTheShorterDirection) {
   Simulation sim;
   AnalyticalUnawareNetwork net(sim, Ring8());

@@ -128,6 +128,15 @@ Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
     problems.Add("key 'packet-mtu' is " + Num(p.mtu) + "; expected 64 .. 16777216 bytes");
     return problems;
   }
+  for (size_t d = 0; t.graph == nullptr && d < t.dims.size(); ++d) {
+    if (t.dims[d].lanes != 1) {
+      problems.Add("key 'lanes' is " + std::to_string(t.dims[d].lanes) + " for dimension " +
+                   std::to_string(d) +
+                   "; the packet backend has one link per pair of devices (expected 1; lanes are "
+                   "modelled by the analytical backends)");
+      return problems;
+    }
+  }
   // Every kind of link once: (bandwidth, latency, a name for messages).
   struct LinkKind {
     Bandwidth bw;
