@@ -55,15 +55,24 @@ Status CheckBackendSupports(Backend backend, const Topology& topology, const Pac
   return Status::Ok();
 }
 
-std::string DescribeNetworkModel(Backend backend, const PacketParams& packet) {
+std::string DescribeNetworkModel(Backend backend, const Topology& topology,
+                                 const PacketParams& packet) {
   const std::string packets = std::to_string(packet.mtu) + " B packets";
+  std::string lanes;
+  bool several = false;
+  for (const Dimension& d : topology.dims) {
+    lanes += (lanes.empty() ? "" : ", ") + std::to_string(d.lanes);
+    several = several || d.lanes > 1;
+  }
+  lanes = several ? ", lanes [" + lanes + "]" : "";
   switch (backend) {
     case Backend::kAnalyticalAware:
-      return packet.aware_forwarding == PacketParams::AwareForwarding::kPipelined
-                 ? "analytical-aware, pipelined in " + packets
-                 : "analytical-aware, store-and-forward";
+      return (packet.aware_forwarding == PacketParams::AwareForwarding::kPipelined
+                  ? "analytical-aware, pipelined in " + packets
+                  : std::string("analytical-aware, store-and-forward")) +
+             lanes;
     case Backend::kAnalyticalUnaware:
-      return "analytical-unaware";
+      return "analytical-unaware" + lanes;
     case Backend::kPacket:
       return "packet, " + packets + ", " +
              (packet.flow_control == PacketParams::FlowControl::kPfc ? "pfc" : "credit") +

@@ -26,9 +26,11 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
                             const PacketParams& packet = PacketParams());
 
 // One line naming the model a backend runs with these parameters, for reports:
-// "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets",
-// "analytical-unaware", "packet, 4096 B packets, credit flow control, ecmp routing".
-std::string DescribeNetworkModel(Backend backend, const PacketParams& packet = PacketParams());
+// "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets, lanes
+// [16]" (lanes when a dimension has more than one), "analytical-unaware", "packet, 4096 B
+// packets, credit flow control, ecmp routing".
+std::string DescribeNetworkModel(Backend backend, const Topology& topology,
+                                 const PacketParams& packet = PacketParams());
 
 // The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork (aware).
 // `packet` is read by the packet backend, and by analytical-aware for its forwarding.

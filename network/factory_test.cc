@@ -89,20 +89,28 @@ TEST(Factory, BothBackendsAgreeOnAnIdleSingleHop) {
 // The packet backend is checked against its parameters before it is built.
 // Reports name the model a run used, with what changes its numbers.
 TEST(Factory, DescribesTheModel) {
+  Topology t;
+  t.dims.push_back(Dimension{BlockType::kSwitch, 8, Bandwidth::FromGiBps(400), Time::FromNs(700)});
+  t.dims.push_back(Dimension{BlockType::kRing, 2, Bandwidth::FromGiBps(50), Time::FromNs(500)});
   PacketParams p;
-  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, p),
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, t, p),
             "analytical-aware, store-and-forward");
-  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalUnaware, p), "analytical-unaware");
-  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, p),
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalUnaware, t, p), "analytical-unaware");
+  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, t, p),
             "packet, 4096 B packets, credit flow control, ecmp routing");
   p.aware_forwarding = PacketParams::AwareForwarding::kPipelined;
   p.mtu = 1024;
   p.flow_control = PacketParams::FlowControl::kPfc;
   p.routing = PacketParams::Routing::kAdaptive;
-  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, p),
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, t, p),
             "analytical-aware, pipelined in 1024 B packets");
-  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, p),
+  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, t, p),
             "packet, 1024 B packets, pfc flow control, adaptive routing");
+  t.dims[0].lanes = 16;
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, t, p),
+            "analytical-aware, pipelined in 1024 B packets, lanes [16, 1]");
+  EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalUnaware, t, p),
+            "analytical-unaware, lanes [16, 1]");
 }
 
 TEST(Factory, PacketBackendNeedsOneLane) {

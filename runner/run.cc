@@ -200,7 +200,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology, packet);
-  result.network_model = DescribeNetworkModel(o.backend, packet);
+  result.network_model = DescribeNetworkModel(o.backend, *topology, packet);
   SystemLayer system_layer(sim, *net, *params);
   if (!NoFile(o.comm_group_config)) {
     StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(o.comm_group_config, n);
