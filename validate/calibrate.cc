@@ -160,19 +160,10 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                          "closest profile in configs/machines/ (each has one)");
   }
   NcclModel model = *sim->nccl();
-  StatusOr<std::vector<NcclMeasurement>> ms =
-      LoadNcclMeasurements(o.measurements,
-                           o.gpus > 0                  ? o.gpus
-                           : IsNcclCsv(o.measurements) ? sim->npus()
-                                                       : 0,
-                           o.collective);
+  StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
   if (!ms.ok()) return ms.status();
   std::vector<Group> groups;
   for (const NcclMeasurement& m : *ms) {
-    if (!o.only_gpus.empty() &&
-        std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
-      continue;
-    }
     Group g;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (const NcclRow& r : m.rows) {
@@ -350,13 +341,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     }
   }
   ValidateOptions v;
-  v.measurements = o.measurements;
+  static_cast<MeasurementOptions&>(v) = o;
   v.machine = out;
-  v.gpus = o.gpus;
-  v.collective = o.collective;
-  v.min_size = o.min_size;
-  v.only_gpus = o.only_gpus;
-  v.backend = o.backend;
   StatusOr<ValidationReport> report = Validate(v);
   if (scratch) {
     for (const std::string& f : written) std::remove(f.c_str());
@@ -370,57 +356,21 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
 int CalibrateMain(int argc, char** argv) {
   namespace po = boost::program_options;
   CalibrateOptions o;
-  std::string backend = "analytical-aware", only, fit;
-  po::options_description desc(
-      "orrery calibrate: fit a machine profile's NCCL latency floors and efficiencies "
-      "(nccl.yaml) to an nccl-tests log and write the fitted profile");
-  desc.add_options()("help,h", "print this help")("nccl-tests", po::value(&o.measurements),
-                                                  "nccl-tests log, or a CSV of measurements")(
-      "machine", po::value(&o.machine), "profile to start from (configs/machines/...)")(
-      "out", po::value(&o.out), "write the fitted profile here (default: print nccl.yaml only)")(
-      "min-size", po::value(&o.min_size)->default_value(0), "leave out smaller sizes (bytes)")(
-      "gpus", po::value(&o.gpus)->default_value(0),
-      "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
-      "profile's), a log without '#  Rank' lines")("only-gpus", po::value(&only),
-                                                   "fit on these GPU counts only, e.g. 16,32")(
+  std::string fit;
+  MeasurementCommandLine cli("calibrate",
+                             "orrery calibrate: fit a machine profile's NCCL latency floors and "
+                             "efficiencies (nccl.yaml) to an nccl-tests log and write the fitted "
+                             "profile",
+                             &o, "fit on these GPU counts only, e.g. 16,32");
+  cli.options().add_options()("out", po::value(&o.out),
+                              "write the fitted profile here (default: print nccl.yaml only)")(
       "fit", po::value(&fit),
       "fit only these algorithms' and protocols' latency and efficiency, e.g. tree,Simple "
-      "(default: all but ring's)")("collective", po::value(&o.collective),
-                                   "collective of an input that does not name it")(
-      "network-backend", po::value(&backend)->default_value("analytical-aware"),
-      "analytical-aware | analytical-unaware");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "error: calibrate: %s (see orrery calibrate --help)\n", e.what());
-    return 1;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (o.measurements.empty() || o.machine.empty()) {
-    std::fprintf(stderr, "error: calibrate: --nccl-tests LOG and --machine DIR are required\n");
-    return 1;
-  }
-  if (!only.empty()) {
-    StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only);
-    if (!g.ok()) {
-      std::fprintf(stderr, "error: calibrate: %s\n", g.status().message().c_str());
-      return 1;
-    }
-    o.only_gpus = *g;
-  }
+      "(default: all but ring's)");
+  const int done = cli.Parse(argc, argv);
+  if (done >= 0) return done;
   std::stringstream names(fit);
   for (std::string n; std::getline(names, n, ',');) o.fit.push_back(n);
-  StatusOr<Backend> b = ParseBackend(backend);
-  if (!b.ok()) {
-    std::fprintf(stderr, "error: --network-backend: %s\n", b.status().message().c_str());
-    return 1;
-  }
-  o.backend = *b;
   StatusOr<CalibrationResult> r = Calibrate(o);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());

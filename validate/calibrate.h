@@ -31,17 +31,10 @@
 
 namespace orrery {
 
-struct CalibrateOptions {
-  std::string measurements;
-  std::string machine;
+struct CalibrateOptions : MeasurementOptions {
   std::string out;               // "" = print the fitted nccl.yaml only
-  int gpus = 0;                  // for CSVs without a gpus column
-  std::vector<int> only_gpus;    // fit on these GPU counts only (empty = all)
   std::vector<std::string> fit;  // algorithms/protocols whose parameters are free (empty = all
                                  // but ring)
-  std::string collective;        // for inputs that do not name it
-  uint64_t min_size = 0;
-  Backend backend = Backend::kAnalyticalAware;
 };
 
 struct CalibrationResult {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cmath>
@@ -245,18 +246,27 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   return r;
 }
 
+StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementOptions& o) const {
+  const int gpus = o.gpus > 0 ? o.gpus : IsNcclCsv(o.measurements) ? npus_ : 0;
+  StatusOr<std::vector<NcclMeasurement>> ms =
+      LoadNcclMeasurements(o.measurements, gpus, o.collective);
+  if (!ms.ok() || o.only_gpus.empty()) return ms;
+  std::vector<NcclMeasurement> kept;
+  for (NcclMeasurement& m : *ms) {
+    if (std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) != o.only_gpus.end()) {
+      kept.push_back(std::move(m));
+    }
+  }
+  return kept;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validate
 
 StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, o.work_dir, o.backend);
   if (!sim.ok()) return sim.status();
-  StatusOr<std::vector<NcclMeasurement>> ms =
-      LoadNcclMeasurements(o.measurements,
-                           o.gpus > 0                  ? o.gpus
-                           : IsNcclCsv(o.measurements) ? sim->npus()
-                                                       : 0,
-                           o.collective);
+  StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
   if (!ms.ok()) return ms.status();
   ValidationReport report;
   report.collective = ms->front().collective;
@@ -272,10 +282,6 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   }
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
-    if (!o.only_gpus.empty() &&
-        std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
-      continue;
-    }
     std::string algorithm = o.algorithm != "auto" ? o.algorithm : OrreryAlgorithm(m.algorithm);
     if (!algorithm.empty() && algorithm != "ring" && algorithm != "tree" && algorithm != "nvls") {
       return Status::Error(m.source + ": forced to NCCL_ALGO '" + m.algorithm +
@@ -375,57 +381,73 @@ StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::stri
   return out;
 }
 
-int ValidateMain(int argc, char** argv) {
+MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* description,
+                                               MeasurementOptions* o, const char* only_gpus_help)
+    : tool_(tool), desc_(description), o_(o) {
   namespace po = boost::program_options;
-  ValidateOptions o;
-  std::string report, backend = "analytical-aware", only;
-  po::options_description desc(
-      "orrery validate: simulate what nccl-tests measured and report the error");
-  desc.add_options()("help,h", "print this help")("nccl-tests", po::value(&o.measurements),
-                                                  "nccl-tests log, or a CSV of measurements")(
-      "machine", po::value(&o.machine), "machine profile directory (configs/machines/...)")(
-      "algorithm", po::value(&o.algorithm)->default_value("auto"),
-      "auto (NCCL's fastest choice from the profile's nccl.yaml, or the log's NCCL_ALGO) | "
-      "ring | tree | nvls")("min-size", po::value(&o.min_size)->default_value(0),
-                            "leave out smaller sizes (bytes)")(
-      "gpus", po::value(&o.gpus)->default_value(0),
+  desc_.add_options()("help,h", "print this help")("nccl-tests", po::value(&o->measurements),
+                                                   "nccl-tests log, or a CSV of measurements")(
+      "machine", po::value(&o->machine), "machine profile directory (configs/machines/...)")(
+      "min-size", po::value(&o->min_size)->default_value(0), "leave out smaller sizes (bytes)")(
+      "gpus", po::value(&o->gpus)->default_value(0),
       "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
-      "profile's), a log without '#  Rank' lines")(
-      "only-gpus", po::value(&only), "keep only measurements on these GPU counts, e.g. 16,32")(
-      "collective", po::value(&o.collective), "collective of an input that does not name it")(
-      "network-backend", po::value(&backend)->default_value("analytical-aware"),
-      "analytical-aware | analytical-unaware | packet")("report", po::value(&report),
-                                                        "also write the rows as JSON");
+      "profile's), a log without '#  Rank' lines")("only-gpus", po::value(&only_), only_gpus_help)(
+      "collective", po::value(&o->collective), "collective of an input that does not name it")(
+      "network-backend", po::value(&backend_)->default_value(backend_),
+      "analytical-aware | analytical-unaware | packet");
+}
+
+int MeasurementCommandLine::Parse(int argc, char** argv) {
+  namespace po = boost::program_options;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(desc_).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::fprintf(stderr, "error: validate: %s (see orrery validate --help)\n", e.what());
+    std::fprintf(stderr, "error: %s: %s (see orrery %s --help)\n", tool_.c_str(), e.what(),
+                 tool_.c_str());
     return 1;
   }
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << desc_ << "\n";
     return 0;
   }
-  if (o.measurements.empty() || o.machine.empty()) {
-    std::fprintf(stderr, "error: validate: --nccl-tests LOG and --machine DIR are required\n");
+  if (o_->measurements.empty() || o_->machine.empty()) {
+    std::fprintf(stderr, "error: %s: --nccl-tests LOG and --machine DIR are required\n",
+                 tool_.c_str());
     return 1;
   }
-  if (!only.empty()) {
-    StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only);
+  if (!only_.empty()) {
+    StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only_);
     if (!g.ok()) {
-      std::fprintf(stderr, "error: validate: %s\n", g.status().message().c_str());
+      std::fprintf(stderr, "error: %s: %s\n", tool_.c_str(), g.status().message().c_str());
       return 1;
     }
-    o.only_gpus = *g;
+    o_->only_gpus = *g;
   }
-  StatusOr<Backend> b = ParseBackend(backend);
+  StatusOr<Backend> b = ParseBackend(backend_);
   if (!b.ok()) {
     std::fprintf(stderr, "error: --network-backend: %s\n", b.status().message().c_str());
     return 1;
   }
-  o.backend = *b;
+  o_->backend = *b;
+  return -1;
+}
+
+int ValidateMain(int argc, char** argv) {
+  namespace po = boost::program_options;
+  ValidateOptions o;
+  std::string report;
+  MeasurementCommandLine cli("validate",
+                             "orrery validate: simulate what nccl-tests measured and report the "
+                             "error",
+                             &o, "keep only measurements on these GPU counts, e.g. 16,32");
+  cli.options().add_options()("algorithm", po::value(&o.algorithm)->default_value("auto"),
+                              "auto (NCCL's fastest choice from the profile's nccl.yaml, or the "
+                              "log's NCCL_ALGO) | ring | tree | nvls")(
+      "report", po::value(&report), "also write the rows as JSON");
+  const int done = cli.Parse(argc, argv);
+  if (done >= 0) return done;
   StatusOr<ValidationReport> r = Validate(o);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());

@@ -16,6 +16,7 @@
 // as it is (with --algorithm's implementations when given).
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <string>
 #include <vector>
 
@@ -27,16 +28,20 @@
 
 namespace orrery {
 
-struct ValidateOptions {
+// What `validate` and `calibrate` both read: the measurements and the profile to simulate on.
+struct MeasurementOptions {
   std::string measurements;  // nccl-tests log or CSV
   std::string machine;       // profile directory
-  std::string algorithm =
-      "auto";             // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls
-  uint64_t min_size = 0;  // rows below this size are left out
+  uint64_t min_size = 0;     // rows below this size are left out
   int gpus = 0;  // for inputs without it (CSV: 0 = the profile's NPU count; log: 0 = error)
   std::vector<int> only_gpus;  // keep only measurements on these GPU counts (empty = all)
   std::string collective;      // for inputs that do not name it
   Backend backend = Backend::kAnalyticalAware;
+};
+
+struct ValidateOptions : MeasurementOptions {
+  // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls
+  std::string algorithm = "auto";
   std::string work_dir;  // scratch space for generated traces and configs
 };
 
@@ -77,6 +82,9 @@ class ProfileSimulator {
   const NcclModel* nccl() const { return has_nccl_ ? &nccl_ : nullptr; }
   const std::string& dir() const { return dir_; }
 
+  // The measurements `o` names, on the GPU counts it keeps (a CSV without GPU counts is on the
+  // profile's).
+  StatusOr<std::vector<NcclMeasurement>> Load(const MeasurementOptions& o) const;
   // A network file for `gpus` NPUs (the node dimension scaled).
   StatusOr<std::string> Network(int gpus, const std::string& source);
   // A system file running NCCL algorithm `algorithm` ("" = the profile's implementations) with
@@ -113,6 +121,24 @@ class ProfileSimulator {
 
 // "16,32" -> {16, 32}; `flag` names the option in errors.
 StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text);
+
+// The command line `validate` and `calibrate` share: AddMeasurementOptions declares
+// --nccl-tests, --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective and
+// --network-backend; ParseMeasurementOptions parses argv into `o` and returns -1 to go on, or the
+// exit code (0 after --help, 1 after an error, printed as "error: <tool>: ...").
+class MeasurementCommandLine {
+ public:
+  MeasurementCommandLine(const char* tool, const char* description, MeasurementOptions* o,
+                         const char* only_gpus_help);
+  boost::program_options::options_description& options() { return desc_; }
+  int Parse(int argc, char** argv);
+
+ private:
+  std::string tool_;
+  boost::program_options::options_description desc_;
+  MeasurementOptions* o_;
+  std::string only_, backend_ = "analytical-aware";
+};
 
 // `orrery validate ...`; argv[0] is "validate".
 int ValidateMain(int argc, char** argv);
