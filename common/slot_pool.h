@@ -38,4 +38,35 @@ class SlotPool {
   std::vector<uint32_t> free_;
 };
 
+// A first-in first-out queue of pool indices, threaded through the records' `next` field, so
+// queueing allocates nothing. `pool` is anything indexed by uint32_t (a SlotPool, a vector).
+//
+//   IndexFifo waiting;
+//   waiting.Push(chunks_, id);                 // chunks_[id].next is overwritten
+//   if (!waiting.empty()) id = waiting.Pop(chunks_);
+struct IndexFifo {
+  static constexpr uint32_t kNone = 0xffffffffu;
+  uint32_t head = kNone;
+  uint32_t tail = kNone;
+
+  bool empty() const { return head == kNone; }
+  template <typename Pool>
+  void Push(Pool& pool, uint32_t i) {
+    pool[i].next = kNone;
+    if (tail == kNone) {
+      head = i;
+    } else {
+      pool[tail].next = i;
+    }
+    tail = i;
+  }
+  template <typename Pool>
+  uint32_t Pop(Pool& pool) {
+    const uint32_t i = head;
+    head = pool[i].next;
+    if (head == kNone) tail = kNone;
+    return i;
+  }
+};
+
 }  // namespace orrery

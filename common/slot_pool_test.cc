@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace orrery {
 namespace {
 
@@ -23,6 +25,28 @@ TEST(SlotPool, ReusesReleasedSlotsLastInFirstOut) {
   EXPECT_EQ(pool.Acquire(), a);
   EXPECT_EQ(pool.Acquire(), 3u);  // none free: a new slot
   EXPECT_EQ(pool.in_use(), 4u);
+}
+
+// Indices leave in the order they came, through the records' `next`, from any indexable pool.
+TEST(IndexFifo, FirstInFirstOut) {
+  struct Item {
+    uint32_t next = 0;
+  };
+  std::vector<Item> items(4);
+  IndexFifo q;
+  EXPECT_TRUE(q.empty());
+  q.Push(items, 2);
+  q.Push(items, 0);
+  EXPECT_EQ(q.Pop(items), 2u);
+  q.Push(items, 3);
+  EXPECT_EQ(q.Pop(items), 0u);
+  EXPECT_FALSE(q.empty());
+  EXPECT_EQ(q.Pop(items), 3u);
+  EXPECT_TRUE(q.empty());
+  q.Push(items, 1);  // an emptied queue starts again
+  EXPECT_EQ(q.head, 1u);
+  EXPECT_EQ(q.tail, 1u);
+  EXPECT_EQ(q.Pop(items), 1u);
 }
 
 }  // namespace

@@ -231,6 +231,14 @@ std::string TypeName(const KeySpec& k) {
 
 }  // namespace
 
+std::string FlowYaml(const YAML::Node& n) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << n;
+  return e.c_str();
+}
+
 std::string FormatNumber(double v) {
   std::ostringstream s;
   s.precision(15);

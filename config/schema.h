@@ -163,6 +163,9 @@ Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
 
 // Shortest text for a number: 10 -> "10", 936.25 -> "936.25".
 std::string FormatNumber(double v);
+// `n` as one line of flow YAML ({a: 1, b: [2, 3]}), which is also how a generated config file
+// is written.
+std::string FlowYaml(const YAML::Node& n);
 // "a, b, c".
 std::string JoinNames(const std::vector<std::string>& names);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/status.h"
 #include "common/units.h"
 
 namespace orrery {
@@ -74,6 +75,13 @@ struct Topology {
   // The lowest dimension in which `a` and `b` differ, or -1 if a == b.
   int FirstDifferingDim(int a, int b) const;
 };
+
+// Network::Send's precondition, checked by every backend: both NPUs exist and differ.
+inline void CheckSendEndpoints(int src, int dst, int num_npus) {
+  ORRERY_CHECK(src >= 0 && src < num_npus && dst >= 0 && dst < num_npus,
+               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
+  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+}
 
 class DeliveryHandler {
  public:

@@ -12,7 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "common/json.h"
 #include "config/network_config.h"
+#include "config/schema.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "report/breakdown.h"
@@ -27,14 +29,6 @@ const std::vector<std::string> kBaseKeys = {"system", "network", "memory", "work
 const std::vector<std::string> kMetrics = {
     "end_ns",          "compute_ns",  "communication_ns", "exposed_communication_ns",
     "overlap_percent", "alg_bw_gbps", "bus_bw_gbps",      "events"};
-
-std::string Flow(const YAML::Node& n) {
-  YAML::Emitter e;
-  e.SetMapFormat(YAML::Flow);
-  e.SetSeqFormat(YAML::Flow);
-  e << n;
-  return e.c_str();
-}
 
 std::string Where(const std::string& path, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
@@ -93,25 +87,6 @@ bool ParseCsvLine(const std::string& line, std::vector<std::string>* fields) {
   if (quoted) return false;
   fields->push_back(cur);
   return true;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 Status MakeDirs(const std::string& path) {
@@ -310,7 +285,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         }
         spec.param_names.push_back(it->first.Scalar());
         values.emplace_back();
-        for (const YAML::Node& v : it->second) values.back().push_back(Flow(v));
+        for (const YAML::Node& v : it->second) values.back().push_back(FlowYaml(v));
       }
       if (problems.ok()) {
         // Cartesian product, first parameter varying slowest.
@@ -347,7 +322,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
               spec.param_names.end()) {
             spec.param_names.push_back(name);
           }
-          p.params.emplace_back(name, Flow(it->second));
+          p.params.emplace_back(name, FlowYaml(it->second));
         }
         spec.points.push_back(std::move(p));
       }
@@ -464,7 +439,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         Status s = MakeDirs(dir);
         if (!s.ok()) throw std::runtime_error(s.message());
         const std::string path = dir + "/" + kind + ".yml";
-        std::ofstream(path) << Flow(doc) << "\n";
+        std::ofstream(path) << FlowYaml(doc) << "\n";
         files[kind] = path;
       }
       if (!files.count("system") || !files.count("network")) {

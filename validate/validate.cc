@@ -16,6 +16,8 @@
 #include <map>
 #include <sstream>
 
+#include "common/json.h"
+#include "config/schema.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
@@ -23,14 +25,6 @@
 namespace orrery {
 
 namespace {
-
-std::string Flow(const YAML::Node& n) {
-  YAML::Emitter e;
-  e.SetMapFormat(YAML::Flow);
-  e.SetSeqFormat(YAML::Flow);
-  e << n;
-  return e.c_str();
-}
 
 bool Exists(const std::string& p) {
   struct stat st;
@@ -153,7 +147,7 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
   }
   net["npus_count"][counts.size() - 1] = gpus / per_last;
   const std::string file = work_ + "/network_" + std::to_string(gpus) + ".yaml";
-  std::ofstream(file) << Flow(net) << "\n";
+  std::ofstream(file) << FlowYaml(net) << "\n";
   files_.push_back(file);
   return file;
 }
@@ -182,7 +176,7 @@ StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, dou
   if (latency_us >= 0) sys["collective-launch-latency"] = latency_us * 1e3;
   if (efficiency > 0) sys["protocol-efficiency"] = std::min(efficiency, 1.0);
   const std::string file = work_ + "/system_" + std::to_string(serial_++) + ".yaml";
-  std::ofstream(file) << Flow(sys) << "\n";
+  std::ofstream(file) << FlowYaml(sys) << "\n";
   files_.push_back(file);
   return file;
 }
@@ -352,13 +346,13 @@ std::string FormatValidation(const ValidationReport& r) {
 Status WriteValidationJson(const ValidationReport& r, const std::string& path) {
   std::ofstream f(path);
   if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
-  f << "{\n  \"collective\": \"" << r.collective
-    << "\",\n  \"geomean_abs_error\": " << r.geomean_abs_error << ",\n  \"rows\": [\n";
+  f << "{\n  \"collective\": " << JsonString(r.collective)
+    << ",\n  \"geomean_abs_error\": " << r.geomean_abs_error << ",\n  \"rows\": [\n";
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const ValidationRow& v = r.rows[i];
     f << "    {\"gpus\": " << v.gpus << ", \"size\": " << v.size
       << ", \"measured_us\": " << v.measured_us << ", \"simulated_us\": " << v.simulated_us
-      << ", \"error\": " << v.error << ", \"choice\": \"" << v.choice << "\"}"
+      << ", \"error\": " << v.error << ", \"choice\": " << JsonString(v.choice) << "}"
       << (i + 1 < r.rows.size() ? ",\n" : "\n");
   }
   f << "  ]\n}\n";

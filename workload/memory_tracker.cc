@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/json.h"
+
 namespace orrery {
 namespace {
 
@@ -39,21 +41,6 @@ Status ParseIo(const std::vector<std::string_view>& values, const char* attr,
     out->push_back({std::string(values[i]), size});
   }
   return Status::Ok();
-}
-
-void AppendEscaped(std::string* out, std::string_view s) {
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      *out += buf;
-    } else {
-      out->push_back(c);
-    }
-  }
 }
 
 }  // namespace
@@ -151,10 +138,10 @@ Status LocalMemoryTracker::WriteChromeTrace(const std::string& path) const {
                    int64_t tid, uint64_t size, bool with_node, uint64_t node) {
     if (!first) out += ",\n";
     first = false;
-    out += "{\"name\": \"";
-    AppendEscaped(&out, name);
+    out += "{\"name\": ";
+    AppendJsonString(&out, name);
     std::snprintf(buf, sizeof buf,
-                  "\", \"cat\": \"%s\", \"ph\": \"%s\", \"ts\": %.3f, \"pid\": %" PRId64
+                  ", \"cat\": \"%s\", \"ph\": \"%s\", \"ts\": %.3f, \"pid\": %" PRId64
                   ", \"tid\": %" PRId64 ", \"args\": {\"size\": %" PRIu64,
                   cat, ph, ts.Us(), pid, tid, size);
     out += buf;
@@ -162,9 +149,8 @@ Status LocalMemoryTracker::WriteChromeTrace(const std::string& path) const {
       auto it = node_names_.find(node);
       out += ", \"node_id\": ";
       out += node == kNoNode ? std::string("null") : std::to_string(node);
-      out += ", \"node_name\": \"";
-      AppendEscaped(&out, it == node_names_.end() ? "UNDEFINED" : it->second);
-      out += "\"";
+      out += ", \"node_name\": ";
+      AppendJsonString(&out, it == node_names_.end() ? "UNDEFINED" : it->second);
     }
     out += "}}";
   };

@@ -180,9 +180,7 @@ AnalyticalAwareNetwork::Hop AnalyticalAwareNetwork::NextHop(const Chunk& c) {
 
 void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
                                   uint64_t token) {
-  ORRERY_CHECK(src >= 0 && src < num_npus_ && dst >= 0 && dst < num_npus_,
-               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
-  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  CheckSendEndpoints(src, dst, num_npus_);
   const uint32_t id = chunks_.Acquire();
   Chunk& c = chunks_[id];
   c.handler = handler;
@@ -190,7 +188,6 @@ void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler*
   c.size = size.count();
   c.npu = src;
   c.dst = dst;
-  c.next = kNone;
   c.switch_dim = -1;
   c.tail = sim_.now();
   Forward(id);
@@ -203,13 +200,7 @@ void AnalyticalAwareNetwork::Forward(uint32_t chunk) {
   c.next_switch_dim = h.switch_dim;
   Link& l = links_[h.link];
   if (l.busy == dims_[l.dim].lanes) {
-    c.next = kNone;
-    if (l.tail == kNone) {
-      l.head = chunk;
-    } else {
-      chunks_[l.tail].next = chunk;
-    }
-    l.tail = chunk;
+    l.waiting.Push(chunks_, chunk);
   } else {
     Transmit(h.link, chunk);
   }
@@ -253,12 +244,7 @@ void AnalyticalAwareNetwork::OnEvent(uint64_t arg) {
   if ((arg & 1) == kLinkFree) {
     Link& l = links_[index];
     --l.busy;
-    if (l.head != kNone) {
-      const uint32_t chunk = l.head;
-      l.head = chunks_[chunk].next;
-      if (l.head == kNone) l.tail = kNone;
-      Transmit(index, chunk);
-    }
+    if (!l.waiting.empty()) Transmit(index, l.waiting.Pop(chunks_));
     return;
   }
   Chunk& c = chunks_[index];

@@ -82,10 +82,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   // One unidirectional link of Dim::lanes lanes. Waiting chunks (every lane busy) form an
   // intrusive FIFO through Chunk::next.
   struct Link {
-    uint32_t head = kNone;
-    uint32_t tail = kNone;
-    int32_t npu;   // the NPU end (the source unless kind is kSwitchToNpu)
-    int32_t peer;  // the other NPU for kNpuToNpu; unused otherwise
+    IndexFifo waiting;  // chunks waiting for the link (a lane of it)
+    int32_t npu;        // the NPU end (the source unless kind is kSwitchToNpu)
+    int32_t peer;       // the other NPU for kNpuToNpu; unused otherwise
     uint8_t dim;
     LinkKind kind;
     uint16_t busy = 0;  // lanes in use

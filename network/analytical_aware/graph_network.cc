@@ -38,10 +38,7 @@ GraphNetwork::GraphNetwork(Simulation& sim, Topology topology, Options options)
 }
 
 void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
-  const int n = graph_->num_npus;
-  ORRERY_CHECK(src >= 0 && src < n && dst >= 0 && dst < n,
-               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
-  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  CheckSendEndpoints(src, dst, graph_->num_npus);
   const uint32_t id = chunks_.Acquire();
   Chunk& c = chunks_[id];
   c.handler = handler;
@@ -50,7 +47,6 @@ void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, 
   c.src = src;
   c.dst = dst;
   c.at = src;
-  c.next = kNone;
   c.tail = sim_.now();
   Forward(id);
 }
@@ -60,13 +56,7 @@ void GraphNetwork::Forward(uint32_t chunk) {
   c.link = graph_->NextLink(c.at, c.src, c.dst);
   Link& l = links_[c.link];
   if (l.busy) {
-    c.next = kNone;
-    if (l.tail == kNone) {
-      l.head = chunk;
-    } else {
-      chunks_[l.tail].next = chunk;
-    }
-    l.tail = chunk;
+    l.waiting.Push(chunks_, chunk);
   } else {
     Transmit(c.link, chunk);
   }
@@ -104,12 +94,7 @@ void GraphNetwork::OnEvent(uint64_t arg) {
   if ((arg & 1) == kLinkFree) {
     Link& l = links_[index];
     l.busy = false;
-    if (l.head != kNone) {
-      const uint32_t chunk = l.head;
-      l.head = chunks_[chunk].next;
-      if (l.head == kNone) l.tail = kNone;
-      Transmit(index, chunk);
-    }
+    if (!l.waiting.empty()) Transmit(index, l.waiting.Pop(chunks_));
     return;
   }
   Chunk& c = chunks_[index];

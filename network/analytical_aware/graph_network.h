@@ -47,8 +47,7 @@ class GraphNetwork final : public Network, private EventTarget {
   static constexpr uint32_t kNone = 0xffffffffu;
 
   struct Link {
-    uint32_t head = kNone;
-    uint32_t tail = kNone;
+    IndexFifo waiting;  // chunks waiting for the link (a lane of it)
     bool busy = false;
     double latency_ns;
     double bytes_per_ns;

@@ -71,8 +71,7 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
 
 void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
                                     uint64_t token) {
-  ORRERY_CHECK(src >= 0 && src < num_npus_ && dst >= 0 && dst < num_npus_,
-               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
+  CheckSendEndpoints(src, dst, num_npus_);
   const Time delay = Delay(src, dst, size);
   const uint32_t slot = in_flight_.Acquire();
   in_flight_[slot] = InFlight{handler, token};

@@ -309,10 +309,7 @@ uint32_t PacketNetwork::NewPacket() {
 }
 
 void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
-  const int n = graph_->num_npus;
-  ORRERY_CHECK(src >= 0 && src < n && dst >= 0 && dst < n,
-               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
-  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  CheckSendEndpoints(src, dst, graph_->num_npus);
   const uint32_t id = messages_.Acquire();
   Message& m = messages_[id];
   m.handler = handler;
@@ -322,15 +319,9 @@ void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
   m.delivered = 0;
   m.src = src;
   m.dst = dst;
-  m.next = kNone;
   const uint32_t out = Route(src, src, dst);
   Port& p = ports_[out];
-  if (p.message_tail == kNone) {
-    p.message_head = id;
-  } else {
-    messages_[p.message_tail].next = id;
-  }
-  p.message_tail = id;
+  p.messages.Push(messages_, id);
   p.message_bytes += m.size;
   TrySend(out);
 }
@@ -395,14 +386,14 @@ void PacketNetwork::ReleaseIngress(uint32_t port, uint64_t bytes) {
 void PacketNetwork::TrySend(uint32_t port) {
   Port& p = ports_[port];
   if (p.busy) return;
-  const bool have_transit = p.queue_head != kNone;
-  const bool have_local = p.message_head != kNone;
+  const bool have_transit = !p.queue.empty();
+  const bool have_local = !p.messages.empty();
   if (!have_transit && !have_local) return;
   Absorb(p);
   const int64_t now = sim_.now().ps();
   const uint64_t local_bytes =
-      have_local ? std::min(params_.mtu, messages_[p.message_head].unsent) : 0;
-  const uint64_t transit_bytes = have_transit ? packets_[p.queue_head].bytes : 0;
+      have_local ? std::min(params_.mtu, messages_[p.messages.head].unsent) : 0;
+  const uint64_t transit_bytes = have_transit ? packets_[p.queue.head].bytes : 0;
   // Credits: a packet entering a ring of relaying NPUs also needs one MTU of slack downstream
   // (bubble flow control), so injected traffic can never fill the ring and deadlock it.
   const bool transit_ok =
@@ -437,7 +428,7 @@ void PacketNetwork::TrySend(uint32_t port) {
   uint32_t packet;
   uint64_t bytes;
   if (take_local) {
-    const uint32_t mid = p.message_head;
+    const uint32_t mid = p.messages.head;
     bytes = local_bytes;
     packet = NewPacket();
     Packet& k = packets_[packet];
@@ -447,16 +438,11 @@ void PacketNetwork::TrySend(uint32_t port) {
     Message& m = messages_[mid];
     m.unsent -= bytes;
     p.message_bytes -= bytes;
-    if (m.unsent == 0) {
-      p.message_head = m.next;
-      if (p.message_head == kNone) p.message_tail = kNone;
-    }
+    if (m.unsent == 0) p.messages.Pop(messages_);
   } else {
-    packet = p.queue_head;
+    packet = p.queue.Pop(packets_);
     const Packet& k = packets_[packet];
     bytes = k.bytes;
-    p.queue_head = k.next;
-    if (p.queue_head == kNone) p.queue_tail = kNone;
     SetQueueBytes(port, p.queue_bytes - bytes);
     ReleaseIngress(k.in_port, bytes);
   }
@@ -470,13 +456,7 @@ void PacketNetwork::TrySend(uint32_t port) {
   ++packet_hops_;
   Packet& k = packets_[packet];
   k.arrive_ps = now + serialization + p.latency_ps;
-  k.next = kNone;
-  if (p.flight_tail == kNone) {
-    p.flight_head = packet;
-  } else {
-    packets_[p.flight_tail].next = packet;
-  }
-  p.flight_tail = packet;
+  p.flight.Push(packets_, packet);
   // Arrival first, then tx-done: at equal times they run in this order (as the aware model).
   if (!p.arrival_armed) {
     p.arrival_armed = true;
@@ -490,10 +470,8 @@ void PacketNetwork::OnArrival(uint32_t port) {
   const int64_t now = sim_.now().ps();
   // arrival_armed stays set while delivering, so a Send from a handler that puts a packet on
   // this very link does not schedule a second arrival event.
-  while (p.flight_head != kNone && packets_[p.flight_head].arrive_ps <= now) {
-    const uint32_t packet = p.flight_head;
-    p.flight_head = packets_[packet].next;
-    if (p.flight_head == kNone) p.flight_tail = kNone;
+  while (!p.flight.empty() && packets_[p.flight.head].arrive_ps <= now) {
+    const uint32_t packet = p.flight.Pop(packets_);
     Packet& k = packets_[packet];
     const uint32_t mid = k.message;
     Message& m = messages_[mid];
@@ -522,19 +500,13 @@ void PacketNetwork::OnArrival(uint32_t port) {
       PushControl(port, 1);
     }
     k.in_port = port;
-    k.next = kNone;
     Port& o = ports_[out];
-    if (o.queue_tail == kNone) {
-      o.queue_head = packet;
-    } else {
-      packets_[o.queue_tail].next = packet;
-    }
-    o.queue_tail = packet;
+    o.queue.Push(packets_, packet);
     SetQueueBytes(out, o.queue_bytes + k.bytes);
     TrySend(out);
   }
-  if (p.flight_head != kNone) {
-    sim_.Schedule(Time::FromPs(packets_[p.flight_head].arrive_ps), this,
+  if (!p.flight.empty()) {
+    sim_.Schedule(Time::FromPs(packets_[p.flight.head].arrive_ps), this,
                   (uint64_t{port} << 2) | kArrival);
   } else {
     p.arrival_armed = false;
@@ -628,7 +600,7 @@ std::vector<std::string> PacketNetwork::DescribeStuck(int max_lines) const {
     const Port& p = ports_[i];
     const PhysicalGraph::Link& g = graph_->links[i];
     int queued = 0;
-    for (uint32_t k = p.queue_head; k != kNone; k = packets_[k].next) ++queued;
+    for (uint32_t k = p.queue.head; k != kNone; k = packets_[k].next) ++queued;
     lines.push_back("  " + graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name +
                     ": held for " + Time::FromPs(now - p.blocked_since_ps).ToHuman() + ", " +
                     std::to_string(queued) + " relayed packet(s) and " +

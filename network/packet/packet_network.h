@@ -115,19 +115,16 @@ class PacketNetwork final : public Network, private EventTarget {
     int32_t dst_device = 0;
     bool bubble = false;  // the far end is a relaying NPU: injection keeps one MTU free
     // Output queue of packets in transit through the source device.
-    uint32_t queue_head = kNone;
-    uint32_t queue_tail = kNone;
+    IndexFifo queue;
     uint64_t queue_bytes = 0;
     // NIC injection queue (ports of NPUs): messages still to be cut into packets.
-    uint32_t message_head = kNone;
-    uint32_t message_tail = kNone;
+    IndexFifo messages;
     uint64_t message_bytes = 0;
     bool local_turn = false;     // round robin between injection and transit
     bool busy = false;           // serializing a packet (a tx-done event is pending)
     uint64_t serving_bytes = 0;  // the packet being serialized
     // Packets on the wire, in arrival order; one pending arrival event for the head.
-    uint32_t flight_head = kNone;
-    uint32_t flight_tail = kNone;
+    IndexFifo flight;
     bool arrival_armed = false;
     // Flow control as the sender knows it, and control messages still on their way.
     int64_t credits = 0;
