@@ -39,6 +39,27 @@ ring4="$ORRERY_COMPAT_DIR/astra-sim/examples/system/native_collectives/Ring_4chu
 [ -f "$ring4" ] && cp "$ring4" "$work/system.json"
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' > "$work/memory.json"
 
+# measure LABEL WORKLOAD SYSTEM NETWORK BACKEND [EXTRA ORRERY ARGS...]: runs orrery once and
+# prints one row: wall time, peak resident memory, simulated time, events.
+measure() {
+  python3 - "$bin/orrery" "$work" "$@" <<'PY'
+import re, resource, subprocess, sys, time
+binary, work, label, workload, system, network, backend, *extra = sys.argv[1:]
+cmd = [binary, f"--workload-configuration={work}/{workload}",
+       f"--system-configuration={work}/{system}", f"--network-configuration={work}/{network}",
+       f"--remote-memory-configuration={work}/memory.json", f"--network-backend={backend}", *extra]
+t0 = time.monotonic()
+p = subprocess.run(cmd, capture_output=True, text=True)
+wall = time.monotonic() - t0
+if p.returncode != 0:
+    sys.exit(f"orrery failed: {p.stderr}")
+peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
+events = re.search(r"(\d+) events in", p.stderr).group(1)
+print(f"{label:<66} {wall:12.2f} {peak_mb:12.0f} {max(ends):16d} {events:>12}")
+PY
+}
+
 printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
 for n in "${sizes[@]}"; do
   mkdir -p "$work/ar$n"
@@ -66,35 +87,21 @@ for k in [k for k in c if k.endswith("-implementation")]: c[k] = ["ring", "ring"
 json.dump(c, open(sys.argv[2], "w"), indent=1)' "$work/system.json" "$work/system2d.json"
     runs+=(analytical-aware+2d)
   fi
-  for backend in "${runs[@]}"; do
-    python3 - "$bin/orrery" "$work" "$n" "$backend" <<'PY'
-import re, resource, subprocess, sys, time
-binary, work, n, backend = sys.argv[1:]
-outputs = backend.endswith("+outputs")
-two_d = backend.endswith("+2d")
-pipelined = backend.endswith("+pipelined")
-cmd = [binary, f"--workload-configuration={work}/ar{n}/all_reduce",
-       f"--system-configuration={work}/" + ("system2d.json" if two_d else "system.json"),
-       f"--network-configuration={work}/" + (f"torus{n}.yml" if two_d else
-                                             f"ring{n}_pipelined.yml" if pipelined else
-                                             f"ring{n}.yml"),
-       f"--remote-memory-configuration={work}/memory.json",
-       f"--network-backend={backend.split('+')[0]}"]
-if outputs:
-    cmd += [f"--timeline={work}/t.json", f"--timeline-chakra={work}/t.txt",
-            f"--report={work}/r.json", f"--report-csv={work}/r"]
-t0 = time.monotonic()
-p = subprocess.run(cmd, capture_output=True, text=True)
-wall = time.monotonic() - t0
-if p.returncode != 0:
-    sys.exit(f"orrery failed: {p.stderr}")
-peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
-events = re.search(r"(\d+) events in", p.stderr).group(1)
-label = ("64x64 torus" if two_d else "ring") + " all-reduce 1 MiB, " + n + " NPUs, " + backend.split("+")[0] + (", all outputs" if outputs else "") + (", pipelined" if pipelined else "")
-print(f"{label:<66} {wall:12.2f} {peak_mb:12.0f} "
-      f"{max(ends):16d} {events:>12}")
-PY
+  for run in "${runs[@]}"; do
+    backend=${run%%+*}
+    label="ring all-reduce 1 MiB, $n NPUs, $backend"
+    system=system.json network=ring$n.yml extra=()
+    case "$run" in
+      *+outputs)
+        label+=", all outputs"
+        extra=(--timeline="$work/t.json" --timeline-chakra="$work/t.txt" \
+               --report="$work/r.json" --report-csv="$work/r") ;;
+      *+pipelined) label+=", pipelined" network=ring${n}_pipelined.yml ;;
+      *+2d)
+        label="64x64 torus all-reduce 1 MiB, $n NPUs, $backend"
+        system=system2d.json network=torus$n.yml ;;
+    esac
+    measure "$label" "ar$n/all_reduce" "$system" "$network" "$backend" "${extra[@]}"
   done
 done
 
@@ -145,23 +152,7 @@ if [ $# -eq 0 ] || [ "${1:-}" = packet ]; then
     > "$work/switch64.yml"
   printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
   for backend in packet analytical-aware analytical-unaware; do
-    python3 - "$bin/orrery" "$work" "$backend" <<'PY'
-import re, resource, subprocess, sys, time
-binary, work, backend = sys.argv[1:]
-cmd = [binary, f"--workload-configuration={work}/ar64p/all_reduce",
-       f"--system-configuration={work}/system.json",
-       f"--network-configuration={work}/switch64.yml",
-       f"--remote-memory-configuration={work}/memory.json", f"--network-backend={backend}"]
-t0 = time.monotonic()
-p = subprocess.run(cmd, capture_output=True, text=True)
-wall = time.monotonic() - t0
-if p.returncode != 0:
-    sys.exit(f"orrery failed: {p.stderr}")
-peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-ends = {int(x) for x in re.findall(r"finished, (\d+) cycles", p.stdout)}
-events = re.search(r"(\d+) events in", p.stderr).group(1)
-label = "switch ring all-reduce 64 MiB, 64 NPUs, " + backend
-print(f"{label:<66} {wall:12.2f} {peak_mb:12.0f} {max(ends):16d} {events:>12}")
-PY
+    measure "switch ring all-reduce 64 MiB, 64 NPUs, $backend" ar64p/all_reduce system.json \
+      switch64.yml "$backend"
   done
 fi
