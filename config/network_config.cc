@@ -38,15 +38,16 @@ struct NetworkFile {
   int cores = 0;
   // machine: custom
   std::string custom_file;
-  // every machine, read by the packet backend only (defaults: PacketParams's)
-  uint64_t packet_mtu = PacketParams().mtu;
-  uint64_t packet_buffer_bytes = PacketParams().buffer_bytes;
-  PacketParams::FlowControl packet_flow_control = PacketParams().flow_control;
-  PacketParams::Routing packet_routing = PacketParams().routing;
-  uint64_t packet_pfc_xoff_bytes = PacketParams().pfc_xoff_bytes;
-  uint64_t packet_pfc_xon_bytes = PacketParams().pfc_xon_bytes;
+  // every machine, read by the packet backend (and aware-forwarding by analytical-aware); defaults:
+  // NetworkParams's
+  uint64_t packet_mtu = NetworkParams().mtu;
+  uint64_t packet_buffer_bytes = NetworkParams().buffer_bytes;
+  NetworkParams::FlowControl packet_flow_control = NetworkParams().flow_control;
+  NetworkParams::Routing packet_routing = NetworkParams().routing;
+  uint64_t packet_pfc_xoff_bytes = NetworkParams().pfc_xoff_bytes;
+  uint64_t packet_pfc_xon_bytes = NetworkParams().pfc_xon_bytes;
   // read by analytical-aware only
-  PacketParams::AwareForwarding aware_forwarding = PacketParams().aware_forwarding;
+  NetworkParams::AwareForwarding aware_forwarding = NetworkParams().aware_forwarding;
 };
 
 const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency", "lanes"};
@@ -259,8 +260,8 @@ Schema<NetworkFile> MakeNetworkSchema() {
           "aware-forwarding: pipelined; ignored otherwise.")
       .Help("packet: payload bytes per packet; a message is cut into ceil(size / mtu) packets.");
   s.Enum("aware-forwarding", &N::aware_forwarding,
-         {{"store-and-forward", PacketParams::AwareForwarding::kStoreAndForward},
-          {"pipelined", PacketParams::AwareForwarding::kPipelined}})
+         {{"store-and-forward", NetworkParams::AwareForwarding::kStoreAndForward},
+          {"pipelined", NetworkParams::AwareForwarding::kPipelined}})
       .AstraSim(
           "Orrery only; read by --network-backend analytical-aware, ignored otherwise. "
           "store-and-forward is ASTRA-sim's model.")
@@ -280,15 +281,16 @@ Schema<NetworkFile> MakeNetworkSchema() {
           "link: ceil(2 x latency x bandwidth) + 16 MTU (line rate with credits). At least 2 MTU "
           "with credits; with PFC at least the headroom ceil(2 x latency x bandwidth) + 3 MTU "
           "plus one MTU.");
-  s.Enum("packet-flow-control", &N::packet_flow_control,
-         {{"credit", PacketParams::FlowControl::kCredit}, {"pfc", PacketParams::FlowControl::kPfc}})
+  s.Enum(
+       "packet-flow-control", &N::packet_flow_control,
+       {{"credit", NetworkParams::FlowControl::kCredit}, {"pfc", NetworkParams::FlowControl::kPfc}})
       .AstraSim(packet_only)
       .Help(
           "packet: how buffers stay lossless. credit: a port sends only with credits for the "
           "buffer at the far end (InfiniBand-like). pfc: a buffer above packet-pfc-xoff-bytes "
           "pauses the upstream port until it drains to packet-pfc-xon-bytes (RoCE-like).");
   s.Enum("packet-routing", &N::packet_routing,
-         {{"ecmp", PacketParams::Routing::kEcmp}, {"adaptive", PacketParams::Routing::kAdaptive}})
+         {{"ecmp", NetworkParams::Routing::kEcmp}, {"adaptive", NetworkParams::Routing::kAdaptive}})
       .AstraSim(packet_only)
       .Help(
           "packet: choice among equal shortest paths. ecmp: by a fixed hash of (source, "
@@ -390,20 +392,20 @@ StatusOr<Topology> DgxFrom(const ConfigFile& file, const NetworkFile& n,
 
 }  // namespace
 
-StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* packet) {
+StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net_params) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   NetworkFile n;
   std::set<std::string> present;
   Status problems = MakeNetworkSchema().Apply(*file, &n, &present);
-  if (packet != nullptr) {
-    packet->mtu = n.packet_mtu;
-    packet->buffer_bytes = n.packet_buffer_bytes;
-    packet->flow_control = n.packet_flow_control;
-    packet->routing = n.packet_routing;
-    packet->pfc_xoff_bytes = n.packet_pfc_xoff_bytes;
-    packet->pfc_xon_bytes = n.packet_pfc_xon_bytes;
-    packet->aware_forwarding = n.aware_forwarding;
+  if (net_params != nullptr) {
+    net_params->mtu = n.packet_mtu;
+    net_params->buffer_bytes = n.packet_buffer_bytes;
+    net_params->flow_control = n.packet_flow_control;
+    net_params->routing = n.packet_routing;
+    net_params->pfc_xoff_bytes = n.packet_pfc_xoff_bytes;
+    net_params->pfc_xon_bytes = n.packet_pfc_xon_bytes;
+    net_params->aware_forwarding = n.aware_forwarding;
   }
   if (file->Has("machine") && !present.count("machine")) return problems;  // bad machine value
 

@@ -23,8 +23,9 @@
 
 namespace orrery {
 
-// `packet`, when given, receives the packet backend's `packet-*` keys (defaults when absent).
-StatusOr<Topology> LoadNetworkConfig(const std::string& path, PacketParams* packet = nullptr);
+// `net_params`, when given, receives the `packet-*` and `aware-forwarding` keys (defaults when
+// absent).
+StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net_params = nullptr);
 
 // Every key LoadNetworkConfig accepts (all four are required).
 std::vector<KeyDoc> NetworkConfigKeys();

@@ -286,7 +286,7 @@ TEST(NetworkConfigTest, KeysDeclared) {
 // The packet backend's keys: absent in ASTRA-sim's files (defaults), read when present, and
 // checked with the key, the bad value and the valid values.
 TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
-  PacketParams p;
+  NetworkParams p;
   p.mtu = 1;  // overwritten with the default
   StatusOr<Topology> t = LoadNetworkConfig(
       WriteTestFile("net_astra.yml",
@@ -295,9 +295,9 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(p.mtu, 4096u);
   EXPECT_EQ(p.buffer_bytes, 0u);
-  EXPECT_EQ(p.flow_control, PacketParams::FlowControl::kCredit);
-  EXPECT_EQ(p.routing, PacketParams::Routing::kEcmp);
-  EXPECT_EQ(p.aware_forwarding, PacketParams::AwareForwarding::kStoreAndForward);
+  EXPECT_EQ(p.flow_control, NetworkParams::FlowControl::kCredit);
+  EXPECT_EQ(p.routing, NetworkParams::Routing::kEcmp);
+  EXPECT_EQ(p.aware_forwarding, NetworkParams::AwareForwarding::kStoreAndForward);
 
   t = LoadNetworkConfig(WriteTestFile("net_packet.yml",
                                       "machine: torus\nshape: [4, 4]\nlink-bandwidth: 50\n"
@@ -311,11 +311,11 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(p.mtu, 2048u);
   EXPECT_EQ(p.buffer_bytes, 1048576u);
-  EXPECT_EQ(p.flow_control, PacketParams::FlowControl::kPfc);
-  EXPECT_EQ(p.routing, PacketParams::Routing::kAdaptive);
+  EXPECT_EQ(p.flow_control, NetworkParams::FlowControl::kPfc);
+  EXPECT_EQ(p.routing, NetworkParams::Routing::kAdaptive);
   EXPECT_EQ(p.pfc_xoff_bytes, 600000u);
   EXPECT_EQ(p.pfc_xon_bytes, 500000u);
-  EXPECT_EQ(p.aware_forwarding, PacketParams::AwareForwarding::kPipelined);
+  EXPECT_EQ(p.aware_forwarding, NetworkParams::AwareForwarding::kPipelined);
 
   const std::string bad = WriteTestFile("net_packet_bad.yml",
                                         "topology: [ Ring ]\nnpus_count: [ 8 ]\n"

@@ -41,9 +41,10 @@ StatusOr<Backend> ParseBackend(const std::string& name) {
   return Status::Invalid("", "network backend", name, valid);
 }
 
-Status CheckBackendSupports(Backend backend, const Topology& topology, const PacketParams& packet) {
+Status CheckBackendSupports(Backend backend, const Topology& topology,
+                            const NetworkParams& net_params) {
   if (backend == Backend::kPacket) {
-    Status s = CheckPacketTopology(topology, packet);
+    Status s = CheckPacketTopology(topology, net_params);
     if (!s.ok()) return s.WithContext("--network-backend packet");
     return s;
   }
@@ -56,8 +57,8 @@ Status CheckBackendSupports(Backend backend, const Topology& topology, const Pac
 }
 
 std::string DescribeNetworkModel(Backend backend, const Topology& topology,
-                                 const PacketParams& packet) {
-  const std::string packets = std::to_string(packet.mtu) + " B packets";
+                                 const NetworkParams& net_params) {
+  const std::string packets = std::to_string(net_params.mtu) + " B packets";
   std::string lanes;
   bool several = false;
   for (const Dimension& d : topology.dims) {
@@ -67,7 +68,7 @@ std::string DescribeNetworkModel(Backend backend, const Topology& topology,
   lanes = several ? ", lanes [" + lanes + "]" : "";
   switch (backend) {
     case Backend::kAnalyticalAware:
-      return (packet.aware_forwarding == PacketParams::AwareForwarding::kPipelined
+      return (net_params.aware_forwarding == NetworkParams::AwareForwarding::kPipelined
                   ? "analytical-aware, pipelined in " + packets
                   : std::string("analytical-aware, store-and-forward")) +
              lanes;
@@ -75,20 +76,21 @@ std::string DescribeNetworkModel(Backend backend, const Topology& topology,
       return "analytical-unaware" + lanes;
     case Backend::kPacket:
       return "packet, " + packets + ", " +
-             (packet.flow_control == PacketParams::FlowControl::kPfc ? "pfc" : "credit") +
+             (net_params.flow_control == NetworkParams::FlowControl::kPfc ? "pfc" : "credit") +
              " flow control, " +
-             (packet.routing == PacketParams::Routing::kAdaptive ? "adaptive" : "ecmp") +
+             (net_params.routing == NetworkParams::Routing::kAdaptive ? "adaptive" : "ecmp") +
              " routing";
   }
   return "?";
 }
 
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
-                                     const PacketParams& packet) {
+                                     const NetworkParams& net_params) {
   switch (backend) {
     case Backend::kAnalyticalAware: {
       const uint64_t pipeline_mtu =
-          packet.aware_forwarding == PacketParams::AwareForwarding::kPipelined ? packet.mtu : 0;
+          net_params.aware_forwarding == NetworkParams::AwareForwarding::kPipelined ? net_params.mtu
+                                                                                    : 0;
       if (topology.graph != nullptr) {
         GraphNetwork::Options options;
         options.pipeline_mtu = pipeline_mtu;
@@ -101,7 +103,7 @@ std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Top
     case Backend::kAnalyticalUnaware:
       return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);
     case Backend::kPacket:
-      return std::make_unique<PacketNetwork>(sim, topology, packet);
+      return std::make_unique<PacketNetwork>(sim, topology, net_params);
   }
   return nullptr;
 }

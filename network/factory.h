@@ -1,7 +1,7 @@
 // Picks a network backend by name.
 //
 //   StatusOr<Backend> b = ParseBackend("analytical-aware");
-//   std::unique_ptr<Network> net = MakeNetwork(*b, sim, topology);   // packet: + PacketParams
+//   std::unique_ptr<Network> net = MakeNetwork(*b, sim, topology);   // + NetworkParams
 #pragma once
 
 #include <memory>
@@ -21,20 +21,20 @@ const char* BackendName(Backend b);
 
 // An error when `backend` cannot model `topology` (the unaware backend has no graph of links, so
 // a DGX fat-tree or a custom topology file needs analytical-aware; the packet backend checks
-// its size limits and `packet` against every link).
+// its size limits and `net_params` against every link).
 Status CheckBackendSupports(Backend backend, const Topology& topology,
-                            const PacketParams& packet = PacketParams());
+                            const NetworkParams& net_params = NetworkParams());
 
 // One line naming the model a backend runs with these parameters, for reports:
 // "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets, lanes
 // [16]" (lanes when a dimension has more than one), "analytical-unaware", "packet, 4096 B
 // packets, credit flow control, ecmp routing".
 std::string DescribeNetworkModel(Backend backend, const Topology& topology,
-                                 const PacketParams& packet = PacketParams());
+                                 const NetworkParams& net_params = NetworkParams());
 
 // The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork (aware).
-// `packet` is read by the packet backend, and by analytical-aware for its forwarding.
+// `net_params` is read by the packet backend, and by analytical-aware for its forwarding.
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
-                                     const PacketParams& packet = PacketParams());
+                                     const NetworkParams& net_params = NetworkParams());
 
 }  // namespace orrery

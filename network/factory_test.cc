@@ -92,16 +92,16 @@ TEST(Factory, DescribesTheModel) {
   Topology t;
   t.dims.push_back(Dimension{BlockType::kSwitch, 8, Bandwidth::FromGiBps(400), Time::FromNs(700)});
   t.dims.push_back(Dimension{BlockType::kRing, 2, Bandwidth::FromGiBps(50), Time::FromNs(500)});
-  PacketParams p;
+  NetworkParams p;
   EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, t, p),
             "analytical-aware, store-and-forward");
   EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalUnaware, t, p), "analytical-unaware");
   EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, t, p),
             "packet, 4096 B packets, credit flow control, ecmp routing");
-  p.aware_forwarding = PacketParams::AwareForwarding::kPipelined;
+  p.aware_forwarding = NetworkParams::AwareForwarding::kPipelined;
   p.mtu = 1024;
-  p.flow_control = PacketParams::FlowControl::kPfc;
-  p.routing = PacketParams::Routing::kAdaptive;
+  p.flow_control = NetworkParams::FlowControl::kPfc;
+  p.routing = NetworkParams::Routing::kAdaptive;
   EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalAware, t, p),
             "analytical-aware, pipelined in 1024 B packets");
   EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, t, p),
@@ -125,15 +125,15 @@ TEST(Factory, PacketBackendNeedsOneLane) {
 }
 
 TEST(Factory, PacketBackendChecksItsParameters) {
-  PacketParams p;
+  NetworkParams p;
   EXPECT_TRUE(CheckBackendSupports(Backend::kPacket, Ring(4), p).ok());
-  p.flow_control = PacketParams::FlowControl::kPfc;
+  p.flow_control = NetworkParams::FlowControl::kPfc;
   p.buffer_bytes = 4096;
   const Status s = CheckBackendSupports(Backend::kPacket, Ring(4), p);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("'packet-buffer-bytes' is 4096"), std::string::npos) << s.message();
   Simulation sim;
-  std::unique_ptr<Network> net = MakeNetwork(Backend::kPacket, sim, Ring(4), PacketParams());
+  std::unique_ptr<Network> net = MakeNetwork(Backend::kPacket, sim, Ring(4), NetworkParams());
   ASSERT_NE(net, nullptr);
   EXPECT_EQ(net->Links().size(), 8u);  // 4 NPUs x 2 directions
   EXPECT_TRUE(net->Links()[0].port.has_value());

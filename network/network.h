@@ -39,11 +39,12 @@ struct Dimension {
 
 struct PhysicalGraph;  // network/graph.h
 
-// Parameters of the packet-level backend (network/packet, network/README.md), and of how the
-// analytical-aware backend forwards (`aware_forwarding`, which uses `mtu` when pipelined). Read
-// from the network YAML's `packet-*` and `aware-forwarding` keys (configs/README.md) and given to
-// MakeNetwork beside the Topology.
-struct PacketParams {
+// How the backends move messages, beyond the Topology's links: the packet-level backend's
+// packets, buffers, flow control and routing (network/packet, network/README.md), and how the
+// analytical-aware backend forwards (`aware_forwarding`, in packets of `mtu` when pipelined).
+// Read from the network YAML's `packet-*` and `aware-forwarding` keys (configs/README.md) and
+// given to MakeNetwork beside the Topology.
+struct NetworkParams {
   // analytical-aware: kStoreAndForward holds a whole chunk at every hop (ASTRA-sim);
   // kPipelined moves it in packets of `mtu` bytes (network/analytical_aware/forwarding.h).
   enum class AwareForwarding { kStoreAndForward, kPipelined };

@@ -49,15 +49,15 @@ int NativeOf(const std::string& key) {
 StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
                                                      const std::string& algorithm,
                                                      const Topology& topology,
-                                                     const PacketParams& packet, Backend backend,
-                                                     const SystemParams& params,
+                                                     const NetworkParams& net_params,
+                                                     Backend backend, const SystemParams& params,
                                                      const SystemLayer* groups) {
   StatusOr<std::vector<NcclChoice>> choices = Choices(model, algorithm);
   if (!choices.ok()) return choices.status();
   std::unique_ptr<NcclTuner> t(new NcclTuner());
   t->model_path_ = model.path;
   t->topology_ = topology;
-  t->packet_ = packet;
+  t->net_params_ = net_params;
   t->backend_ = backend;
   t->params_ = params;
   t->groups_ = groups;
@@ -92,7 +92,7 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
 
 StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const Option& o) const {
   Simulation sim;
-  std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, packet_);
+  std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, net_params_);
   SystemLayer layer(sim, *net, params_);
   std::vector<int> members;
   if (request.group != 0) {

@@ -2,7 +2,7 @@
 // and for `orrery validate` alike.
 //
 //   StatusOr<NcclModel> m = LoadNcclModel("configs/machines/hgx-h100/nccl.yaml");
-//   NcclTuner tuner(*m, "", topology, packet, backend, params, &system_layer);
+//   NcclTuner tuner(*m, "", topology, net_params, backend, params, &system_layer);
 //   workload_params.tuner = &tuner;   // every collective now runs NCCL's choice
 //
 // For each distinct collective (type, size, group, involved dimensions, root) the tuner
@@ -50,7 +50,7 @@ class NcclTuner : public CollectiveTuner {
   static StatusOr<std::unique_ptr<NcclTuner>> Make(const NcclModel& model,
                                                    const std::string& algorithm,
                                                    const Topology& topology,
-                                                   const PacketParams& packet, Backend backend,
+                                                   const NetworkParams& net_params, Backend backend,
                                                    const SystemParams& params,
                                                    const SystemLayer* groups);
 
@@ -73,7 +73,7 @@ class NcclTuner : public CollectiveTuner {
 
   std::string model_path_;
   Topology topology_;
-  PacketParams packet_;
+  NetworkParams net_params_;
   Backend backend_ = Backend::kAnalyticalAware;
   SystemParams params_;
   const SystemLayer* groups_ = nullptr;

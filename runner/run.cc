@@ -97,8 +97,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   if (!problems.ok()) return problems;
 
-  PacketParams packet;
-  StatusOr<Topology> topology = LoadNetworkConfig(o.network_config, &packet);
+  NetworkParams net_params;
+  StatusOr<Topology> topology = LoadNetworkConfig(o.network_config, &net_params);
   StatusOr<SystemConfig> system = LoadSystemConfig(o.system_config);
   MemoryConfig memory_config;
   if (!o.memory_config.empty()) {
@@ -127,7 +127,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
 
   {
-    Status supported = CheckBackendSupports(o.backend, *topology, packet);
+    Status supported = CheckBackendSupports(o.backend, *topology, net_params);
     if (!supported.ok()) return supported.WithContext(o.network_config);
   }
   const int n = topology->num_npus();
@@ -199,8 +199,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
 
   Simulation sim;
-  std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology, packet);
-  result.network_model = DescribeNetworkModel(o.backend, *topology, packet);
+  std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology, net_params);
+  result.network_model = DescribeNetworkModel(o.backend, *topology, net_params);
   SystemLayer system_layer(sim, *net, *params);
   if (!NoFile(o.comm_group_config)) {
     StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(o.comm_group_config, n);
@@ -237,7 +237,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       StatusOr<NcclModel> model = LoadNcclModel(model_path);
       if (!model.ok()) return model.status().WithContext(where);
       StatusOr<std::unique_ptr<NcclTuner>> t = NcclTuner::Make(
-          *model, o.nccl_algorithm, *topology, packet, o.backend, *params, &system_layer);
+          *model, o.nccl_algorithm, *topology, net_params, o.backend, *params, &system_layer);
       if (!t.ok()) return t.status().WithContext(where);
       tuner = std::move(*t);
     }

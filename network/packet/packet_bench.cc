@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   const bool incast = pattern == "incast";
   Topology t;
   t.dims.push_back(Dimension{BlockType::kSwitch, n, Bandwidth::FromGiBps(400), Time::FromNs(500)});
-  const PacketParams p;
+  const NetworkParams p;
   Simulation sim;
   PacketNetwork net(sim, t, p);
   Count c;

@@ -106,7 +106,7 @@ uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu) {
   return static_cast<uint64_t>(std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns())) + 3 * mtu;
 }
 
-PortLimits ResolvePortLimits(const PacketParams& p, Bandwidth bw, Time latency) {
+PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency) {
   PortLimits l;
   const uint64_t round_trip =
       static_cast<uint64_t>(std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns()));
@@ -122,7 +122,7 @@ PortLimits ResolvePortLimits(const PacketParams& p, Bandwidth bw, Time latency) 
   return l;
 }
 
-Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
+Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
   Status problems;
   if (p.mtu < 64 || p.mtu > (uint64_t{1} << 24)) {
     problems.Add("key 'packet-mtu' is " + Num(p.mtu) + "; expected 64 .. 16777216 bytes");
@@ -169,7 +169,7 @@ Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
                            BlockTypeName(t.dims[d].type) + ")"});
     }
   }
-  const bool pfc = p.flow_control == PacketParams::FlowControl::kPfc;
+  const bool pfc = p.flow_control == NetworkParams::FlowControl::kPfc;
 
   // The most demanding link decides; one message per key.
   uint64_t need_buffer = 0, need_xoff_max = UINT64_MAX;
@@ -213,7 +213,7 @@ Status CheckPacketTopology(const Topology& t, const PacketParams& p) {
   return problems;
 }
 
-PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const PacketParams& params)
+PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const NetworkParams& params)
     : sim_(sim), topology_(std::move(topology)), params_(params) {
   if (topology_.graph != nullptr) {
     graph_holder_ = topology_.graph;
@@ -228,7 +228,7 @@ PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const PacketPar
                "the graph's routes are not built (PhysicalGraph::BuildRoutes)");
   ORRERY_CHECK(topology_.num_npus() == graph_->num_npus,
                "the logical dimensions do not multiply to the graph's NPU count");
-  pfc_ = params_.flow_control == PacketParams::FlowControl::kPfc;
+  pfc_ = params_.flow_control == NetworkParams::FlowControl::kPfc;
   ports_.resize(graph_->links.size());
   for (size_t i = 0; i < ports_.size(); ++i) {
     const PhysicalGraph::Link& l = graph_->links[i];
@@ -274,7 +274,7 @@ uint32_t PacketNetwork::Route(int at, int src, int dst) const {
     if (only != kNone) return only;
   }
   const uint32_t ecmp = graph_->NextLink(at, src, dst);
-  if (params_.routing != PacketParams::Routing::kAdaptive) return ecmp;
+  if (params_.routing != NetworkParams::Routing::kAdaptive) return ecmp;
   // Least loaded next hop among the shortest-path candidates: fewest bytes waiting at the port
   // (the packet being serialized, transit packets and, at an NPU, messages to inject); ties keep
   // the ECMP choice.

@@ -3,7 +3,7 @@
 // kept lossless by credit-based flow control or PFC pause.
 //
 //   Topology t = ...;                      // dimensions or a graph (DGX, custom)
-//   PacketParams p;  p.flow_control = PacketParams::FlowControl::kPfc;
+//   NetworkParams p;  p.flow_control = NetworkParams::FlowControl::kPfc;
 //   Status ok = CheckPacketTopology(t, p); // parameters against every link; errors name the key
 //   Simulation sim;
 //   PacketNetwork net(sim, t, p);
@@ -50,17 +50,17 @@ struct PortLimits {
 // travels upstream: ceil(2 * latency * bandwidth) + 2 MTU (see network/README.md).
 uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu);
 // The automatic values for a link with this bandwidth and latency under `p`.
-PortLimits ResolvePortLimits(const PacketParams& p, Bandwidth bw, Time latency);
+PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency);
 
 // Checks the packet parameters against the topology: sizes, and for every link that the buffer
 // holds a packet (credit) or that xon < xoff <= buffer - headroom (PFC). One error per problem,
 // naming the key, its value and the valid range.
-Status CheckPacketTopology(const Topology& topology, const PacketParams& params);
+Status CheckPacketTopology(const Topology& topology, const NetworkParams& params);
 
 class PacketNetwork final : public Network, private EventTarget {
  public:
   // `topology` and `params` must pass CheckPacketTopology.
-  PacketNetwork(Simulation& sim, Topology topology, const PacketParams& params);
+  PacketNetwork(Simulation& sim, Topology topology, const NetworkParams& params);
 
   int num_npus() const override { return graph_->num_npus; }
   const Topology& topology() const override { return topology_; }
@@ -162,7 +162,7 @@ class PacketNetwork final : public Network, private EventTarget {
   Topology topology_;
   std::shared_ptr<const PhysicalGraph> graph_holder_;
   const PhysicalGraph* graph_;
-  PacketParams params_;
+  NetworkParams params_;
   bool pfc_;
   // The only next link from a device to an NPU when there is exactly one (kNone: several, so
   // ECMP or adaptive choose; empty when the table would be too large).

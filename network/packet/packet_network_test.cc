@@ -68,8 +68,8 @@ Time Alone(Make make, int src, int dst, uint64_t size) {
   return r.at[1];
 }
 
-PacketParams Params(uint64_t mtu = kMtu) {
-  PacketParams p;
+NetworkParams Params(uint64_t mtu = kMtu) {
+  NetworkParams p;
   p.mtu = mtu;
   return p;
 }
@@ -229,8 +229,8 @@ TEST(Agreement, PipelinedAwareModelMatchesPacketsForEverySizeAndRoute) {
           const Time packet =
               Alone([&](Simulation& s) { return std::make_unique<PacketNetwork>(s, t, Params()); },
                     src, dst, size);
-          PacketParams pipelined = Params();
-          pipelined.aware_forwarding = PacketParams::AwareForwarding::kPipelined;
+          NetworkParams pipelined = Params();
+          pipelined.aware_forwarding = NetworkParams::AwareForwarding::kPipelined;
           const Time aware = Alone(
               [&](Simulation& s) {
                 return MakeNetwork(Backend::kAnalyticalAware, s, t, pipelined);
@@ -273,7 +273,7 @@ TEST(Agreement, PipelinedAwareModelAtAstraSimUnits) {
 // the egress queue grows to between 7 and 8 buffers.
 TEST(Incast, EightToOneTakesEightTimesAndFillsTheEgressQueue) {
   const Topology t = OneDim(BlockType::kSwitch, 9);
-  PacketParams p = Params();
+  NetworkParams p = Params();
   p.buffer_bytes = 16 * kMtu;
   ASSERT_TRUE(CheckPacketTopology(t, p).ok());
   const uint64_t size = 256 * 1024;
@@ -309,7 +309,7 @@ TEST(Incast, EightToOneTakesEightTimesAndFillsTheEgressQueue) {
 // it follows the queue within one packet, peaks at the port's maximum and ends empty.
 TEST(Incast, QueueDepthOverTime) {
   const Topology t = OneDim(BlockType::kSwitch, 9);
-  PacketParams p = Params();
+  NetworkParams p = Params();
   p.buffer_bytes = 16 * kMtu;
   Simulation sim;
   PacketNetwork net(sim, t, p);
@@ -354,8 +354,8 @@ TEST(Pfc, PausePropagatesUpstream) {
   Topology t;
   t.dims = {Dimension{BlockType::kSwitch, 9, kOneBytePerNs, k100ns}};
   t.graph = g;
-  PacketParams p = Params();
-  p.flow_control = PacketParams::FlowControl::kPfc;
+  NetworkParams p = Params();
+  p.flow_control = NetworkParams::FlowControl::kPfc;
   p.buffer_bytes = 16 * kMtu;
   ASSERT_TRUE(CheckPacketTopology(t, p).ok()) << CheckPacketTopology(t, p).message();
 
@@ -418,8 +418,8 @@ TEST(Ecmp, TwoFlowsOnOnePathTakeTwiceAsLong) {
 
   const uint64_t size = 256 * 1024;
   auto run = [&](std::pair<std::pair<int, int>, std::pair<int, int>> flows,
-                 PacketParams::Routing routing) {
-    PacketParams p = Params();
+                 NetworkParams::Routing routing) {
+    NetworkParams p = Params();
     p.routing = routing;
     Simulation sim;
     PacketNetwork net(sim, t, p);
@@ -430,12 +430,12 @@ TEST(Ecmp, TwoFlowsOnOnePathTakeTwiceAsLong) {
     EXPECT_EQ(r.at.size(), 2u);
     return r.Last();
   };
-  const Time spread = run(apart, PacketParams::Routing::kEcmp);
-  const Time collided = run(same, PacketParams::Routing::kEcmp);
+  const Time spread = run(apart, NetworkParams::Routing::kEcmp);
+  const Time collided = run(same, NetworkParams::Routing::kEcmp);
   EXPECT_EQ(spread, Time::FromNs(400 + 262144 + 3 * 4096));
   EXPECT_NEAR(collided.Ns(), 4196 + 2 * 262144 + 2 * 4196, 0.005 * collided.Ns());
   EXPECT_NEAR(collided.Ns() / spread.Ns(), 2.0, 0.06);
-  const Time adaptive = run(same, PacketParams::Routing::kAdaptive);
+  const Time adaptive = run(same, NetworkParams::Routing::kAdaptive);
   EXPECT_LT(adaptive.Ns(), 1.1 * spread.Ns());
 }
 
@@ -446,7 +446,7 @@ TEST(Ecmp, TwoFlowsOnOnePathTakeTwiceAsLong) {
 // below xoff) and on a ring and a torus with automatic buffers: every message arrives, nothing
 // is dropped, nothing is left in flight.
 TEST(Lossless, AllToAllCompletes) {
-  using FC = PacketParams::FlowControl;
+  using FC = NetworkParams::FlowControl;
   struct Case {
     FC fc;
     Topology t;
@@ -461,7 +461,7 @@ TEST(Lossless, AllToAllCompletes) {
       {FC::kPfc, TorusOrMesh(true, {4, 4}, kOneBytePerNs, k100ns), 0},
   };
   for (const Case& c : cases) {
-    PacketParams p = Params();
+    NetworkParams p = Params();
     p.flow_control = c.fc;
     p.buffer_bytes = c.buffer;
     const Topology& t = c.t;
@@ -495,8 +495,8 @@ TEST(Lossless, AllToAllCompletes) {
 // hang: it runs out of events with the messages still in flight (the runner reports the stuck
 // NPUs). Credits with the bubble rule finish the same traffic (AllToAllCompletes).
 TEST(Lossless, PfcWithTinyBuffersDeadlocksOnARingAndStops) {
-  PacketParams p = Params();
-  p.flow_control = PacketParams::FlowControl::kPfc;
+  NetworkParams p = Params();
+  p.flow_control = NetworkParams::FlowControl::kPfc;
   p.buffer_bytes = 200 + 4 * kMtu;  // xoff = 1 MTU
   const Topology t = OneDim(BlockType::kRing, 8);
   ASSERT_TRUE(CheckPacketTopology(t, p).ok());
@@ -589,13 +589,13 @@ TEST(Lossless, RandomClosedLoopTrafficEverywhere) {
   }
   uint64_t seed = 1;
   for (const Topology& t : machines) {
-    for (const auto fc : {PacketParams::FlowControl::kCredit, PacketParams::FlowControl::kPfc}) {
-      for (const auto routing : {PacketParams::Routing::kEcmp, PacketParams::Routing::kAdaptive}) {
-        PacketParams p;
+    for (const auto fc : {NetworkParams::FlowControl::kCredit, NetworkParams::FlowControl::kPfc}) {
+      for (const auto routing : {NetworkParams::Routing::kEcmp, NetworkParams::Routing::kAdaptive}) {
+        NetworkParams p;
         p.mtu = uint64_t{256} << (seed % 5);  // 256 .. 4096
         p.flow_control = fc;
         p.routing = routing;
-        p.buffer_bytes = fc == PacketParams::FlowControl::kCredit ? 2 * p.mtu : 0;
+        p.buffer_bytes = fc == NetworkParams::FlowControl::kCredit ? 2 * p.mtu : 0;
         ASSERT_TRUE(CheckPacketTopology(t, p).ok()) << CheckPacketTopology(t, p).message();
         SCOPED_TRACE("seed " + std::to_string(seed));
         Time end[2];
@@ -623,8 +623,8 @@ TEST(Engine, DeterministicAndPooled) {
   const Topology t = OneDim(BlockType::kSwitch, 9, Bandwidth::FromGiBps(50), Time::FromNs(500));
   auto run = [&](std::vector<LinkStats>* links, std::vector<size_t>* pool) {
     Simulation sim;
-    PacketParams p = Params();
-    p.routing = PacketParams::Routing::kAdaptive;
+    NetworkParams p = Params();
+    p.routing = NetworkParams::Routing::kAdaptive;
     PacketNetwork net(sim, t, p);
     Recorder r(sim);
     for (int burst = 0; burst < 2; ++burst) {
@@ -659,7 +659,7 @@ TEST(Engine, DeterministicAndPooled) {
 
 TEST(Check, BadParametersNameKeyValueAndRange) {
   const Topology t = OneDim(BlockType::kSwitch, 8, Bandwidth::FromGiBps(400), Time::FromNs(1000));
-  PacketParams p = Params();
+  NetworkParams p = Params();
   p.mtu = 10;
   Status s = CheckPacketTopology(t, p);
   ASSERT_FALSE(s.ok());
@@ -667,7 +667,7 @@ TEST(Check, BadParametersNameKeyValueAndRange) {
       << s.message();
 
   p = Params();
-  p.flow_control = PacketParams::FlowControl::kPfc;
+  p.flow_control = NetworkParams::FlowControl::kPfc;
   p.buffer_bytes = 65536;
   s = CheckPacketTopology(t, p);
   ASSERT_FALSE(s.ok());
