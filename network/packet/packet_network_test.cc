@@ -590,7 +590,8 @@ TEST(Lossless, RandomClosedLoopTrafficEverywhere) {
   uint64_t seed = 1;
   for (const Topology& t : machines) {
     for (const auto fc : {NetworkParams::FlowControl::kCredit, NetworkParams::FlowControl::kPfc}) {
-      for (const auto routing : {NetworkParams::Routing::kEcmp, NetworkParams::Routing::kAdaptive}) {
+      for (const auto routing :
+           {NetworkParams::Routing::kEcmp, NetworkParams::Routing::kAdaptive}) {
         NetworkParams p;
         p.mtu = uint64_t{256} << (seed % 5);  // 256 .. 4096
         p.flow_control = fc;
