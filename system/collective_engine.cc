@@ -422,6 +422,7 @@ PhaseSpec NpuSystem::MakeDimPhase(CollectiveType type, int dim, uint64_t size,
     p.base = id_ - p.index * stride;
   }
   p.type = type;
+  p.collective = type;
   p.queue = queue.first;
   p.clockwise = queue.second;
   p.receiver = p.MemberAt(queue.second ? 1 : -1);
@@ -606,6 +607,7 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
     std::vector<PhaseSpec> phases;
     auto add_phase = [&](CollectiveType type, int d, std::pair<int, bool> queue) {
       PhaseSpec p = make_phase(type, d, remain, queue);
+      p.collective = req.type;
       remain = PhaseFinalSize(p);
       phases.push_back(p);
     };

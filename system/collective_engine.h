@@ -63,6 +63,8 @@ class Stream;
 // `base + i * stride` (a network dimension, or all NPUs in id order for the one* algorithms).
 struct PhaseSpec {
   CollectiveType type = CollectiveType::kAllReduce;  // AR, RS, AG, A2A; or a rooted one, barrier
+  // The whole collective's type: an all-reduce's phases may be reduce-scatters and all-gathers.
+  CollectiveType collective = CollectiveType::kAllReduce;
   int queue = 0;
   bool clockwise = true;
   bool fast = false;  // communicator-group local ring: fixed 10 ns hand-off

@@ -60,6 +60,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
   for (uint64_t c = 0; c < chunks; ++c) {
     PhaseSpec p;
     p.type = req.type;
+    p.collective = req.type;
     p.queue = NextQueue(0).first;
     p.fast = members != nullptr;
     p.ring_size = n;

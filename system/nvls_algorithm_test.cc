@@ -63,10 +63,23 @@ Result RunAll(CollectiveType type, uint64_t size, Status* status = nullptr) {
   return r;
 }
 
-// All-reduce: input = output = D, so each NPU sends one D-byte message to its successor and
-// receives one; no reduction on the NPU. T = 2e + t(D) = 20 + 20031 = 20051.
-TEST(NvlsTest, AllReduceMovesTheBufferOnceEachWay) {
+// All-reduce: input = output = D; each NPU's link carries D + D/8 each way (D read for the
+// reduction and D/8 of result multicast up; D/8 reduced and D multicast down), so each NPU
+// sends one (D + D/8)-byte message to its successor and receives one; no reduction on the NPU.
+// T = 2e + t(1179648) = 20 + floor(500 + 21972.66) = 20 + 22472 = 22492.
+TEST(NvlsTest, AllReduceMovesTheBufferAndItsShareEachWay) {
   Result r = RunAll(CollectiveType::kAllReduce, kD);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(r.ns[i], 22492) << i;
+    ASSERT_EQ(r.sent[i].size(), 1u);
+    EXPECT_EQ(r.sent[i][0], std::make_pair((i + 1) % 8, kD + kD / 8));
+  }
+}
+
+// Reduce-scatter on its own: up D, down D/8; the busier direction decides, so one D-byte
+// message. T = 2e + t(D) = 20 + 20031 = 20051.
+TEST(NvlsTest, ReduceScatterMovesItsInputUp) {
+  Result r = RunAll(CollectiveType::kReduceScatter, kD);
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(r.ns[i], 20051) << i;
     ASSERT_EQ(r.sent[i].size(), 1u);
@@ -74,24 +87,54 @@ TEST(NvlsTest, AllReduceMovesTheBufferOnceEachWay) {
   }
 }
 
-// Reduce-scatter: input D, output D/8: one message of (D + D/8) / 2 = 589824 bytes.
-// T = 2e + t(589824) = 20 + floor(500 + 589824 / 53.687) = 20 + 11486 = 11506.
-TEST(NvlsTest, ReduceScatterMovesTheMeanOfInputAndOutput) {
-  Result r = RunAll(CollectiveType::kReduceScatter, kD);
+// All-gather of D/8 per NPU on its own: up D/8, down D; one D-byte message, as the
+// reduce-scatter.
+TEST(NvlsTest, AllGatherMovesItsOutputDown) {
+  Result r = RunAll(CollectiveType::kAllGather, kD / 8);
   for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(r.ns[i], 11506) << i;
+    EXPECT_EQ(r.ns[i], 20051) << i;
     ASSERT_EQ(r.sent[i].size(), 1u);
-    EXPECT_EQ(r.sent[i][0], std::make_pair((i + 1) % 8, (kD + kD / 8) / 2));
+    EXPECT_EQ(r.sent[i][0].second, kD);
   }
 }
 
-// All-gather of D/8 per NPU: output D, the same message size and time as the reduce-scatter.
-TEST(NvlsTest, AllGatherMovesTheMeanOfInputAndOutput) {
-  Result r = RunAll(CollectiveType::kAllGather, kD / 8);
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(r.ns[i], 11506) << i;
-    ASSERT_EQ(r.sent[i].size(), 1u);
-    EXPECT_EQ(r.sent[i][0].second, (kD + kD / 8) / 2);
+// An all-reduce over two dimensions with local-bw-aware phases and nvls on the first (NCCL's
+// NVLS-tree): reduce-scatter in the switch, all-reduce across, all-gather in the switch. The
+// pair loads each direction of an NPU's link with D + D/8 in all, so each of its two phases
+// sends (D + D/8) / 2; the second dimension's ring sends its own messages.
+TEST(NvlsTest, AllReduceAroundAnotherDimensionSplitsTheLoadOverItsTwoPhases) {
+  Simulation sim;
+  Topology topo = Switch8();
+  Dimension across = topo.dims[0];
+  across.type = BlockType::kRing;
+  across.npus = 2;
+  topo.dims.push_back(across);
+  FixedDelayNetwork net(sim, topo);
+  SystemParams params = Nvls();
+  params.local_bw_aware = true;
+  for (auto& impl : params.impl) {
+    impl = {AlgorithmSpec{AlgorithmKind::kNvls}, AlgorithmSpec{AlgorithmKind::kRing}};
+  }
+  SystemLayer sys(sim, net, params);
+  std::vector<Done> done(16);
+  for (int i = 0; i < 16; ++i) {
+    done[i].sim = &sim;
+    CollectiveRequest req;
+    req.type = CollectiveType::kAllReduce;
+    req.size = kD;
+    ASSERT_TRUE(sys.npu(i).StartCollective(req, &done[i], 0).ok());
+  }
+  sim.Run();
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(done[i].at.size(), 1u) << i;
+    int pair_messages = 0;
+    for (const auto& [to, bytes] : net.sent[i]) {
+      if (to / 8 == i / 8) {  // inside the switch
+        EXPECT_EQ(bytes, (kD + kD / 8) / 2) << i;
+        ++pair_messages;
+      }
+    }
+    EXPECT_EQ(pair_messages, 2) << i;
   }
 }
 

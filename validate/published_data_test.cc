@@ -25,6 +25,7 @@ struct Errors {
   double at_least_1gib = 0;  // over rows >= 1 GiB
   double all = 0;            // over every row
   size_t rows = 0;
+  std::vector<ValidationRow> table;
 };
 
 Errors Check(const std::string& file, const std::string& machine,
@@ -44,7 +45,8 @@ Errors Check(const std::string& file, const std::string& machine,
     if (v.size >= (1u << 30)) huge.push_back(v.error);
   }
   std::printf("%s on %s:\n%s", file.c_str(), machine.c_str(), FormatValidation(*r).c_str());
-  return {GeomeanAbs(big), huge.empty() ? 0 : GeomeanAbs(huge), GeomeanAbs(all), all.size()};
+  return {GeomeanAbs(big), huge.empty() ? 0 : GeomeanAbs(huge), GeomeanAbs(all), all.size(),
+          r->rows};
 }
 
 // Fitted file of hgx-h100 (Azure ND H100 v5, NCCL's default: NVLS at large sizes).
@@ -89,19 +91,33 @@ TEST(PublishedData, AwsP5Efa) {
 
 // Another collective, held out from hgx-h100 (fitted on all-reduce only): reduce-scatter on one
 // H100 NVSwitch node, NVIDIA/nccl issue #1047 (validate/measured/README.md). The posted tables
-// keep one Rank line or none, so the GPU count (8, from the count column) is given. Ring
-// (labelled so in the post) is predicted within the issue's targets. NVLS reduce-scatter is
-// predicted 20% fast: the NVLS model gives a lone reduce-scatter the mean of its up and down
-// traffic (system/README.md, "NVLS"), and its efficiency was fitted on all-reduce; not met.
+// keep one Rank line or none, so the GPU count (8, from the count column) is given.
+// - Ring (labelled so in the post) is predicted within the issue's targets, forced and as
+//   Orrery's tuner picks it: NVLS moves the whole buffer up each link for a reduce-scatter
+//   (system/README.md, "NVLS"), so ring is the faster choice, as NCCL's maintainers say it is
+//   (NVIDIA/nccl #1083), and the tuner takes it.
+// - NVLS forced is predicted 24% slow: its efficiency, fitted on all-reduce, is lower than what
+//   the reduce-scatter achieves (hgx-h100/README.md); not met, reported by the table only.
 TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
-  Errors ring =
-      Check("validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log", "hgx-h100", "ring", 8);
-  EXPECT_EQ(ring.rows, 7u);
-  EXPECT_LE(ring.at_least_1mib, 0.05);
-  EXPECT_LE(ring.all, 0.15);
-  Errors nvls =
-      Check("validate/measured/h100-8gpu-nvswitch-reduce_scatter-nvls.log", "hgx-h100", "nvls", 8);
-  EXPECT_EQ(nvls.rows, 5u);
+  const std::string ring_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log";
+  const std::string nvls_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-nvls.log";
+  for (const char* algorithm : {"ring", "auto"}) {
+    Errors ring = Check(ring_log, "hgx-h100", algorithm, 8);
+    EXPECT_EQ(ring.rows, 7u) << algorithm;
+    EXPECT_LE(ring.at_least_1mib, 0.05) << algorithm;
+    EXPECT_LE(ring.all, 0.15) << algorithm;
+    for (const ValidationRow& row : ring.table) {
+      EXPECT_EQ(row.choice, "ring/Simple") << algorithm << " " << row.size;
+    }
+  }
+  Errors nvls = Check(nvls_log, "hgx-h100", "nvls", 8);
+  Errors ring_on_nvls_sizes = Check(nvls_log, "hgx-h100", "ring", 8);
+  ASSERT_EQ(nvls.rows, 5u);
+  ASSERT_EQ(ring_on_nvls_sizes.rows, 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    // Measured, NVLS is the slower (422 us against ring's 377 us at 128 MiB); so is the model.
+    EXPECT_GT(nvls.table[i].simulated_us, ring_on_nvls_sizes.table[i].simulated_us);
+  }
 }
 
 // Held out from dgx-a100, which was built from public specifications and hgx-h100's fit only
