@@ -3,6 +3,7 @@
 // its numbers were fitted to; the others are predictions.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -117,6 +118,25 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
   for (size_t i = 0; i < 5; ++i) {
     // Measured, NVLS is the slower (422 us against ring's 377 us at 128 MiB); so is the model.
     EXPECT_GT(nvls.table[i].simulated_us, ring_on_nvls_sizes.table[i].simulated_us);
+  }
+}
+
+// Other GPU counts, held out from hgx-h100 (fitted on 8 GPUs): NVLS all-reduce on 5 to 8 GPUs of
+// one H100 node, NVIDIA/nccl issue #1455 (validate/measured/README.md). NVLS moves D + D/n each
+// way over each GPU's link, so the algorithm bandwidth grows with n as n / (n + 1); the post's
+// figures do (258 to 273 GB/s). Relative to 8 GPUs each count is predicted within 2% (moving D
+// each way, whatever n, was 5.5% off at 5 GPUs). The level, 7.9% slow, is the fitted profile's
+// own error at 2-8 GiB on Azure's table (+6 to +7%): within 15%, not within 5%.
+TEST(PublishedData, HgxH100NvlsScalesWithTheGpuCount) {
+  Errors e = Check("validate/measured/h100-nvswitch-nvls-all_reduce-gpus.csv", "hgx-h100", "nvls");
+  ASSERT_EQ(e.rows, 4u);
+  EXPECT_LE(e.all, 0.15);
+  const ValidationRow& eight = e.table.back();
+  ASSERT_EQ(eight.gpus, 8);
+  for (const ValidationRow& row : e.table) {
+    EXPECT_EQ(row.choice, "nvls/Simple");
+    const double relative = (1 + row.error) / (1 + eight.error) - 1;
+    EXPECT_LE(std::abs(relative), 0.02) << row.gpus << " GPUs";
   }
 }
 

@@ -104,6 +104,50 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
   EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
 }
 
+// One switch: a measurement on fewer GPUs runs on that many ports of the same switch (the others
+// idle); more GPUs, one GPU, or a ring cannot be scaled.
+TEST(Validate, OneSwitchRunsFewerGpusOnItsPorts) {
+  const std::string profile =
+      WriteProfile("switch8",
+                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
+                   "latency: [ 700.0 ]\n",
+                   1);
+  const std::string csv = Tmp("ports_all_reduce.csv");
+  std::ofstream(csv) << "gpus,size_bytes,time_us\n4,67108864,300\n8,67108864,300\n";
+  ValidateOptions o;
+  o.measurements = csv;
+  o.machine = profile;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_EQ(r->rows[0].gpus, 4);
+  // Exactly as a profile of a 4-port switch.
+  const std::string four =
+      WriteProfile("switch4",
+                   "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 400.0 ]\n"
+                   "latency: [ 700.0 ]\n",
+                   1);
+  o.machine = four;
+  o.gpus = 4;
+  std::ofstream(csv) << "size_bytes,time_us\n67108864,300\n";
+  StatusOr<ValidationReport> direct = Validate(o);
+  ASSERT_TRUE(direct.ok()) << direct.status().message();
+  ASSERT_EQ(direct->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].simulated_us, direct->rows[0].simulated_us);
+  EXPECT_LT(r->rows[0].simulated_us, r->rows[1].simulated_us);  // a shorter ring
+  o.machine = profile;
+  o.gpus = 0;
+
+  for (const char* rows :
+       {"gpus,size_bytes,time_us\n16,1048576,100\n", "gpus,size_bytes,time_us\n1,1048576,100\n"}) {
+    std::ofstream(csv) << rows;
+    r = Validate(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("one switch: 2 to 8 GPUs"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 // All-to-all across two nodes: every GPU sends half its buffer to the other node, through its
 // own NIC only (NCCL's per-NIC limit: the NVSwitch cannot spread it over other GPUs' NICs). With
 // NVLink 100x faster than the NIC, time ~ (S/2) / NIC bandwidth: 64 MiB at 50 GiB/s = 625 µs,
