@@ -27,6 +27,17 @@ std::string WriteProfile(const std::string& name, const std::string& network, in
   return dir;
 }
 
+// Writes `rows` (a CSV with its header) to `csv_name` and validates it on `machine`.
+StatusOr<ValidationReport> ValidateCsv(const std::string& machine, const std::string& csv_name,
+                                       const std::string& rows, int gpus = 0) {
+  ValidateOptions o;
+  o.measurements = Tmp(csv_name);
+  std::ofstream(o.measurements) << rows;
+  o.machine = machine;
+  o.gpus = gpus;
+  return Validate(o);
+}
+
 TEST(Validate, GeomeanOfAbsoluteErrors) {
   EXPECT_NEAR(GeomeanAbs({0.1, -0.4}), 0.2, 1e-12);
   EXPECT_NEAR(GeomeanAbs({0.0, 1.0}), 1e-3, 1e-12);  // a perfect row is floored at 1e-6
@@ -85,21 +96,17 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
       "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 400.0, 50.0 ]\n"
       "latency: [ 900.0, 3000.0 ]\n",
       2);
-  const std::string csv = Tmp("scale_all_reduce.csv");
-  std::ofstream(csv) << "nodes,gpus,size_bytes,algbw_GBps_out_of_place\n2,16,33554432,78.57\n"
-                        "4,32,33554432,49.23\n";
-  ValidateOptions o;
-  o.measurements = csv;
-  o.machine = profile;
-  StatusOr<ValidationReport> r = Validate(o);
+  StatusOr<ValidationReport> r =
+      ValidateCsv(profile, "scale_all_reduce.csv",
+                  "nodes,gpus,size_bytes,algbw_GBps_out_of_place\n2,16,33554432,78.57\n"
+                  "4,32,33554432,49.23\n");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->rows.size(), 2u);
   EXPECT_EQ(r->rows[0].gpus, 16);
   EXPECT_EQ(r->rows[1].gpus, 32);
   EXPECT_GT(r->rows[1].simulated_us, r->rows[0].simulated_us);  // more nodes, longer ring
 
-  std::ofstream(csv) << "gpus,size_bytes,time_us\n12,1048576,100\n";
-  r = Validate(o);
+  r = ValidateCsv(profile, "scale_all_reduce.csv", "gpus,size_bytes,time_us\n12,1048576,100\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
 }
@@ -107,41 +114,29 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
 // One switch: a measurement on fewer GPUs runs on that many ports of the same switch (the others
 // idle); more GPUs, one GPU, or a ring cannot be scaled.
 TEST(Validate, OneSwitchRunsFewerGpusOnItsPorts) {
-  const std::string profile =
-      WriteProfile("switch8",
-                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
-                   "latency: [ 700.0 ]\n",
-                   1);
-  const std::string csv = Tmp("ports_all_reduce.csv");
-  std::ofstream(csv) << "gpus,size_bytes,time_us\n4,67108864,300\n8,67108864,300\n";
-  ValidateOptions o;
-  o.measurements = csv;
-  o.machine = profile;
-  StatusOr<ValidationReport> r = Validate(o);
+  auto one_switch = [](int npus) {
+    return WriteProfile("switch" + std::to_string(npus),
+                        "topology: [ Switch ]\nnpus_count: [ " + std::to_string(npus) +
+                            " ]\nbandwidth: [ 400.0 ]\nlatency: [ 700.0 ]\n",
+                        1);
+  };
+  const std::string eight = one_switch(8);
+  StatusOr<ValidationReport> r = ValidateCsv(
+      eight, "ports_all_reduce.csv", "gpus,size_bytes,time_us\n4,67108864,300\n8,67108864,300\n");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->rows.size(), 2u);
   EXPECT_EQ(r->rows[0].gpus, 4);
   // Exactly as a profile of a 4-port switch.
-  const std::string four =
-      WriteProfile("switch4",
-                   "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 400.0 ]\n"
-                   "latency: [ 700.0 ]\n",
-                   1);
-  o.machine = four;
-  o.gpus = 4;
-  std::ofstream(csv) << "size_bytes,time_us\n67108864,300\n";
-  StatusOr<ValidationReport> direct = Validate(o);
+  StatusOr<ValidationReport> direct =
+      ValidateCsv(one_switch(4), "ports_all_reduce.csv", "size_bytes,time_us\n67108864,300\n", 4);
   ASSERT_TRUE(direct.ok()) << direct.status().message();
   ASSERT_EQ(direct->rows.size(), 1u);
   EXPECT_EQ(r->rows[0].simulated_us, direct->rows[0].simulated_us);
   EXPECT_LT(r->rows[0].simulated_us, r->rows[1].simulated_us);  // a shorter ring
-  o.machine = profile;
-  o.gpus = 0;
 
   for (const char* rows :
        {"gpus,size_bytes,time_us\n16,1048576,100\n", "gpus,size_bytes,time_us\n1,1048576,100\n"}) {
-    std::ofstream(csv) << rows;
-    r = Validate(o);
+    r = ValidateCsv(eight, "ports_all_reduce.csv", rows);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("one switch: 2 to 8 GPUs"), std::string::npos)
         << r.status().message();
