@@ -171,8 +171,13 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
 
 StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ifstream& f,
                                                int gpus_hint, const std::string& collective_hint) {
+  // Lines starting with '#' are comments (a table's source), before the header or between rows.
   std::string line;
-  std::getline(f, line);
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    if (!line.empty() && line[0] != '#') break;
+  }
   std::vector<std::string> header;
   {
     std::stringstream ss(line);
@@ -195,8 +200,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ifs
     }
   }
   if (size_col < 0 || value_col < 0) {
-    return Status::Error(path +
-                         ":1: expected a 'size_bytes' column and one of time_us, "
+    return Status::Error(path + ":" + std::to_string(n) +
+                         ": expected a 'size_bytes' column and one of time_us, "
                          "algbw_GBps_out_of_place, busbw_GBps_out_of_place, "
                          "busbw_GBps_in_place");
   }
@@ -205,10 +210,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ifs
     return Status::Error(path + ": the file name names no collective; name it with --collective");
   }
   std::map<int, NcclMeasurement> by_gpus;
-  int n = 1;
   while (std::getline(f, line)) {
     ++n;
-    if (line.empty()) continue;
+    if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> v;
     std::stringstream ss(line);
     std::string c;

@@ -11,7 +11,8 @@
 // NCCL's `NCCL_ALGO set by environment to Ring`. CSVs: a `size_bytes` column and one of
 // `time_us`, `algbw_GBps_out_of_place`, `busbw_GBps_out_of_place`, `busbw_GBps_in_place`
 // (time = size / algbw; algbw = busbw / nccl-tests' factor); optional `nodes` and `gpus`
-// columns split the table into one measurement per GPU count.
+// columns split the table into one measurement per GPU count; lines starting with `#` are
+// comments (where the table comes from).
 #pragma once
 
 #include <cstdint>

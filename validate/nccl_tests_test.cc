@@ -62,6 +62,31 @@ TEST(NcclTests, CsvWithNodesSplitsByGpuCount) {
   EXPECT_NEAR((*m)[0].rows[0].time_us, 33554432 / 78.57e9 * 1e6, 1e-6);
 }
 
+// A CSV may say where it comes from: '#' lines before the header and between rows are skipped;
+// errors keep the file's own line numbers.
+TEST(NcclTests, CsvCommentsAreSkipped) {
+  const std::string path = Tmp("commented-all_reduce.csv");
+  std::ofstream(path) << "# source: a post\n#   quoted figures\ngpus,size_bytes,time_us\n"
+                      << "8,1048576,50\n# a remark\n\n8,2097152,80\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ((*m)[0].rows.size(), 2u);
+  EXPECT_EQ((*m)[0].rows[1].size, 2097152u);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[1].time_us, 80);
+
+  std::ofstream(path) << "# source\ngpus,size_bytes,time_us\n8,1048576,50\n8,x,80\n";
+  m = LoadNcclMeasurements(path, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("commented-all_reduce.csv:4: size 'x'"), std::string::npos)
+      << m.status().message();
+  std::ofstream(path) << "# source\nbytes,time_us\n";
+  m = LoadNcclMeasurements(path, 8);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("commented-all_reduce.csv:2: expected a 'size_bytes'"),
+            std::string::npos)
+      << m.status().message();
+}
+
 TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
   const std::string path = Tmp("variants.log");
   std::ofstream(path) << "0: # Collective test starting: all_gather_perf_mpi\n"
