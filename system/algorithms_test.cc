@@ -36,37 +36,14 @@ constexpr AlgorithmSpec kDirect{AlgorithmKind::kDirect};
 constexpr AlgorithmSpec kDbt{AlgorithmKind::kDoubleBinaryTree};
 constexpr uint64_t kD = 1 << 20;
 
-struct Result {
-  std::vector<int64_t> ns;                                  // completion per NPU
-  std::vector<std::vector<std::pair<int, uint64_t>>> sent;  // per NPU: (dst, bytes)
-  uint64_t Bytes(int npu) const {
-    uint64_t b = 0;
-    for (const auto& m : sent[npu]) b += m.second;
-    return b;
-  }
-};
+using Result = CollectiveRun;
 
 Result RunAll(Topology topo, SystemParams params, CollectiveType type, uint64_t size) {
-  Simulation sim;
-  FixedDelayNetwork net(sim, topo);
-  SystemLayer sys(sim, net, params);
-  std::vector<Done> done(topo.num_npus());
-  for (int i = 0; i < topo.num_npus(); ++i) {
-    done[i].sim = &sim;
-    CollectiveRequest req;
-    req.type = type;
-    req.size = size;
-    const Status s = sys.npu(i).StartCollective(req, &done[i], 0);
-    EXPECT_TRUE(s.ok()) << s.message();
-  }
-  sim.Run();
-  Result r;
-  for (auto& d : done) {
-    EXPECT_EQ(d.at.size(), 1u);
-    r.ns.push_back(d.at.empty() ? -1 : d.at[0].WholeNs());
-  }
-  r.sent = net.sent;
-  return r;
+  StatusOr<CollectiveRun> r = RunOnEveryNpu(topo, params, type, size);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return {};
+  for (int64_t ns : r->ns) EXPECT_GE(ns, 0);
+  return *r;
 }
 
 Status StartError(Topology topo, SystemParams params, CollectiveType type) {

@@ -26,27 +26,17 @@ Dimension Switch(int n) {
 
 // Per NPU: (destination, bytes) of every message, in sending order.
 std::vector<std::vector<std::pair<int, uint64_t>>> RunChannels(CollectiveType type, uint64_t size) {
-  Simulation sim;
-  FixedDelayNetwork net(sim, Topology{{Switch(4), Switch(2)}});
   SystemParams p;
   p.preferred_dataset_splits = 4;
   p.active_chunks_per_dimension = 4;
   p.endpoint_delay_ns = 10;
   p.local_mem_bw_bytes_per_ns = 1600;
   for (auto& impl : p.impl) impl = {AlgorithmSpec{AlgorithmKind::kChannelRing}};
-  SystemLayer sys(sim, net, p);
-  std::vector<Done> done(8);
-  for (int i = 0; i < 8; ++i) {
-    done[i].sim = &sim;
-    CollectiveRequest req;
-    req.type = type;
-    req.size = size;
-    const Status s = sys.npu(i).StartCollective(req, &done[i], 0);
-    EXPECT_TRUE(s.ok()) << s.message();
-  }
-  sim.Run();
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(done[i].at.size(), 1u) << i;
-  return net.sent;
+  StatusOr<CollectiveRun> r = RunOnEveryNpu(Topology{{Switch(4), Switch(2)}}, p, type, size);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return std::vector<std::vector<std::pair<int, uint64_t>>>(8);
+  for (int i = 0; i < 8; ++i) EXPECT_GE(r->ns[i], 0) << i;
+  return r->sent;
 }
 
 // Channel c's ring: node 0's NPUs from local c, then node 1's from local c. NPU 3 (node 0,

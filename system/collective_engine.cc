@@ -538,12 +538,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
                          "reduction cost");
   }
 
-  auto owned = std::make_unique<CollectiveInstance>();
+  auto owned = std::make_unique<CollectiveInstance>(listener, token, req, layer_.sim().now());
   CollectiveInstance* coll = owned.get();
-  coll->listener = listener;
-  coll->token = token;
-  coll->request = req;
-  coll->start = layer_.sim().now();
 
   // Chunking: size / splits, but never smaller than the number of NPUs (except all-gather),
   // in which case the collective grows to splits * NPUs bytes.

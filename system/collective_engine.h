@@ -117,6 +117,8 @@ uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
 // All chunks of one collective on one NPU.
 struct CollectiveInstance {
+  CollectiveInstance(CollectiveListener* l, uint64_t t, const CollectiveRequest& r, Time now)
+      : listener(l), token(t), request(r), start(now) {}
   int total_streams = 0;
   int finished_streams = 0;
   CollectiveListener* listener = nullptr;

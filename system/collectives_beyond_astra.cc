@@ -47,12 +47,8 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
     listener->OnCollectiveDone(token);
     return Status::Ok();
   }
-  auto owned = std::make_unique<CollectiveInstance>();
+  auto owned = std::make_unique<CollectiveInstance>(listener, token, req, layer_.sim().now());
   CollectiveInstance* coll = owned.get();
-  coll->listener = listener;
-  coll->token = token;
-  coll->request = req;
-  coll->start = layer_.sim().now();
   coll->total_streams = static_cast<int>(chunks);
   collectives_.push_back(std::move(owned));
   const int priority = NextPriority(req.explicit_priority);

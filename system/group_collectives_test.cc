@@ -119,20 +119,10 @@ TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
       for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
     }
     {
-      Simulation sim;
-      FixedDelayNetwork net(sim,
-                            Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}});
-      SystemLayer sys(sim, net, p);
-      std::vector<Done> done(4);
-      for (int i = 0; i < 4; ++i) {
-        done[i].sim = &sim;
-        CollectiveRequest req;
-        req.type = type;
-        req.size = kD;
-        ASSERT_TRUE(sys.npu(i).StartCollective(req, &done[i], 0).ok());
-      }
-      sim.Run();
-      for (const Done& d : done) world.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+      StatusOr<CollectiveRun> r = RunOnEveryNpu(
+          Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}}, p, type, kD);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      world = r->ns;
     }
     EXPECT_EQ(group, world) << CollectiveTypeName(type);
     for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/status.h"
 #include "network/network.h"
 #include "system/collective_engine.h"
 
@@ -62,5 +63,46 @@ struct Done : CollectiveListener {
   std::vector<Time> at;
   void OnCollectiveDone(uint64_t) override { at.push_back(sim->now()); }
 };
+
+// What RunOnEveryNpu saw: when each NPU's collective finished (whole ns; -1 = it did not finish
+// exactly once) and, per NPU, every message it sent as (destination, bytes).
+struct CollectiveRun {
+  std::vector<int64_t> ns;
+  std::vector<std::vector<std::pair<int, uint64_t>>> sent;
+  uint64_t Bytes(int npu) const {
+    uint64_t b = 0;
+    for (const auto& m : sent[npu]) b += m.second;
+    return b;
+  }
+};
+
+// Starts `req` on every NPU of a fresh system layer over a FixedDelayNetwork of `topo` and runs
+// the simulation to its end; the first NPU's start error is returned instead.
+inline StatusOr<CollectiveRun> RunOnEveryNpu(const Topology& topo, const SystemParams& params,
+                                             const CollectiveRequest& req) {
+  Simulation sim;
+  FixedDelayNetwork net(sim, topo);
+  SystemLayer sys(sim, net, params);
+  std::vector<Done> done(topo.num_npus());
+  for (int i = 0; i < topo.num_npus(); ++i) {
+    done[i].sim = &sim;
+    const Status s = sys.npu(i).StartCollective(req, &done[i], 0);
+    if (!s.ok()) return s;
+  }
+  sim.Run();
+  CollectiveRun r;
+  for (const Done& d : done) r.ns.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+  r.sent = net.sent;
+  return r;
+}
+
+// The same for a world collective of `type` and `size` bytes.
+inline StatusOr<CollectiveRun> RunOnEveryNpu(const Topology& topo, const SystemParams& params,
+                                             CollectiveType type, uint64_t size) {
+  CollectiveRequest req;
+  req.type = type;
+  req.size = size;
+  return RunOnEveryNpu(topo, params, req);
+}
 
 }  // namespace orrery

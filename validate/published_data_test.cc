@@ -50,44 +50,40 @@ Errors Check(const std::string& file, const std::string& machine,
           r->rows};
 }
 
+// The issue's targets on `file`: `rows` rows, geomean |error| at most `from_1mib` over the rows of
+// 1 MiB and more, at most 15% over all.
+Errors ExpectTargets(const std::string& file, const std::string& machine, size_t rows,
+                     double from_1mib, const std::string& algorithm = "auto", int gpus = 0) {
+  Errors e = Check(file, machine, algorithm, gpus);
+  EXPECT_EQ(e.rows, rows) << file << " " << algorithm;
+  EXPECT_LE(e.at_least_1mib, from_1mib) << file << " " << algorithm;
+  EXPECT_LE(e.all, 0.15) << file << " " << algorithm;
+  return e;
+}
+
 // Fitted file of hgx-h100 (Azure ND H100 v5, NCCL's default: NVLS at large sizes).
 TEST(PublishedData, AzureH100SingleNode) {
-  Errors e = Check("azure-h100-8gpu-all_reduce-busbw.csv", "hgx-h100");
-  EXPECT_EQ(e.rows, 24u);
-  EXPECT_LE(e.at_least_1mib, 0.05);
-  EXPECT_LE(e.all, 0.15);
+  ExpectTargets("azure-h100-8gpu-all_reduce-busbw.csv", "hgx-h100", 24, 0.05);
 }
 
 // Held out from hgx-h100: another H100 NVSwitch machine (nccl-tests issue #290).
 TEST(PublishedData, NcclTests290SingleNodeIsPredicted) {
-  Errors e = Check("h100-8gpu-nvswitch-all_reduce-default.log", "hgx-h100");
-  EXPECT_EQ(e.rows, 6u);
-  EXPECT_LE(e.at_least_1mib, 0.05);
-  EXPECT_LE(e.all, 0.15);
+  ExpectTargets("h100-8gpu-nvswitch-all_reduce-default.log", "hgx-h100", 6, 0.05);
 }
 
 // Fitted file of dgx-h100-ndr (NCCL's default on two nodes: tree).
 TEST(PublishedData, TwoNodeNdrDefault) {
-  Errors e = Check("h100-2x8gpu-ndr-all_reduce-default.log", "dgx-h100-ndr");
-  EXPECT_EQ(e.rows, 11u);
-  EXPECT_LE(e.at_least_1mib, 0.05);
-  EXPECT_LE(e.all, 0.15);
+  ExpectTargets("h100-2x8gpu-ndr-all_reduce-default.log", "dgx-h100-ndr", 11, 0.05);
 }
 
 // Held out from dgx-h100-ndr: the same machine forced to ring (NCCL_ALGO=RING in the log).
 TEST(PublishedData, TwoNodeNdrRingIsPredicted) {
-  Errors e = Check("h100-2x8gpu-ndr-all_reduce-ring.log", "dgx-h100-ndr");
-  EXPECT_EQ(e.rows, 11u);
-  EXPECT_LE(e.at_least_1mib, 0.05);
-  EXPECT_LE(e.all, 0.15);
+  ExpectTargets("h100-2x8gpu-ndr-all_reduce-ring.log", "dgx-h100-ndr", 11, 0.05);
 }
 
 // p5-h100-efa: 2 to 32 nodes (see its README for what was fitted and what is predicted).
 TEST(PublishedData, AwsP5Efa) {
-  Errors e = Check("aws-p5-efa-all_reduce.csv", "p5-h100-efa");
-  EXPECT_EQ(e.rows, 45u);
-  EXPECT_LE(e.at_least_1mib, 0.10);
-  EXPECT_LE(e.all, 0.15);
+  ExpectTargets("aws-p5-efa-all_reduce.csv", "p5-h100-efa", 45, 0.10);
 }
 
 // Another collective, held out from hgx-h100 (fitted on all-reduce only): reduce-scatter on one
@@ -103,10 +99,7 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
   const std::string ring_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log";
   const std::string nvls_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-nvls.log";
   for (const char* algorithm : {"ring", "auto"}) {
-    Errors ring = Check(ring_log, "hgx-h100", algorithm, 8);
-    EXPECT_EQ(ring.rows, 7u) << algorithm;
-    EXPECT_LE(ring.at_least_1mib, 0.05) << algorithm;
-    EXPECT_LE(ring.all, 0.15) << algorithm;
+    Errors ring = ExpectTargets(ring_log, "hgx-h100", 7, 0.05, algorithm, 8);
     for (const ValidationRow& row : ring.table) {
       EXPECT_EQ(row.choice, "ring/Simple") << algorithm << " " << row.size;
     }
