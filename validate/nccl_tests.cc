@@ -123,7 +123,15 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
     }
     // A data row: size count type op [root] then groups of (time algbw busbw wrong).
     uint64_t size = 0, count = 0;
-    if (w.size() < 8 || !ParseUnsigned(w[0], &size) || !ParseUnsigned(w[1], &count)) continue;
+    if (w.size() < 2 || !ParseUnsigned(w[0], &size) || !ParseUnsigned(w[1], &count)) continue;
+    const bool typed = w.size() > 2 && std::isalpha(static_cast<unsigned char>(w[2][0]));
+    if (w.size() < 8) {
+      if (!typed) continue;  // not a row of the table
+      return Status::Error(path + ":" + std::to_string(n) + ": the row of size " + w[0] +
+                           " is cut short (" + std::to_string(w.size()) +
+                           " fields; a row has size, count, type, redop, [root,] then time, "
+                           "algbw, busbw, #wrong); is the log truncated?");
+    }
     const size_t rest = w.size() - 4;
     const size_t first = rest % 4 == 1 ? 5 : 4;  // with or without `root`
     double t = 0;

@@ -185,5 +185,18 @@ TEST(NcclTests, UnusableInputsAreNamed) {
   EXPECT_FALSE(LoadNcclMeasurements(Tmp("absent.log"), 0).ok());
 }
 
+TEST(NcclTests, TruncatedRowIsNamed) {
+  const std::string path = Tmp("all_reduce_cut.log");
+  std::ofstream(path) << "#  Rank  0 Group 0 Pid 1 on h device 0\n"
+                         "   134217728  33554432  float  sum  -1  613.30  218.85  382.99  0\n"
+                         "   268435456  67108864  float  \n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(
+      m.status().message().find("all_reduce_cut.log:3: the row of size 268435456 is cut short"),
+      std::string::npos)
+      << m.status().message();
+}
+
 }  // namespace
 }  // namespace orrery
