@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -22,7 +23,7 @@ std::string At(const std::string& path, const YAML::Node& n) {
 // Reads {latency-us, efficiency[, protocols]} into the pointers; problems go to `errors`.
 void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
                double* latency_us, double* efficiency, std::vector<std::string>* protocols,
-               std::vector<std::string>* errors) {
+               NcclChunking* chunking, std::vector<std::string>* errors) {
   if (!n.IsMap()) {
     errors->push_back(At(path, n) + ": " + what +
                       ": expected a map with latency-us and efficiency");
@@ -49,6 +50,28 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
         continue;
       }
       *(key == "latency-us" ? latency_us : efficiency) = v;
+    } else if ((key == "chunk-overhead-kib" || key == "channels") && chunking != nullptr) {
+      double v = -1;
+      if (kv.second.IsScalar()) {
+        try {
+          v = kv.second.as<double>();
+        } catch (const YAML::Exception&) {
+          v = -1;
+        }
+      }
+      const bool channels = key == "channels";
+      if (channels ? !(v >= 1 && v <= 64 && v == static_cast<int>(v)) : !(v >= 0 && v < 1e6)) {
+        errors->push_back(where + ": bad value '" +
+                          (kv.second.IsScalar() ? kv.second.Scalar() : "") + "'; expected " +
+                          (channels ? "a whole number of channels, 1 to 64" : "KiB >= 0"));
+        continue;
+      }
+      if (channels) {
+        chunking->channels = static_cast<int>(v);
+      } else {
+        chunking->modelled = true;
+        chunking->overhead_kib = v;
+      }
     } else if (key == "protocols" && protocols != nullptr) {
       if (!kv.second.IsSequence()) {
         errors->push_back(where + ": expected a list of " + kNcclProtocols);
@@ -65,7 +88,8 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
       }
     } else {
       errors->push_back(where + " is unknown; valid: latency-us, efficiency" +
-                        (protocols != nullptr ? ", protocols" : ""));
+                        (protocols != nullptr ? ", protocols" : "") +
+                        (chunking != nullptr ? ", chunk-overhead-kib, channels" : ""));
     }
   }
 }
@@ -113,7 +137,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
         NcclAlgorithm a;
         a.name = name;
         ReadEntry(path, "algorithm " + name, e.second, &a.latency_us, &a.efficiency, &a.protocols,
-                  &errors);
+                  name == "nvls" ? &a.chunking : nullptr, &errors);
         m.algorithms.push_back(a);
       } else {
         if (!IsProtocol(name)) {
@@ -124,7 +148,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
         NcclProtocol p;
         p.name = name;
         ReadEntry(path, "protocol " + name, e.second, &p.latency_us, &p.efficiency, nullptr,
-                  &errors);
+                  nullptr, &errors);
         m.protocols.push_back(p);
       }
     }
@@ -162,6 +186,10 @@ std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
       }
       out += "]";
     }
+    if (a.chunking.modelled) {
+      out += ", chunk-overhead-kib: " + Num(a.chunking.overhead_kib) +
+             ", channels: " + std::to_string(a.chunking.channels);
+    }
     out += "}\n";
   }
   out += "protocols:\n";
@@ -182,7 +210,8 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
       bool allowed = a.protocols.empty();
       for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
       if (!allowed) continue;
-      out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency * p.efficiency});
+      out.push_back(
+          {a.name, p.name, a.latency_us + p.latency_us, a.efficiency * p.efficiency, a.chunking});
     }
   }
   if (out.empty()) {
@@ -190,6 +219,32 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
                          "' is not one this machine's NCCL runs; its algorithms: " + listed);
   }
   return out;
+}
+
+uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes) {
+  const uint64_t ops =
+      static_cast<uint64_t>(std::max(channels, 1)) * static_cast<uint64_t>(std::max(heads, 1));
+  uint64_t chunk = 128 << 10;
+  auto halve_below = [&](uint64_t times, uint64_t above) {
+    if (bytes < times * ops * chunk && chunk > above) chunk = above;
+  };
+  if (nodes <= 1) {
+    halve_below(64, 64 << 10);
+    halve_below(8, 32 << 10);
+    halve_below(2, 16 << 10);
+  } else {
+    if (nodes >= 4) chunk = 64 << 10;
+    halve_below(4, 64 << 10);
+    halve_below(1, 32 << 10);
+  }
+  return chunk;
+}
+
+double EfficiencyAt(const NcclChoice& c, uint64_t bytes, int heads, int nodes) {
+  if (!c.chunking.modelled || c.chunking.overhead_kib <= 0) return c.efficiency;
+  const double chunk =
+      static_cast<double>(NvlsChunkBytes(bytes, c.chunking.channels, heads, nodes));
+  return c.efficiency * chunk / (chunk + c.chunking.overhead_kib * 1024);
 }
 
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(

@@ -11,6 +11,7 @@
 // and NCCL's tuner is taken to pick the fastest choice at every size and scale (validate.h).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,11 +26,24 @@ struct NcclProtocol {
   double efficiency = 1;
 };
 
+// NCCL's NVLS chunk schedule (enqueue.cc, calcCollChunking), for nvls only. NCCL moves an NVLS
+// collective in chunks of at most 128 KiB; with `ops` = channels x GPUs per node working at once,
+// one node halves the chunk to 64, 32, 16 KiB below 64, 8, 2 x ops x chunk bytes; across nodes
+// (NVLS-tree) to 64 and 32 KiB below 4 and 1 x ops x chunk (64 KiB at most from 4 nodes). Each
+// chunk costs a fixed overhead, given as the bytes the link would move meanwhile: the achieved
+// efficiency is chunk / (chunk + overhead), so small chunks cost more than large ones.
+struct NcclChunking {
+  bool modelled = false;    // `chunk-overhead-kib` given: calibrate fits it
+  double overhead_kib = 0;  // each chunk costs as much as moving this much more
+  int channels = 16;        // NCCL's NVLS channels (NCCL_NVLS_NCHANNELS; 16 on Hopper)
+};
+
 struct NcclAlgorithm {
   std::string name;  // ring, tree, nvls
   double latency_us = 0;
   double efficiency = 1;
   std::vector<std::string> protocols;  // the ones it runs with; empty = all
+  NcclChunking chunking;               // nvls only
 };
 
 struct NcclModel {
@@ -42,8 +56,17 @@ struct NcclChoice {
   std::string algorithm;
   std::string protocol;
   double latency_us = 0;
-  double efficiency = 1;
+  double efficiency = 1;  // before chunking: EfficiencyAt gives a collective's
+  NcclChunking chunking;
 };
+
+// The chunk NCCL's NVLS schedule takes for a collective of `bytes` (NCCL's count: the whole
+// buffer, a gathered all-gather's output) on `nodes` nodes of `heads` GPUs each.
+uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes);
+
+// The share of line rate choice `c` achieves on that collective: its efficiency, times
+// chunk / (chunk + overhead) when its chunking is modelled.
+double EfficiencyAt(const NcclChoice& c, uint64_t bytes, int heads, int nodes);
 
 // Valid names, for messages.
 extern const char kNcclAlgorithms[];  // "ring, tree, nvls"

@@ -68,6 +68,70 @@ TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
       << msg;
 }
 
+TEST(NcclModel, NvlsChunksFollowNcclsSchedule) {
+  constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  // One node of 8 GPUs, 16 channels: 128 concurrent chunks. 128 KiB from 64 x 128 x 128 KiB =
+  // 1 GiB; 64 KiB from 8 x 128 x 64 KiB = 64 MiB; 32 KiB from 2 x 128 x 32 KiB = 8 MiB.
+  EXPECT_EQ(NvlsChunkBytes(8 * kGiB, 16, 8, 1), 128 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(1 * kGiB, 16, 8, 1), 128 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(1 * kGiB - 1, 16, 8, 1), 64 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(64 * kMiB, 16, 8, 1), 64 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(64 * kMiB - 1, 16, 8, 1), 32 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(8 * kMiB, 16, 8, 1), 32 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(8 * kMiB - 1, 16, 8, 1), 16 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(1024, 16, 8, 1), 16 * kKiB);
+  // Five GPUs: 80 chunks at once, so 128 KiB already from 640 MiB.
+  EXPECT_EQ(NvlsChunkBytes(640 * kMiB, 16, 5, 1), 128 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(640 * kMiB - 1, 16, 5, 1), 64 * kKiB);
+  // Across nodes (NVLS-tree): 64 KiB below 4 x 128 x 128 KiB = 64 MiB, 32 KiB below 128 x 64 KiB
+  // = 8 MiB; from 4 nodes at most 64 KiB.
+  EXPECT_EQ(NvlsChunkBytes(64 * kMiB, 16, 8, 2), 128 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(64 * kMiB - 1, 16, 8, 2), 64 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(8 * kMiB - 1, 16, 8, 2), 32 * kKiB);
+  EXPECT_EQ(NvlsChunkBytes(8 * kGiB, 16, 8, 4), 64 * kKiB);
+
+  auto m = LoadNcclModel(
+      Write("chunks.yaml",
+            "algorithms:\n  nvls: {latency-us: 5, efficiency: 0.9, protocols: [Simple], "
+            "chunk-overhead-kib: 16, channels: 16}\n  ring: {latency-us: 0, efficiency: 1}\n"
+            "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto c = Choices(*m, "");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 2u);
+  // chunk / (chunk + 16 KiB): 128/144 at 1 GiB, 16/32 at 1 MiB; ring has no chunk model.
+  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[0], kGiB, 8, 1), 0.72 * 128 / 144);
+  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[0], kMiB, 8, 1), 0.72 * 0.5);
+  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[1], kMiB, 8, 1), 0.8);
+  // Written back and read again: the same chunking.
+  auto again = LoadNcclModel(Write("chunks2.yaml", FormatNcclModel(*m, "")));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(again->algorithms[0].chunking.modelled);
+  EXPECT_DOUBLE_EQ(again->algorithms[0].chunking.overhead_kib, 16);
+  EXPECT_EQ(again->algorithms[0].chunking.channels, 16);
+  EXPECT_FALSE(again->algorithms[1].chunking.modelled);
+
+  auto bad = LoadNcclModel(
+      Write("badchunks.yaml",
+            "algorithms:\n  nvls: {latency-us: 5, efficiency: 0.9, chunk-overhead-kib: -1, "
+            "channels: 2.5}\n  ring: {latency-us: 0, efficiency: 1, channels: 4}\n"
+            "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
+  ASSERT_FALSE(bad.ok());
+  const std::string msg = bad.status().message();
+  EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls key 'chunk-overhead-kib': bad value '-1'; "
+                     "expected KiB >= 0"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("algorithm nvls key 'channels': bad value '2.5'; expected a whole number of "
+                     "channels, 1 to 64"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("badchunks.yaml:3: algorithm ring key 'channels' is unknown; valid: "
+                     "latency-us, efficiency, protocols"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(NcclModel, AlgorithmsMapToImplementationsPerDimension) {
   auto one = NcclImplementations("nvls", 1);
   ASSERT_TRUE(one.ok());

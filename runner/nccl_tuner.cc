@@ -1,6 +1,7 @@
 #include "runner/nccl_tuner.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/event_queue.h"
 #include "runner/system_params_from_config.h"
@@ -73,7 +74,7 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
     o->name = c.algorithm + "/" + c.protocol;
     // The same conversions a system file with these keys would get (SystemConfig, WorkloadParams).
     o->latency = Time::FromNsDouble(c.latency_us * 1e3);
-    o->efficiency = std::min(c.efficiency, 1.0);
+    o->choice = c;
     for (const auto& [key, names] : *impl) {
       for (const std::string& name : names) {
         StatusOr<AlgorithmSpec> a = ParseAlgorithm(name);
@@ -90,26 +91,48 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
   return t;
 }
 
+StatusOr<std::vector<int>> NcclTuner::Members(const CollectiveRequest& req) const {
+  std::vector<int> members;
+  if (req.group == 0) {
+    for (int i = 0; i < topology_.num_npus(); ++i) members.push_back(i);
+    return members;
+  }
+  const std::vector<int>* m = groups_ ? groups_->GroupMembers(req.group) : nullptr;
+  if (m == nullptr) {
+    return Status::Error("communicator group " + std::to_string(req.group) + " is not defined");
+  }
+  return *m;
+}
+
+double NcclTuner::Efficiency(const CollectiveRequest& req, const std::vector<int>& members,
+                             const Option& o) const {
+  // NCCL counts a collective by its whole buffer (an all-gather's gathered output), on the
+  // nodes it spans (the last dimension when there are several) and the GPUs it has in each.
+  const int per_node = topology_.dims.size() > 1 ? topology_.num_npus() / topology_.dims.back().npus
+                                                 : topology_.num_npus();
+  std::set<int> nodes;
+  for (int m : members) nodes.insert(m / per_node);
+  const int n = static_cast<int>(members.size());
+  const uint64_t bytes =
+      req.type == CollectiveType::kAllGather ? req.size * static_cast<uint64_t>(n) : req.size;
+  const int heads = std::max(1, n / static_cast<int>(nodes.size()));
+  return std::min(EfficiencyAt(o.choice, bytes, heads, static_cast<int>(nodes.size())), 1.0);
+}
+
 StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const Option& o) const {
+  StatusOr<std::vector<int>> m = Members(request);
+  if (!m.ok()) return m.status();
+  const std::vector<int>& members = *m;
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, net_params_);
   SystemLayer layer(sim, *net, params_);
-  std::vector<int> members;
   if (request.group != 0) {
-    const std::vector<int>* m = groups_ ? groups_->GroupMembers(request.group) : nullptr;
-    if (m == nullptr) {
-      return Status::Error("communicator group " + std::to_string(request.group) +
-                           " is not defined");
-    }
-    members = *m;
     Status s = layer.AddGroup(request.group, members);
     if (!s.ok()) return s;
-  } else {
-    for (int i = 0; i < layer.num_npus(); ++i) members.push_back(i);
   }
   CollectiveRequest req = request;
   req.impl = &o.impl;
-  req.size = InflateForEfficiency(req.size, o.efficiency);
+  req.size = InflateForEfficiency(req.size, Efficiency(request, members, o));
   ProbeDriver driver(layer, req);
   for (int m : members) {
     if (o.latency > Time::Zero()) {
@@ -163,10 +186,12 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     tuned_.push_back(t);
   }
   const Option& o = *options_[it->second];
+  StatusOr<std::vector<int>> members = Members(req);
+  if (!members.ok()) return members.status();
   CollectiveChoice c;
   c.impl = &o.impl;
   c.launch_latency = o.latency;
-  c.efficiency = o.efficiency;
+  c.efficiency = Efficiency(req, *members, o);
   return c;
 }
 

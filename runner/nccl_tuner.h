@@ -63,13 +63,18 @@ class NcclTuner : public CollectiveTuner {
     std::string name;  // "ring/LL"
     std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;
     Time latency;
-    double efficiency = 1;
+    NcclChoice choice;  // for its efficiency at a collective's size (EfficiencyAt)
   };
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
 
   NcclTuner() = default;
   // The collective alone with option `o`: its time, or why it cannot run.
   StatusOr<Time> Probe(const CollectiveRequest& req, const Option& o) const;
+  // The members of the request's group (all NPUs for group 0), or why there are none.
+  StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
+  // The share of line rate option `o` achieves on the request (its chunking at this size).
+  double Efficiency(const CollectiveRequest& req, const std::vector<int>& members,
+                    const Option& o) const;
 
   std::string model_path_;
   Topology topology_;

@@ -41,6 +41,7 @@ struct Curve {
 struct Group {
   std::vector<std::pair<double, double>> rows;  // (size, log measured time)
   std::map<std::string, Curve> curves;          // per algorithm that runs at this scale
+  int heads = 1, nodes = 1;                     // GPUs per node, nodes
 };
 
 // A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0,1) through a logistic).
@@ -65,7 +66,9 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
       for (const NcclChoice& c : *choices) {
         auto it = g.curves.find(c.algorithm);
         if (it == g.curves.end()) continue;
-        best = std::min(best, c.latency_us + it->second.Eval(size / c.efficiency));
+        // nccl-tests' size is NCCL's byte count (an all-gather's gathered output).
+        const double e = EfficiencyAt(c, static_cast<uint64_t>(size), g.heads, g.nodes);
+        best = std::min(best, c.latency_us + it->second.Eval(size / std::min(e, 1.0)));
       }
       sum += std::fabs(std::log(best) - log_meas);
     }
@@ -173,6 +176,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       hi = std::max(hi, static_cast<double>(r.size));
     }
     if (g.rows.empty()) continue;
+    g.heads = sim->Heads(m.gpus);
+    g.nodes = sim->Nodes(m.gpus);
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
     const std::string forced = m.algorithm == "nvlstree" ? "nvls" : m.algorithm;
@@ -248,6 +253,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     if (!free(a.name)) continue;
     params.push_back({&a.latency_us, true});
     params.push_back({&a.efficiency, false});
+    // A chunk overhead in KiB is fitted like a latency (>= 0), where the profile models one.
+    if (a.chunking.modelled) params.push_back({&a.chunking.overhead_kib, true});
   }
   if (params.empty()) return Status::Error("--fit leaves no parameter to fit");
   std::vector<double> u0;
@@ -292,6 +299,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   for (NcclAlgorithm& a : model.algorithms) {
     a.latency_us = std::round(a.latency_us * 1e3) / 1e3;
     a.efficiency = std::round(a.efficiency * 1e4) / 1e4;
+    a.chunking.overhead_kib = std::round(a.chunking.overhead_kib * 1e2) / 1e2;
   }
   result.model = model;
 

@@ -93,7 +93,7 @@ TEST(PublishedData, AwsP5Efa) {
 //   Orrery's tuner picks it: NVLS moves the whole buffer up each link for a reduce-scatter
 //   (system/README.md, "NVLS"), so ring is the faster choice, as NCCL's maintainers say it is
 //   (NVIDIA/nccl #1083), and the tuner takes it.
-// - NVLS forced is predicted 24% slow: its efficiency, fitted on all-reduce, is lower than what
+// - NVLS forced is predicted 23% slow: its efficiency, fitted on all-reduce, is lower than what
 //   the reduce-scatter achieves (hgx-h100/README.md); not met, reported by the table only.
 TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
   const std::string ring_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log";
@@ -117,19 +117,19 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
 // Other GPU counts, held out from hgx-h100 (fitted on 8 GPUs): NVLS all-reduce on 5 to 8 GPUs of
 // one H100 node, NVIDIA/nccl issue #1455 (validate/measured/README.md). NVLS moves D + D/n each
 // way over each GPU's link, so the algorithm bandwidth grows with n as n / (n + 1); the post's
-// figures do (258 to 273 GB/s). Relative to 8 GPUs each count is predicted within 2% (moving D
-// each way, whatever n, was 5.5% off at 5 GPUs). The level, 7.9% slow, is the fitted profile's
-// own error at 2-8 GiB on Azure's table (+6 to +7%): within 15%, not within 5%.
+// figures do (258 to 273 GB/s). Within the issue's targets, and relative to 8 GPUs each count is
+// predicted within 1% (moving D each way, whatever n, was 5.5% off at 5 GPUs). At 2 GiB NCCL's
+// NVLS chunk is 128 KiB for every count here (config/nccl_model.h, NcclChunking).
 TEST(PublishedData, HgxH100NvlsScalesWithTheGpuCount) {
-  Errors e = Check("validate/measured/h100-nvswitch-nvls-all_reduce-gpus.csv", "hgx-h100", "nvls");
-  ASSERT_EQ(e.rows, 4u);
-  EXPECT_LE(e.all, 0.15);
+  Errors e = ExpectTargets("validate/measured/h100-nvswitch-nvls-all_reduce-gpus.csv", "hgx-h100",
+                           4, 0.05, "nvls");
+  ASSERT_EQ(e.table.size(), 4u);
   const ValidationRow& eight = e.table.back();
   ASSERT_EQ(eight.gpus, 8);
   for (const ValidationRow& row : e.table) {
     EXPECT_EQ(row.choice, "nvls/Simple");
     const double relative = (1 + row.error) / (1 + eight.error) - 1;
-    EXPECT_LE(std::abs(relative), 0.02) << row.gpus << " GPUs";
+    EXPECT_LE(std::abs(relative), 0.01) << row.gpus << " GPUs";
   }
 }
 

@@ -95,6 +95,7 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
   p.npus_ = 1;
   for (const YAML::Node& c : counts) p.npus_ *= c.as<int>();
   p.dims_ = static_cast<int>(counts.size());
+  p.per_node_ = p.dims_ > 1 ? p.npus_ / counts[counts.size() - 1].as<int>() : p.npus_;
   const std::string nccl = ProfileFile(dir, "nccl");
   if (!nccl.empty()) {
     StatusOr<NcclModel> m = LoadNcclModel(nccl);

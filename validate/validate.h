@@ -79,6 +79,9 @@ class ProfileSimulator {
 
   int npus() const { return npus_; }
   int dims() const { return dims_; }
+  // GPUs per node and nodes when `gpus` GPUs run (one node for a one-dimension profile).
+  int Heads(int gpus) const { return dims_ > 1 ? per_node_ : gpus; }
+  int Nodes(int gpus) const { return dims_ > 1 ? gpus / per_node_ : 1; }
   const NcclModel* nccl() const { return has_nccl_ ? &nccl_ : nullptr; }
   const std::string& dir() const { return dir_; }
 
@@ -111,7 +114,7 @@ class ProfileSimulator {
                           const RunOptions* nccl);
   std::string dir_, system_, network_, memory_, work_;
   bool own_work_ = false;
-  int npus_ = 0, dims_ = 0;
+  int npus_ = 0, dims_ = 0, per_node_ = 0;
   bool has_nccl_ = false;
   NcclModel nccl_;
   Backend backend_ = Backend::kAnalyticalAware;
