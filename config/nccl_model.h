@@ -7,7 +7,8 @@
 //
 // A choice (algorithm a, protocol p) runs algorithm a's messages (NcclImplementations) with
 //   collective-launch-latency = a.latency + p.latency     (the per-collective floor)
-//   protocol-efficiency       = a.efficiency * p.efficiency  (achieved share of line rate)
+//   protocol-efficiency       = a.efficiency * p.efficiency  (achieved share of line rate;
+//                               for nvls with chunking, times its chunk term: EfficiencyAt)
 // and NCCL's tuner is taken to pick the fastest choice at every size and scale (validate.h).
 #pragma once
 
