@@ -20,7 +20,29 @@ std::string At(const std::string& path, const YAML::Node& n) {
   return path + ":" + std::to_string(n.Mark().line + 1);
 }
 
-// Reads {latency-us, efficiency[, protocols]} into the pointers; problems go to `errors`.
+// A scalar number that `valid` accepts, into `out`; else an error naming what is expected.
+bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(double),
+                const char* expected, double* out, std::vector<std::string>* errors) {
+  double v = 0;
+  bool ok = n.IsScalar();
+  if (ok) {
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      ok = false;
+    }
+  }
+  if (!ok || !valid(v)) {
+    errors->push_back(where + ": bad value '" + (n.IsScalar() ? n.Scalar() : "") + "'; expected " +
+                      expected);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// Reads {latency-us, efficiency[, protocols][, chunk-overhead-kib, channels]} into the pointers
+// (null: the key is not valid here); problems go to `errors`.
 void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
                double* latency_us, double* efficiency, std::vector<std::string>* protocols,
                NcclChunking* chunking, std::vector<std::string>* errors) {
@@ -32,45 +54,25 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
     const std::string where = At(path, kv.first) + ": " + what + " key '" + key + "'";
-    if (key == "latency-us" || key == "efficiency") {
-      double v = 0;
-      bool ok = kv.second.IsScalar();
-      if (ok) {
-        try {
-          v = kv.second.as<double>();
-        } catch (const YAML::Exception&) {
-          ok = false;
-        }
-      }
-      const bool in_range = key == "latency-us" ? v >= 0 : (v > 0 && v <= 1);
-      if (!ok || !in_range) {
-        errors->push_back(where + ": bad value '" +
-                          (kv.second.IsScalar() ? kv.second.Scalar() : "") + "'; expected " +
-                          (key == "latency-us" ? "microseconds >= 0" : "a share in (0, 1]"));
-        continue;
-      }
-      *(key == "latency-us" ? latency_us : efficiency) = v;
-    } else if ((key == "chunk-overhead-kib" || key == "channels") && chunking != nullptr) {
-      double v = -1;
-      if (kv.second.IsScalar()) {
-        try {
-          v = kv.second.as<double>();
-        } catch (const YAML::Exception&) {
-          v = -1;
-        }
-      }
-      const bool channels = key == "channels";
-      if (channels ? !(v >= 1 && v <= 64 && v == static_cast<int>(v)) : !(v >= 0 && v < 1e6)) {
-        errors->push_back(where + ": bad value '" +
-                          (kv.second.IsScalar() ? kv.second.Scalar() : "") + "'; expected " +
-                          (channels ? "a whole number of channels, 1 to 64" : "KiB >= 0"));
-        continue;
-      }
-      if (channels) {
-        chunking->channels = static_cast<int>(v);
-      } else {
-        chunking->modelled = true;
-        chunking->overhead_kib = v;
+    if (key == "latency-us") {
+      ReadNumber(
+          kv.second, where, [](double v) { return v >= 0; }, "microseconds >= 0", latency_us,
+          errors);
+    } else if (key == "efficiency") {
+      ReadNumber(
+          kv.second, where, [](double v) { return v > 0 && v <= 1; }, "a share in (0, 1]",
+          efficiency, errors);
+    } else if (key == "chunk-overhead-kib" && chunking != nullptr) {
+      chunking->modelled = ReadNumber(
+          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "KiB >= 0",
+          &chunking->overhead_kib, errors);
+    } else if (key == "channels" && chunking != nullptr) {
+      double channels = 0;
+      if (ReadNumber(
+              kv.second, where,
+              [](double v) { return v >= 1 && v <= 64 && v == static_cast<int>(v); },
+              "a whole number of channels, 1 to 64", &channels, errors)) {
+        chunking->channels = static_cast<int>(channels);
       }
     } else if (key == "protocols" && protocols != nullptr) {
       if (!kv.second.IsSequence()) {
@@ -225,17 +227,18 @@ uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes) {
   const uint64_t ops =
       static_cast<uint64_t>(std::max(channels, 1)) * static_cast<uint64_t>(std::max(heads, 1));
   uint64_t chunk = 128 << 10;
-  auto halve_below = [&](uint64_t times, uint64_t above) {
-    if (bytes < times * ops * chunk && chunk > above) chunk = above;
+  // Below `times` x ops x chunk bytes, a chunk larger than `to` becomes `to`.
+  auto shrink_below = [&](uint64_t times, uint64_t to) {
+    if (bytes < times * ops * chunk && chunk > to) chunk = to;
   };
   if (nodes <= 1) {
-    halve_below(64, 64 << 10);
-    halve_below(8, 32 << 10);
-    halve_below(2, 16 << 10);
+    shrink_below(64, 64 << 10);
+    shrink_below(8, 32 << 10);
+    shrink_below(2, 16 << 10);
   } else {
     if (nodes >= 4) chunk = 64 << 10;
-    halve_below(4, 64 << 10);
-    halve_below(1, 32 << 10);
+    shrink_below(4, 64 << 10);
+    shrink_below(1, 32 << 10);
   }
   return chunk;
 }

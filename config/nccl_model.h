@@ -65,8 +65,8 @@ struct NcclChoice {
 // buffer, a gathered all-gather's output) on `nodes` nodes of `heads` GPUs each.
 uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes);
 
-// The share of line rate choice `c` achieves on that collective: its efficiency, times
-// chunk / (chunk + overhead) when its chunking is modelled.
+// The share of line rate choice `c` achieves on that collective, in (0, 1]: its efficiency,
+// times chunk / (chunk + overhead) when its chunking is modelled.
 double EfficiencyAt(const NcclChoice& c, uint64_t bytes, int heads, int nodes);
 
 // Valid names, for messages.

@@ -116,13 +116,11 @@ double NcclTuner::Efficiency(const CollectiveRequest& req, const std::vector<int
   const uint64_t bytes =
       req.type == CollectiveType::kAllGather ? req.size * static_cast<uint64_t>(n) : req.size;
   const int heads = std::max(1, n / static_cast<int>(nodes.size()));
-  return std::min(EfficiencyAt(o.choice, bytes, heads, static_cast<int>(nodes.size())), 1.0);
+  return EfficiencyAt(o.choice, bytes, heads, static_cast<int>(nodes.size()));
 }
 
-StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const Option& o) const {
-  StatusOr<std::vector<int>> m = Members(request);
-  if (!m.ok()) return m.status();
-  const std::vector<int>& members = *m;
+StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vector<int>& members,
+                                const Option& o, double efficiency) const {
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, net_params_);
   SystemLayer layer(sim, *net, params_);
@@ -132,7 +130,7 @@ StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const Option& 
   }
   CollectiveRequest req = request;
   req.impl = &o.impl;
-  req.size = InflateForEfficiency(req.size, Efficiency(request, members, o));
+  req.size = InflateForEfficiency(req.size, efficiency);
   ProbeDriver driver(layer, req);
   for (int m : members) {
     if (o.latency > Time::Zero()) {
@@ -154,21 +152,24 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
   const Key key{static_cast<int>(req.type), req.size, req.group, req.involved_dims, req.root};
   auto it = chosen_.find(key);
   if (it == chosen_.end()) {
-    size_t best = options_.size();
+    StatusOr<std::vector<int>> members = Members(req);
+    if (!members.ok()) return members.status();
+    Chosen best{options_.size(), 1};
     Time best_time;
     std::string failures;
     for (size_t i = 0; i < options_.size(); ++i) {
-      StatusOr<Time> t = Probe(req, *options_[i]);
+      const double efficiency = Efficiency(req, *members, *options_[i]);
+      StatusOr<Time> t = Probe(req, *members, *options_[i], efficiency);
       if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
         failures += "\n  " + options_[i]->name + ": " + t.status().message();
         continue;
       }
-      if (best == options_.size() || *t < best_time) {
-        best = i;
+      if (best.option == options_.size() || *t < best_time) {
+        best = {i, efficiency};
         best_time = *t;
       }
     }
-    if (best == options_.size()) {
+    if (best.option == options_.size()) {
       return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
                            CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +
                            " bytes here:" + failures);
@@ -178,20 +179,16 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     t.type = req.type;
     t.size = req.size;
     t.group = req.group;
-    const std::vector<int>* m =
-        req.group != 0 && groups_ ? groups_->GroupMembers(req.group) : nullptr;
-    t.group_size = m != nullptr ? static_cast<int>(m->size()) : topology_.num_npus();
-    t.choice = options_[best]->name;
+    t.group_size = static_cast<int>(members->size());
+    t.choice = options_[best.option]->name;
     t.predicted = best_time;
     tuned_.push_back(t);
   }
-  const Option& o = *options_[it->second];
-  StatusOr<std::vector<int>> members = Members(req);
-  if (!members.ok()) return members.status();
+  const Option& o = *options_[it->second.option];
   CollectiveChoice c;
   c.impl = &o.impl;
   c.launch_latency = o.latency;
-  c.efficiency = Efficiency(req, *members, o);
+  c.efficiency = it->second.efficiency;
   return c;
 }
 

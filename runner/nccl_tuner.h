@@ -68,8 +68,16 @@ class NcclTuner : public CollectiveTuner {
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
 
   NcclTuner() = default;
-  // The collective alone with option `o`: its time, or why it cannot run.
-  StatusOr<Time> Probe(const CollectiveRequest& req, const Option& o) const;
+  // The option a distinct collective runs, and the efficiency it has there.
+  struct Chosen {
+    size_t option = 0;  // index into options_
+    double efficiency = 1;
+  };
+
+  // The collective alone on `members` with option `o` at `efficiency`: its time, or why it
+  // cannot run.
+  StatusOr<Time> Probe(const CollectiveRequest& req, const std::vector<int>& members,
+                       const Option& o, double efficiency) const;
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
   // The share of line rate option `o` achieves on the request (its chunking at this size).
@@ -83,7 +91,7 @@ class NcclTuner : public CollectiveTuner {
   SystemParams params_;
   const SystemLayer* groups_ = nullptr;
   std::vector<std::unique_ptr<Option>> options_;  // stable addresses: requests point into them
-  std::map<Key, size_t> chosen_;                  // index into options_
+  std::map<Key, Chosen> chosen_;
   std::vector<NcclTunedCollective> tuned_;
 };
 

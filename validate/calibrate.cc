@@ -68,7 +68,7 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
         if (it == g.curves.end()) continue;
         // nccl-tests' size is NCCL's byte count (an all-gather's gathered output).
         const double e = EfficiencyAt(c, static_cast<uint64_t>(size), g.heads, g.nodes);
-        best = std::min(best, c.latency_us + it->second.Eval(size / std::min(e, 1.0)));
+        best = std::min(best, c.latency_us + it->second.Eval(size / e));
       }
       sum += std::fabs(std::log(best) - log_meas);
     }

@@ -147,14 +147,13 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
     // Fewer GPUs on one switch: the others stay idle, each used GPU keeps its own links.
     net["npus_count"][0] = gpus;
   } else {
-    const int per_last = npus_ / counts[counts.size() - 1].as<int>();
-    if (counts.size() < 2 || gpus % per_last != 0) {
+    if (counts.size() < 2 || gpus % per_node_ != 0) {
       return Status::Error(
           source + ": measured on " + std::to_string(gpus) + " GPUs, but " + network_ + " has " +
           std::to_string(npus_) + " NPUs and no node dimension to scale to that" +
           (one_switch ? " (one switch: 2 to " + std::to_string(npus_) + " GPUs)" : std::string()));
     }
-    net["npus_count"][counts.size() - 1] = gpus / per_last;
+    net["npus_count"][counts.size() - 1] = Nodes(gpus);
   }
   const std::string file = work_ + "/network_" + std::to_string(gpus) + ".yaml";
   std::ofstream(file) << FlowYaml(net) << "\n";
