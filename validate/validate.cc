@@ -122,6 +122,7 @@ ProfileSimulator::ProfileSimulator(ProfileSimulator&& o) noexcept
       own_work_(o.own_work_),
       npus_(o.npus_),
       dims_(o.dims_),
+      per_node_(o.per_node_),
       has_nccl_(o.has_nccl_),
       nccl_(std::move(o.nccl_)),
       backend_(o.backend_),

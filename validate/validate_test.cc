@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <utility>
 
 #include "et_feeder/writer.h"
 #include "runner/run.h"
@@ -109,6 +110,28 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
   r = ValidateCsv(profile, "scale_all_reduce.csv", "gpus,size_bytes,time_us\n12,1048576,100\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
+}
+
+// GPUs per node and nodes, as calibrate gives them to NCCL's chunk schedule: the profile's
+// nodes of 8 (kept when the simulator is moved out of Open's result), one node for one switch.
+TEST(Validate, ProfileKnowsItsNodes) {
+  const std::string nodes = WriteProfile(
+      "heads",
+      "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 400.0, 50.0 ]\n"
+      "latency: [ 900.0, 3000.0 ]\n",
+      2);
+  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(nodes, "", Backend::kAnalyticalAware);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  ProfileSimulator moved = std::move(*sim);
+  EXPECT_EQ(moved.Heads(32), 8);
+  EXPECT_EQ(moved.Nodes(32), 4);
+  const std::string one = WriteProfile(
+      "heads1",
+      "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\nlatency: [ 700.0 ]\n", 1);
+  StatusOr<ProfileSimulator> single = ProfileSimulator::Open(one, "", Backend::kAnalyticalAware);
+  ASSERT_TRUE(single.ok()) << single.status().message();
+  EXPECT_EQ(single->Heads(5), 5);
+  EXPECT_EQ(single->Nodes(5), 1);
 }
 
 // One switch: a measurement on fewer GPUs runs on that many ports of the same switch (the others
