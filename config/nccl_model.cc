@@ -212,8 +212,8 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
       bool allowed = a.protocols.empty();
       for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
       if (!allowed) continue;
-      out.push_back(
-          {a.name, p.name, a.latency_us + p.latency_us, a.efficiency * p.efficiency, a.chunking});
+      out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency * p.efficiency,
+                     p.efficiency, a.chunking});
     }
   }
   if (out.empty()) {
@@ -243,11 +243,17 @@ uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes) {
   return chunk;
 }
 
-double EfficiencyAt(const NcclChoice& c, uint64_t bytes, int heads, int nodes) {
-  if (!c.chunking.modelled || c.chunking.overhead_kib <= 0) return c.efficiency;
-  const double chunk =
-      static_cast<double>(NvlsChunkBytes(bytes, c.chunking.channels, heads, nodes));
-  return c.efficiency * chunk / (chunk + c.chunking.overhead_kib * 1024);
+double EfficiencyAt(const NcclChoice& c, const NcclCall& call) {
+  double efficiency = c.efficiency;
+  if (c.chunking.modelled && c.chunking.overhead_kib > 0) {
+    const double chunk = static_cast<double>(
+        NvlsChunkBytes(call.bytes, c.chunking.channels, call.heads, call.nodes));
+    efficiency *= chunk / (chunk + c.chunking.overhead_kib * 1024);
+  }
+  if (c.algorithm != "nvls" || !call.split || call.nodes > 1 || call.heads < 2) return efficiency;
+  const double n = call.heads;
+  const double d = efficiency / c.protocol_efficiency;  // NVLS's own share, both ways at once
+  return c.protocol_efficiency * std::min(1.0, 2 * d * n / (n + 1));
 }
 
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(

@@ -8,7 +8,8 @@
 // A choice (algorithm a, protocol p) runs algorithm a's messages (NcclImplementations) with
 //   collective-launch-latency = a.latency + p.latency     (the per-collective floor)
 //   protocol-efficiency       = a.efficiency * p.efficiency  (achieved share of line rate;
-//                               for nvls with chunking, times its chunk term: EfficiencyAt)
+//                               for nvls with chunking, times its chunk term, and for a lone
+//                               nvls reduce-scatter or all-gather, its one-way rule: EfficiencyAt)
 // and NCCL's tuner is taken to pick the fastest choice at every size and scale (validate.h).
 #pragma once
 
@@ -57,8 +58,17 @@ struct NcclChoice {
   std::string algorithm;
   std::string protocol;
   double latency_us = 0;
-  double efficiency = 1;  // before chunking: EfficiencyAt gives a collective's
+  double efficiency = 1;           // before chunking: EfficiencyAt gives a collective's
+  double protocol_efficiency = 1;  // the protocol's share alone (p.efficiency)
   NcclChunking chunking;
+};
+
+// A collective as NCCL's cost terms see it.
+struct NcclCall {
+  uint64_t bytes = 0;  // NCCL's count: the whole buffer (a gathered all-gather's output)
+  int heads = 1;       // GPUs taking part per node
+  int nodes = 1;       // nodes it spans
+  bool split = false;  // a reduce-scatter or all-gather (not an all-reduce)
 };
 
 // The chunk NCCL's NVLS schedule takes for a collective of `bytes` (NCCL's count: the whole
@@ -67,7 +77,14 @@ uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes);
 
 // The share of line rate choice `c` achieves on that collective, in (0, 1]: its efficiency,
 // times chunk / (chunk + overhead) when its chunking is modelled.
-double EfficiencyAt(const NcclChoice& c, uint64_t bytes, int heads, int nodes);
+//
+// NVLS's own share d (the algorithm's efficiency, times its chunk term) is what the switch
+// sustains with SHARP traffic crossing each GPU's port both ways at once, as in an all-reduce
+// (D + D/n up and down): it bounds the two directions together at 2·d·rate. A lone
+// reduce-scatter or all-gather on one node loads one direction with D and the other with D/n
+// (NVIDIA/nccl #1083, #1506), so its busier direction runs at the protocol's own rate unless
+// the two together reach that bound: its share is p·min(1, 2·d·n/(n + 1)).
+double EfficiencyAt(const NcclChoice& c, const NcclCall& call);
 
 // Valid names, for messages.
 extern const char kNcclAlgorithms[];  // "ring, tree, nvls"

@@ -68,6 +68,20 @@ TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
       << msg;
 }
 
+NcclCall AllReduce(uint64_t bytes, int heads, int nodes) {
+  NcclCall call;
+  call.bytes = bytes;
+  call.heads = heads;
+  call.nodes = nodes;
+  return call;
+}
+
+NcclCall Split(uint64_t bytes, int heads, int nodes) {
+  NcclCall call = AllReduce(bytes, heads, nodes);
+  call.split = true;
+  return call;
+}
+
 TEST(NcclModel, NvlsChunksFollowNcclsSchedule) {
   constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
   // One node of 8 GPUs, 16 channels: 128 concurrent chunks. 128 KiB from 64 x 128 x 128 KiB =
@@ -100,9 +114,9 @@ TEST(NcclModel, NvlsChunksFollowNcclsSchedule) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->size(), 2u);
   // chunk / (chunk + 16 KiB): 128/144 at 1 GiB, 16/32 at 1 MiB; ring has no chunk model.
-  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[0], kGiB, 8, 1), 0.72 * 128 / 144);
-  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[0], kMiB, 8, 1), 0.72 * 0.5);
-  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[1], kMiB, 8, 1), 0.8);
+  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[0], AllReduce(kGiB, 8, 1)), 0.72 * 128 / 144);
+  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[0], AllReduce(kMiB, 8, 1)), 0.72 * 0.5);
+  EXPECT_DOUBLE_EQ(EfficiencyAt((*c)[1], AllReduce(kMiB, 8, 1)), 0.8);
   // Written back and read again: the same chunking.
   auto again = LoadNcclModel(Write("chunks2.yaml", FormatNcclModel(*m, "")));
   ASSERT_TRUE(again.ok()) << again.status().message();
@@ -154,6 +168,35 @@ TEST(NcclModel, AlgorithmsMapToImplementationsPerDimension) {
   ASSERT_FALSE(single_tree.ok());
   EXPECT_NE(single_tree.status().message().find("needs a node dimension"), std::string::npos);
   EXPECT_FALSE(NcclImplementations("collnet", 2).ok());
+}
+
+// NVLS's own efficiency bounds the two directions of a port together (config/nccl_model.h,
+// EfficiencyAt). An all-reduce loads both alike and gets it; a lone reduce-scatter or all-gather
+// on one node loads one direction with D and the other with D/n, so it runs at the protocol's
+// rate while 2·d·n/(n + 1) >= 1, and below it in proportion.
+TEST(NcclModel, LoneNvlsReduceScatterRunsAtTheProtocolsRate) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  auto m = LoadNcclModel(
+      Write("oneway.yaml",
+            "algorithms:\n  nvls: {latency-us: 5, efficiency: 0.9, protocols: [Simple], "
+            "chunk-overhead-kib: 16, channels: 16}\n  ring: {latency-us: 0, efficiency: 0.5}\n"
+            "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto c = Choices(*m, "");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 2u);
+  const NcclChoice& nvls = (*c)[0];
+  const NcclChoice& ring = (*c)[1];
+  EXPECT_DOUBLE_EQ(nvls.protocol_efficiency, 0.8);
+  // d = 0.9 x 128/144 = 0.8 at 1 GiB: 2 x 0.8 x 8/9 > 1.
+  EXPECT_DOUBLE_EQ(EfficiencyAt(nvls, AllReduce(kGiB, 8, 1)), 0.8 * 0.8);
+  EXPECT_DOUBLE_EQ(EfficiencyAt(nvls, Split(kGiB, 8, 1)), 0.8);
+  // 1 KiB: 16 KiB chunks, d = 0.9 x 16/32 = 0.45: 2 x 0.45 x 8/9 = 0.8 of Simple's rate.
+  EXPECT_DOUBLE_EQ(EfficiencyAt(nvls, Split(1024, 8, 1)), 0.8 * (2 * 0.45 * 8 / 9));
+  // Across nodes (NVLS-tree's chunks) and on other algorithms: the plain efficiency.
+  EXPECT_DOUBLE_EQ(EfficiencyAt(nvls, Split(kGiB, 8, 2)),
+                   EfficiencyAt(nvls, AllReduce(kGiB, 8, 2)));
+  EXPECT_DOUBLE_EQ(EfficiencyAt(ring, Split(kGiB, 8, 1)), 0.4);
 }
 
 }  // namespace

@@ -115,8 +115,12 @@ double NcclTuner::Efficiency(const CollectiveRequest& req, const std::vector<int
   const int n = static_cast<int>(members.size());
   const uint64_t bytes =
       req.type == CollectiveType::kAllGather ? req.size * static_cast<uint64_t>(n) : req.size;
-  const int heads = std::max(1, n / static_cast<int>(nodes.size()));
-  return EfficiencyAt(o.choice, bytes, heads, static_cast<int>(nodes.size()));
+  NcclCall call;
+  call.bytes = bytes;
+  call.nodes = static_cast<int>(nodes.size());
+  call.heads = std::max(1, n / call.nodes);
+  call.split = req.type == CollectiveType::kAllGather || req.type == CollectiveType::kReduceScatter;
+  return EfficiencyAt(o.choice, call);
 }
 
 StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vector<int>& members,

@@ -41,7 +41,7 @@ struct Curve {
 struct Group {
   std::vector<std::pair<double, double>> rows;  // (size, log measured time)
   std::map<std::string, Curve> curves;          // per algorithm that runs at this scale
-  int heads = 1, nodes = 1;                     // GPUs per node, nodes
+  NcclCall call;                                // heads, nodes, split; bytes per row
 };
 
 // A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0,1) through a logistic).
@@ -67,7 +67,9 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
         auto it = g.curves.find(c.algorithm);
         if (it == g.curves.end()) continue;
         // nccl-tests' size is NCCL's byte count (an all-gather's gathered output).
-        const double e = EfficiencyAt(c, static_cast<uint64_t>(size), g.heads, g.nodes);
+        NcclCall call = g.call;
+        call.bytes = static_cast<uint64_t>(size);
+        const double e = EfficiencyAt(c, call);
         best = std::min(best, c.latency_us + it->second.Eval(size / e));
       }
       sum += std::fabs(std::log(best) - log_meas);
@@ -176,8 +178,9 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       hi = std::max(hi, static_cast<double>(r.size));
     }
     if (g.rows.empty()) continue;
-    g.heads = sim->Heads(m.gpus);
-    g.nodes = sim->Nodes(m.gpus);
+    g.call.heads = sim->Heads(m.gpus);
+    g.call.nodes = sim->Nodes(m.gpus);
+    g.call.split = m.collective == "all_gather" || m.collective == "reduce_scatter";
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
     const std::string forced = m.algorithm == "nvlstree" ? "nvls" : m.algorithm;

@@ -38,7 +38,7 @@ Errors Check(const std::string& file, const std::string& machine,
   o.gpus = gpus;
   StatusOr<ValidationReport> r = Validate(o);
   EXPECT_TRUE(r.ok()) << r.status().message();
-  if (!r.ok()) return {1, 1, 0};
+  if (!r.ok()) return {1, 1, 1, 0, {}};
   std::vector<double> big, huge, all;
   for (const ValidationRow& v : r->rows) {
     all.push_back(v.error);
@@ -93,8 +93,11 @@ TEST(PublishedData, AwsP5Efa) {
 //   Orrery's tuner picks it: NVLS moves the whole buffer up each link for a reduce-scatter
 //   (system/README.md, "NVLS"), so ring is the faster choice, as NCCL's maintainers say it is
 //   (NVIDIA/nccl #1083), and the tuner takes it.
-// - NVLS forced is predicted 23% slow: its efficiency, fitted on all-reduce, is lower than what
-//   the reduce-scatter achieves (hgx-h100/README.md); not met, reported by the table only.
+// - NVLS forced is within the issue's targets too, and slower than ring as measured. NVLS's
+//   efficiency (fitted on all-reduce) bounds a port's two directions together; a lone
+//   reduce-scatter loads one direction only, so it runs at Simple's rate (config/nccl_model.h,
+//   EfficiencyAt; NVIDIA/nccl #1083, #1506). That rule came after this table had been seen
+//   (it was 22.6% slow without it), so the NVLS half is a weaker hold-out than the ring half.
 TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
   const std::string ring_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log";
   const std::string nvls_log = "validate/measured/h100-8gpu-nvswitch-reduce_scatter-nvls.log";
@@ -104,7 +107,7 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
       EXPECT_EQ(row.choice, "ring/Simple") << algorithm << " " << row.size;
     }
   }
-  Errors nvls = Check(nvls_log, "hgx-h100", "nvls", 8);
+  Errors nvls = ExpectTargets(nvls_log, "hgx-h100", 5, 0.05, "nvls", 8);
   Errors ring_on_nvls_sizes = Check(nvls_log, "hgx-h100", "ring", 8);
   ASSERT_EQ(nvls.rows, 5u);
   ASSERT_EQ(ring_on_nvls_sizes.rows, 5u);
@@ -112,6 +115,27 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
     // Measured, NVLS is the slower (422 us against ring's 377 us at 128 MiB); so is the model.
     EXPECT_GT(nvls.table[i].simulated_us, ring_on_nvls_sizes.table[i].simulated_us);
   }
+}
+
+// All-gather, held out from hgx-h100: NVIDIA/nccl issue #1506's figures for one NVLink4 node at
+// 1 GiB (approximate, machine unstated: validate/measured/README.md). NVLS moves D down each link
+// and D/n up, ring (n-1)/n·D each way, so NVLS is the slower (300 against 350 GB/s busbw); the
+// same post's NVLS all-reduce reaches 470. Like the reduce-scatter's NVLS half, the all-gather's
+// NVLS row was seen before the one-way rule (config/nccl_model.h, EfficiencyAt; 13.8% slow
+// without it), so it supports the rule rather than testing it blind.
+TEST(PublishedData, NvlinkAllGatherIsPredicted) {
+  const std::string prefix = "validate/measured/nvlink4-8gpu-";
+  Errors nvls = ExpectTargets(prefix + "all_gather-nvls.csv", "hgx-h100", 1, 0.05, "nvls");
+  Errors ring = ExpectTargets(prefix + "all_gather-ring.csv", "hgx-h100", 1, 0.05, "ring");
+  Errors tuned = ExpectTargets(prefix + "all_gather-ring.csv", "hgx-h100", 1, 0.05);
+  Errors all_reduce = ExpectTargets(prefix + "all_reduce-nvls.csv", "hgx-h100", 1, 0.05);
+  ASSERT_EQ(nvls.table.size(), 1u);
+  ASSERT_EQ(ring.table.size(), 1u);
+  ASSERT_EQ(tuned.table.size(), 1u);
+  ASSERT_EQ(all_reduce.table.size(), 1u);
+  EXPECT_GT(nvls.table[0].simulated_us, ring.table[0].simulated_us);
+  EXPECT_EQ(tuned.table[0].choice, "ring/Simple");
+  EXPECT_EQ(all_reduce.table[0].choice, "nvls/Simple");
 }
 
 // Other GPU counts, held out from hgx-h100 (fitted on 8 GPUs): NVLS all-reduce on 5 to 8 GPUs of
