@@ -10,8 +10,10 @@
 // a fresh copy of the run's network and system layer, exactly as an executor would run it: the
 // choice's launch floor, then the collective with that choice's algorithms moving
 // size / efficiency bytes. The fastest choice wins (the first listed on a tie), as NCCL's tuner
-// means to pick by its cost model; a choice that cannot run there (tree on one node, ...) is
-// skipped. Choices are cached, so a training trace pays one probe per distinct collective.
+// means to pick by its cost model; a choice that cannot run there (tree on one node, ...) or
+// that NCCL does not offer for the collective (tree for anything but all-reduce, NVLS for a
+// reduce-scatter or all-gather across nodes, anything but ring for the rest) is skipped. Choices
+// are cached, so a training trace pays one probe per distinct collective.
 #pragma once
 
 #include <array>
@@ -80,6 +82,8 @@ class NcclTuner : public CollectiveTuner {
                        const Option& o, double efficiency) const;
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
+  // The nodes `members` span.
+  int Nodes(const std::vector<int>& members) const;
   // The share of line rate option `o` achieves on the request (its chunking at this size).
   double Efficiency(const CollectiveRequest& req, const std::vector<int>& members,
                     const Option& o) const;

@@ -83,11 +83,12 @@ TEST(NcclRun, SingleCollectivesTakeWhatValidatePrints) {
 
 // Small and large all-reduces in one trace take different algorithms. By hand, from
 // configs/machines/hgx-h100/nccl.yaml: a choice costs floor + time to move size / efficiency.
-//   1 KiB: ring/LL's floor is 0 + 6.0 us; nvls/Simple's is 6.5 + 33.3 = 39.8 us, and 1 KiB at
-//          LL's 0.0049 is 209 KB, well under 1 us at 450 GB/s: ring/LL wins.
-//   1 GiB: each GPU moves 2(n-1)/n = 1.75 x size over NVLink in a ring, 1 x size with NVLS
-//          (the switch reduces): ring/Simple 1.75 / 0.831 = 2.11 x size, nvls/Simple
-//          1 / (0.726 x 0.831) = 1.66 x size, LL 1.75 / 0.0049 = 357 x size: nvls/Simple wins.
+//   1 KiB: ring/LL's floor is 0 + 5.0 us; nvls/Simple's is 5.5 + 32.8 = 38.4 us, and 1 KiB at
+//          LL's 0.0191 is 54 KB, well under 1 us at 450 GB/s: ring/LL wins.
+//   1 GiB: each GPU moves 2(n-1)/n = 1.75 x size over NVLink in a ring, (n+1)/n = 1.125 x size
+//          with NVLS (the switch reduces): ring/Simple 1.75 / 0.787 = 2.22 x size, nvls/Simple
+//          1.125 / (0.952 x 128/141.4 x 0.787) = 1.66 x size (its 128 KiB chunks),
+//          LL 1.75 / 0.0191 = 92 x size: nvls/Simple wins.
 TEST(NcclRun, SmallAndLargeCollectivesTakeDifferentAlgorithms) {
   RunOptions o = ProfileRun(WriteAllReduces("mixed", {1024, 1u << 30, 1024}));
   o.record = true;
@@ -136,6 +137,36 @@ TEST(NcclRun, GroupsAreTunedForTheirOwnSize) {
   ASSERT_EQ(world->nccl_choices.size(), 1u);
   EXPECT_EQ(world->nccl_choices[0].group_size, 8);
   EXPECT_NE(world->nccl_choices[0].predicted, r->nccl_choices[0].predicted);
+}
+
+// NCCL offers tree for all-reduce only, and NVLS for a reduce-scatter or all-gather within one
+// node only: across the two nodes of dgx-h100-ndr both go by ring (NCCL's flat ring), and
+// forcing tree on one is a clear error naming why.
+TEST(NcclRun, ReduceScatterAndAllGatherAcrossNodesGoByRing) {
+  for (const char* collective : {"reduce_scatter", "all_gather"}) {
+    const std::string csv = Tmp(std::string("two_nodes-") + collective + ".csv");
+    std::ofstream(csv) << "gpus,size_bytes,time_us\n16,1048576,100\n16,1073741824,10000\n";
+    ValidateOptions v;
+    v.measurements = csv;
+    v.machine = "configs/machines/dgx-h100-ndr";
+    StatusOr<ValidationReport> report = Validate(v);
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    ASSERT_EQ(report->rows.size(), 2u);
+    for (const ValidationRow& row : report->rows) {
+      EXPECT_EQ(row.choice.rfind("ring/", 0), 0u)
+          << collective << " " << row.size << " " << row.choice;
+    }
+    v.algorithm = "tree";
+    StatusOr<ValidationReport> tree = Validate(v);
+    ASSERT_FALSE(tree.ok()) << collective;
+    EXPECT_NE(tree.status().message().find("NCCL's tree runs all-reduce only"), std::string::npos)
+        << tree.status().message();
+    v.algorithm = "nvls";
+    StatusOr<ValidationReport> nvls = Validate(v);
+    ASSERT_FALSE(nvls.ok()) << collective;
+    EXPECT_NE(nvls.status().message().find("within one node only"), std::string::npos)
+        << nvls.status().message();
+  }
 }
 
 // Forcing an algorithm (NCCL_ALGO) keeps to it at every size.
