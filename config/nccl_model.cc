@@ -212,8 +212,8 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
       bool allowed = a.protocols.empty();
       for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
       if (!allowed) continue;
-      out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency * p.efficiency,
-                     p.efficiency, a.chunking});
+      out.push_back(
+          {a.name, p.name, a.latency_us + p.latency_us, a.efficiency, p.efficiency, a.chunking});
     }
   }
   if (out.empty()) {
@@ -244,16 +244,17 @@ uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes) {
 }
 
 double EfficiencyAt(const NcclChoice& c, const NcclCall& call) {
-  double efficiency = c.efficiency;
+  double d = c.algorithm_efficiency;  // the algorithm's own share, both ways at once
   if (c.chunking.modelled && c.chunking.overhead_kib > 0) {
     const double chunk = static_cast<double>(
         NvlsChunkBytes(call.bytes, c.chunking.channels, call.heads, call.nodes));
-    efficiency *= chunk / (chunk + c.chunking.overhead_kib * 1024);
+    d *= chunk / (chunk + c.chunking.overhead_kib * 1024);
   }
-  if (c.algorithm != "nvls" || !call.split || call.nodes > 1 || call.heads < 2) return efficiency;
-  const double n = call.heads;
-  const double d = efficiency / c.protocol_efficiency;  // NVLS's own share, both ways at once
-  return c.protocol_efficiency * std::min(1.0, 2 * d * n / (n + 1));
+  if (c.algorithm == "nvls" && call.split && call.nodes == 1 && call.heads > 1) {
+    const double n = call.heads;  // one way: D up (or down), D/n back
+    d = std::min(1.0, 2 * d * n / (n + 1));
+  }
+  return c.protocol_efficiency * d;
 }
 
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(

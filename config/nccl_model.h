@@ -58,9 +58,11 @@ struct NcclChoice {
   std::string algorithm;
   std::string protocol;
   double latency_us = 0;
-  double efficiency = 1;           // before chunking: EfficiencyAt gives a collective's
-  double protocol_efficiency = 1;  // the protocol's share alone (p.efficiency)
+  double algorithm_efficiency = 1;  // a.efficiency, before chunking
+  double protocol_efficiency = 1;   // p.efficiency
   NcclChunking chunking;
+  // Both shares, before chunking: EfficiencyAt gives a collective's.
+  double efficiency() const { return algorithm_efficiency * protocol_efficiency; }
 };
 
 // A collective as NCCL's cost terms see it.
@@ -75,8 +77,8 @@ struct NcclCall {
 // buffer, a gathered all-gather's output) on `nodes` nodes of `heads` GPUs each.
 uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes);
 
-// The share of line rate choice `c` achieves on that collective, in (0, 1]: its efficiency,
-// times chunk / (chunk + overhead) when its chunking is modelled.
+// The share of line rate choice `c` achieves on that collective, in (0, 1]: its efficiency(),
+// with the algorithm's share times chunk / (chunk + overhead) when its chunking is modelled.
 //
 // NVLS's own share d (the algorithm's efficiency, times its chunk term) is what the switch
 // sustains with SHARP traffic crossing each GPU's port both ways at once, as in an all-reduce

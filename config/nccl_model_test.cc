@@ -26,8 +26,8 @@ TEST(NcclModel, ChoicesCombineAlgorithmAndProtocol) {
   ASSERT_EQ(all->size(), 3u);
   EXPECT_EQ((*all)[0].algorithm, "nvls");
   EXPECT_EQ((*all)[0].protocol, "Simple");
-  EXPECT_DOUBLE_EQ((*all)[0].latency_us, 35);   // 5 + 30
-  EXPECT_DOUBLE_EQ((*all)[0].efficiency, 0.4);  // 0.5 * 0.8
+  EXPECT_DOUBLE_EQ((*all)[0].latency_us, 35);     // 5 + 30
+  EXPECT_DOUBLE_EQ((*all)[0].efficiency(), 0.4);  // 0.5 * 0.8
   auto ring = Choices(*m, "ring");
   ASSERT_TRUE(ring.ok());
   EXPECT_EQ(ring->size(), 2u);

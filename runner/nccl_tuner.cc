@@ -45,21 +45,26 @@ int NativeOf(const std::string& key) {
   return kNativeAllToAll;
 }
 
-// Why NCCL would not run `algorithm` for a collective of `type` spanning `nodes` nodes, or "" if
-// it would. Tree is NCCL's for all-reduce only (NVIDIA/nccl #1413: its trees apply to nothing
-// else); NVLS for all-reduce, and for reduce-scatter and all-gather within one node (across
-// nodes those need CollNet). The rest go by ring: broadcast and reduce are ring algorithms,
-// all-to-all, gather and scatter NCCL's point-to-point sends, costed here as ring's.
-std::string NcclDoesNotRun(const std::string& algorithm, CollectiveType type, int nodes) {
-  if (algorithm == "ring") return "";
-  const bool all_reduce = type == CollectiveType::kAllReduce;
-  const bool split = type == CollectiveType::kReduceScatter ||
-                     type == CollectiveType::kReduceScatterBlock ||
-                     type == CollectiveType::kAllGather;
-  if (algorithm == "tree" && !all_reduce) return "NCCL's tree runs all-reduce only";
-  if (algorithm == "nvls" && !all_reduce && !(split && nodes == 1)) {
-    return split ? "NCCL's NVLS runs a reduce-scatter or all-gather within one node only"
-                 : "NCCL's NVLS runs all-reduce, reduce-scatter and all-gather only";
+// A reduce-scatter or all-gather: NCCL's collectives that split the buffer between the GPUs.
+bool SplitsTheBuffer(CollectiveType type) {
+  return type == CollectiveType::kReduceScatter || type == CollectiveType::kReduceScatterBlock ||
+         type == CollectiveType::kAllGather;
+}
+
+// Why NCCL would not run `algorithm` for a collective of `type` (`call`), or "" if it would.
+// Tree is NCCL's for all-reduce only (NVIDIA/nccl #1413: its trees apply to nothing else);
+// NVLS for all-reduce, and for reduce-scatter and all-gather within one node (across nodes
+// those need CollNet). The rest go by ring: broadcast and reduce are ring algorithms, all-to-all,
+// gather and scatter NCCL's point-to-point sends, costed here as ring's.
+std::string NcclDoesNotRun(const std::string& algorithm, CollectiveType type,
+                           const NcclCall& call) {
+  if (algorithm == "ring" || type == CollectiveType::kAllReduce) return "";
+  if (algorithm == "tree") return "NCCL's tree runs all-reduce only";
+  if (algorithm == "nvls" && !call.split) {
+    return "NCCL's NVLS runs all-reduce, reduce-scatter and all-gather only";
+  }
+  if (algorithm == "nvls" && call.nodes > 1) {
+    return "NCCL's NVLS runs a reduce-scatter or all-gather within one node only";
   }
   return "";
 }
@@ -123,28 +128,21 @@ StatusOr<std::vector<int>> NcclTuner::Members(const CollectiveRequest& req) cons
   return *m;
 }
 
-int NcclTuner::Nodes(const std::vector<int>& members) const {
-  // The nodes are the last dimension when there are several.
+NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& members) const {
+  // NCCL counts a collective by its whole buffer (an all-gather's gathered output), on the
+  // nodes it spans (the last dimension when there are several) and the GPUs it has in each.
   const int per_node = topology_.dims.size() > 1 ? topology_.num_npus() / topology_.dims.back().npus
                                                  : topology_.num_npus();
   std::set<int> nodes;
   for (int m : members) nodes.insert(m / per_node);
-  return static_cast<int>(nodes.size());
-}
-
-double NcclTuner::Efficiency(const CollectiveRequest& req, const std::vector<int>& members,
-                             const Option& o) const {
-  // NCCL counts a collective by its whole buffer (an all-gather's gathered output), on the
-  // nodes it spans and the GPUs it has in each.
   const int n = static_cast<int>(members.size());
-  const uint64_t bytes =
-      req.type == CollectiveType::kAllGather ? req.size * static_cast<uint64_t>(n) : req.size;
   NcclCall call;
-  call.bytes = bytes;
-  call.nodes = Nodes(members);
+  call.bytes =
+      req.type == CollectiveType::kAllGather ? req.size * static_cast<uint64_t>(n) : req.size;
+  call.nodes = static_cast<int>(nodes.size());
   call.heads = std::max(1, n / call.nodes);
-  call.split = req.type == CollectiveType::kAllGather || req.type == CollectiveType::kReduceScatter;
-  return EfficiencyAt(o.choice, call);
+  call.split = SplitsTheBuffer(req.type);
+  return call;
 }
 
 StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vector<int>& members,
@@ -185,14 +183,14 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     Chosen best{options_.size(), 1};
     Time best_time;
     std::string failures;
-    const int nodes = Nodes(*members);
+    const NcclCall call = Call(req, *members);
     for (size_t i = 0; i < options_.size(); ++i) {
-      const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, req.type, nodes);
+      const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, req.type, call);
       if (!not_run.empty()) {
         failures += "\n  " + options_[i]->name + ": " + not_run;
         continue;
       }
-      const double efficiency = Efficiency(req, *members, *options_[i]);
+      const double efficiency = EfficiencyAt(options_[i]->choice, call);
       StatusOr<Time> t = Probe(req, *members, *options_[i], efficiency);
       if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
         failures += "\n  " + options_[i]->name + ": " + t.status().message();

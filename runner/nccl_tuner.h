@@ -82,11 +82,8 @@ class NcclTuner : public CollectiveTuner {
                        const Option& o, double efficiency) const;
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
-  // The nodes `members` span.
-  int Nodes(const std::vector<int>& members) const;
-  // The share of line rate option `o` achieves on the request (its chunking at this size).
-  double Efficiency(const CollectiveRequest& req, const std::vector<int>& members,
-                    const Option& o) const;
+  // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
+  NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;
 
   std::string model_path_;
   Topology topology_;
