@@ -41,11 +41,12 @@ bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(dou
   return true;
 }
 
-// Reads {latency-us, efficiency[, protocols][, chunk-overhead-kib, channels]} into the pointers
-// (null: the key is not valid here); problems go to `errors`.
+// Reads {latency-us, efficiency[, protocols][, chunk-overhead-kib, channels][, step-latency-us]}
+// into the pointers (null: the key is not valid here); problems go to `errors`.
 void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
                double* latency_us, double* efficiency, std::vector<std::string>* protocols,
-               NcclChunking* chunking, std::vector<std::string>* errors) {
+               NcclChunking* chunking, double* step_latency_us,
+               std::vector<std::string>* errors) {
   if (!n.IsMap()) {
     errors->push_back(At(path, n) + ": " + what +
                       ": expected a map with latency-us and efficiency");
@@ -62,6 +63,10 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
       ReadNumber(
           kv.second, where, [](double v) { return v > 0 && v <= 1; }, "a share in (0, 1]",
           efficiency, errors);
+    } else if (key == "step-latency-us" && step_latency_us != nullptr) {
+      ReadNumber(
+          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "microseconds >= 0",
+          step_latency_us, errors);
     } else if (key == "chunk-overhead-kib" && chunking != nullptr) {
       chunking->modelled = ReadNumber(
           kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "KiB >= 0",
@@ -91,7 +96,8 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
     } else {
       errors->push_back(where + " is unknown; valid: latency-us, efficiency" +
                         (protocols != nullptr ? ", protocols" : "") +
-                        (chunking != nullptr ? ", chunk-overhead-kib, channels" : ""));
+                        (chunking != nullptr ? ", chunk-overhead-kib, channels" : "") +
+                        (step_latency_us != nullptr ? ", step-latency-us" : ""));
     }
   }
 }
@@ -139,7 +145,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
         NcclAlgorithm a;
         a.name = name;
         ReadEntry(path, "algorithm " + name, e.second, &a.latency_us, &a.efficiency, &a.protocols,
-                  name == "nvls" ? &a.chunking : nullptr, &errors);
+                  name == "nvls" ? &a.chunking : nullptr, nullptr, &errors);
         m.algorithms.push_back(a);
       } else {
         if (!IsProtocol(name)) {
@@ -150,7 +156,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
         NcclProtocol p;
         p.name = name;
         ReadEntry(path, "protocol " + name, e.second, &p.latency_us, &p.efficiency, nullptr,
-                  nullptr, &errors);
+                  nullptr, &p.step_latency_us, &errors);
         m.protocols.push_back(p);
       }
     }
@@ -197,7 +203,9 @@ std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
   out += "protocols:\n";
   for (const NcclProtocol& p : m.protocols) {
     out += "  " + p.name + ": {latency-us: " + Num(p.latency_us) +
-           ", efficiency: " + Num(p.efficiency) + "}\n";
+           ", efficiency: " + Num(p.efficiency);
+    if (p.step_latency_us > 0) out += ", step-latency-us: " + Num(p.step_latency_us);
+    out += "}\n";
   }
   return out;
 }
@@ -212,8 +220,8 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
       bool allowed = a.protocols.empty();
       for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
       if (!allowed) continue;
-      out.push_back(
-          {a.name, p.name, a.latency_us + p.latency_us, a.efficiency, p.efficiency, a.chunking});
+      out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency, p.efficiency,
+                     p.step_latency_us, a.chunking});
     }
   }
   if (out.empty()) {
@@ -255,6 +263,17 @@ double EfficiencyAt(const NcclChoice& c, const NcclCall& call) {
     d = std::min(1.0, 2 * d * n / (n + 1));
   }
   return c.protocol_efficiency * d;
+}
+
+int RingStepsInNode(const NcclCall& call) {
+  const int per_pass = call.nodes * (call.heads - 1);
+  if (call.all_reduce) return 2 * per_pass;
+  return call.split ? per_pass : 0;
+}
+
+double LatencyAt(const NcclChoice& c, const NcclCall& call) {
+  if (c.algorithm != "ring") return c.latency_us;
+  return c.latency_us + RingStepsInNode(call) * c.step_latency_us;
 }
 
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(

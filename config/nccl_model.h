@@ -6,7 +6,8 @@
 //   for (const NcclChoice& c : Choices(*m, "")) ... c.algorithm, c.protocol, c.latency_us ...
 //
 // A choice (algorithm a, protocol p) runs algorithm a's messages (NcclImplementations) with
-//   collective-launch-latency = a.latency + p.latency     (the per-collective floor)
+//   collective-launch-latency = a.latency + p.latency     (the per-collective floor; a ring
+//                               also pays p.step-latency per step inside a node: LatencyAt)
 //   protocol-efficiency       = a.efficiency * p.efficiency  (achieved share of line rate;
 //                               for nvls with chunking, times its chunk term, and for a lone
 //                               nvls reduce-scatter or all-gather, its one-way rule: EfficiencyAt)
@@ -26,6 +27,9 @@ struct NcclProtocol {
   std::string name;  // LL, LL128, Simple
   double latency_us = 0;
   double efficiency = 1;
+  // What each of a ring's steps inside a node waits beyond LL's handshake, which the simulated
+  // hop already carries (LatencyAt); a constant of the protocol, not fitted.
+  double step_latency_us = 0;
 };
 
 // NCCL's NVLS chunk schedule (enqueue.cc, calcCollChunking), for nvls only. NCCL moves an NVLS
@@ -60,6 +64,7 @@ struct NcclChoice {
   double latency_us = 0;
   double algorithm_efficiency = 1;  // a.efficiency, before chunking
   double protocol_efficiency = 1;   // p.efficiency
+  double step_latency_us = 0;       // p.step_latency_us
   NcclChunking chunking;
   // Both shares, before chunking: EfficiencyAt gives a collective's.
   double efficiency() const { return algorithm_efficiency * protocol_efficiency; }
@@ -70,8 +75,20 @@ struct NcclCall {
   uint64_t bytes = 0;  // NCCL's count: the whole buffer (a gathered all-gather's output)
   int heads = 1;       // GPUs taking part per node
   int nodes = 1;       // nodes it spans
-  bool split = false;  // a reduce-scatter or all-gather (not an all-reduce)
+  bool split = false;       // a reduce-scatter or all-gather (not an all-reduce)
+  bool all_reduce = false;  // an all-reduce
 };
+
+// The steps of NCCL's ring for this collective that stay inside a node (tuning.cc: nsteps -
+// nInterSteps): 2·nodes·(heads - 1) for an all-reduce, nodes·(heads - 1) for a reduce-scatter
+// or all-gather, 0 for anything else (NCCL's cost model has no such steps for them).
+int RingStepsInNode(const NcclCall& call);
+
+// The per-collective floor of choice `c` on that collective, µs: c.latency_us, plus for a ring
+// c.step_latency_us per ring step inside a node. NCCL's own cost model charges every ring step a
+// per-protocol latency (tuning.cc, hwLat for NVLink: LL 0.47, LL128 1.9, Simple 3.4 µs); the
+// simulated hop carries LL's, and step-latency-us the rest.
+double LatencyAt(const NcclChoice& c, const NcclCall& call);
 
 // The chunk NCCL's NVLS schedule takes for a collective of `bytes` (NCCL's count: the whole
 // buffer, a gathered all-gather's output) on `nodes` nodes of `heads` GPUs each.

@@ -73,11 +73,13 @@ NcclCall AllReduce(uint64_t bytes, int heads, int nodes) {
   call.bytes = bytes;
   call.heads = heads;
   call.nodes = nodes;
+  call.all_reduce = true;
   return call;
 }
 
 NcclCall Split(uint64_t bytes, int heads, int nodes) {
   NcclCall call = AllReduce(bytes, heads, nodes);
+  call.all_reduce = false;
   call.split = true;
   return call;
 }
@@ -197,6 +199,59 @@ TEST(NcclModel, LoneNvlsReduceScatterRunsAtTheProtocolsRate) {
   EXPECT_DOUBLE_EQ(EfficiencyAt(nvls, Split(kGiB, 8, 2)),
                    EfficiencyAt(nvls, AllReduce(kGiB, 8, 2)));
   EXPECT_DOUBLE_EQ(EfficiencyAt(ring, Split(kGiB, 8, 1)), 0.4);
+}
+
+TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
+  auto m = LoadNcclModel(
+      Write("steps.yaml",
+            "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+            "  tree: {latency-us: 10, efficiency: 1}\nprotocols:\n"
+            "  LL: {latency-us: 5, efficiency: 0.1}\n"
+            "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: 3}\n"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto c = Choices(*m, "");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 4u);  // ring/LL, ring/Simple, tree/LL, tree/Simple
+  const NcclChoice& ring_ll = (*c)[0];
+  const NcclChoice& ring_simple = (*c)[1];
+  const NcclChoice& tree_simple = (*c)[3];
+  ASSERT_EQ(ring_simple.protocol, "Simple");
+  // One node of 8: an all-reduce's ring has 2 x 7 steps, a reduce-scatter's 7.
+  EXPECT_EQ(RingStepsInNode(AllReduce(1 << 20, 8, 1)), 14);
+  EXPECT_EQ(RingStepsInNode(Split(1 << 20, 8, 1)), 7);
+  // Two nodes of 8 (NCCL: nsteps - nInterSteps = 30 - 2 and 15 - 1).
+  EXPECT_EQ(RingStepsInNode(AllReduce(1 << 20, 8, 2)), 28);
+  EXPECT_EQ(RingStepsInNode(Split(1 << 20, 8, 2)), 14);
+  // One GPU per node: every step crosses the network.
+  EXPECT_EQ(RingStepsInNode(AllReduce(1 << 20, 1, 4)), 0);
+  // Another collective (e.g. all-to-all): none.
+  NcclCall other = AllReduce(1 << 20, 8, 1);
+  other.all_reduce = false;
+  EXPECT_EQ(RingStepsInNode(other), 0);
+  EXPECT_DOUBLE_EQ(LatencyAt(ring_simple, AllReduce(1 << 20, 8, 1)), 30 + 14 * 3);
+  EXPECT_DOUBLE_EQ(LatencyAt(ring_simple, Split(1 << 20, 8, 1)), 30 + 7 * 3);
+  EXPECT_DOUBLE_EQ(LatencyAt(ring_ll, AllReduce(1 << 20, 8, 1)), 5);  // no step latency given
+  // Only a ring pays it: a tree's steps inside the node are simulated as they are.
+  EXPECT_DOUBLE_EQ(LatencyAt(tree_simple, AllReduce(1 << 20, 8, 2)), 40);
+  // Written back and read again; an algorithm has no step latency.
+  auto again = LoadNcclModel(Write("steps2.yaml", FormatNcclModel(*m, "")));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_DOUBLE_EQ(again->protocols[1].step_latency_us, 3);
+  EXPECT_DOUBLE_EQ(again->protocols[0].step_latency_us, 0);
+  auto bad = LoadNcclModel(Write(
+      "steps3.yaml",
+      "algorithms:\n  ring: {latency-us: 0, efficiency: 1, step-latency-us: 2}\nprotocols:\n"
+      "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: -3}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "steps3.yaml:2: algorithm ring key 'step-latency-us' is unknown; valid: "
+                "latency-us, efficiency, protocols"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("steps3.yaml:4: protocol Simple key 'step-latency-us': "
+                                        "bad value '-3'; expected microseconds >= 0"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 }  // namespace

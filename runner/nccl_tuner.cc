@@ -96,8 +96,6 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
     }
     auto o = std::make_unique<Option>();
     o->name = c.algorithm + "/" + c.protocol;
-    // The same conversions a system file with these keys would get (SystemConfig, WorkloadParams).
-    o->latency = Time::FromNsDouble(c.latency_us * 1e3);
     o->choice = c;
     for (const auto& [key, names] : *impl) {
       for (const std::string& name : names) {
@@ -142,11 +140,12 @@ NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& m
   call.nodes = static_cast<int>(nodes.size());
   call.heads = std::max(1, n / call.nodes);
   call.split = SplitsTheBuffer(req.type);
+  call.all_reduce = req.type == CollectiveType::kAllReduce;
   return call;
 }
 
 StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vector<int>& members,
-                                const Option& o, double efficiency) const {
+                                const Option& o, double efficiency, Time latency) const {
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, net_params_);
   SystemLayer layer(sim, *net, params_);
@@ -159,8 +158,8 @@ StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vec
   req.size = InflateForEfficiency(req.size, efficiency);
   ProbeDriver driver(layer, req);
   for (int m : members) {
-    if (o.latency > Time::Zero()) {
-      sim.ScheduleAfter(o.latency, &driver, static_cast<uint64_t>(m));
+    if (latency > Time::Zero()) {
+      sim.ScheduleAfter(latency, &driver, static_cast<uint64_t>(m));
     } else {
       driver.Start(m);
     }
@@ -180,7 +179,7 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
   if (it == chosen_.end()) {
     StatusOr<std::vector<int>> members = Members(req);
     if (!members.ok()) return members.status();
-    Chosen best{options_.size(), 1};
+    Chosen best{options_.size(), 1, Time::Zero()};
     Time best_time;
     std::string failures;
     const NcclCall call = Call(req, *members);
@@ -191,13 +190,14 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
         continue;
       }
       const double efficiency = EfficiencyAt(options_[i]->choice, call);
-      StatusOr<Time> t = Probe(req, *members, *options_[i], efficiency);
+      const Time latency = Time::FromNsDouble(LatencyAt(options_[i]->choice, call) * 1e3);
+      StatusOr<Time> t = Probe(req, *members, *options_[i], efficiency, latency);
       if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
         failures += "\n  " + options_[i]->name + ": " + t.status().message();
         continue;
       }
       if (best.option == options_.size() || *t < best_time) {
-        best = {i, efficiency};
+        best = {i, efficiency, latency};
         best_time = *t;
       }
     }
@@ -219,7 +219,7 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
   const Option& o = *options_[it->second.option];
   CollectiveChoice c;
   c.impl = &o.impl;
-  c.launch_latency = o.latency;
+  c.launch_latency = it->second.latency;
   c.efficiency = it->second.efficiency;
   return c;
 }

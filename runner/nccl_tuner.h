@@ -64,22 +64,22 @@ class NcclTuner : public CollectiveTuner {
   struct Option {
     std::string name;  // "ring/LL"
     std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;
-    Time latency;
-    NcclChoice choice;  // for its efficiency at a collective's size (EfficiencyAt)
+    NcclChoice choice;  // for its floor and efficiency on a collective (LatencyAt, EfficiencyAt)
   };
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
 
   NcclTuner() = default;
-  // The option a distinct collective runs, and the efficiency it has there.
+  // The option a distinct collective runs, and the efficiency and floor it has there.
   struct Chosen {
     size_t option = 0;  // index into options_
     double efficiency = 1;
+    Time latency;  // its floor for this collective (LatencyAt)
   };
 
-  // The collective alone on `members` with option `o` at `efficiency`: its time, or why it
-  // cannot run.
+  // The collective alone on `members` with option `o` at `efficiency` after floor `latency`:
+  // its time, or why it cannot run.
   StatusOr<Time> Probe(const CollectiveRequest& req, const std::vector<int>& members,
-                       const Option& o, double efficiency) const;
+                       const Option& o, double efficiency, Time latency) const;
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.

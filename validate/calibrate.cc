@@ -70,7 +70,7 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
         NcclCall call = g.call;
         call.bytes = static_cast<uint64_t>(size);
         const double e = EfficiencyAt(c, call);
-        best = std::min(best, c.latency_us + it->second.Eval(size / e));
+        best = std::min(best, LatencyAt(c, call) + it->second.Eval(size / e));
       }
       sum += std::fabs(std::log(best) - log_meas);
     }
@@ -181,6 +181,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     g.call.heads = sim->Heads(m.gpus);
     g.call.nodes = sim->Nodes(m.gpus);
     g.call.split = m.collective == "all_gather" || m.collective == "reduce_scatter";
+    g.call.all_reduce = m.collective == "all_reduce";
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
     const std::string forced = m.algorithm == "nvlstree" ? "nvls" : m.algorithm;

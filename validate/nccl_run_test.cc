@@ -3,6 +3,7 @@
 // `orrery validate` uses.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -167,6 +168,67 @@ TEST(NcclRun, ReduceScatterAndAllGatherAcrossNodesGoByRing) {
     EXPECT_NE(nvls.status().message().find("within one node only"), std::string::npos)
         << nvls.status().message();
   }
+}
+
+// A ring's steps inside the node each pay the protocol's step-latency-us on top of its floor
+// (config/nccl_model.h, LatencyAt): on dgx-a100 a 256 MiB all-reduce (ring/Simple, 14 steps)
+// ends exactly 14 x 2.93 us later than on the same profile without it; a 7-step reduce-scatter
+// 7 x 2.93 us later.
+TEST(NcclRun, EveryRingStepInsideTheNodePaysTheProtocolsStepLatency) {
+  const std::string plain = Tmp("a100_no_steps");
+  ASSERT_EQ(std::system(("mkdir -p " + plain).c_str()), 0);
+  for (const char* f : {"system.yaml", "network.yaml"}) {
+    std::ifstream in(std::string("configs/machines/dgx-a100/") + f);
+    std::ofstream(plain + "/" + f) << in.rdbuf();
+  }
+  {
+    std::ifstream in("configs/machines/dgx-a100/nccl.yaml");
+    std::ofstream out(plain + "/nccl.yaml");
+    std::string line;
+    int dropped = 0;
+    while (std::getline(in, line)) {
+      const size_t at = line.find(", step-latency-us:");
+      if (at != std::string::npos) {
+        line = line.substr(0, at) + "}";
+        ++dropped;
+      }
+      out << line << "\n";
+    }
+    ASSERT_EQ(dropped, 2);  // LL128's and Simple's
+  }
+  const std::string workload = WriteAllReduces("steps", {256u << 20});
+  auto run = [&](const std::string& dir) {
+    RunOptions o;
+    o.workload = workload;
+    o.system_config = dir + "/system.yaml";
+    o.network_config = dir + "/network.yaml";
+    return RunSimulation(o);
+  };
+  StatusOr<RunResult> with = run("configs/machines/dgx-a100");
+  StatusOr<RunResult> without = run(plain);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  ASSERT_EQ(with->nccl_choices.size(), 1u);
+  ASSERT_EQ(without->nccl_choices.size(), 1u);
+  EXPECT_EQ(with->nccl_choices[0].choice, "ring/Simple");
+  EXPECT_EQ(without->nccl_choices[0].choice, "ring/Simple");
+  EXPECT_EQ(with->end - without->end, Time::FromNsDouble(14 * 2930.0));
+
+  const std::string csv = Tmp("a100_rs.csv");
+  std::ofstream(csv) << "gpus,size_bytes,time_us\n8,268435456,1000\n";
+  ValidateOptions v;
+  v.measurements = csv;
+  v.collective = "reduce_scatter";
+  v.machine = "configs/machines/dgx-a100";
+  StatusOr<ValidationReport> a = Validate(v);
+  v.machine = plain;
+  StatusOr<ValidationReport> b = Validate(v);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(a->rows.size(), 1u);
+  ASSERT_EQ(b->rows.size(), 1u);
+  EXPECT_EQ(a->rows[0].choice, "ring/Simple");
+  EXPECT_NEAR(a->rows[0].simulated_us - b->rows[0].simulated_us, 7 * 2.93, 1e-6);
 }
 
 // Forcing an algorithm (NCCL_ALGO) keeps to it at every size.
