@@ -14,7 +14,8 @@ namespace {
 std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 // An 8-NPU switch profile whose NCCL runs ring with one protocol.
-std::string Profile(const std::string& name, double latency_us, double efficiency) {
+std::string Profile(const std::string& name, double latency_us, double efficiency,
+                    double step_latency_us = 0) {
   const std::string dir = Tmp(name);
   mkdir(dir.c_str(), 0755);
   std::ofstream(dir + "/system.yaml")
@@ -25,7 +26,8 @@ std::string Profile(const std::string& name, double latency_us, double efficienc
       << "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 100.0 ]\nlatency: [ 500.0 ]\n";
   std::ofstream(dir + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
                                        "protocols:\n  Simple: {latency-us: "
-                                    << latency_us << ", efficiency: " << efficiency << "}\n";
+                                    << latency_us << ", efficiency: " << efficiency
+                                    << ", step-latency-us: " << step_latency_us << "}\n";
   return dir;
 }
 
@@ -144,6 +146,24 @@ TEST(Calibrate, RecoversTheParametersOfASimulatedLog) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->model.protocols[0].latency_us, r->model.protocols[0].latency_us);
   EXPECT_EQ(again->model.protocols[0].efficiency, r->model.protocols[0].efficiency);
+}
+
+// A protocol's step latency is NCCL's constant, kept as it is: calibrate charges it as validate
+// does (14 ring steps on 8 GPUs) and fits the floor beside it.
+TEST(Calibrate, KeepsTheStepLatencyAndFitsTheFloorBesideIt) {
+  const std::string truth = Profile("steps_truth", 40, 0.5, 2);
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = 1 << 16; s <= (uint64_t{1} << 28); s *= 4) sizes.push_back(s);
+  CalibrateOptions o;
+  o.measurements = SimulatedLog("steps_truth.log", truth, sizes);
+  o.machine = Profile("steps_start", 10, 0.9, 2);
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->model.protocols.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->model.protocols[0].step_latency_us, 2);
+  EXPECT_NEAR(r->model.protocols[0].latency_us, 40, 0.5);  // not 40 + 14 x 2
+  EXPECT_NEAR(r->model.protocols[0].efficiency, 0.5, 0.005);
+  EXPECT_LT(r->validation.geomean_abs_error, 0.01);
 }
 
 TEST(Calibrate, BadInputsAreNamed) {
