@@ -45,8 +45,7 @@ bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(dou
 // into the pointers (null: the key is not valid here); problems go to `errors`.
 void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
                double* latency_us, double* efficiency, std::vector<std::string>* protocols,
-               NcclChunking* chunking, double* step_latency_us,
-               std::vector<std::string>* errors) {
+               NcclChunking* chunking, double* step_latency_us, std::vector<std::string>* errors) {
   if (!n.IsMap()) {
     errors->push_back(At(path, n) + ": " + what +
                       ": expected a map with latency-us and efficiency");

@@ -72,9 +72,9 @@ struct NcclChoice {
 
 // A collective as NCCL's cost terms see it.
 struct NcclCall {
-  uint64_t bytes = 0;  // NCCL's count: the whole buffer (a gathered all-gather's output)
-  int heads = 1;       // GPUs taking part per node
-  int nodes = 1;       // nodes it spans
+  uint64_t bytes = 0;       // NCCL's count: the whole buffer (a gathered all-gather's output)
+  int heads = 1;            // GPUs taking part per node
+  int nodes = 1;            // nodes it spans
   bool split = false;       // a reduce-scatter or all-gather (not an all-reduce)
   bool all_reduce = false;  // an all-reduce
 };

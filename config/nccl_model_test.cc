@@ -202,12 +202,12 @@ TEST(NcclModel, LoneNvlsReduceScatterRunsAtTheProtocolsRate) {
 }
 
 TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
-  auto m = LoadNcclModel(
-      Write("steps.yaml",
-            "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
-            "  tree: {latency-us: 10, efficiency: 1}\nprotocols:\n"
-            "  LL: {latency-us: 5, efficiency: 0.1}\n"
-            "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: 3}\n"));
+  auto m =
+      LoadNcclModel(Write("steps.yaml",
+                          "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+                          "  tree: {latency-us: 10, efficiency: 1}\nprotocols:\n"
+                          "  LL: {latency-us: 5, efficiency: 0.1}\n"
+                          "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: 3}\n"));
   ASSERT_TRUE(m.ok()) << m.status().message();
   auto c = Choices(*m, "");
   ASSERT_TRUE(c.ok());
@@ -238,10 +238,10 @@ TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_DOUBLE_EQ(again->protocols[1].step_latency_us, 3);
   EXPECT_DOUBLE_EQ(again->protocols[0].step_latency_us, 0);
-  auto bad = LoadNcclModel(Write(
-      "steps3.yaml",
-      "algorithms:\n  ring: {latency-us: 0, efficiency: 1, step-latency-us: 2}\nprotocols:\n"
-      "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: -3}\n"));
+  auto bad = LoadNcclModel(
+      Write("steps3.yaml",
+            "algorithms:\n  ring: {latency-us: 0, efficiency: 1, step-latency-us: 2}\nprotocols:\n"
+            "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: -3}\n"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(
                 "steps3.yaml:2: algorithm ring key 'step-latency-us' is unknown; valid: "
