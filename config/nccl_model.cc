@@ -257,7 +257,7 @@ double EfficiencyAt(const NcclChoice& c, const NcclCall& call) {
         NvlsChunkBytes(call.bytes, c.chunking.channels, call.heads, call.nodes));
     d *= chunk / (chunk + c.chunking.overhead_kib * 1024);
   }
-  if (c.algorithm == "nvls" && call.split && call.nodes == 1 && call.heads > 1) {
+  if (c.algorithm == "nvls" && call.kind == NcclKind::kSplit && call.nodes == 1 && call.heads > 1) {
     const double n = call.heads;  // one way: D up (or down), D/n back
     d = std::min(1.0, 2 * d * n / (n + 1));
   }
@@ -266,8 +266,15 @@ double EfficiencyAt(const NcclChoice& c, const NcclCall& call) {
 
 int RingStepsInNode(const NcclCall& call) {
   const int per_pass = call.nodes * (call.heads - 1);
-  if (call.all_reduce) return 2 * per_pass;
-  return call.split ? per_pass : 0;
+  switch (call.kind) {
+    case NcclKind::kAllReduce:
+      return 2 * per_pass;
+    case NcclKind::kSplit:
+      return per_pass;
+    case NcclKind::kOther:
+      break;
+  }
+  return 0;
 }
 
 double LatencyAt(const NcclChoice& c, const NcclCall& call) {

@@ -70,13 +70,19 @@ struct NcclChoice {
   double efficiency() const { return algorithm_efficiency * protocol_efficiency; }
 };
 
+// The kinds of collective NCCL's cost terms tell apart.
+enum class NcclKind {
+  kAllReduce,
+  kSplit,  // a reduce-scatter or all-gather: the buffer split between the GPUs
+  kOther,  // broadcast, reduce, all-to-all, ...
+};
+
 // A collective as NCCL's cost terms see it.
 struct NcclCall {
-  uint64_t bytes = 0;       // NCCL's count: the whole buffer (a gathered all-gather's output)
-  int heads = 1;            // GPUs taking part per node
-  int nodes = 1;            // nodes it spans
-  bool split = false;       // a reduce-scatter or all-gather (not an all-reduce)
-  bool all_reduce = false;  // an all-reduce
+  uint64_t bytes = 0;  // NCCL's count: the whole buffer (a gathered all-gather's output)
+  int heads = 1;       // GPUs taking part per node
+  int nodes = 1;       // nodes it spans
+  NcclKind kind = NcclKind::kAllReduce;
 };
 
 // The steps of NCCL's ring for this collective that stay inside a node (tuning.cc: nsteps -

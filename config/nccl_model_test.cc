@@ -73,14 +73,12 @@ NcclCall AllReduce(uint64_t bytes, int heads, int nodes) {
   call.bytes = bytes;
   call.heads = heads;
   call.nodes = nodes;
-  call.all_reduce = true;
   return call;
 }
 
 NcclCall Split(uint64_t bytes, int heads, int nodes) {
   NcclCall call = AllReduce(bytes, heads, nodes);
-  call.all_reduce = false;
-  call.split = true;
+  call.kind = NcclKind::kSplit;
   return call;
 }
 
@@ -226,7 +224,7 @@ TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
   EXPECT_EQ(RingStepsInNode(AllReduce(1 << 20, 1, 4)), 0);
   // Another collective (e.g. all-to-all): none.
   NcclCall other = AllReduce(1 << 20, 8, 1);
-  other.all_reduce = false;
+  other.kind = NcclKind::kOther;
   EXPECT_EQ(RingStepsInNode(other), 0);
   EXPECT_DOUBLE_EQ(LatencyAt(ring_simple, AllReduce(1 << 20, 8, 1)), 30 + 14 * 3);
   EXPECT_DOUBLE_EQ(LatencyAt(ring_simple, Split(1 << 20, 8, 1)), 30 + 7 * 3);

@@ -45,22 +45,24 @@ int NativeOf(const std::string& key) {
   return kNativeAllToAll;
 }
 
-// A reduce-scatter or all-gather: NCCL's collectives that split the buffer between the GPUs.
-bool SplitsTheBuffer(CollectiveType type) {
-  return type == CollectiveType::kReduceScatter || type == CollectiveType::kReduceScatterBlock ||
-         type == CollectiveType::kAllGather;
+NcclKind KindOf(CollectiveType type) {
+  if (type == CollectiveType::kAllReduce) return NcclKind::kAllReduce;
+  if (type == CollectiveType::kReduceScatter || type == CollectiveType::kReduceScatterBlock ||
+      type == CollectiveType::kAllGather) {
+    return NcclKind::kSplit;
+  }
+  return NcclKind::kOther;
 }
 
-// Why NCCL would not run `algorithm` for a collective of `type` (`call`), or "" if it would.
+// Why NCCL would not run `algorithm` for collective `call`, or "" if it would.
 // Tree is NCCL's for all-reduce only (NVIDIA/nccl #1413: its trees apply to nothing else);
 // NVLS for all-reduce, and for reduce-scatter and all-gather within one node (across nodes
 // those need CollNet). The rest go by ring: broadcast and reduce are ring algorithms, all-to-all,
 // gather and scatter NCCL's point-to-point sends, costed here as ring's.
-std::string NcclDoesNotRun(const std::string& algorithm, CollectiveType type,
-                           const NcclCall& call) {
-  if (algorithm == "ring" || type == CollectiveType::kAllReduce) return "";
+std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call) {
+  if (algorithm == "ring" || call.kind == NcclKind::kAllReduce) return "";
   if (algorithm == "tree") return "NCCL's tree runs all-reduce only";
-  if (algorithm == "nvls" && !call.split) {
+  if (algorithm == "nvls" && call.kind != NcclKind::kSplit) {
     return "NCCL's NVLS runs all-reduce, reduce-scatter and all-gather only";
   }
   if (algorithm == "nvls" && call.nodes > 1) {
@@ -139,8 +141,7 @@ NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& m
       req.type == CollectiveType::kAllGather ? req.size * static_cast<uint64_t>(n) : req.size;
   call.nodes = static_cast<int>(nodes.size());
   call.heads = std::max(1, n / call.nodes);
-  call.split = SplitsTheBuffer(req.type);
-  call.all_reduce = req.type == CollectiveType::kAllReduce;
+  call.kind = KindOf(req.type);
   return call;
 }
 
@@ -184,7 +185,7 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     std::string failures;
     const NcclCall call = Call(req, *members);
     for (size_t i = 0; i < options_.size(); ++i) {
-      const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, req.type, call);
+      const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
       if (!not_run.empty()) {
         failures += "\n  " + options_[i]->name + ": " + not_run;
         continue;

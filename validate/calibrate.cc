@@ -41,7 +41,7 @@ struct Curve {
 struct Group {
   std::vector<std::pair<double, double>> rows;  // (size, log measured time)
   std::map<std::string, Curve> curves;          // per algorithm that runs at this scale
-  NcclCall call;                                // heads, nodes, split; bytes per row
+  NcclCall call;                                // heads, nodes, kind; bytes per row
 };
 
 // A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0,1) through a logistic).
@@ -180,8 +180,10 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     if (g.rows.empty()) continue;
     g.call.heads = sim->Heads(m.gpus);
     g.call.nodes = sim->Nodes(m.gpus);
-    g.call.split = m.collective == "all_gather" || m.collective == "reduce_scatter";
-    g.call.all_reduce = m.collective == "all_reduce";
+    g.call.kind = m.collective == "all_reduce" ? NcclKind::kAllReduce
+                  : m.collective == "all_gather" || m.collective == "reduce_scatter"
+                      ? NcclKind::kSplit
+                      : NcclKind::kOther;
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
     const std::string forced = m.algorithm == "nvlstree" ? "nvls" : m.algorithm;
