@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "validate/calibrate.h"
+#include "validate/nccl_tests.h"
 #include "validate/validate.h"
 
 namespace orrery {
@@ -163,9 +164,10 @@ TEST(PublishedData, HgxH100NvlsScalesWithTheGpuCount) {
 
 // Held out from dgx-a100, which was built from public specifications and hgx-h100's fit only
 // (sources in validate/measured/README.md): the sibling-generation prediction. Geomean within
-// 15% over all sizes on every table; from 1 MiB within 5% on two of the three (the third, a
-// `-g 8` capture, is 9.8%: its 2-32 MiB rows run 13-28% slower than simulated, and its 128-512
-// MiB rows 10-12% slower than the other two tables').
+// 15% over all sizes on every table; from 1 MiB within 5% on two of the four. The misses: the
+// galvatron `-g 8` capture, 9.8% (its 2-32 MiB rows run 13-28% slower than simulated, and its
+// 128-512 MiB rows 10-12% slower than the other tables'), and Azure's ND A100 v4 table, 5.7%
+// (8-128 MiB 12-21% slower than simulated, 1-2 MiB 38-74% faster).
 TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
   const struct {
     const char* file;
@@ -173,7 +175,8 @@ TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
     bool within_5_percent_from_1mib;
   } kFiles[] = {{"validate/measured/a100-8gpu-nvswitch-all_reduce-oci.log", 28, true},
                 {"validate/measured/a100-8gpu-nvswitch-all_reduce-galvatron.log", 11, false},
-                {"validate/measured/a100-8gpu-nvswitch-all_reduce-gcm.log", 6, true}};
+                {"validate/measured/a100-8gpu-nvswitch-all_reduce-gcm.log", 6, true},
+                {"validate/measured/azure-a100-8gpu-all_reduce-busbw.csv", 24, false}};
   for (const auto& f : kFiles) {
     Errors e = Check(f.file, "dgx-a100");
     EXPECT_EQ(e.rows, f.rows) << f.file;
@@ -186,9 +189,9 @@ TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
   }
 }
 
-// The three A100 tables agree with each other: dgx-a100 calibrated on OCI's table alone predicts
-// the `-g 8` capture and the 8-rank table from 1 MiB within the 5%. (The miss above is
-// in carrying the H100 fit across generations, not between these captures.)
+// dgx-a100 calibrated on OCI's A100 table alone predicts the `-g 8` capture and the 8-rank table
+// from 1 MiB within the 5%, and Azure's A100 table within 15% over all sizes (5.9% from
+// 1 MiB: no better than the H100-derived profile's 5.7%; the next test says why).
 TEST(PublishedData, DgxA100CalibratedOnOneTablePredictsTheOthers) {
   CalibrateOptions o;
   o.measurements = "validate/measured/a100-8gpu-nvswitch-all_reduce-oci.log";
@@ -203,6 +206,59 @@ TEST(PublishedData, DgxA100CalibratedOnOneTablePredictsTheOthers) {
     EXPECT_LE(e.at_least_1mib, 0.05) << f;
     EXPECT_LE(e.all, 0.15) << f;
   }
+  Errors azure = Check("validate/measured/azure-a100-8gpu-all_reduce-busbw.csv", o.out);
+  EXPECT_EQ(azure.rows, 24u);
+  EXPECT_LE(azure.all, 0.15);
+}
+
+// Mean |log(t_a / t_b)| over the sizes of 1 MiB and more that two measured tables share.
+double MeanLogDisagreement(const std::string& a, const std::string& b, size_t* shared) {
+  StatusOr<std::vector<NcclMeasurement>> ma = LoadNcclMeasurements(a, 8);
+  StatusOr<std::vector<NcclMeasurement>> mb = LoadNcclMeasurements(b, 8);
+  EXPECT_TRUE(ma.ok() && mb.ok()) << a << " " << b;
+  if (!ma.ok() || !mb.ok() || ma->size() != 1 || mb->size() != 1) return 0;
+  double sum = 0;
+  *shared = 0;
+  for (const NcclRow& x : (*ma)[0].rows) {
+    for (const NcclRow& y : (*mb)[0].rows) {
+      if (x.size == y.size && x.size >= (1u << 20)) {
+        sum += std::abs(std::log(x.time_us / y.time_us));
+        ++*shared;
+      }
+    }
+  }
+  return *shared ? sum / *shared : 0;
+}
+
+// Why no A100 model can meet 5% on every A100 table: the tables disagree with each other by more
+// than that at the same sizes. For any model m, |log(g/m)| + |log(m/c)| >= |log(g/c)| row by row,
+// so if two tables differ by a mean |log| of D on their shared rows, one of them is at least D/2
+// from any model there (in mean |log| error, of which the geomean is a gentler summary). The
+// galvatron capture and the 8-rank gcm table (both 8 x A100 SXM4 on NVSwitch) differ by 11.1% on
+// their 6 shared sizes (32 MiB-1 GiB); galvatron and Azure's table by 15.7% on 11 sizes; OCI's
+// and Azure's by 13.5% on 14.
+TEST(PublishedData, TheA100TablesDisagreeWithEachOtherBeyondTheTarget) {
+  const std::string dir = "validate/measured/";
+  size_t shared = 0;
+  const double galvatron_gcm =
+      MeanLogDisagreement(dir + "a100-8gpu-nvswitch-all_reduce-galvatron.log",
+                          dir + "a100-8gpu-nvswitch-all_reduce-gcm.log", &shared);
+  EXPECT_EQ(shared, 6u);
+  EXPECT_GT(galvatron_gcm, 0.10);
+  const double galvatron_azure =
+      MeanLogDisagreement(dir + "a100-8gpu-nvswitch-all_reduce-galvatron.log",
+                          dir + "azure-a100-8gpu-all_reduce-busbw.csv", &shared);
+  EXPECT_EQ(shared, 11u);
+  EXPECT_GT(galvatron_azure, 0.10);
+  const double oci_azure =
+      MeanLogDisagreement(dir + "a100-8gpu-nvswitch-all_reduce-oci.log",
+                          dir + "azure-a100-8gpu-all_reduce-busbw.csv", &shared);
+  EXPECT_EQ(shared, 14u);
+  EXPECT_GT(oci_azure, 0.10);
+  std::printf(
+      "A100 tables, mean |log ratio| from 1 MiB: galvatron/gcm %.1f%%, galvatron/azure "
+      "%.1f%%, oci/azure %.1f%%\n",
+      100 * galvatron_gcm, 100 * galvatron_azure, 100 * oci_azure);
 }
 
 }  // namespace
