@@ -66,7 +66,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     int npus;
     int stride;           // product of the sizes of the lower dimensions
     double latency_ns;    // per link
-    double bytes_per_ns;  // per link
+    double bytes_per_ns;  // per lane (a message's share of the link)
     uint32_t first_link;  // this dimension's dense links start here
     int links_per_npu;    // dense links leaving (or, for Switch, touching) each NPU
     bool lazy;            // FullyConnected links created on first use
