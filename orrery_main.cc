@@ -106,9 +106,9 @@ int main(int argc, char** argv) {
       "report", po::value(&report),
       "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this file")(
       "report-csv", po::value(&report_csv),
-      "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv")(
-      "log-level", po::value(&log_level)->default_value("info"),
-      "diagnostics shown: trace, debug, info, warn, error, off")(
+      "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv, "
+      "<prefix>.queues.csv")("log-level", po::value(&log_level)->default_value("info"),
+                             "diagnostics shown: trace, debug, info, warn, error, off")(
       "log-file", po::value(&log_file), "also write diagnostics to this file")(
       "logging-configuration", po::value(&logging_config),
       "accepted for ASTRA-sim compatibility; not used")(
@@ -133,7 +133,12 @@ int main(int argc, char** argv) {
     return Fail(std::string(e.what()) + " (see --help)");
   }
   if (vm.count("help")) {
-    std::cout << kVersion << "\n\n" << desc << "\n";
+    std::cout << kVersion << "\n\n"
+              << "usage: orrery --workload-configuration=PREFIX --system-configuration=FILE "
+                 "--network-configuration=FILE [options]\n"
+                 "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
+                 "validation and calibration)\n\n"
+              << desc << "\n";
     return 0;
   }
   if (vm.count("version")) {

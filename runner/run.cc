@@ -189,7 +189,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   for (int r = 0; r < n; ++r) {
     if (traces[r]->ctrl_deps_ignored().empty()) continue;
     if (ctrl_ignored_files++ == 0) {
-      ctrl_example = traces[r]->path() + ": " + traces[r]->ctrl_deps_ignored();
+      ctrl_example = traces[r]->ctrl_deps_ignored();  // names the file already
     }
   }
   if (ctrl_ignored_files > 0) {

@@ -436,6 +436,13 @@ TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
     ASSERT_EQ(a.exit_code, 0) << a.err;
     EXPECT_NE(a.err.find("warning: "), std::string::npos) << a.err;
     EXPECT_NE(a.err.find("not in the file"), std::string::npos) << a.err;
+    // Its ctrl_deps close cycles (operator <-> kernel): one warning, naming the file once.
+    const std::string file = prefix + ".0.et";
+    const size_t ctrl = a.err.find("ctrl_deps form a cycle");
+    ASSERT_NE(ctrl, std::string::npos) << a.err;
+    const size_t named = a.err.find(file, ctrl);
+    ASSERT_NE(named, std::string::npos) << a.err;
+    EXPECT_EQ(a.err.find(file + ": " + file), std::string::npos) << a.err;
     for (int i = 0; i < 4; ++i) {
       EXPECT_NE(a.out.find("sys[" + std::to_string(i) + "] finished"), std::string::npos) << a.out;
     }
