@@ -1,12 +1,14 @@
 #include "et_feeder/trace.h"
 
 #include <fcntl.h>
+#include <google/protobuf/stubs/logging.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -224,6 +226,22 @@ bool ReadInteger(const AttributeProto& attr, IntValue* out) {
 
 std::string IntText(const IntValue& v) {
   return v.is_signed ? std::to_string(v.s) : std::to_string(v.u);
+}
+
+// Protobuf prints a line of its own for some malformed input (a string field with invalid
+// UTF-8) before the parse fails. The loader reports every failure itself, with the file and
+// the byte, so protobuf's lines below FATAL are dropped: one message per bad file.
+void QuietProtobuf() {
+  static const bool installed = [] {
+    google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* file, int line,
+                                       const std::string& message) {
+      if (level >= google::protobuf::LOGLEVEL_FATAL) {
+        std::fprintf(stderr, "[libprotobuf FATAL %s:%d] %s\n", file, line, message.c_str());
+      }
+    });
+    return true;
+  }();
+  (void)installed;
 }
 
 }  // namespace
@@ -760,6 +778,7 @@ class TraceLoader {
 };
 
 StatusOr<Trace> Trace::Load(const std::string& path, const LoadOptions& options) {
+  QuietProtobuf();
   if (options.dependencies != Dependencies::kAuto) {
     TraceLoader loader(path, options);
     return loader.Run();

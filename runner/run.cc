@@ -1,5 +1,7 @@
 #include "runner/run.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -150,20 +152,21 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       load_status[r] = t.status();
     }
   }
-  int failed_ranks = 0;
+  int failed_ranks = 0, missing_files = 0;
   for (int r = 0; r < n; ++r) {
     if (load_status[r].ok()) continue;
     if (++failed_ranks <= 8) problems.Merge(load_status[r]);
+    if (access(et::RankTracePath(o.workload, r).c_str(), F_OK) != 0) ++missing_files;
   }
   if (failed_ranks > 8) {
     problems.Add("... and " + std::to_string(failed_ranks - 8) + " more trace files failed");
   }
-  if (failed_ranks > 0) {
+  if (missing_files > 0) {
     problems.Add("the network (" + o.network_config + ") has " + std::to_string(n) +
                  " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) + " .. " +
                  et::RankTracePath(o.workload, n - 1));
-    return problems;
   }
+  if (failed_ranks > 0) return problems;
   uint64_t dangling = 0;
   int dangling_files = 0;
   std::string example;

@@ -278,6 +278,22 @@ TEST(Cli, GarbageTraceNamesTheFile) {
   ExpectCleanFailure(Orrery(args), {"garbage.3.et"});
 }
 
+TEST(Cli, InvalidUtf8InATraceGivesOneMessage) {
+  const std::string args = Args("utf8", 4, AllReduceRanks(4));
+  const std::string path = Tmp("utf8.1.et");
+  std::string bytes = Slurp(path);
+  // Byte 0 is the first message's length, 1-2 the tag and length of GlobalMetadata's version.
+  ASSERT_GT(bytes.size(), 4u);
+  ASSERT_EQ(bytes[1], '\x0a');
+  bytes[3] = '\xff';
+  Spit(path, bytes);
+  const Outcome o = Orrery(args);
+  ExpectCleanFailure(o, {"utf8.1.et"});
+  EXPECT_EQ(o.err.find("libprotobuf"), std::string::npos) << o.err;
+  // The file is there, only broken: no hint about which files the network wants.
+  EXPECT_EQ(o.err.find("needs files"), std::string::npos) << o.err;
+}
+
 TEST(Cli, MissingRankFileIsNamed) {
   const std::string args = Args("missing", 4, AllReduceRanks(4));
   ASSERT_EQ(std::remove(Tmp("missing.1.et").c_str()), 0);
