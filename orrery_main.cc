@@ -173,11 +173,11 @@ int main(int argc, char** argv) {
       try {
         size_t used = 0;
         const int q = std::stoi(item, &used);
-        if (used != item.size() || q < 1) throw std::invalid_argument(item);
+        if (used != item.size() || q < 1 || q > 1024) throw std::invalid_argument(item);
         o.queues_per_dim.push_back(q);
       } catch (const std::exception&) {
         return Fail("--num-queues-per-dim is '" + queues +
-                    "'; expected a number >= 1 or a comma-separated list of them");
+                    "'; expected a number from 1 to 1024 or a comma-separated list of them");
       }
     }
   }

@@ -41,10 +41,12 @@ Schema<SystemConfig> MakeSystemSchema() {
       .AstraSim("Not an ASTRA-sim key; ASTRA-sim always runs the flat ring (the default).");
   s.Integer("active-chunks-per-dimension", &C::active_chunks_per_dimension)
       .Min(1)
+      .Max(1 << 20)
       .Help("Chunks in flight per dimension; per queue: ceil(this / queues per dimension).")
       .AstraSim("0 or negative values are not checked there.");
   s.Integer("preferred-dataset-splits", &C::preferred_dataset_splits)
       .Min(1)
+      .Max(1 << 20)
       .Help("Number of chunks a collective is split into (chunk = size / splits).")
       .AstraSim("Default 0 there, which divides by zero; here 1.");
   s.OptionalNumber("endpoint-delay", &C::endpoint_delay_ns)

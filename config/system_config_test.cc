@@ -167,7 +167,9 @@ TEST(SystemConfigTest, ImpossibleValuesAreRejected) {
   EXPECT_EQ(p[0], path +
                       ":2: key 'scheduling-policy' is 'RANDOM'; expected one of LIFO, FIFO, "
                       "EXPLICIT");
-  EXPECT_EQ(p[1], path + ":3: key 'preferred-dataset-splits' is '0'; expected an integer >= 1");
+  EXPECT_EQ(
+      p[1],
+      path + ":3: key 'preferred-dataset-splits' is '0'; expected an integer in [1, 1048576]");
   EXPECT_EQ(p[2], path +
                       ":4: key 'local-mem-bw' is '-5'; expected a number >= 0 (GB/s (1e9 "
                       "B/s))");

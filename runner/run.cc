@@ -89,13 +89,18 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   if (o.workload.empty()) problems.Add("--workload-configuration is required");
   if (o.system_config.empty()) problems.Add("--system-configuration is required");
   if (o.network_config.empty()) problems.Add("--network-configuration is required");
-  if (!(o.compute_scale > 0)) {
+  // Scales beyond 1e6 would overflow simulated time (int64 picoseconds, about 106 days).
+  if (!(o.compute_scale > 0 && o.compute_scale <= 1e6)) {
     problems.Add("--compute-scale is " + FormatNumber(o.compute_scale) +
-                 "; expected a number > 0 (2 = compute takes twice as long)");
+                 "; expected a number > 0 and <= 1e6 (2 = compute takes twice as long)");
   }
-  if (!(o.injection_scale >= 0)) {
+  if (!(o.injection_scale >= 0 && o.injection_scale <= 1e6)) {
     problems.Add("--injection-scale is " + FormatNumber(o.injection_scale) +
-                 "; expected a number >= 0 (it multiplies endpoint-delay)");
+                 "; expected a number >= 0 and <= 1e6 (it multiplies endpoint-delay)");
+  }
+  if (!(o.comm_scale > 0 && o.comm_scale <= 1e6)) {
+    problems.Add("--comm-scale is " + FormatNumber(o.comm_scale) +
+                 "; expected a number > 0 and <= 1e6 (it multiplies every communication size)");
   }
   if (!problems.ok()) return problems;
 

@@ -100,7 +100,10 @@ int SweepMain(int argc, char** argv) {
     return 0;
   }
   if (spec_path.empty()) return Fail("sweep: give the spec file: orrery sweep SPEC.yaml");
-  if (jobs < 0) return Fail("sweep: --jobs is " + std::to_string(jobs) + "; expected >= 0");
+  if (jobs < 0 || jobs > 4096) {
+    return Fail("sweep: --jobs is " + std::to_string(jobs) +
+                "; expected 0 (all cores) to 4096 parallel points");
+  }
   SweepOptions o;
   o.jobs = jobs;
   o.out = out;

@@ -24,6 +24,9 @@ namespace orrery {
 
 namespace {
 
+// More points than this is a mistake in the spec (or a study for several specs and shards).
+constexpr int kMaxSweepPoints = 1000000;
+
 const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "output"};
 const std::vector<std::string> kBaseKeys = {"system", "network", "memory", "workload", "backend"};
 const std::vector<std::string> kMetrics = {
@@ -286,6 +289,13 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         spec.param_names.push_back(it->first.Scalar());
         values.emplace_back();
         for (const YAML::Node& v : it->second) values.back().push_back(FlowYaml(v));
+      }
+      double count = 1;  // the product's size, checked before it is built
+      for (const auto& v : values) count *= static_cast<double>(v.size());
+      if (problems.ok() && count > kMaxSweepPoints) {
+        problems.Add(Where(path, grid) + ": the grid has " + FormatNumber(count) +
+                     " points; at most " + std::to_string(kMaxSweepPoints) +
+                     " (split the study into several specs)");
       }
       if (problems.ok()) {
         // Cartesian product, first parameter varying slowest.

@@ -195,6 +195,19 @@ TEST(Sweep, BadSpecsAreNamed) {
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.status().message().find("parameter 'colour' is not one of"), std::string::npos);
   EXPECT_NE(spec.status().message().find("'network.bw' needs a non-empty list"), std::string::npos);
+
+  // 16^5 points: refused before the product is built.
+  std::ofstream big(path);
+  big << "base: {system: a.json, network: b.yml}\ngrid:\n";
+  for (const char* p : {"a", "b", "c", "d", "e"}) {
+    big << "  network." << p << ": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]\n";
+  }
+  big.close();
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("the grid has 1048576 points; at most 1000000"),
+            std::string::npos)
+      << spec.status().message();
 }
 
 }  // namespace

@@ -294,6 +294,15 @@ TEST(Cli, InvalidUtf8InATraceGivesOneMessage) {
   EXPECT_EQ(o.err.find("needs files"), std::string::npos) << o.err;
 }
 
+TEST(Cli, ScalesAndQueuesOutOfRangeAreRejected) {
+  const std::string args = Args("ranges", 4, AllReduceRanks(4));
+  for (const char* flag : {"--comm-scale=nan", "--compute-scale=1e15", "--injection-scale=inf",
+                           "--num-queues-per-dim=2147483647"}) {
+    const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
+    ExpectCleanFailure(Orrery(args + " " + flag), {name, "expected"});
+  }
+}
+
 TEST(Cli, MissingRankFileIsNamed) {
   const std::string args = Args("missing", 4, AllReduceRanks(4));
   ASSERT_EQ(std::remove(Tmp("missing.1.et").c_str()), 0);

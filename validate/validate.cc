@@ -272,6 +272,11 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   if (!sim.ok()) return sim.status();
   StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
   if (!ms.ok()) return ms.status();
+  if (ms->empty()) {
+    return Status::Error(
+        o.measurements + ": no measurements left to validate" +
+        (o.only_gpus.empty() ? std::string() : " on the GPU counts --only-gpus keeps"));
+  }
   ValidationReport report;
   report.collective = ms->front().collective;
   if (Collectives().count(report.collective) == 0) {

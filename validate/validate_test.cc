@@ -164,6 +164,19 @@ TEST(Validate, OneSwitchRunsFewerGpusOnItsPorts) {
     EXPECT_NE(r.status().message().find("one switch: 2 to 8 GPUs"), std::string::npos)
         << r.status().message();
   }
+
+  // --only-gpus keeping no row is an error, not an empty report.
+  ValidateOptions o;
+  o.measurements = Tmp("ports_all_reduce.csv");
+  std::ofstream(o.measurements) << "gpus,size_bytes,time_us\n4,67108864,300\n";
+  o.machine = eight;
+  o.only_gpus = {16};
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no measurements left to validate on the GPU counts "
+                                      "--only-gpus keeps"),
+            std::string::npos)
+      << r.status().message();
 }
 
 // All-to-all across two nodes: every GPU sends half its buffer to the other node, through its
