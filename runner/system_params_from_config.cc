@@ -129,10 +129,7 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.loggp.local_reduction_delay = c.local_reduction_delay;
 
   p.rendezvous = o.rendezvous;
-  if (!(o.comm_scale > 0)) {
-    problems.Add("--comm-scale must be > 0, got " + std::to_string(o.comm_scale));
-  }
-  p.comm_scale = o.comm_scale;
+  p.comm_scale = o.comm_scale;  // its range is checked with the other scales (RunSimulation)
   if (!problems.ok()) return problems;
   return p;
 }

@@ -172,12 +172,10 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     Group g;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (const NcclRow& r : m.rows) {
-      if (r.size < o.min_size) continue;
       g.rows.push_back({static_cast<double>(r.size), std::log(r.time_us)});
       lo = std::min(lo, static_cast<double>(r.size));
       hi = std::max(hi, static_cast<double>(r.size));
     }
-    if (g.rows.empty()) continue;
     g.call.heads = sim->Heads(m.gpus);
     g.call.nodes = sim->Nodes(m.gpus);
     g.call.kind = m.collective == "all_reduce" ? NcclKind::kAllReduce
@@ -222,9 +220,6 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                            " on " + std::to_string(m.gpus) + " GPUs:" + failures);
     }
     groups.push_back(std::move(g));
-  }
-  if (groups.empty()) {
-    return Status::Error(o.measurements + ": no rows to fit (check --min-size and --only-gpus)");
   }
   // The free parameters: every protocol's, and every algorithm's but ring's.
   std::vector<Param> params;

@@ -254,12 +254,22 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
   const int gpus = o.gpus > 0 ? o.gpus : IsNcclCsv(o.measurements) ? npus_ : 0;
   StatusOr<std::vector<NcclMeasurement>> ms =
       LoadNcclMeasurements(o.measurements, gpus, o.collective);
-  if (!ms.ok() || o.only_gpus.empty()) return ms;
+  if (!ms.ok()) return ms;
   std::vector<NcclMeasurement> kept;
   for (NcclMeasurement& m : *ms) {
-    if (std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) != o.only_gpus.end()) {
-      kept.push_back(std::move(m));
+    if (!o.only_gpus.empty() &&
+        std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
+      continue;
     }
+    m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
+                                [&](const NcclRow& r) { return r.size < o.min_size; }),
+                 m.rows.end());
+    if (!m.rows.empty()) kept.push_back(std::move(m));
+  }
+  if (kept.empty()) {
+    return Status::Error(o.measurements + ": no rows of at least " + std::to_string(o.min_size) +
+                         " bytes" +
+                         (o.only_gpus.empty() ? "" : " on the GPU counts --only-gpus keeps"));
   }
   return kept;
 }
@@ -272,11 +282,6 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   if (!sim.ok()) return sim.status();
   StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
   if (!ms.ok()) return ms.status();
-  if (ms->empty()) {
-    return Status::Error(
-        o.measurements + ": no measurements left to validate" +
-        (o.only_gpus.empty() ? std::string() : " on the GPU counts --only-gpus keeps"));
-  }
   ValidationReport report;
   report.collective = ms->front().collective;
   if (Collectives().count(report.collective) == 0) {
@@ -307,7 +312,6 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       system = *f;
     }
     for (const NcclRow& row : m.rows) {
-      if (row.size < o.min_size) continue;
       double best = 0;
       std::string chosen;
       if (sim->nccl() != nullptr) {
@@ -332,10 +336,6 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       errors.push_back(v.error);
       report.rows.push_back(v);
     }
-  }
-  if (report.rows.empty()) {
-    return Status::Error(o.measurements + ": no rows of at least " + std::to_string(o.min_size) +
-                         " bytes" + (o.only_gpus.empty() ? "" : " on the GPU counts asked for"));
   }
   report.geomean_abs_error = GeomeanAbs(errors);
   return report;

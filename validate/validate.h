@@ -86,7 +86,7 @@ class ProfileSimulator {
   const std::string& dir() const { return dir_; }
 
   // The measurements `o` names, on the GPU counts it keeps (a CSV without GPU counts is on the
-  // profile's).
+  // profile's), with only their rows of at least o.min_size bytes; an error when none is left.
   StatusOr<std::vector<NcclMeasurement>> Load(const MeasurementOptions& o) const;
   // A network file for `gpus` NPUs (the node dimension scaled).
   StatusOr<std::string> Network(int gpus, const std::string& source);

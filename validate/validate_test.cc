@@ -165,7 +165,8 @@ TEST(Validate, OneSwitchRunsFewerGpusOnItsPorts) {
         << r.status().message();
   }
 
-  // --only-gpus keeping no row is an error, not an empty report.
+  // --only-gpus or --min-size keeping no row is an error, not an empty report (calibrate loads
+  // through the same ProfileSimulator::Load).
   ValidateOptions o;
   o.measurements = Tmp("ports_all_reduce.csv");
   std::ofstream(o.measurements) << "gpus,size_bytes,time_us\n4,67108864,300\n";
@@ -173,9 +174,15 @@ TEST(Validate, OneSwitchRunsFewerGpusOnItsPorts) {
   o.only_gpus = {16};
   r = Validate(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("no measurements left to validate on the GPU counts "
+  EXPECT_NE(r.status().message().find("no rows of at least 0 bytes on the GPU counts "
                                       "--only-gpus keeps"),
             std::string::npos)
+      << r.status().message();
+  o.only_gpus.clear();
+  o.min_size = 1 << 30;
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no rows of at least 1073741824 bytes"), std::string::npos)
       << r.status().message();
 }
 
