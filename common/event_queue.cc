@@ -112,7 +112,7 @@ void EventQueue::GrowTable() {
 }
 
 void Simulation::Run(Time until) {
-  stopped_ = false;
+  stopped_ = aborted_;
   while (!queue_.empty() && !stopped_) {
     if (queue_.top_time() > until.ps()) break;
     const Event e = queue_.Pop();

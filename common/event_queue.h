@@ -98,9 +98,26 @@ class EventQueue {
 class Simulation {
  public:
   Time now() const { return now_; }
-  void Schedule(Time at, EventTarget* target, uint64_t arg = 0) { queue_.Push(at, target, arg); }
+  // An event at Infinite() (a time that saturated: see Time) is not queued; the run stops and
+  // time_overflowed() says so, for the caller to report.
+  void Schedule(Time at, EventTarget* target, uint64_t arg = 0) {
+    if (at.IsInfinite()) {
+      Overflow();
+      return;
+    }
+    queue_.Push(at, target, arg);
+  }
   void ScheduleAfter(Time delay, EventTarget* target, uint64_t arg = 0) {
-    queue_.Push(now_ + delay, target, arg);
+    Schedule(now_ + delay, target, arg);
+  }
+  // Something was scheduled past the end of simulated time (int64 picoseconds, about 106 days):
+  // an input took longer than that. Run() stopped at now().
+  bool time_overflowed() const { return time_overflowed_; }
+  // Stops the run for good (a component found an input it cannot simulate and kept the reason
+  // for its caller): unlike Stop(), a later Run() returns at once.
+  void Abort() {
+    aborted_ = true;
+    stopped_ = true;
   }
   // Runs until the queue is empty, Stop() is called, or the next event is past `until`.
   void Run(Time until = Time::Infinite());
@@ -120,6 +137,13 @@ class Simulation {
   Time now_;
   uint64_t events_processed_ = 0;
   bool stopped_ = false;
+  bool time_overflowed_ = false;
+  bool aborted_ = false;
+
+  void Overflow() {
+    time_overflowed_ = true;
+    Abort();
+  }
 };
 
 }  // namespace orrery

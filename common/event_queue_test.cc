@@ -98,6 +98,25 @@ struct Chain : EventTarget {
   }
 };
 
+// An event that would land past the end of simulated time is not queued: the run stops there
+// and says so, and a later Run() does not resume it.
+TEST(EventQueueTest, SchedulingPastTheEndOfTimeStopsTheRun) {
+  Simulation sim;
+  Recorder r;
+  r.sim = &sim;
+  sim.Schedule(Time::FromNs(1), &r, 1);
+  sim.Schedule(Time::FromNs(3), &r, 3);
+  sim.Run(Time::FromNs(2));
+  EXPECT_FALSE(sim.time_overflowed());
+  sim.ScheduleAfter(Time::Infinite(), &r, 2);
+  EXPECT_TRUE(sim.time_overflowed());
+  sim.Run();
+  sim.Run();
+  const std::vector<std::pair<int64_t, uint64_t>> want = {{1000, 1}};
+  EXPECT_EQ(r.seen, want);
+  EXPECT_EQ(sim.pending_events(), 1u);  // the event at 3 ns never ran
+}
+
 TEST(EventQueueTest, HandlersScheduleMoreAndRunStopsAtLimit) {
   Simulation sim;
   Chain c;

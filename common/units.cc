@@ -5,7 +5,22 @@
 
 namespace orrery {
 
-Time Time::FromNsDouble(double ns) { return Time(static_cast<int64_t>(std::llround(ns * 1000.0))); }
+Time Time::FromNsDouble(double ns) {
+  const double ps = ns * 1000.0;
+  // 2^63 is exactly representable; anything at or past it (and NaN) saturates.
+  constexpr double kLimit = 9223372036854775808.0;
+  if (!(ps < kLimit)) return Infinite();
+  if (!(ps > -kLimit)) return Saturated(false);
+  return Time(static_cast<int64_t>(std::llround(ps)));
+}
+
+Time Time::FromNsTruncated(double ns) {
+  // The largest whole ns that fits in int64 picoseconds; past it (and NaN) saturates.
+  constexpr double kLimitNs = 9223372036854775.0;
+  if (!(ns < kLimitNs)) return Infinite();
+  if (!(ns > -kLimitNs)) return Saturated(false);
+  return FromNs(static_cast<int64_t>(ns));
+}
 
 std::string Time::ToHuman() const {
   char buf[64];

@@ -17,11 +17,18 @@ class Time {
  public:
   constexpr Time() = default;
   static constexpr Time FromPs(int64_t ps) { return Time(ps); }
-  static constexpr Time FromNs(int64_t ns) { return Time(ns * 1000); }
-  // Rounds to the nearest picosecond.
+  // Saturates at Infinite() (or its negative) instead of wrapping.
+  static constexpr Time FromNs(int64_t ns) { return Time(1000) * ns; }
+  // Rounds to the nearest picosecond. Saturates (see Infinite()); NaN is Infinite().
   static Time FromNsDouble(double ns);
+  // Whole nanoseconds, truncated toward zero (ASTRA-sim's integer-ns delays). Saturates.
+  static Time FromNsTruncated(double ns);
   static constexpr Time Zero() { return Time(0); }
   static constexpr Time Infinite() { return Time(std::numeric_limits<int64_t>::max()); }
+  // Arithmetic saturates here: a sum or product past about 106 days of picoseconds is
+  // Infinite(), never a wrapped-around negative time. The event queue refuses to schedule it
+  // (Simulation::time_overflowed), so an input that large is reported, not silently wrong.
+  constexpr bool IsInfinite() const { return ps_ == std::numeric_limits<int64_t>::max(); }
 
   constexpr int64_t ps() const { return ps_; }
   // Whole nanoseconds, truncated (ASTRA-sim reports integer ns "cycles").
@@ -31,17 +38,20 @@ class Time {
   // Truncates to a whole nanosecond.
   constexpr Time TruncatedToNs() const { return Time(ps_ / 1000 * 1000); }
 
-  constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
-  constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
-  constexpr Time& operator+=(Time o) {
-    ps_ += o.ps_;
-    return *this;
+  constexpr Time operator+(Time o) const {
+    int64_t r = 0;
+    return __builtin_add_overflow(ps_, o.ps_, &r) ? Saturated(o.ps_ > 0) : Time(r);
   }
-  constexpr Time& operator-=(Time o) {
-    ps_ -= o.ps_;
-    return *this;
+  constexpr Time operator-(Time o) const {
+    int64_t r = 0;
+    return __builtin_sub_overflow(ps_, o.ps_, &r) ? Saturated(o.ps_ < 0) : Time(r);
   }
-  constexpr Time operator*(int64_t k) const { return Time(ps_ * k); }
+  constexpr Time& operator+=(Time o) { return *this = *this + o; }
+  constexpr Time& operator-=(Time o) { return *this = *this - o; }
+  constexpr Time operator*(int64_t k) const {
+    int64_t r = 0;
+    return __builtin_mul_overflow(ps_, k, &r) ? Saturated((ps_ > 0) == (k > 0)) : Time(r);
+  }
   constexpr bool operator<(Time o) const { return ps_ < o.ps_; }
   constexpr bool operator<=(Time o) const { return ps_ <= o.ps_; }
   constexpr bool operator>(Time o) const { return ps_ > o.ps_; }
@@ -54,6 +64,9 @@ class Time {
 
  private:
   constexpr explicit Time(int64_t ps) : ps_(ps) {}
+  static constexpr Time Saturated(bool positive) {
+    return positive ? Infinite() : Time(-std::numeric_limits<int64_t>::max());
+  }
   int64_t ps_ = 0;
 };
 

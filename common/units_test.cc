@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace orrery {
 namespace {
 
@@ -25,6 +27,25 @@ TEST(UnitsTest, TimeArithmeticAndOrdering) {
   EXPECT_EQ((a - b).ps(), 498500);
   EXPECT_EQ(Time::FromPs(1999).TruncatedToNs().ps(), 1000);
   EXPECT_EQ(Time::FromNsDouble(936.25).ps(), 936250);
+}
+
+// Simulated time is int64 picoseconds; arithmetic past either end saturates instead of wrapping.
+TEST(UnitsTest, TimeSaturatesInsteadOfWrapping) {
+  const Time big = Time::FromNs(int64_t{9'000'000'000'000'000});  // 9e18 ps, about 104 days
+  EXPECT_FALSE(big.IsInfinite());
+  EXPECT_TRUE((big + big).IsInfinite());
+  EXPECT_TRUE((big * 2).IsInfinite());
+  EXPECT_TRUE(Time::FromNs(int64_t{1} << 60).IsInfinite());
+  EXPECT_LT((Time::Zero() - big) - big, Time::Zero());  // saturates low, stays negative
+  EXPECT_TRUE((Time::Infinite() + Time::FromNs(1)).IsInfinite());
+  EXPECT_TRUE(Time::FromNsDouble(1e300).IsInfinite());
+  EXPECT_TRUE(Time::FromNsDouble(std::nan("")).IsInfinite());
+  EXPECT_TRUE(Time::FromNsTruncated(1e16).IsInfinite());
+  EXPECT_EQ(Time::FromNsTruncated(2.9).ps(), 2000);
+  EXPECT_EQ(Time::FromNsDouble(1.5).ps(), 1500);
+  // A tiny bandwidth is a very long delay, never a negative or zero one.
+  EXPECT_TRUE((Bytes(1 << 20) / Bandwidth::FromGiBps(1e-300)).IsInfinite());
+  EXPECT_TRUE((Bytes(1 << 20) / Bandwidth::FromGiBps(1e-12)).IsInfinite());
 }
 
 TEST(UnitsTest, HumanReadable) {

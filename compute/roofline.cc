@@ -1,6 +1,8 @@
 #include "compute/roofline.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 namespace orrery {
 
@@ -24,12 +26,13 @@ Time RooflineTime(const RooflineParams& p, uint64_t num_ops, uint64_t tensor_siz
   const double perf = Perf(p, num_ops, tensor_size);
   if (!(perf > 0)) return Time::Infinite();
   const double ns = static_cast<double>(num_ops) / perf * 1e9;
-  return Time::FromNs(static_cast<int64_t>(ns));
+  return Time::FromNsDouble(std::trunc(ns));  // whole ns, saturating when too large
 }
 
 Time ReplayTime(uint64_t duration_micros) {
   if (duration_micros == 0) return Time::FromNs(1);
-  return Time::FromNs(static_cast<int64_t>(duration_micros) * 1000);
+  if (duration_micros > static_cast<uint64_t>(INT64_MAX)) return Time::Infinite();
+  return Time::FromNs(static_cast<int64_t>(duration_micros)) * 1000;  // saturates
 }
 
 }  // namespace orrery

@@ -27,8 +27,8 @@ Time RemoteMemory::AccessTime(Bytes size) const {
       config_.remote_mem_bw_bytes_per_ns > 0
           ? static_cast<double>(size.count()) / config_.remote_mem_bw_bytes_per_ns
           : 0.0;
-  return Time::FromNs(static_cast<int64_t>(config_.remote_mem_latency_ns) +
-                      static_cast<int64_t>(transfer));
+  return Time::FromNsTruncated(static_cast<double>(config_.remote_mem_latency_ns)) +
+         Time::FromNsTruncated(transfer);
 }
 
 Status RemoteMemory::Issue(int npu, Bytes size, MemoryCompletion* done, uint64_t token) {

@@ -133,6 +133,9 @@ class Network {
   virtual void RecordQueueDepths() {}
   // The recorded series of every queue that ever held a packet, in link order.
   virtual std::vector<QueueSeries> QueueDepths() const { return {}; }
+  // Why the backend aborted the run (Simulation::Abort), when it met a message it cannot
+  // simulate; OK otherwise.
+  virtual Status error() const { return Status::Ok(); }
 };
 
 }  // namespace orrery

@@ -167,6 +167,12 @@ StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vec
   }
   sim.Run();
   if (!driver.error().ok()) return driver.error();
+  if (!net->error().ok()) return net->error();
+  if (sim.time_overflowed()) {
+    return Status::Error(
+        "the collective takes longer than simulated time can hold (about 106 "
+        "days): its size, a latency or a bandwidth is out of range");
+  }
   if (driver.done() != static_cast<int>(members.size())) {
     return Status::Error("the collective did not finish (" + std::to_string(driver.done()) +
                          " of " + std::to_string(members.size()) + " NPUs)");

@@ -172,6 +172,12 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
                  et::RankTracePath(o.workload, n - 1));
   }
   if (failed_ranks > 0) return problems;
+  if (access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
+    result.warnings.push_back(et::RankTracePath(o.workload, n) + " exists, but the network (" +
+                              o.network_config + ") has " + std::to_string(n) +
+                              " NPUs: only files " + et::RankTracePath(o.workload, 0) + " .. " +
+                              et::RankTracePath(o.workload, n - 1) + " are simulated");
+  }
   uint64_t dangling = 0;
   int dangling_files = 0;
   std::string example;
@@ -297,6 +303,22 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   for (auto& e : executors) {
     if (!e->error().ok()) return e->error();
+  }
+  if (!net->error().ok()) return net->error();
+  if (sim.time_overflowed()) {
+    Status s = Status::Error(
+        "the run went past the end of simulated time (int64 picoseconds, about 106 days) after " +
+        sim.now().ToHuman() +
+        ": an input makes something take longer than that (look for a huge duration_micros, "
+        "comm_size, tensor_size or latency, or a tiny bandwidth or peak-perf); what each NPU "
+        "was running:");
+    int shown = 0;
+    for (auto& e : executors) {
+      if (e->finished()) continue;
+      if (shown++ == 8) break;
+      for (const auto& line : e->DescribeStuck(3)) s.Add("  " + line);
+    }
+    return s;
   }
   std::vector<int> stuck;
   for (auto& e : executors) {

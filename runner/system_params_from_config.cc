@@ -83,7 +83,9 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
   p.preferred_dataset_splits = c.preferred_dataset_splits;
   if (c.endpoint_delay_ns.has_value()) {
-    p.endpoint_delay_ns = static_cast<int64_t>(*c.endpoint_delay_ns * o.injection_scale);
+    // Past int64 picoseconds it saturates, and the first hand-off reports the overflow.
+    const Time delay = Time::FromNsTruncated(*c.endpoint_delay_ns * o.injection_scale);
+    p.endpoint_delay_ns = delay.IsInfinite() ? Time::Infinite().WholeNs() + 1 : delay.WholeNs();
   } else {
     p.endpoint_delay_ns = 10;
   }

@@ -876,9 +876,7 @@ void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t co
 
 Time SystemLayer::ReductionDelay(uint64_t size) const {
   // ASTRA-sim: mem_write(size) + 2 * mem_read(size), each size / local-mem-bw in whole ns.
-  const int64_t one =
-      static_cast<int64_t>(static_cast<double>(size) / params_.local_mem_bw_bytes_per_ns);
-  return Time::FromNs(3 * one);
+  return Time::FromNsTruncated(static_cast<double>(size) / params_.local_mem_bw_bytes_per_ns) * 3;
 }
 
 }  // namespace orrery

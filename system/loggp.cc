@@ -4,7 +4,7 @@ namespace orrery {
 namespace {
 
 // ASTRA-sim computes these delays in double and converts them to whole ticks (ns).
-Time Ticks(double ns) { return Time::FromNs(static_cast<int64_t>(ns)); }
+Time Ticks(double ns) { return Time::FromNsTruncated(ns); }
 
 }  // namespace
 

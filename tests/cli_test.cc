@@ -303,6 +303,45 @@ TEST(Cli, ScalesAndQueuesOutOfRangeAreRejected) {
   }
 }
 
+// Simulated time is int64 picoseconds (about 106 days). An input that pushes past it (a compute
+// node, a message, a hop's delay, a bandwidth of 1e-300 GiB/s) is reported on every backend,
+// instead of wrapping into a wrong time that exits 0 or a delay of zero.
+TEST(Cli, TimePastTheEndOfSimulatedTimeIsReported) {
+  auto long_compute = AllReduceRanks(4);
+  long_compute[1][0] = et::MakeCompNode(1, "fwd", /*duration_us=*/10'000'000'000'000);
+  auto huge_message = AllReduceRanks(4);
+  for (auto& r : huge_message) {
+    r[1] = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, uint64_t{1} << 60, {1});
+  }
+  std::string slow_hop = kSystem;
+  const std::string delay = "\"endpoint-delay\": 10";
+  slow_hop.replace(slow_hop.find(delay), delay.size(), "\"endpoint-delay\": 1e15");
+  const std::string slow_hop_args = Args("slow_hop", 4, AllReduceRanks(4), slow_hop);
+  const std::string tiny_bandwidth_args = Args("tiny_bandwidth", 4, AllReduceRanks(4));
+  Spit(Tmp("tiny_bandwidth.net.yml"),
+       "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1e-300 ]\nlatency: [ 500.0 ]\n");
+  const std::vector<std::string> cases = {
+      Args("long_compute", 4, long_compute),
+      Args("huge_message", 4, huge_message),
+      slow_hop_args,
+      tiny_bandwidth_args,
+  };
+  for (const std::string& args : cases) {
+    for (const char* backend : {"analytical-aware", "analytical-unaware", "packet"}) {
+      SCOPED_TRACE(args + " " + backend);
+      const Outcome o = Orrery(args + " --network-backend=" + backend);
+      // The packet backend refuses the 2^60-byte message before its time runs out.
+      const bool too_many_packets = args == cases[1] && std::string(backend) == "packet";
+      ExpectCleanFailure(o, {too_many_packets ? "use the analytical-aware backend"
+                                              : "past the end of simulated time"});
+    }
+  }
+  // The long compute names its file and node, and the duration; a compute scale below 1 does
+  // not bring it back into range.
+  ExpectCleanFailure(Orrery(cases[0] + " --compute-scale=0.5"),
+                     {"long_compute.1.et", "NPU 1 node 1 'fwd'", "duration_micros 10000000000000"});
+}
+
 TEST(Cli, MissingRankFileIsNamed) {
   const std::string args = Args("missing", 4, AllReduceRanks(4));
   ASSERT_EQ(std::remove(Tmp("missing.1.et").c_str()), 0);
@@ -312,6 +351,16 @@ TEST(Cli, MissingRankFileIsNamed) {
 TEST(Cli, NetworkWithMoreNpusThanTraceFiles) {
   const std::string args = Args("too_few", 8, AllReduceRanks(4));
   ExpectCleanFailure(Orrery(args), {"too_few.4.et", "8 NPUs", "too_few.7.et"});
+}
+
+// More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.
+TEST(Cli, MoreTraceFilesThanNpusIsAWarning) {
+  const Outcome o = Orrery(Args("too_many", 4, AllReduceRanks(8)));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("warning: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("too_many.4.et exists"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("has 4 NPUs"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("sys[3] finished"), std::string::npos) << o.out;
 }
 
 TEST(Cli, DependencyCycleIsNamed) {

@@ -45,7 +45,7 @@ std::string NpuExecutor::Label(uint32_t node) const {
 
 void NpuExecutor::Fail(Status s) {
   if (error_.ok()) error_ = s.WithContext(trace_.path());
-  system_.sim().Stop();
+  system_.sim().Abort();
 }
 
 NpuExecutor::Slot NpuExecutor::SlotOf(uint32_t node) const {
@@ -131,7 +131,7 @@ Time NpuExecutor::ComputeTime(uint32_t node) const {
   } else {
     t = ReplayTime(trace_.duration_micros(node));
   }
-  if (params_.compute_scale != 1.0) {
+  if (params_.compute_scale != 1.0 && !t.IsInfinite()) {
     t = Time::FromNsDouble(t.Ns() * params_.compute_scale).TruncatedToNs();
   }
   return t;
@@ -183,7 +183,19 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
   Simulation& sim = system_.sim();
   const et::NodeType type = trace_.type(node);
 
-  auto replay = [&]() { sim.ScheduleAfter(ComputeTime(node), this, node); };
+  auto replay = [&]() {
+    const Time t = ComputeTime(node);
+    if ((sim.now() + t).IsInfinite()) {
+      return Fail(Status::Error(Label(node) +
+                                ": its compute time ends past the end of simulated time (int64 "
+                                "picoseconds, about 106 days); duration_micros " +
+                                std::to_string(trace_.duration_micros(node)) + ", num_ops " +
+                                std::to_string(trace_.num_ops(node).value_or(0)) +
+                                ", tensor_size " +
+                                std::to_string(trace_.tensor_size(node).value_or(0))));
+    }
+    sim.ScheduleAfter(t, this, node);
+  };
   if (params_.replay_only && type != et::NodeType::kInvalid && type != et::NodeType::kMetadata) {
     replay();
     return;

@@ -14,8 +14,6 @@ namespace {
 constexpr uint64_t kArrival = 0;
 constexpr uint64_t kLinkFree = 1;
 
-uint64_t WholeNs(double ns) { return static_cast<uint64_t>(ns); }
-
 }  // namespace
 
 AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topology, Options options)
@@ -228,8 +226,8 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
     // As ASTRA-sim: both delays in double ns, each truncated to whole ns on its own.
     const double serialization_ns = static_cast<double>(size) / p.bytes_per_ns;
     p.cached_size = size;
-    p.cached_arrival = Time::FromNs(static_cast<int64_t>(WholeNs(p.latency_ns + serialization_ns)));
-    p.cached_busy = Time::FromNs(static_cast<int64_t>(WholeNs(serialization_ns)));
+    p.cached_arrival = Time::FromNsTruncated(p.latency_ns + serialization_ns);
+    p.cached_busy = Time::FromNsTruncated(serialization_ns);
   }
   const Time arrival = p.cached_arrival;
   const Time busy = p.cached_busy;

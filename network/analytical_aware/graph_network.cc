@@ -80,8 +80,8 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
     // As the dimensional model: both delays in double ns, each truncated to whole ns.
     const double serialization_ns = static_cast<double>(size) / l.bytes_per_ns;
     l.cached_size = size;
-    l.cached_arrival = Time::FromNs(static_cast<int64_t>(l.latency_ns + serialization_ns));
-    l.cached_busy = Time::FromNs(static_cast<int64_t>(serialization_ns));
+    l.cached_arrival = Time::FromNsTruncated(l.latency_ns + serialization_ns);
+    l.cached_busy = Time::FromNsTruncated(serialization_ns);
   }
   l.busy_ps += l.cached_busy.ps();
   // Arrival first, then link-free: at equal times they run in this order.

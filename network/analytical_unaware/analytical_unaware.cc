@@ -66,7 +66,7 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
     dim.cached_serialization_ns = static_cast<double>(size.count()) / dim.bytes_per_ns;
   }
   const double ns = hops * dim.latency_ns + dim.cached_serialization_ns;
-  return Time::FromNs(static_cast<int64_t>(static_cast<uint64_t>(ns)));
+  return Time::FromNsTruncated(ns);
 }
 
 void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,

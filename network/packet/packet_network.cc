@@ -310,6 +310,18 @@ uint32_t PacketNetwork::NewPacket() {
 
 void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
   CheckSendEndpoints(src, dst, graph_->num_npus);
+  if (size.count() / params_.mtu >= kMaxPacketsPerMessage) {
+    if (error_.ok()) {
+      error_ =
+          Status::Error("the packet backend cannot simulate a message of " + Num(size.count()) +
+                        " B from NPU " + Num(src) + " to NPU " + Num(dst) + ": " +
+                        Num(size.count() / params_.mtu) + " packets of packet-mtu " +
+                        Num(params_.mtu) + " B, above its limit of " + Num(kMaxPacketsPerMessage) +
+                        " per message; use the analytical-aware backend for messages this large");
+    }
+    sim_.Abort();
+    return;
+  }
   const uint32_t id = messages_.Acquire();
   Message& m = messages_[id];
   m.handler = handler;
@@ -358,7 +370,7 @@ void PacketNetwork::Absorb(Port& p) {
 
 void PacketNetwork::PushControl(uint32_t port, int64_t value) {
   Port& p = ports_[port];
-  const int64_t at = sim_.now().ps() + p.latency_ps;
+  const int64_t at = (sim_.now() + Time::FromPs(p.latency_ps)).ps();  // saturates
   if (!pfc_ && p.control_head < p.control.size() && p.control.back().time_ps == at) {
     p.control.back().value += value;  // credits returned at the same instant travel together
   } else {
@@ -452,10 +464,11 @@ void PacketNetwork::TrySend(uint32_t port) {
   p.busy = true;
   p.serving_bytes = bytes;
   p.bytes += bytes;
-  p.busy_ps += serialization;
+  p.busy_ps = (Time::FromPs(p.busy_ps) + Time::FromPs(serialization)).ps();
   ++packet_hops_;
   Packet& k = packets_[packet];
-  k.arrive_ps = now + serialization + p.latency_ps;
+  // Saturating: a time past int64 picoseconds is Infinite(), which Schedule reports.
+  k.arrive_ps = (Time::FromPs(now) + Time::FromPs(serialization) + Time::FromPs(p.latency_ps)).ps();
   p.flight.Push(packets_, packet);
   // Arrival first, then tx-done: at equal times they run in this order (as the aware model).
   if (!p.arrival_armed) {

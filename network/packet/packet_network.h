@@ -72,6 +72,11 @@ class PacketNetwork final : public Network, private EventTarget {
   std::vector<std::string> DescribeStuck(int max_lines) const override;
   void RecordQueueDepths() override;
   std::vector<QueueSeries> QueueDepths() const override;
+  Status error() const override { return error_; }
+
+  // The most packets one message may be cut into: every packet is simulated at every hop, so a
+  // larger message would run for hours. Past it Send aborts the run with an error.
+  static constexpr uint64_t kMaxPacketsPerMessage = uint64_t{1} << 28;
 
   const PhysicalGraph& graph() const { return *graph_; }
   // Packet transmissions started on some link (one per packet per hop).
@@ -81,6 +86,7 @@ class PacketNetwork final : public Network, private EventTarget {
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
+  Status error_;
 
   struct Message {
     DeliveryHandler* handler;
