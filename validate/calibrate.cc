@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -70,7 +71,8 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
         NcclCall call = g.call;
         call.bytes = static_cast<uint64_t>(size);
         const double e = EfficiencyAt(c, call);
-        best = std::min(best, LatencyAt(c, call) + it->second.Eval(size / e));
+        // A row of 0 bytes costs what 1 byte does (the grid starts there).
+        best = std::min(best, LatencyAt(c, call) + it->second.Eval(std::max(size / e, 1.0)));
       }
       sum += std::fabs(std::log(best) - log_meas);
     }
@@ -164,6 +166,22 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                          ": no nccl.yaml, so there is nothing to calibrate; start from the "
                          "closest profile in configs/machines/ (each has one)");
   }
+  // Writing over the profile being fitted would replace its nccl.yaml (the starting point, and
+  // the record of what it was fitted to) with no way back: refused, however the paths are spelt.
+  if (!o.out.empty()) {
+    std::error_code e1, e2;
+    const std::filesystem::path out = std::filesystem::weakly_canonical(o.out, e1);
+    const std::filesystem::path machine = std::filesystem::weakly_canonical(o.machine, e2);
+    if (!e1 && !e2 && out == machine) {
+      std::string other = o.machine;
+      while (other.size() > 1 && other.back() == '/') other.pop_back();
+      return Status::Error("--out '" + o.out + "' is the --machine profile itself (" +
+                           machine.string() +
+                           "): calibrate would overwrite the nccl.yaml it starts from; write the "
+                           "fitted profile to another directory, e.g. --out " +
+                           other + "-calibrated, and copy its nccl.yaml over once checked");
+    }
+  }
   NcclModel model = *sim->nccl();
   StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
   if (!ms.ok()) return ms.status();
@@ -200,7 +218,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       while (grain * 2 <= static_cast<uint64_t>(lo) && grain < (uint64_t{1} << 20)) grain *= 2;
       Curve c;
       bool ok = true;
-      for (double x = lo; ok; x *= std::exp2(1.0 / kGridPerOctave)) {
+      // From 1 byte at least (a row of size 0 would keep the grid at 0 forever).
+      for (double x = std::max(lo, 1.0); ok; x *= std::exp2(1.0 / kGridPerOctave)) {
         const uint64_t size =
             std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(x / grain))) * grain;
         StatusOr<double> t = sim->TimeUs(m.collective, m.gpus, size, *system, *network);
@@ -211,7 +230,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
         }
         c.log_x.push_back(std::log(static_cast<double>(size)));
         c.log_t.push_back(std::log(*t));
-        if (x > hi / kMinEfficiency) break;
+        // Two sizes at least, to interpolate between.
+        if (x > hi / kMinEfficiency && c.log_x.back() > c.log_x.front()) break;
       }
       if (ok) g.curves[a.name] = c;
     }

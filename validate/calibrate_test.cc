@@ -2,9 +2,14 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -206,6 +211,76 @@ TEST(Calibrate, CommandLineErrors) {
   EXPECT_NE(::testing::internal::GetCapturedStderr().find(
                 "--only-gpus '16,x': bad GPU count 'x'; expected whole numbers >= 1"),
             std::string::npos);
+}
+
+// --out naming the --machine profile itself (however spelt: a trailing slash, "..", a symlink)
+// is refused before anything is fitted or written: it would overwrite the nccl.yaml it starts
+// from.
+TEST(Calibrate, RefusesToOverwriteTheMachineProfile) {
+  const std::string machine = Profile("inplace", 10, 0.9);
+  std::string before;
+  {
+    std::ifstream f(machine + "/nccl.yaml");
+    before.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  const std::string link = Tmp("inplace-link");
+  std::remove(link.c_str());
+  ASSERT_EQ(symlink(machine.c_str(), link.c_str()), 0);
+  CalibrateOptions o;
+  o.measurements = Tmp("absent.log");  // refused before it is read
+  o.machine = machine;
+  for (const std::string& out : {machine, machine + "/", machine + "/../inplace", link}) {
+    o.out = out;
+    StatusOr<CalibrationResult> r = Calibrate(o);
+    ASSERT_FALSE(r.ok()) << out;
+    EXPECT_EQ(r.status().message(),
+              "--out '" + out + "' is the --machine profile itself (" +
+                  std::filesystem::canonical(machine).string() +
+                  "): calibrate would overwrite the nccl.yaml it starts from; write the fitted "
+                  "profile to another directory, e.g. --out " +
+                  machine + "-calibrated, and copy its nccl.yaml over once checked");
+  }
+  std::ifstream f(machine + "/nccl.yaml");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()),
+            before);
+  // Another directory is fine (here: the error is then the missing log, read next).
+  o.out = Tmp("inplace-calibrated");
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("absent.log: cannot read"), std::string::npos)
+      << r.status().message();
+}
+
+// A row of 0 bytes (nccl-tests -b 0) is a size like any: calibrate fits it (as 1 byte) instead
+// of growing its grid of sizes from 0 forever.
+TEST(Calibrate, ARowOfZeroBytesIsFitted) {
+  const std::string machine = Profile("zero", 10, 0.9);
+  const std::string log = Tmp("zero.log");
+  std::ofstream f(log);
+  f << "# Collective test starting: all_reduce_perf\n";
+  for (int i = 0; i < 8; ++i)
+    f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
+  f << "  0  0  float  sum  -1  12.0  0  0  0\n"
+    << "  1048576  262144  float  sum  -1  60.0  1  1  0\n"
+    << "  16777216  4194304  float  sum  -1  400.0  1  1  0\n";
+  f.close();
+  CalibrateOptions o;
+  o.measurements = log;
+  o.machine = machine;
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(std::isfinite(r->mean_abs_log_error));
+  ASSERT_EQ(r->validation.rows.size(), 3u);
+  EXPECT_EQ(r->validation.rows[0].size, 0u);
+  for (const ValidationRow& v : r->validation.rows) EXPECT_TRUE(std::isfinite(v.error));
+
+  // The same with a log of only 0-byte rows (one size: the grid still has two to interpolate).
+  std::ofstream(log) << "# Collective test starting: all_reduce_perf\n"
+                     << "#  Rank  7 Group 0 Pid 1 on host device 7\n"
+                     << "  0  0  float  sum  -1  12.0  0  0  0\n";
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(std::isfinite(r->mean_abs_log_error));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -38,6 +39,41 @@ bool ParseDouble(const std::string& s, double* v) {
   errno = 0;
   *v = std::strtod(s.c_str(), &end);
   return !s.empty() && *end == '\0' && errno == 0;
+}
+
+// A count of GPUs or nodes: a whole number >= 1 ("4.5", "8x", "0" are not).
+bool ParseCount(const std::string& s, int* v) {
+  uint64_t u = 0;
+  if (!ParseUnsigned(s, &u) || u < 1 || u > static_cast<uint64_t>(1) << 30) return false;
+  *v = static_cast<int>(u);
+  return true;
+}
+
+// Without surrounding spaces, tabs and carriage returns.
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+// The next line of `f` (its number in `n`), without the '\r' of a CRLF ending and, on the first
+// line, without a UTF-8 byte-order mark: files saved on Windows or by spreadsheets read as any.
+bool NextLine(std::istream& f, std::string* line, int* n) {
+  if (!std::getline(f, *line)) return false;
+  ++*n;
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  if (*n == 1 && line->compare(0, 3, "\xEF\xBB\xBF") == 0) line->erase(0, 3);
+  return true;
+}
+
+// The comma-separated fields of a CSV line, each trimmed ("gpus , size_bytes" reads as
+// "gpus", "size_bytes").
+std::vector<std::string> CsvFields(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string c;
+  while (std::getline(ss, c, ',')) out.push_back(Trim(c));
+  return out;
 }
 
 // Drops a launcher prefix: "0: ", "12:", "[1,0]<stdout>:", "node3: ".
@@ -89,7 +125,32 @@ std::string ForcedAlgorithm(const std::string& line) {
   return name;
 }
 
-StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifstream& f,
+// Whether `w` (a line's fields) is a row of the table whatever its first field, the size: a
+// whole-number count, a type and a reduction-op name (words: "float", "sum", "none"), then at
+// least one more field, each a number or N/A (root, times, bandwidths, #wrong). Such a line with
+// a bad size is an error; any other line that does not start with a size and a count is not a
+// row and is skipped as before (NCCL INFO lines, "NCCL version 2.18.5+cuda12.2", a launcher's
+// or a job script's chatter).
+bool IsRowButForItsSize(const std::vector<std::string>& w) {
+  uint64_t count = 0;
+  if (w.size() < 5 || !ParseUnsigned(w[1], &count)) return false;
+  if (!std::isalpha(static_cast<unsigned char>(w[2][0])) ||
+      !std::isalpha(static_cast<unsigned char>(w[3][0]))) {
+    return false;
+  }
+  double x = 0;
+  for (size_t i = 4; i < w.size(); ++i) {
+    if (w[i] != "N/A" && !ParseDouble(w[i], &x)) return false;
+  }
+  return true;
+}
+
+// A time field: a positive, finite number of microseconds.
+bool ParseTime(const std::string& s, double* t) {
+  return ParseDouble(s, t) && std::isfinite(*t) && *t > 0;
+}
+
+StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::istream& f,
                                                int gpus_hint, const std::string& collective_hint) {
   NcclMeasurement m;
   m.source = path;
@@ -98,8 +159,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
   std::string line;
   int n = 0;
   int n_gpus_per_thread = 0;
-  while (std::getline(f, line)) {
-    ++n;
+  while (NextLine(f, &line, &n)) {
     const std::string body = StripPrefix(line);
     const std::vector<std::string> w = Split(body);
     if (w.empty()) continue;
@@ -122,25 +182,42 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
       continue;
     }
     // A data row: size count type op [root] then groups of (time algbw busbw wrong).
+    const std::string where = path + ":" + std::to_string(n) + ": ";
     uint64_t size = 0, count = 0;
-    if (w.size() < 2 || !ParseUnsigned(w[0], &size) || !ParseUnsigned(w[1], &count)) continue;
+    if (w.size() < 2 || !ParseUnsigned(w[1], &count)) continue;
+    if (!ParseUnsigned(w[0], &size)) {
+      if (!IsRowButForItsSize(w)) continue;  // not a row of the table
+      return Status::Error(where + "a data row's size is '" + w[0] +
+                           "'; expected a whole number of bytes >= 0");
+    }
     const bool typed = w.size() > 2 && std::isalpha(static_cast<unsigned char>(w[2][0]));
     if (w.size() < 8) {
       if (!typed) continue;  // not a row of the table
-      return Status::Error(path + ":" + std::to_string(n) + ": the row of size " + w[0] +
-                           " is cut short (" + std::to_string(w.size()) +
+      return Status::Error(where + "the row of size " + w[0] + " is cut short (" +
+                           std::to_string(w.size()) +
                            " fields; a row has size, count, type, redop, [root,] then time, "
                            "algbw, busbw, #wrong); is the log truncated?");
     }
     const size_t rest = w.size() - 4;
     const size_t first = rest % 4 == 1 ? 5 : 4;  // with or without `root`
+    // The out-of-place time; nccl-tests prints N/A there in some runs, and the in-place time
+    // (the next group) stands in for it. A number that is not a time is an error, not replaced.
     double t = 0;
-    bool ok = ParseDouble(w[first], &t) && t > 0;
-    if (!ok && w.size() >= first + 8) ok = ParseDouble(w[first + 4], &t) && t > 0;  // in-place
-    if (!ok) {
-      return Status::Error(path + ":" + std::to_string(n) + ": size " + w[0] +
-                           " has no time (out-of-place '" + w[first] +
-                           "'); expected a number of microseconds");
+    const std::string& out = w[first];
+    if (out == "N/A") {
+      if (w.size() < first + 8 || w[first + 4] == "N/A") {
+        return Status::Error(where + "size " + w[0] + " has no time (out-of-place '" + out +
+                             "'); expected a number of microseconds");
+      }
+      if (!ParseTime(w[first + 4], &t)) {
+        return Status::Error(where + "size " + w[0] + " has out-of-place time 'N/A' and " +
+                             "in-place time '" + w[first + 4] +
+                             "'; expected a positive number of microseconds");
+      }
+    } else if (!ParseTime(out, &t)) {
+      return Status::Error(where + "size " + w[0] + " has out-of-place time '" + out +
+                           "'; expected a positive number of microseconds (or N/A, to use the "
+                           "in-place time)");
     }
     m.rows.push_back(NcclRow{size, t});
   }
@@ -177,21 +254,17 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ifs
   return std::vector<NcclMeasurement>{m};
 }
 
-StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ifstream& f,
+StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::istream& f,
                                                int gpus_hint, const std::string& collective_hint) {
   // Lines starting with '#' are comments (a table's source), before the header or between rows.
+  // CRLF endings, a byte-order mark and spaces around names and values are allowed.
   std::string line;
   int n = 0;
-  while (std::getline(f, line)) {
-    ++n;
+  while (NextLine(f, &line, &n)) {
+    line = Trim(line);
     if (!line.empty() && line[0] != '#') break;
   }
-  std::vector<std::string> header;
-  {
-    std::stringstream ss(line);
-    std::string c;
-    while (std::getline(ss, c, ',')) header.push_back(c);
-  }
+  const std::vector<std::string> header = CsvFields(line);
   auto col = [&](const char* name) {
     auto it = std::find(header.begin(), header.end(), name);
     return it == header.end() ? -1 : static_cast<int>(it - header.begin());
@@ -218,33 +291,47 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ifs
     return Status::Error(path + ": the file name names no collective; name it with --collective");
   }
   std::map<int, NcclMeasurement> by_gpus;
-  while (std::getline(f, line)) {
-    ++n;
+  while (NextLine(f, &line, &n)) {
+    line = Trim(line);
     if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> v;
-    std::stringstream ss(line);
-    std::string c;
-    while (std::getline(ss, c, ',')) v.push_back(c);
+    const std::vector<std::string> v = CsvFields(line);
+    const std::string where = path + ":" + std::to_string(n) + ": ";
     if (static_cast<int>(v.size()) != static_cast<int>(header.size())) {
-      return Status::Error(path + ":" + std::to_string(n) + ": " + std::to_string(v.size()) +
-                           " fields; the header has " + std::to_string(header.size()));
+      return Status::Error(where + std::to_string(v.size()) + " fields; the header has " +
+                           std::to_string(header.size()));
     }
     uint64_t size = 0;
     double value = 0;
-    if (!ParseUnsigned(v[size_col], &size) || !ParseDouble(v[value_col], &value) || value <= 0) {
-      return Status::Error(path + ":" + std::to_string(n) + ": size '" + v[size_col] + "', " +
-                           kind + " '" + v[value_col] + "'; expected positive numbers");
+    if (!ParseUnsigned(v[size_col], &size)) {
+      return Status::Error(where + "size '" + v[size_col] +
+                           "' (size_bytes); expected a whole number of bytes >= 0");
+    }
+    if (!ParseDouble(v[value_col], &value) || !std::isfinite(value) || value <= 0) {
+      return Status::Error(where + "size " + v[size_col] + ": " + kind + " '" + v[value_col] +
+                           "'; expected a positive number");
+    }
+    if (size == 0 && kind != "time_us") {
+      return Status::Error(where + "size 0 with " + kind +
+                           " gives no time (time = size / bandwidth); leave the row out");
     }
     int gpus = gpus_hint;
-    if (gpus_col >= 0) gpus = std::atoi(v[gpus_col].c_str());
+    if (gpus_col >= 0 && !ParseCount(v[gpus_col], &gpus)) {
+      return Status::Error(where + "gpus '" + v[gpus_col] +
+                           "'; expected a whole number of GPUs >= 1");
+    }
     if (gpus <= 0) {
       return Status::Error(path + ": no 'gpus' column; give the GPU count (the machine's)");
+    }
+    int nodes = 0;
+    if (nodes_col >= 0 && !ParseCount(v[nodes_col], &nodes)) {
+      return Status::Error(where + "nodes '" + v[nodes_col] +
+                           "'; expected a whole number of nodes >= 1");
     }
     NcclMeasurement& m = by_gpus[gpus];
     m.gpus = gpus;
     m.collective = collective;
     m.source = path + (gpus_col >= 0 ? " (" + std::to_string(gpus) + " GPUs)" : "");
-    if (nodes_col >= 0) m.nodes = std::atoi(v[nodes_col].c_str());
+    if (nodes_col >= 0) m.nodes = nodes;
     double time_us = value;
     if (kind != "time_us") {
       double algbw = value;

@@ -12,7 +12,11 @@
 // `time_us`, `algbw_GBps_out_of_place`, `busbw_GBps_out_of_place`, `busbw_GBps_in_place`
 // (time = size / algbw; algbw = busbw / nccl-tests' factor); optional `nodes` and `gpus`
 // columns split the table into one measurement per GPU count; lines starting with `#` are
-// comments (where the table comes from).
+// comments (where the table comes from). CRLF line ends, a UTF-8 byte-order mark and (CSV)
+// spaces around names and values are read as any. Errors name file:line and the value: a data
+// row whose size is not a whole number of bytes >= 0, a time that is not a positive number (a
+// log's out-of-place `N/A` takes the in-place time), a GPU or node count that is not a whole
+// number >= 1.
 #pragma once
 
 #include <cstdint>

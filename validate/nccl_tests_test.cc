@@ -198,5 +198,154 @@ TEST(NcclTests, TruncatedRowIsNamed) {
       << m.status().message();
 }
 
+// A line that is a data row but for its size (a whole-number count, type and redop words, then
+// numbers or N/A) is an error naming the line and the size; lines that are not rows at all are
+// skipped as before.
+TEST(NcclTests, BadSizeInADataRowIsNamed) {
+  const std::string head =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  Rank  0 Group  0 Pid  11 on hostA device  0 [0x1a] H100\n";
+  const std::string row =
+      "  1048576  262144  float  sum  -1  50.5  20.76  20.76  0  50.1  "
+      "20.93  20.93  0\n";
+  const std::string path = Tmp("bad_size-all_reduce.log");
+  for (const char* size : {"-1024", "1e6", "1024.5", "12x"}) {
+    std::ofstream(path) << head << row << "0:  " << size
+                        << "  256  float  sum  -1  10.5  0.10  0.05  0  10.1  0.10  0.05  0\n";
+    auto m = LoadNcclMeasurements(path, 0);
+    ASSERT_FALSE(m.ok()) << size;
+    EXPECT_EQ(m.status().message(), path + ":4: a data row's size is '" + size +
+                                        "'; expected a whole number of bytes >= 0");
+  }
+  // Not rows: NCCL's own lines, a launcher's chatter, the summary. Read as before.
+  std::ofstream(path) << head << "NCCL version 2.18.5+cuda12.2\n"
+                      << "hostA:11:11 [0] NCCL INFO Channel 00/24 : 0 1 2 3 4 5 6 7\n"
+                      << "0: hostA:11:11 [0] NCCL INFO 2 coll channels, 0 nvls channels\n"
+                      << "Waiting 5 seconds for the other ranks\n"
+                      << "srun: job 42 queued and waiting for resources\n"
+                      << "-1 0 unused\n"
+                      << row << "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 20.8\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ((*m)[0].rows.size(), 1u);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 50.5);
+
+  // CSV: a size is a whole number of bytes >= 0; 0 bytes needs a time, not a bandwidth.
+  const std::string csv = Tmp("bad_size-all_reduce.csv");
+  std::ofstream(csv) << "gpus,size_bytes,time_us\n8,0,12\n8,-5,80\n";
+  m = LoadNcclMeasurements(csv, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            csv + ":3: size '-5' (size_bytes); expected a whole number of bytes >= 0");
+  std::ofstream(csv) << "gpus,size_bytes,time_us\n8,0,12\n";
+  m = LoadNcclMeasurements(csv, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].rows[0].size, 0u);
+  std::ofstream(csv) << "size_bytes,busbw_GBps_in_place\n0,0.01\n";
+  m = LoadNcclMeasurements(csv, 8);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find(csv + ":2: size 0 with busbw_GBps_in_place gives no time"),
+            std::string::npos)
+      << m.status().message();
+}
+
+// A numeric out-of-place time must be positive: 0 or a negative time is an error, not replaced
+// by the in-place time. N/A (nccl-tests prints it in some runs) still takes the in-place time.
+TEST(NcclTests, NonPositiveOutOfPlaceTimeIsAnError) {
+  const std::string path = Tmp("times-all_reduce.log");
+  auto with_times = [&](const std::string& out, const std::string& in) {
+    std::ofstream(path) << "#  Rank  0 Group  0 Pid  11 on hostA device  0 [0x1a] H100\n"
+                        << "  1048576  262144  float  sum  -1  " << out << "  1.0  1.0  0  " << in
+                        << "  1.0  1.0  0\n";
+    return LoadNcclMeasurements(path, 0);
+  };
+  for (const char* bad : {"0", "0.00", "-3.5", "abc", "inf"}) {
+    auto m = with_times(bad, "50.1");
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.status().message(), path + ":2: size 1048576 has out-of-place time '" + bad +
+                                        "'; expected a positive number of microseconds (or N/A, "
+                                        "to use the in-place time)");
+  }
+  auto m = with_times("N/A", "50.1");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 50.1);
+  m = with_times("N/A", "0");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            path +
+                ":2: size 1048576 has out-of-place time 'N/A' and in-place time '0'; expected "
+                "a positive number of microseconds");
+  m = with_times("N/A", "N/A");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find(path + ":2: size 1048576 has no time"), std::string::npos)
+      << m.status().message();
+}
+
+// GPU and node counts in a CSV are whole numbers >= 1: 4.5 GPUs is an error, not 4.
+TEST(NcclTests, CsvGpuAndNodeCountsMustBeWholeNumbers) {
+  const std::string csv = Tmp("counts-all_reduce.csv");
+  for (const char* gpus : {"4.5", "0", "-8", "8x", ""}) {
+    std::ofstream(csv) << "gpus,size_bytes,time_us\n8,1048576,50\n" << gpus << ",2097152,80\n";
+    auto m = LoadNcclMeasurements(csv, 0);
+    ASSERT_FALSE(m.ok()) << gpus;
+    EXPECT_EQ(m.status().message(),
+              csv + ":3: gpus '" + gpus + "'; expected a whole number of GPUs >= 1");
+  }
+  std::ofstream(csv) << "nodes,gpus,size_bytes,time_us\n1.5,16,1048576,50\n";
+  auto m = LoadNcclMeasurements(csv, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), csv + ":2: nodes '1.5'; expected a whole number of nodes >= 1");
+}
+
+// Files saved on Windows or by a spreadsheet: CRLF line ends, a UTF-8 byte-order mark, spaces
+// around the header's names and the values. They read exactly as the plain file.
+TEST(NcclTests, CrlfByteOrderMarkAndPaddedNamesAreRead) {
+  const std::string plain = Tmp("plain-all_reduce.csv");
+  std::ofstream(plain) << "# source\nnodes,gpus,size_bytes,busbw_GBps_out_of_place\n"
+                       << "1,8,1048576,50.5\n2,16,1048576,40\n";
+  const std::string dos = Tmp("dos-all_reduce.csv");
+  std::ofstream(dos, std::ios::binary)
+      << "\xEF\xBB\xBFnodes , gpus,  size_bytes\t, busbw_GBps_out_of_place \r\n"
+      << "# a remark\r\n\r\n"
+      << " 1 , 8 , 1048576 , 50.5 \r\n2,16,1048576,40\r\n";
+  auto a = LoadNcclMeasurements(plain, 0);
+  auto b = LoadNcclMeasurements(dos, 0);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(b->size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ((*b)[i].gpus, (*a)[i].gpus);
+    EXPECT_EQ((*b)[i].nodes, (*a)[i].nodes);
+    ASSERT_EQ((*b)[i].rows.size(), 1u);
+    EXPECT_EQ((*b)[i].rows[0].size, 1048576u);
+    EXPECT_DOUBLE_EQ((*b)[i].rows[0].time_us, (*a)[i].rows[0].time_us);
+  }
+  // The same errors, with the file's own line numbers.
+  std::ofstream(dos, std::ios::binary) << "\xEF\xBB\xBF gpus,size_bytes,time_us\r\n8,x,1\r\n";
+  b = LoadNcclMeasurements(dos, 0);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().message(),
+            dos + ":2: size 'x' (size_bytes); expected a whole number of bytes >= 0");
+
+  // A log: CRLF, a byte-order mark before its first line, a launcher prefix.
+  const std::string log = Tmp("dos.log");
+  std::ofstream(log, std::ios::binary)
+      << "\xEF\xBB\xBF# Collective test starting: all_gather_perf\r\n"
+      << "# NCCL_ALGO=Ring\r\n"
+      << "#  Rank  0 Group  0 Pid  11 on hostA device  0 [0x1a] H100\r\n"
+      << "#  Rank  1 Group  0 Pid  12 on hostB device  0 [0x1a] H100\r\n"
+      << "0:      1024   256   float   none   -1   10.5  0.10  0.05  0   10.1  0.10  0.05  0\r\n"
+      << "      2048   512   float   none   -1   12.5  0.16  0.08  0   12.0  0.17  0.08  0\r\n"
+      << "# Avg bus bandwidth    : 0.06\r\n";
+  auto m = LoadNcclMeasurements(log, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].collective, "all_gather");
+  EXPECT_EQ((*m)[0].algorithm, "ring");
+  EXPECT_EQ((*m)[0].gpus, 2);
+  EXPECT_EQ((*m)[0].nodes, 2);
+  ASSERT_EQ((*m)[0].rows.size(), 2u);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[1].time_us, 12.5);
+}
+
 }  // namespace
 }  // namespace orrery

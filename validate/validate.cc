@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -374,18 +375,39 @@ Status WriteValidationJson(const ValidationReport& r, const std::string& path) {
   return f ? Status::Ok() : Status::Error(path + ": write failed");
 }
 
+namespace {
+
+// "16" -> 16; spaces around it are allowed; "4.5", "8x", "0" and "-2" are not GPU counts.
+bool ParseGpuCount(const std::string& text, int* v) {
+  const size_t b = text.find_first_not_of(" \t");
+  if (b == std::string::npos) return false;
+  const std::string item = text.substr(b, text.find_last_not_of(" \t") - b + 1);
+  if (item.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  const long long x = std::strtoll(item.c_str(), nullptr, 10);
+  if (errno != 0 || x < 1 || x > std::numeric_limits<int>::max()) return false;
+  *v = static_cast<int>(x);
+  return true;
+}
+
+}  // namespace
+
 StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text) {
   std::vector<int> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1) {
+    int v = 0;
+    if (!ParseGpuCount(item, &v)) {
       return Status::Error(flag + " '" + text + "': bad GPU count '" + item +
                            "'; expected whole numbers >= 1 separated by commas, e.g. 16,32");
     }
-    out.push_back(static_cast<int>(v));
+    out.push_back(v);
+  }
+  if (out.empty()) {
+    return Status::Error(flag + " '" + text +
+                         "': no GPU count; expected whole numbers >= 1 separated by commas, "
+                         "e.g. 16,32");
   }
   return out;
 }
@@ -397,8 +419,9 @@ MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* des
   desc_.add_options()("help,h", "print this help")("nccl-tests", po::value(&o->measurements),
                                                    "nccl-tests log, or a CSV of measurements")(
       "machine", po::value(&o->machine), "machine profile directory (configs/machines/...)")(
-      "min-size", po::value(&o->min_size)->default_value(0), "leave out smaller sizes (bytes)")(
-      "gpus", po::value(&o->gpus)->default_value(0),
+      "min-size", po::value(&min_size_)->default_value(min_size_),
+      "leave out smaller sizes (bytes)")(
+      "gpus", po::value(&gpus_),
       "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
       "profile's), a log without '#  Rank' lines")("only-gpus", po::value(&only_), only_gpus_help)(
       "collective", po::value(&o->collective), "collective of an input that does not name it")(
@@ -425,6 +448,28 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
     std::fprintf(stderr, "error: %s: --nccl-tests LOG and --machine DIR are required\n",
                  tool_.c_str());
     return 1;
+  }
+  {
+    // Read as text: boost would take "-1" for an unsigned flag as 2^64 - 1.
+    const std::string t = min_size_;
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || errno != 0) {
+      std::fprintf(stderr,
+                   "error: %s: --min-size '%s': expected a whole number of bytes >= 0, e.g. "
+                   "1048576\n",
+                   tool_.c_str(), t.c_str());
+      return 1;
+    }
+    o_->min_size = v;
+  }
+  if (vm.count("gpus")) {
+    if (!ParseGpuCount(gpus_, &o_->gpus)) {
+      std::fprintf(stderr, "error: %s: --gpus '%s': expected a whole number of GPUs >= 1, e.g. 8\n",
+                   tool_.c_str(), gpus_.c_str());
+      return 1;
+    }
   }
   if (!only_.empty()) {
     StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only_);

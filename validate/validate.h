@@ -140,7 +140,7 @@ class MeasurementCommandLine {
   std::string tool_;
   boost::program_options::options_description desc_;
   MeasurementOptions* o_;
-  std::string only_, backend_ = "analytical-aware";
+  std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware";
 };
 
 // `orrery validate ...`; argv[0] is "validate".

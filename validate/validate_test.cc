@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "et_feeder/writer.h"
 #include "runner/run.h"
@@ -233,6 +235,41 @@ TEST(Validate, BadInputsAreNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'tree' needs a node dimension"), std::string::npos)
       << r.status().message();
+}
+
+// GPU counts on the command line are whole numbers >= 1: --gpus 4.5 is an error, not 4.
+TEST(Validate, GpuFlagsMustBeWholeNumbers) {
+  auto run = [](std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStderr();
+    const int rc = ValidateMain(static_cast<int>(argv.size()), argv.data());
+    return std::make_pair(rc, ::testing::internal::GetCapturedStderr());
+  };
+  const std::string log = Tmp("sim.log"), machine = Tmp("ring8");
+  for (const char* gpus : {"4.5", "0", "-2", "8x", "99999999999"}) {
+    auto [rc, err] =
+        run({"validate", "--nccl-tests", log, "--machine", machine, std::string("--gpus=") + gpus});
+    EXPECT_EQ(rc, 1) << gpus;
+    EXPECT_EQ(err, std::string("error: validate: --gpus '") + gpus +
+                       "': expected a whole number of GPUs >= 1, e.g. 8\n");
+  }
+  for (const char* only : {"4.5", "16,99999999999", ",16"}) {
+    auto [rc, err] = run({"validate", "--nccl-tests", log, "--machine", machine,
+                          std::string("--only-gpus=") + only});
+    EXPECT_EQ(rc, 1) << only;
+    EXPECT_NE(err.find(std::string("--only-gpus '") + only + "': "), std::string::npos) << err;
+    EXPECT_NE(err.find("expected whole numbers >= 1"), std::string::npos) << err;
+  }
+  EXPECT_EQ(ParseGpuList("--only-gpus", " 16, 32 ").value(), (std::vector<int>{16, 32}));
+  // --min-size: a negative or fractional size is refused, not wrapped to 2^64 - 1.
+  for (const char* size : {"-1", "1.5", "1M", "99999999999999999999999"}) {
+    auto [rc, err] = run(
+        {"validate", "--nccl-tests", log, "--machine", machine, std::string("--min-size=") + size});
+    EXPECT_EQ(rc, 1) << size;
+    EXPECT_EQ(err, std::string("error: validate: --min-size '") + size +
+                       "': expected a whole number of bytes >= 0, e.g. 1048576\n");
+  }
 }
 
 }  // namespace
