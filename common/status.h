@@ -11,6 +11,7 @@
 // one clear message and a non-zero exit. Several problems can be carried in one Status.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,10 +45,24 @@ class Status {
   void Add(std::string problem) { problems_.push_back(std::move(problem)); }
   // Prefixes every problem with context, e.g. the file name.
   Status WithContext(const std::string& context) const;
+  // The first `limit` problems, then "... and N more problems in <file>" (a file with thousands
+  // of bad keys gives a readable message, not thousands of lines).
+  Status Capped(size_t limit, const std::string& file) const {
+    if (problems_.size() <= limit) return *this;
+    const size_t more = problems_.size() - limit;
+    Status s;
+    s.problems_.assign(problems_.begin(), problems_.begin() + static_cast<std::ptrdiff_t>(limit));
+    s.problems_.push_back("... and " + std::to_string(more) +
+                          (more == 1 ? " more problem in " : " more problems in ") + file);
+    return s;
+  }
 
  private:
   std::vector<std::string> problems_;
 };
+
+// How many problems of one input file are listed before the rest are counted (Status::Capped).
+inline constexpr size_t kMaxProblemsPerFile = 20;
 
 template <typename T>
 class StatusOr {

@@ -90,7 +90,7 @@ StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string&
     }
     if (ok) groups[id] = std::move(npus);
   }
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
   return groups;
 }
 

@@ -165,7 +165,7 @@ StatusOr<Topology> LoadCustomTopology(const std::string& path) {
     }
   }
   if (!have_npus && problems.ok()) problems.Add(path + ": no 'npus N' statement (empty file?)");
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
   if (g->links.empty()) return Status::Error(path + ": no 'link' statements");
   g->description = "custom: " + path;
   Status routed = g->BuildRoutes();

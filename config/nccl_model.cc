@@ -173,9 +173,9 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
     }
   }
   if (!errors.empty()) {
-    std::string msg;
-    for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
-    return Status::Error(msg);
+    Status problems;
+    for (std::string& e : errors) problems.Add(std::move(e));
+    return problems.Capped(kMaxProblemsPerFile, path);
   }
   return m;
 }

@@ -407,7 +407,8 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net
     net_params->pfc_xon_bytes = n.packet_pfc_xon_bytes;
     net_params->aware_forwarding = n.aware_forwarding;
   }
-  if (file->Has("machine") && !present.count("machine")) return problems;  // bad machine value
+  if (file->Has("machine") && !present.count("machine"))
+    return problems.Capped(kMaxProblemsPerFile, path);  // bad machine value
 
   // Each machine uses its own keys: a key of another machine is a mistake, not a no-op.
   for (const KeyUse& u : kKeyUses) {
@@ -420,7 +421,7 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net
                    "' is missing (machine: " + n.machine + " needs it)");
     }
   }
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
   if (n.machine == "torus" || n.machine == "mesh") return TorusOrMeshFrom(*file, n);
   if (n.machine == "dgx") return DgxFrom(*file, n, present);
   if (n.machine == "custom") {
@@ -458,7 +459,7 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net
                  "the same length (one entry per dimension), but " +
                  lengths);
   }
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
 
   double total = 1;
   for (double d : n.npus_count) total *= d;

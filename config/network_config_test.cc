@@ -86,6 +86,22 @@ TEST(NetworkConfigTest, NegativeBandwidthAndOtherBadValues) {
                       "1000000000000] (ns)");
 }
 
+// A network file with more problems than kMaxProblemsPerFile (20): the first 20 (in file
+// order) and a count of the rest, required-key problems included.
+TEST(NetworkConfigTest, ManyProblemsAreCappedWithACount) {
+  std::string text = "topology: [Ring]\n";
+  for (int i = 0; i < 30; ++i) text += "latncy" + std::to_string(i) + ": [5]\n";
+  const std::string path = WriteTestFile("net_many_bad.yml", text);
+  StatusOr<Topology> t = LoadNetworkConfig(path);
+  ASSERT_FALSE(t.ok());
+  const std::vector<std::string>& p = t.status().problems();
+  ASSERT_EQ(p.size(), 21u) << t.status().message();
+  EXPECT_EQ(p[0].rfind(path + ":2: unknown key 'latncy0'", 0), 0u) << p[0];
+  EXPECT_EQ(p[19].rfind(path + ":21: unknown key 'latncy19'", 0), 0u) << p[19];
+  // 30 unknown keys and 3 required keys missing: 13 past the first 20.
+  EXPECT_EQ(p[20], "... and 13 more problems in " + path);
+}
+
 TEST(NetworkConfigTest, MissingKeysAndUnknownKeys) {
   const std::string path = WriteTestFile("net_missing.yml", "topology: [Ring]\nlatncy: [5]\n");
   StatusOr<Topology> t = LoadNetworkConfig(path);

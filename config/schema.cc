@@ -367,6 +367,7 @@ Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
   std::vector<std::string> names;
   for (const KeySpec& k : keys) names.push_back(k.name);
   Status problems;
+  bool listed_valid_keys = false;
   const YAML::Node& root = file.root();
   for (auto it = root.begin(); it != root.end(); ++it) {
     const YAML::Node key = it->first;
@@ -380,10 +381,20 @@ Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
       if (keys[i].name == name) index = i;
     }
     if (index == keys.size()) {
+      if (problems.problems().size() >= kMaxProblemsPerFile) {
+        // Past what the loaders list (Status::Capped): counted, so no suggestion is computed.
+        problems.Add(file.Where(key) + ": unknown key '" + name + "'");
+        continue;
+      }
       const std::string guess = Suggest(name, names);
-      problems.Add(file.Where(key) + ": unknown key '" + name + "'" +
-                   (guess.empty() ? "; valid keys: " + JoinNames(names)
-                                  : " (did you mean '" + guess + "'?)"));
+      // The valid keys are listed once per file, at the first unknown key with no suggestion.
+      std::string hint = " (did you mean '" + guess + "'?)";
+      if (guess.empty()) {
+        hint = listed_valid_keys ? "; valid keys as listed above"
+                                 : "; valid keys: " + JoinNames(names);
+        listed_valid_keys = true;
+      }
+      problems.Add(file.Where(key) + ": unknown key '" + name + "'" + hint);
       continue;
     }
     if (seen[index]) {

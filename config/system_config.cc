@@ -272,7 +272,7 @@ StatusOr<SystemConfig> LoadSystemConfig(const std::string& path) {
   if (!file.ok()) return file.status();
   SystemConfig config;
   const Status status = MakeSystemSchema().Apply(*file, &config);
-  if (!status.ok()) return status;
+  if (!status.ok()) return status.Capped(kMaxProblemsPerFile, path);
   config.path = path;
   return config;
 }

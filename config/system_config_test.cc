@@ -186,6 +186,40 @@ TEST(SystemConfigTest, ImpossibleValuesAreRejected) {
   EXPECT_EQ(p[7], path + ":9: unknown key 'schedulng-policy' (did you mean 'scheduling-policy'?)");
 }
 
+// Up to kMaxProblemsPerFile (20) problems are all listed; past that the rest are counted in one
+// line, so a file of 100k bad keys gives 21 lines, not 100k. The valid keys are listed once.
+TEST(SystemConfigTest, ManyProblemsAreCappedWithACount) {
+  auto keys = [](int n) {
+    std::string text = "{";
+    for (int i = 0; i < n; ++i)
+      text += (i ? ", " : "") + ("\"zzzzzzzzzzzz" + std::to_string(i) + "\": 1");
+    return text + "}";
+  };
+  const std::string twenty = WriteTestFile("sys_twenty_bad.json", keys(20));
+  StatusOr<SystemConfig> c = LoadSystemConfig(twenty);
+  ASSERT_FALSE(c.ok());
+  const std::vector<std::string>& all = c.status().problems();
+  ASSERT_EQ(all.size(), 20u) << c.status().message();
+  EXPECT_EQ(all[19], twenty + ":1: unknown key 'zzzzzzzzzzzz19'; valid keys as listed above");
+  EXPECT_NE(all[0].find("; valid keys: scheduling-policy, "), std::string::npos) << all[0];
+  EXPECT_EQ(c.status().message().find("... and"), std::string::npos);
+
+  const std::string many = WriteTestFile("sys_many_bad.json", keys(100000));
+  c = LoadSystemConfig(many);
+  ASSERT_FALSE(c.ok());
+  const std::vector<std::string>& p = c.status().problems();
+  ASSERT_EQ(p.size(), 21u);
+  EXPECT_EQ(p[0].rfind(many + ":1: unknown key 'zzzzzzzzzzzz0'; valid keys: ", 0), 0u) << p[0];
+  EXPECT_EQ(p[19], many + ":1: unknown key 'zzzzzzzzzzzz19'; valid keys as listed above");
+  EXPECT_EQ(p[20], "... and 99980 more problems in " + many);
+  // One more than the cap: "problem", singular.
+  const std::string one_more = WriteTestFile("sys_21_bad.json", keys(21));
+  c = LoadSystemConfig(one_more);
+  ASSERT_FALSE(c.ok());
+  ASSERT_EQ(c.status().problems().size(), 21u);
+  EXPECT_EQ(c.status().problems()[20], "... and 1 more problem in " + one_more);
+}
+
 TEST(SystemConfigTest, GroupCollectivesIsFlatOrHierarchical) {
   StatusOr<SystemConfig> absent = LoadSystemConfig(WriteTestFile("sys_groups_absent.json", "{}"));
   ASSERT_TRUE(absent.ok()) << absent.status().message();

@@ -92,9 +92,28 @@ StatusOr<MemoryConfig> LoadMemoryConfig(const std::string& path) {
       }
     }
   }
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
   config.path = path;
   return config;
+}
+
+Status CheckMemoryFitsNetwork(const MemoryConfig& config, int num_npus,
+                              const std::string& network) {
+  if (config.type != MemoryType::kPerNodeMemoryExpansion) return Status::Ok();
+  const int64_t product = int64_t{config.num_nodes} * config.num_npus_per_node;
+  if (product == num_npus) return Status::Ok();
+  std::string hint;
+  if (config.num_npus_per_node > 0 && num_npus % config.num_npus_per_node == 0) {
+    hint = " (e.g. num-nodes " + std::to_string(num_npus / config.num_npus_per_node) +
+           " with num-npus-per-node " + std::to_string(config.num_npus_per_node) + ")";
+  }
+  return Status::Error(
+      (config.path.empty() ? std::string("remote memory configuration") : config.path) +
+      ": keys 'num-nodes' " + std::to_string(config.num_nodes) + " * 'num-npus-per-node' " +
+      std::to_string(config.num_npus_per_node) + " = " + std::to_string(product) +
+      " NPUs, but the network (" + network + ") has " + std::to_string(num_npus) +
+      " NPUs; expected num-nodes * num-npus-per-node = " + std::to_string(num_npus) +
+      " when memory-type is PER_NODE_MEMORY_EXPANSION" + hint);
 }
 
 std::vector<KeyDoc> MemoryConfigKeys() { return MakeMemorySchema().Docs(); }

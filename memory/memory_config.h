@@ -33,6 +33,10 @@ struct MemoryConfig {
 
 StatusOr<MemoryConfig> LoadMemoryConfig(const std::string& path);
 
+// With PER_NODE_MEMORY_EXPANSION, num-nodes * num-npus-per-node must be the network's NPU count
+// (`network` names the network configuration in the message); other types always fit.
+Status CheckMemoryFitsNetwork(const MemoryConfig& config, int num_npus, const std::string& network);
+
 // Every key LoadMemoryConfig accepts, with type, unit, default and meaning.
 std::vector<KeyDoc> MemoryConfigKeys();
 

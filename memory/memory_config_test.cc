@@ -115,6 +115,47 @@ TEST(MemoryConfigTest, AllProblemsTogether) {
                       "1 when memory-type is PER_NODE_MEMORY_EXPANSION");
 }
 
+// PER_NODE_MEMORY_EXPANSION: num-nodes * num-npus-per-node must be the network's NPU count;
+// the other types fit any network.
+TEST(MemoryConfigTest, PerNodeShapeMustMatchTheNetwork) {
+  const std::string path = WriteTestFile("mem_node_shape.json", R"({
+    "memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-bw": 10, "num-nodes": 2,
+    "num-npus-per-node": 4})");
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(CheckMemoryFitsNetwork(*m, 8, "net.yml").ok());
+  const Status more = CheckMemoryFitsNetwork(*m, 16, "net.yml");
+  ASSERT_EQ(more.problems().size(), 1u) << more.message();
+  EXPECT_EQ(more.message(), path +
+                                ": keys 'num-nodes' 2 * 'num-npus-per-node' 4 = 8 NPUs, but the "
+                                "network (net.yml) has 16 NPUs; expected num-nodes * "
+                                "num-npus-per-node = 16 when memory-type is "
+                                "PER_NODE_MEMORY_EXPANSION (e.g. num-nodes 4 with "
+                                "num-npus-per-node 4)");
+  // Fewer NPUs than the nodes hold is as wrong; 6 is not a multiple of 4: no example.
+  const Status fewer = CheckMemoryFitsNetwork(*m, 6, "net.yml");
+  ASSERT_FALSE(fewer.ok());
+  EXPECT_TRUE(Contains(fewer, "= 8 NPUs, but the network (net.yml) has 6 NPUs")) << fewer.message();
+  EXPECT_FALSE(Contains(fewer, "e.g.")) << fewer.message();
+  MemoryConfig pool;
+  pool.type = MemoryType::kMemoryPool;
+  pool.num_nodes = 3;
+  EXPECT_TRUE(CheckMemoryFitsNetwork(pool, 16, "net.yml").ok());
+  EXPECT_TRUE(CheckMemoryFitsNetwork(MemoryConfig(), 16, "net.yml").ok());
+}
+
+TEST(MemoryConfigTest, ManyUnknownKeysAreCapped) {
+  std::string text = "{\"memory-type\": \"MEMORY_POOL\", \"remote-mem-bw\": 1";
+  for (int i = 0; i < 25; ++i) text += ", \"remote-mem-bw" + std::to_string(i) + "\": 1";
+  const std::string path = WriteTestFile("mem_many_bad.json", text + "}");
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+  ASSERT_FALSE(m.ok());
+  ASSERT_EQ(m.status().problems().size(), 21u) << m.status().message();
+  EXPECT_EQ(m.status().problems()[0],
+            path + ":1: unknown key 'remote-mem-bw0' (did you mean 'remote-mem-bw'?)");
+  EXPECT_EQ(m.status().problems()[20], "... and 5 more problems in " + path);
+}
+
 TEST(MemoryConfigTest, MissingFile) {
   const std::string path = ::testing::TempDir() + "/no_such_memory.json";
   StatusOr<MemoryConfig> m = LoadMemoryConfig(path);

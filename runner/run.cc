@@ -138,6 +138,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     if (!supported.ok()) return supported.WithContext(o.network_config);
   }
   const int n = topology->num_npus();
+  {
+    Status fits = CheckMemoryFitsNetwork(memory_config, n, o.network_config);
+    if (!fits.ok()) return fits;
+  }
   StatusOr<std::vector<double>> npu_scales = ParseNpuScales(o.npu_compute_scale, n);
   if (!npu_scales.ok()) return npu_scales.status();
   StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());

@@ -1,5 +1,7 @@
 #include "system/custom_collective.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -13,10 +15,9 @@ StatusOr<std::shared_ptr<const CustomAlgorithm>> CustomAlgorithm::Load(const std
   algo->prefix_ = prefix;
   et::LoadOptions options;
   options.strict = true;
-  for (int r = 0;; ++r) {
-    const std::string path = et::RankTracePath(prefix, r);
-    if (!std::ifstream(path).good()) break;
-    StatusOr<et::Trace> t = et::Trace::Load(path, options);
+  auto exists = [&](int r) { return access(et::RankTracePath(prefix, r).c_str(), F_OK) == 0; };
+  for (int r = 0; exists(r); ++r) {
+    StatusOr<et::Trace> t = et::Trace::Load(et::RankTracePath(prefix, r), options);
     if (!t.ok()) return t.status();
     algo->ranks_.push_back(std::make_unique<et::Trace>(std::move(t).value()));
   }
@@ -26,6 +27,65 @@ StatusOr<std::shared_ptr<const CustomAlgorithm>> CustomAlgorithm::Load(const std
                          et::RankTracePath(prefix, 0) +
                          " (one ET per rank, <prefix>.<rank>.et; relative paths start from the "
                          "working directory, as in ASTRA-sim)");
+  }
+  // A gap in the files: ranks 0 .. n-1 were read, but a higher rank's file exists or the ETs
+  // name higher ranks as peers. One message naming the missing ranks and files, not one per
+  // node that talks to them.
+  int64_t highest_peer = -1;
+  int beyond = 0;
+  std::string example;
+  for (const auto& t : algo->ranks_) {
+    for (uint32_t i = 0; i < t->size(); ++i) {
+      const et::NodeType type = t->type(i);
+      if (type != et::NodeType::kCommSend && type != et::NodeType::kCommRecv) continue;
+      const bool send = type == et::NodeType::kCommSend;
+      const auto peer = send ? t->comm_dst(i) : t->comm_src(i);
+      if (!peer || *peer < n || *peer >= (int64_t{1} << 16)) continue;
+      ++beyond;
+      if (*peer > highest_peer) {
+        highest_peer = *peer;
+        example = t->path() + ": node " + std::to_string(t->id(i)) + " '" +
+                  std::string(t->name(i)) + "' has " + (send ? "comm_dst " : "comm_src ") +
+                  std::to_string(*peer);
+      }
+    }
+  }
+  int highest_file = -1;
+  for (int r = n + 1; r <= std::max(n, highest_file) + 64; ++r) {
+    if (exists(r)) highest_file = r;
+  }
+  const int expected = static_cast<int>(std::max<int64_t>(highest_peer, highest_file) + 1);
+  std::string evidence;
+  if (highest_file >= 0) evidence = et::RankTracePath(prefix, highest_file) + " exists";
+  if (beyond > 0) {
+    evidence +=
+        std::string(evidence.empty() ? "" : " and ") + std::to_string(beyond) +
+        (beyond == 1 ? " node names " : " nodes name ") +
+        (highest_peer == n ? "rank " + std::to_string(n)
+                           : "ranks " + std::to_string(n) + " to " + std::to_string(highest_peer)) +
+        (beyond == 1 ? " as a peer" : " as peers") + " (e.g. " + example + ")";
+  }
+  // One node naming a rank past the files, with no file past the gap, is more likely a wrong
+  // peer than a missing file: it gets the per-node message below.
+  if (highest_file >= 0 || beyond > 1) {
+    std::vector<int> missing;
+    for (int r = n; r < expected; ++r) {
+      if (!exists(r)) missing.push_back(r);
+    }
+    std::string ranks, files;
+    for (size_t i = 0; i < missing.size(); ++i) {
+      if (i < 8) ranks += (i ? ", " : "") + std::to_string(missing[i]);
+      if (i < 3) files += (i ? ", " : "") + et::RankTracePath(prefix, missing[i]);
+    }
+    if (missing.size() > 8) ranks += ", ... (" + std::to_string(missing.size()) + " ranks)";
+    if (missing.size() > 3) files += ", ...";
+    return Status::Error(
+        "custom collective algorithm '" + prefix + "': " +
+        (missing.size() == 1 ? "rank " + ranks + " is missing (no file "
+                             : "ranks " + ranks + " are missing (no files ") +
+        files + "), but " + evidence + "; expected one ET for each rank 0 .. " +
+        std::to_string(expected - 1) + " (<prefix>.<rank>.et)" +
+        (highest_file >= 0 ? std::string() : ", or peers in [0, " + std::to_string(n - 1) + "]"));
   }
   Status problems;
   for (int r = 0; r < n; ++r) {

@@ -477,6 +477,152 @@ TEST(Cli, RemoteMemoryWithoutExpansionNamesTheNode) {
   ExpectCleanFailure(Orrery(Args("mem", 2, ranks)), {"load_weights", "NO_MEMORY_EXPANSION"});
 }
 
+size_t Occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// involved_dim holds one bool per network dimension. Entries past the network's dimensions are
+// harmless when false (the run is the same as without them); a true one is an error naming the
+// file, the node, the list's length and the network's number of dimensions.
+TEST(Cli, InvolvedDimPastTheNetworkMustBeFalse) {
+  auto with = [](const std::vector<bool>& dims) {
+    auto ranks = AllReduceRanks(4);
+    for (auto& r : ranks) et::SetBoolListAttr(&r[1], "involved_dim", dims);
+    return ranks;
+  };
+  const Outcome plain = Orrery(Args("inv_plain", 4, AllReduceRanks(4)));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const Outcome trailing = Orrery(Args("inv_false", 4, with({true, false, false})));
+  ASSERT_EQ(trailing.exit_code, 0) << trailing.err;
+  EXPECT_NE(trailing.out.find("sys[3] finished"), std::string::npos) << trailing.out;
+  EXPECT_EQ(trailing.out, plain.out);
+
+  const Outcome bad = Orrery(Args("inv_true", 4, with({true, false, true})));
+  ExpectCleanFailure(bad, {Tmp("inv_true.0.et") +
+                           ": NPU 0 node 2 'grad': 'involved_dim' has 3 entries but the network "
+                           "has 1 dimension, and entry 3 is true; expected one bool per network "
+                           "dimension (1), any entries beyond them false"});
+  EXPECT_EQ(Occurrences(bad.err, "\n"), 1u) << bad.err;
+
+  // Two dimensions (2 x 2): [true, true, false, true] names entry 4.
+  const std::string args = Args("inv_2d", 4, with({true, true, false, true}));
+  Spit(Tmp("inv_2d.net.yml"),
+       "topology: [ Ring, Switch ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50.0, 50.0 ]\n"
+       "latency: [ 500.0, 500.0 ]\n");
+  ExpectCleanFailure(Orrery(args), {Tmp("inv_2d.0.et"), "node 2 'grad'", "has 4 entries",
+                                    "the network has 2 dimensions", "entry 4 is true"});
+}
+
+// PER_NODE_MEMORY_EXPANSION on a network whose NPU count is not num-nodes * num-npus-per-node.
+TEST(Cli, PerNodeMemoryMustMatchTheNetwork) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) {
+    r = {et::MakeNode(1, "load_weights", ChakraProtoMsg::MEM_LOAD_NODE)};
+    et::SetUint64Attr(&r[0], "tensor_size", 1 << 20);
+  }
+  const std::string args = Args("memnode", 4, ranks);
+  const std::string memory = Tmp("memnode.mem.json");
+  Spit(memory, R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-bw": 100,
+                   "num-nodes": 2, "num-npus-per-node": 4})");
+  const Outcome bad = Orrery(args + " --remote-memory-configuration=" + memory);
+  ExpectCleanFailure(
+      bad, {memory +
+            ": keys 'num-nodes' 2 * 'num-npus-per-node' 4 = 8 NPUs, but "
+            "the network (" +
+            Tmp("memnode.net.yml") + ") has 4 NPUs; expected num-nodes * num-npus-per-node = 4"});
+  EXPECT_EQ(Occurrences(bad.err, "\n"), 1u) << bad.err;
+  Spit(memory, R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-bw": 100,
+                   "num-nodes": 2, "num-npus-per-node": 2})");
+  const Outcome good = Orrery(args + " --remote-memory-configuration=" + memory);
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("sys[3] finished"), std::string::npos) << good.out;
+}
+
+// 100,000 unknown keys: the first 20 problems, then one line counting the rest.
+TEST(Cli, HugeNumberOfUnknownKeysIsCapped) {
+  std::string system = kSystem;
+  std::string junk;
+  for (int i = 0; i < 100000; ++i) junk += "\"junk" + std::to_string(i) + "\": 1,\n";
+  system.replace(system.find("\"local-mem-bw\""), 0, junk);
+  const Outcome o = Orrery(Args("manykeys", 4, AllReduceRanks(4), system));
+  const std::string path = Tmp("manykeys.system.json");
+  ExpectCleanFailure(o, {path + ":6: unknown key 'junk0'", path + ":25: unknown key 'junk19'",
+                         "... and 99980 more problems in " + path});
+  EXPECT_EQ(Occurrences(o.err, "\n"), 21u) << o.err.substr(0, 4000);
+  EXPECT_EQ(o.err.find("junk20'"), std::string::npos);
+}
+
+// ASTRA-sim's 8-rank custom ring all-reduce with one rank's ET missing: one line naming the
+// system config, the key, the algorithm and the missing rank and file (not one line per node
+// that talks to the missing rank).
+TEST(Cli, CustomCollectiveWithAMissingRankIsOneMessage) {
+  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
+  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  const std::string src = std::string(compat) +
+                          "/astra-sim/examples/system/custom_collectives/"
+                          "custom_ring_allreduce_8npus_1MB/custom_allreduce";
+  const std::string prefix = Tmp("gap_algo");
+  auto file = [](const std::string& p, int r) { return p + "." + std::to_string(r) + ".et"; };
+  for (int r = 0; r < 8; ++r) Spit(file(prefix, r), Slurp(file(src, r)));
+  std::string system = kSystem;
+  system.replace(system.find("\"local-mem-bw\""), 0,
+                 "\"all-reduce-implementation-custom\": [\"" + prefix + "\"], ");
+  const std::string args = Args("gap", 8, AllReduceRanks(8), system);
+  const Outcome whole = Orrery(args);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+
+  // Rank 5 missing: ranks 6 and 7 are there.
+  ASSERT_EQ(std::remove(file(prefix, 5).c_str()), 0);
+  const Outcome gap = Orrery(args);
+  ExpectCleanFailure(
+      gap, {Tmp("gap.system.json") +
+                ": 'all-reduce-implementation-custom': custom collective algorithm '" + prefix +
+                "': rank 5 is missing (no file " + file(prefix, 5) + "), but " + file(prefix, 7) +
+                " exists",
+            "expected one ET for each rank 0 .. 7"});
+  EXPECT_EQ(Occurrences(gap.err, "\n"), 1u) << gap.err;
+
+  // The last rank missing: only the peers tell.
+  Spit(file(prefix, 5), Slurp(file(src, 5)));
+  ASSERT_EQ(std::remove(file(prefix, 7).c_str()), 0);
+  const Outcome last = Orrery(args);
+  ExpectCleanFailure(last, {"rank 7 is missing (no file " + file(prefix, 7) +
+                                "), but 28 nodes name rank 7 as peers (e.g. " + file(prefix, 0) +
+                                ": node 1 'COMM_RECV_NODE_tb0_step1' has comm_src 7)",
+                            "or peers in [0, 6]"});
+  EXPECT_EQ(Occurrences(last.err, "\n"), 1u) << last.err;
+}
+
+// An error the system layer reports about a collective names its node once, with the NPU (not
+// "NPU 0 node 2 'x': node 2 'x': ...").
+TEST(Cli, ErrorsNameTheNodeOnce) {
+  std::string system = kSystem;
+  const std::string gather = "\"all-gather-implementation\": [\"ring\"],";
+  system.erase(system.find(gather), gather.size());
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) r = {et::MakeCollNode(2, "gather_act", ChakraProtoMsg::ALL_GATHER, 4096)};
+  const Outcome o = Orrery(Args("once", 4, ranks, system));
+  ExpectCleanFailure(
+      o, {Tmp("once.0.et") + ": NPU 0 node 2 'gather_act': the system configuration has no "
+                             "'all-gather-implementation'"});
+  EXPECT_EQ(Occurrences(o.err, "node 2 'gather_act'"), 1u) << o.err;
+
+  // A member missing from the node's communicator group.
+  for (auto& r : ranks) {
+    r = {et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, 4096)};
+    et::SetStringAttr(&r[0], "pg_name", "1");
+  }
+  const std::string groups = Tmp("once_groups.json");
+  Spit(groups, R"({"1": [0, 1]})");
+  const Outcome member =
+      Orrery(Args("once_group", 4, ranks) + " --comm-group-configuration=" + groups);
+  ExpectCleanFailure(member, {Tmp("once_group.2.et") + ": NPU 2 node 2 'grad': NPU 2 is not a "
+                                                       "member of communicator group 1"});
+  EXPECT_EQ(Occurrences(member.err, "node 2 'grad'"), 1u) << member.err;
+}
+
 TEST(Cli, SameInputsGiveTheSameBytes) {
   const std::string args =
       "--workload-configuration=examples/dp_step/dp_step "

@@ -492,6 +492,46 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
   }
 }
 
+// A custom algorithm with a rank's ET missing: one problem naming the missing rank and file,
+// whether a higher rank's file shows the gap or only the peers of the remaining ranks do.
+TEST(CustomCollectives, MissingRankIsOneProblemNamingIt) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (auto& r : ranks) r = {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, kD)};
+  auto run =
+      [&](const std::string& prefix) {
+        RunOptions o = WriteCase("custom_gap", ranks, std::string(R"({"scheduling-policy": "FIFO",
+      "preferred-dataset-splits": 1, "local-mem-bw": 50,
+      "all-reduce-implementation-custom": [")") + prefix + R"("] })");
+        return RunSimulation(o);
+      };
+  const std::string gap = WriteShiftAlgorithm("gap_shift", 3);
+  ASSERT_EQ(std::remove(et::RankTracePath(gap, 2).c_str()), 0);
+  StatusOr<RunResult> r = run(gap);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().problems().size(), 1u) << r.status().message();
+  EXPECT_EQ(r.status().message(),
+            Tmp("custom_gap.system.json") +
+                ": 'all-reduce-implementation-custom': custom collective algorithm '" + gap +
+                "': rank 2 is missing (no file " + et::RankTracePath(gap, 2) + "), but " +
+                et::RankTracePath(gap, 3) +
+                " exists and 2 nodes name ranks 2 to 3 as peers (e.g. " +
+                et::RankTracePath(gap, 0) +
+                ": node 2 'recv' has comm_src 3); expected one ET for each rank 0 .. 3 "
+                "(<prefix>.<rank>.et)");
+
+  const std::string last = WriteShiftAlgorithm("last_shift", 3);
+  ASSERT_EQ(std::remove(et::RankTracePath(last, 3).c_str()), 0);
+  r = run(last);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().problems().size(), 1u) << r.status().message();
+  const std::string m = r.status().message();
+  for (const std::string& part :
+       {"rank 3 is missing (no file " + et::RankTracePath(last, 3) + ")",
+        std::string("2 nodes name rank 3 as peers"), std::string("or peers in [0, 2]")}) {
+    EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
+  }
+}
+
 // A custom algorithm whose rank 0 waits for a message rank 1 never sends: the run stops and the
 // report names the custom collective, its ET and what it waits for.
 TEST(CustomCollectives, StuckAlgorithmIsReported) {

@@ -43,6 +43,24 @@ std::string NpuExecutor::Label(uint32_t node) const {
          std::string(trace_.name(node)) + "'";
 }
 
+Status NpuExecutor::AtNode(uint32_t node, const Status& s) const {
+  // The system layer's label of a collective (CollectiveRequest::label).
+  const std::string short_label =
+      "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
+  const std::string npu = "NPU " + std::to_string(npu_);
+  Status out;
+  for (const std::string& p : s.problems()) {
+    if (p.rfind(short_label + ":", 0) == 0) {
+      out.Add(npu + " " + p);  // "node 7 'x': ..." -> "NPU 0 node 7 'x': ..."
+    } else if (p.find(short_label) != std::string::npos && p.find(npu) != std::string::npos) {
+      out.Add(p);  // names this NPU and node already
+    } else {
+      out.Add(Label(node) + ": " + p);
+    }
+  }
+  return out;
+}
+
 void NpuExecutor::Fail(Status s) {
   if (error_.ok()) error_ = s.WithContext(trace_.path());
   system_.sim().Abort();
@@ -168,7 +186,7 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     }
     if (pg > 0 && !system_.HasGroup(pg)) {
       Status s = system_.AddGroup(pg, ranks);
-      if (!s.ok()) return s.WithContext(Label(node));
+      if (!s.ok()) return AtNode(node, s);
     }
     pos = close;
   }
@@ -218,7 +236,7 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       const uint64_t size = trace_.tensor_size(node).value_or(0);
       Status s = memory_ == nullptr ? Status::Error("no remote memory model")
                                     : memory_->Issue(npu_, Bytes(size), this, node);
-      if (!s.ok()) return Fail(s.WithContext(Label(node)));
+      if (!s.ok()) return Fail(AtNode(node, s));
       return;
     }
     case et::NodeType::kCommSend:
@@ -269,14 +287,29 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       } else if (ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather) {
         req.root = static_cast<int>(trace_.comm_dst(node).value_or(-1));
       }
-      if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
+      if (auto dims = trace_.involved_dim(node)) {
+        // One bool per network dimension. Entries past the last dimension are harmless when
+        // false (traces written for a larger machine carry them); a true one names a dimension
+        // this network does not have.
+        const size_t num_dims = system_.topology().dims.size();
+        for (size_t d = num_dims; d < dims->size(); ++d) {
+          if (!(*dims)[d]) continue;
+          return Fail(Status::Error(
+              Label(node) + ": 'involved_dim' has " + std::to_string(dims->size()) +
+              " entries but the network has " + std::to_string(num_dims) +
+              (num_dims == 1 ? " dimension" : " dimensions") + ", and entry " +
+              std::to_string(d + 1) + " is true; expected one bool per network dimension (" +
+              std::to_string(num_dims) + "), any entries beyond them false"));
+        }
+        req.involved_dims = *dims;
+      }
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
       req.node_id = static_cast<int64_t>(trace_.id(node));
       req.label =
           "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
       if (auto pg = trace_.pg_name(node)) {
         StatusOr<int> g = ParseGroup(*pg);
-        if (!g.ok()) return Fail(g.status().WithContext(Label(node)));
+        if (!g.ok()) return Fail(AtNode(node, g.status()));
         req.group = *g;
         if (req.group != 0 && !system_.HasGroup(req.group)) {
           return Fail(Status::Error(Label(node) + ": pg_name '" + std::string(*pg) +
@@ -289,7 +322,7 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       if (params_.tuner != nullptr) {
         // The collective library's choice for this call (algorithms, floor, efficiency).
         StatusOr<CollectiveChoice> c = params_.tuner->Choose(req);
-        if (!c.ok()) return Fail(c.status().WithContext(Label(node)));
+        if (!c.ok()) return Fail(AtNode(node, c.status()));
         req.impl = c->impl;
         launch_latency = c->launch_latency;
         efficiency = c->efficiency;
@@ -308,7 +341,7 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
         return;
       }
       Status s = system_.npu(npu_).StartCollective(req, this, node);
-      if (!s.ok()) return Fail(s.WithContext(Label(node)));
+      if (!s.ok()) return Fail(AtNode(node, s));
       return;
     }
   }
@@ -388,7 +421,7 @@ void NpuExecutor::OnEvent(uint64_t arg) {
   const CollectiveRequest req = std::move(it->second);
   launching_.erase(it);
   Status s = system_.npu(npu_).StartCollective(req, this, node);
-  if (!s.ok()) Fail(s.WithContext(Label(node)));
+  if (!s.ok()) Fail(AtNode(node, s));
 }
 void NpuExecutor::OnCollectiveDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 void NpuExecutor::OnMessage(uint64_t node) { Complete(static_cast<uint32_t>(node)); }

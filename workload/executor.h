@@ -126,6 +126,9 @@ class NpuExecutor : public EventTarget,
   void Complete(uint32_t node);
   void Fail(Status s);
   std::string Label(uint32_t node) const;
+  // `s` about `node`, naming the node once: problems that already name it (the system layer's
+  // start with "node <id> '<name>'") are not prefixed with it again.
+  Status AtNode(uint32_t node, const Status& s) const;
   Time ComputeTime(uint32_t node) const;
   Status RegisterProcessGroups(uint32_t node);
 
