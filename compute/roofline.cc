@@ -1,7 +1,6 @@
 #include "compute/roofline.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 namespace orrery {
@@ -26,7 +25,7 @@ Time RooflineTime(const RooflineParams& p, uint64_t num_ops, uint64_t tensor_siz
   const double perf = Perf(p, num_ops, tensor_size);
   if (!(perf > 0)) return Time::Infinite();
   const double ns = static_cast<double>(num_ops) / perf * 1e9;
-  return Time::FromNsDouble(std::trunc(ns));  // whole ns, saturating when too large
+  return Time::FromNsTruncated(ns);
 }
 
 Time ReplayTime(uint64_t duration_micros) {

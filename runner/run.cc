@@ -309,6 +309,20 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     if (!e->error().ok()) return e->error();
   }
   if (!net->error().ok()) return net->error();
+  std::vector<int> stuck;  // NPUs that did not finish
+  for (auto& e : executors) {
+    if (!e->finished()) stuck.push_back(e->npu());
+  }
+  // What the first 8 unfinished NPUs were doing, `lines` lines each.
+  auto describe_unfinished = [&](Status* s, int lines) {
+    for (size_t i = 0; i < stuck.size(); ++i) {
+      if (i == 8) {
+        s->Add("... and " + std::to_string(stuck.size() - 8) + " more NPUs");
+        break;
+      }
+      for (const auto& line : executors[stuck[i]]->DescribeStuck(lines)) s->Add("  " + line);
+    }
+  };
   if (sim.time_overflowed()) {
     Status s = Status::Error(
         "the run went past the end of simulated time (int64 picoseconds, about 106 days) after " +
@@ -316,31 +330,15 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
         ": an input makes something take longer than that (look for a huge duration_micros, "
         "comm_size, tensor_size or latency, or a tiny bandwidth or peak-perf); what each NPU "
         "was running:");
-    int shown = 0;
-    for (auto& e : executors) {
-      if (e->finished()) continue;
-      if (shown++ == 8) break;
-      for (const auto& line : e->DescribeStuck(3)) s.Add("  " + line);
-    }
+    describe_unfinished(&s, 3);
     return s;
-  }
-  std::vector<int> stuck;
-  for (auto& e : executors) {
-    if (!e->finished()) stuck.push_back(e->npu());
   }
   if (!stuck.empty()) {
     Status s = Status::Error("the simulation cannot finish: " + std::to_string(stuck.size()) +
                              " of " + std::to_string(n) + " NPUs are stuck at " +
                              sim.now().ToHuman() + " (nothing left to happen)");
     for (const auto& line : net->DescribeStuck(6)) s.Add("  " + line);
-    int shown = 0;
-    for (int r : stuck) {
-      if (shown++ == 8) {
-        s.Add("... and " + std::to_string(stuck.size() - 8) + " more NPUs");
-        break;
-      }
-      for (const auto& line : executors[r]->DescribeStuck(6)) s.Add("  " + line);
-    }
+    describe_unfinished(&s, 6);
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
     for (const auto& line : system_layer.DescribeIncompleteCollectives(8)) s.Add("  " + line);
     return s;

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -83,9 +84,10 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
   p.preferred_dataset_splits = c.preferred_dataset_splits;
   if (c.endpoint_delay_ns.has_value()) {
-    // Past int64 picoseconds it saturates, and the first hand-off reports the overflow.
-    const Time delay = Time::FromNsTruncated(*c.endpoint_delay_ns * o.injection_scale);
-    p.endpoint_delay_ns = delay.IsInfinite() ? Time::Infinite().WholeNs() + 1 : delay.WholeNs();
+    // Too large for int64 picoseconds: Time::FromNs saturates it, and the first hand-off
+    // reports the overflow.
+    const double ns = *c.endpoint_delay_ns * o.injection_scale;
+    p.endpoint_delay_ns = ns < 9.2e15 ? static_cast<int64_t>(ns) : INT64_MAX;
   } else {
     p.endpoint_delay_ns = 10;
   }

@@ -445,8 +445,30 @@ const std::vector<int>* NpuSystem::GroupDimMembers(int dim, const std::vector<in
   return &*group_rings_.insert(std::move(ring)).first;
 }
 
+namespace {
+
+// One bool per network dimension. Entries past the last dimension are harmless when false
+// (traces written for a larger machine carry them); a true one names a dimension this network
+// does not have.
+Status CheckInvolvedDims(const CollectiveRequest& req, size_t num_dims) {
+  for (size_t d = num_dims; d < req.involved_dims.size(); ++d) {
+    if (!req.involved_dims[d]) continue;
+    return Status::Error(
+        req.label + ": 'involved_dim' has " + std::to_string(req.involved_dims.size()) +
+        " entries but the network has " + std::to_string(num_dims) +
+        (num_dims == 1 ? " dimension" : " dimensions") + ", and entry " + std::to_string(d + 1) +
+        " is true; expected one bool per network dimension (" + std::to_string(num_dims) +
+        "), any entries beyond them false");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
                                   uint64_t token) {
+  Status dims = CheckInvolvedDims(request, layer_.topology().dims.size());
+  if (!dims.ok()) return dims;
   Status order = layer_.CheckOrder(id_, request);
   if (!order.ok()) return order;
   if (const CustomAlgorithm* custom = layer_.custom().Find(request)) {

@@ -50,9 +50,10 @@ StatusOr<std::shared_ptr<const CustomAlgorithm>> CustomAlgorithm::Load(const std
       }
     }
   }
+  // The highest rank file past the gap, looking up to 64 ranks beyond the last one found.
   int highest_file = -1;
-  for (int r = n + 1; r <= std::max(n, highest_file) + 64; ++r) {
-    if (exists(r)) highest_file = r;
+  for (int r = n + 1, last = n; r <= last + 64; ++r) {
+    if (exists(r)) highest_file = last = r;
   }
   const int expected = static_cast<int>(std::max<int64_t>(highest_peer, highest_file) + 1);
   std::string evidence;

@@ -38,25 +38,21 @@ NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, R
   if (params.track_local_mem) memory_tracker_ = std::make_unique<LocalMemoryTracker>(npu);
 }
 
+std::string NpuExecutor::NodeLabel(uint32_t node) const {
+  return "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
+}
+
 std::string NpuExecutor::Label(uint32_t node) const {
-  return "NPU " + std::to_string(npu_) + " node " + std::to_string(trace_.id(node)) + " '" +
-         std::string(trace_.name(node)) + "'";
+  return "NPU " + std::to_string(npu_) + " " + NodeLabel(node);
 }
 
 Status NpuExecutor::AtNode(uint32_t node, const Status& s) const {
-  // The system layer's label of a collective (CollectiveRequest::label).
-  const std::string short_label =
-      "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
-  const std::string npu = "NPU " + std::to_string(npu_);
+  // The system layer starts its problems with the request's label, NodeLabel(node).
+  const std::string labelled = NodeLabel(node) + ":";
+  const std::string npu = "NPU " + std::to_string(npu_) + " ";
   Status out;
   for (const std::string& p : s.problems()) {
-    if (p.rfind(short_label + ":", 0) == 0) {
-      out.Add(npu + " " + p);  // "node 7 'x': ..." -> "NPU 0 node 7 'x': ..."
-    } else if (p.find(short_label) != std::string::npos && p.find(npu) != std::string::npos) {
-      out.Add(p);  // names this NPU and node already
-    } else {
-      out.Add(Label(node) + ": " + p);
-    }
+    out.Add(p.rfind(labelled, 0) == 0 ? npu + p : Label(node) + ": " + p);
   }
   return out;
 }
@@ -202,8 +198,8 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
   const et::NodeType type = trace_.type(node);
 
   auto replay = [&]() {
-    const Time t = ComputeTime(node);
-    if ((sim.now() + t).IsInfinite()) {
+    const Time end = sim.now() + ComputeTime(node);
+    if (end.IsInfinite()) {
       return Fail(Status::Error(Label(node) +
                                 ": its compute time ends past the end of simulated time (int64 "
                                 "picoseconds, about 106 days); duration_micros " +
@@ -212,7 +208,7 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
                                 ", tensor_size " +
                                 std::to_string(trace_.tensor_size(node).value_or(0))));
     }
-    sim.ScheduleAfter(t, this, node);
+    sim.Schedule(end, this, node);
   };
   if (params_.replay_only && type != et::NodeType::kInvalid && type != et::NodeType::kMetadata) {
     replay();
@@ -287,26 +283,10 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       } else if (ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather) {
         req.root = static_cast<int>(trace_.comm_dst(node).value_or(-1));
       }
-      if (auto dims = trace_.involved_dim(node)) {
-        // One bool per network dimension. Entries past the last dimension are harmless when
-        // false (traces written for a larger machine carry them); a true one names a dimension
-        // this network does not have.
-        const size_t num_dims = system_.topology().dims.size();
-        for (size_t d = num_dims; d < dims->size(); ++d) {
-          if (!(*dims)[d]) continue;
-          return Fail(Status::Error(
-              Label(node) + ": 'involved_dim' has " + std::to_string(dims->size()) +
-              " entries but the network has " + std::to_string(num_dims) +
-              (num_dims == 1 ? " dimension" : " dimensions") + ", and entry " +
-              std::to_string(d + 1) + " is true; expected one bool per network dimension (" +
-              std::to_string(num_dims) + "), any entries beyond them false"));
-        }
-        req.involved_dims = *dims;
-      }
+      if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
       req.node_id = static_cast<int64_t>(trace_.id(node));
-      req.label =
-          "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
+      req.label = NodeLabel(node);
       if (auto pg = trace_.pg_name(node)) {
         StatusOr<int> g = ParseGroup(*pg);
         if (!g.ok()) return Fail(AtNode(node, g.status()));

@@ -125,9 +125,10 @@ class NpuExecutor : public EventTarget,
   void Issue(uint32_t node, Slot slot);
   void Complete(uint32_t node);
   void Fail(Status s);
-  std::string Label(uint32_t node) const;
-  // `s` about `node`, naming the node once: problems that already name it (the system layer's
-  // start with "node <id> '<name>'") are not prefixed with it again.
+  std::string NodeLabel(uint32_t node) const;  // "node <id> '<name>'", the request's label
+  std::string Label(uint32_t node) const;      // "NPU <n> node <id> '<name>'"
+  // `s` about `node`, naming the node once: problems the system layer starts with the
+  // request's label get only "NPU <n> " before them.
   Status AtNode(uint32_t node, const Status& s) const;
   Time ComputeTime(uint32_t node) const;
   Status RegisterProcessGroups(uint32_t node);
