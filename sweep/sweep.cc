@@ -339,7 +339,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
     }
   }
   if (const YAML::Node out = root["output"]) spec.output = Join(spec.dir, out.Scalar());
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
   return spec;
 }
 

@@ -208,6 +208,18 @@ TEST(Sweep, BadSpecsAreNamed) {
   EXPECT_NE(spec.status().message().find("the grid has 1048576 points; at most 1000000"),
             std::string::npos)
       << spec.status().message();
+
+  // A spec with 30 unknown keys: 20 are named, the rest counted in one line.
+  std::ofstream many(path);
+  many << "base: {system: a.json, network: b.yml}\ngrid: {network.bw: [1]}\n";
+  for (int i = 0; i < 30; ++i) many << "typo" << i << ": 1\n";
+  many.close();
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  const std::string capped = spec.status().message();
+  EXPECT_NE(capped.find("unknown key 'typo19'"), std::string::npos) << capped;
+  EXPECT_EQ(capped.find("unknown key 'typo20'"), std::string::npos) << capped;
+  EXPECT_NE(capped.find("... and 10 more problems in " + path), std::string::npos) << capped;
 }
 
 }  // namespace

@@ -112,7 +112,10 @@ StatusOr<std::shared_ptr<const CustomAlgorithm>> CustomAlgorithm::Load(const std
       if (!t.comm_size(i)) problems.Add(where + ": no 'comm_size'");
     }
   }
-  if (!problems.ok()) return problems;
+  if (!problems.ok()) {
+    return problems.Capped(kMaxProblemsPerFile,
+                           "the ETs of custom collective algorithm '" + prefix + "'");
+  }
   return std::shared_ptr<const CustomAlgorithm>(std::move(algo));
 }
 

@@ -467,6 +467,20 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
         "COMM_COLL_NODE", "valid: COMM_SEND_NODE, COMM_RECV_NODE, COMP_NODE"}) {
     EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
   }
+  // Every node of a 4-rank algorithm wrong (40 problems): 20 are named, the rest counted.
+  std::vector<std::vector<Node>> wrong(4);
+  for (int k = 0; k < 4; ++k) {
+    for (int i = 1; i <= 10; ++i) wrong[k].push_back(et::MakeSendNode(i, k, 8, 0));  // to itself
+  }
+  ASSERT_TRUE(et::WriteRankFiles(Tmp("wrong_algo"), wrong).ok());
+  r = run(Tmp("wrong_algo"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().problems().size(), 21u) << r.status().message();
+  EXPECT_NE(r.status().message().find("... and 20 more problems in the ETs of custom collective "
+                                      "algorithm '" +
+                                      Tmp("wrong_algo") + "'"),
+            std::string::npos)
+      << r.status().message();
   // Ranks that do not match the group: a 2-rank algorithm for a 4-NPU all-reduce.
   std::vector<std::vector<Node>> two = {{et::MakeSendNode(1, 1, 8, 0)},
                                         {et::MakeRecvNode(1, 0, 8, 0)}};
