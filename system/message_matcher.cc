@@ -1,6 +1,7 @@
 #include "system/message_matcher.h"
 
 #include <algorithm>
+#include <map>
 
 namespace orrery {
 
@@ -111,36 +112,111 @@ static const char* SpaceName(TagSpace s) {
 }
 
 std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
-  std::vector<std::pair<MessageKey, std::string>> items;
+  struct Item {
+    MessageKey key;
+    bool waiting;  // a receive waiting; otherwise `arrived` messages nobody received
+    uint32_t arrived;
+    std::string by;  // who sent the first unreceived one
+    bool paired = false;
+  };
+  std::vector<Item> items;
   slots_.ForEach([&](const MessageKey& k, const Slot& s) {
-    std::string what = std::string(SpaceName(k.space)) + " " + std::to_string(k.tag) + ", " +
-                       std::to_string(k.size) + " B";
-    for (uint32_t w = s.head; w != kNil; w = waiters_[w].next) {
-      items.emplace_back(k, "NPU " + std::to_string(k.dst) + " waits to receive from NPU " +
-                                std::to_string(k.src) + " (" + what + "), never sent");
-    }
+    for (uint32_t w = s.head; w != kNil; w = waiters_[w].next) items.push_back({k, true, 0, ""});
     if (s.arrived > 0) {
       std::string by;
       if (s.first_unreceived_sender != nullptr) {
         by = s.first_unreceived_sender->DescribeCookie(s.first_unreceived_cookie);
-        if (!by.empty()) by = (s.arrived > 1 ? ", the first from " : ", from ") + by;
       }
-      items.emplace_back(k, "NPU " + std::to_string(k.src) + " sent " + std::to_string(s.arrived) +
-                                " message(s) to NPU " + std::to_string(k.dst) + " (" + what +
-                                ") that no one received" + by);
+      items.push_back({k, false, s.arrived, by});
     }
   });
   // Deterministic order whatever the hash table did.
-  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
-    if (a.first.dst != b.first.dst) return a.first.dst < b.first.dst;
-    if (a.first.src != b.first.src) return a.first.src < b.first.src;
-    if (a.first.tag != b.first.tag) return a.first.tag < b.first.tag;
-    return a.second < b.second;
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    const MessageKey &x = a.key, &y = b.key;
+    if (x.dst != y.dst) return x.dst < y.dst;
+    if (x.src != y.src) return x.src < y.src;
+    if (x.space != y.space) return x.space < y.space;
+    if (x.tag != y.tag) return x.tag < y.tag;
+    if (x.size != y.size) return x.size < y.size;
+    return a.waiting && !b.waiting;
   });
+  auto what = [](const MessageKey& k) {
+    return std::string(SpaceName(k.space)) + " " + std::to_string(k.tag) + ", " +
+           std::to_string(k.size) + " B";
+  };
+  // A receive and an unreceived message between the same NPUs in a trace's own tag space that
+  // differ only in size, or only in tag, are most likely meant for each other: one line says so.
+  // Items are sorted, so each (dst, src, space) is one run; pairing is O(n log n) in a run.
+  std::vector<std::string> near_misses, p2p, collective;
+  auto near_miss = [&](Item& w, Item& a, bool size_only) {
+    w.paired = a.paired = true;
+    near_misses.push_back(
+        "NPU " + std::to_string(w.key.dst) + " waits to receive from NPU " +
+        std::to_string(w.key.src) + " (" + what(w.key) + "), but NPU " + std::to_string(a.key.src) +
+        " sent it " +
+        (size_only ? std::to_string(a.key.size) + " B with that tag"
+                   : "that size with " + std::string(SpaceName(a.key.space)) + " " +
+                         std::to_string(a.key.tag)) +
+        (a.by.empty() ? "" : " (" + a.by + ")") +
+        ", which no one received: a send and its receive must agree on source, destination, "
+        "tag and size");
+  };
+  for (size_t begin = 0, end = 0; begin < items.size(); begin = end) {
+    const MessageKey& k = items[begin].key;
+    end = begin;
+    while (end < items.size() && items[end].key.dst == k.dst && items[end].key.src == k.src &&
+           items[end].key.space == k.space) {
+      ++end;
+    }
+    if (k.space == TagSpace::kCollective) continue;
+    // Same tag, another size: within a run of equal tags.
+    for (size_t t0 = begin, t1 = begin; t0 < end; t0 = t1) {
+      while (t1 < end && items[t1].key.tag == items[t0].key.tag) ++t1;
+      size_t a = t0;
+      for (size_t w = t0; w < t1; ++w) {
+        if (!items[w].waiting) continue;
+        while (a < t1 && (items[a].waiting || items[a].paired)) ++a;
+        if (a == t1) break;
+        if (items[a].key.size != items[w].key.size) near_miss(items[w], items[a], true);
+      }
+    }
+    // Same size, another tag.
+    std::multimap<uint64_t, size_t> unpaired_by_size;
+    for (size_t i = begin; i < end; ++i) {
+      if (!items[i].waiting && !items[i].paired) unpaired_by_size.emplace(items[i].key.size, i);
+    }
+    for (size_t w = begin; w < end; ++w) {
+      if (!items[w].waiting || items[w].paired) continue;
+      auto it = unpaired_by_size.find(items[w].key.size);
+      if (it == unpaired_by_size.end()) continue;
+      near_miss(items[w], items[it->second], false);
+      unpaired_by_size.erase(it);
+    }
+  }
+  for (const Item& i : items) {
+    if (i.paired) continue;
+    std::string line =
+        i.waiting
+            ? "NPU " + std::to_string(i.key.dst) + " waits to receive from NPU " +
+                  std::to_string(i.key.src) + " (" + what(i.key) + "), never sent"
+            : "NPU " + std::to_string(i.key.src) + " sent " + std::to_string(i.arrived) +
+                  " message(s) to NPU " + std::to_string(i.key.dst) + " (" + what(i.key) +
+                  ") that no one received" +
+                  (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);
+    (i.key.space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));
+  }
+  // The trace's own sends and receives first: a collective's streams usually wait because of them.
   std::vector<std::string> out;
-  for (const auto& [k, s] : items) {
-    if (static_cast<int>(out.size()) >= max_items) break;
-    out.push_back(s);
+  size_t total = near_misses.size() + p2p.size() + collective.size();
+  for (const auto* group : {&near_misses, &p2p, &collective}) {
+    for (const std::string& line : *group) {
+      if (static_cast<int>(out.size()) >= max_items) break;
+      out.push_back(line);
+    }
+  }
+  if (out.size() < total) {
+    out.push_back("... and " + std::to_string(total - out.size()) +
+                  " more waiting receive(s) or unreceived message(s)");
   }
   return out;
 }
