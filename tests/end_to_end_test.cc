@@ -326,5 +326,45 @@ TEST(EndToEnd, RunsAreBitForBitRepeatable) {
   }
 }
 
+// A COMM_COLL_NODE without comm_type: a host-side operator (is_cpu_op true, as PyTorch's
+// c10d::allreduce_) runs as CPU work of its duration; any other is refused, naming the node
+// (it would otherwise run as compute and leave its peers waiting).
+TEST(EndToEnd, CollectiveNodeWithoutCommTypeIsHostWorkOrAnError) {
+  auto host_op = [](bool cpu) {
+    Node n = et::MakeNode(1, "c10d::allreduce_", ChakraProtoMsg::COMM_COLL_NODE);
+    n.set_duration_micros(7);
+    et::SetBoolAttr(&n, "is_cpu_op", cpu);
+    return n;
+  };
+  std::vector<std::vector<Node>> ranks(2, std::vector<Node>{host_op(true)});
+  StatusOr<RunResult> r = RunSimulation(WriteCase("host_coll", ranks));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->end.WholeNs(), 7000);
+
+  ranks[1] = {host_op(false)};
+  r = RunSimulation(WriteCase("gpu_coll_without_type", ranks));
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  EXPECT_NE(m.find(Tmp("gpu_coll_without_type.1.et") +
+                   ": NPU 1 node 1 'c10d::allreduce_': a "
+                   "COMM_COLL_NODE with no 'comm_type'; a collective needs 'comm_type' (0..9"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("only a host-side operator (is_cpu_op true) may have neither"),
+            std::string::npos)
+      << m;
+  // comm_type without comm_size (not a barrier): the same, naming comm_size.
+  Node no_size = et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 64);
+  for (int i = 0; i < no_size.attr_size(); ++i) {
+    if (no_size.attr(i).name() == "comm_size") no_size.mutable_attr()->DeleteSubrange(i, 1);
+  }
+  ranks = {{no_size}, {no_size}};
+  r = RunSimulation(WriteCase("coll_without_size", ranks));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("node 1 'ar': a COMM_COLL_NODE with no 'comm_size'"),
+            std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace
 }  // namespace orrery

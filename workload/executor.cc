@@ -67,9 +67,10 @@ NpuExecutor::Slot NpuExecutor::SlotOf(uint32_t node) const {
     case et::NodeType::kComp:
       return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
     case et::NodeType::kCommColl:
-      // Host-side collective operators (PyTorch c10d::*) carry no comm_type/comm_size: the
-      // collective itself is the NCCL kernel node; the operator is CPU work.
-      // A barrier carries no data, so it may have no comm_size.
+      // Host-side collective operators (PyTorch c10d::*, is_cpu_op true) carry no
+      // comm_type/comm_size: the collective itself is the NCCL kernel node; the operator is
+      // CPU work. Others without them are refused when issued. A barrier carries no data, so it
+      // may have no comm_size.
       if (!trace_.comm_type(node) ||
           (!trace_.comm_size(node) && *trace_.comm_type(node) != et::CollectiveType::kBarrier)) {
         return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
@@ -265,9 +266,22 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       return;
     }
     case et::NodeType::kCommColl: {
-      if (slot != Slot::kComm) {  // host-side collective operator: CPU work
-        replay();
-        return;
+      if (slot != Slot::kComm) {
+        // A host-side collective operator (is_cpu_op true, as PyTorch's c10d::* nodes): CPU
+        // work. Anything else without the attributes would silently run as compute and leave
+        // its peers waiting: refuse it.
+        if (trace_.is_cpu_op(node).value_or(false)) {
+          replay();
+          return;
+        }
+        return Fail(Status::Error(
+            Label(node) + ": a COMM_COLL_NODE with " +
+            (trace_.comm_type(node) ? std::string("no 'comm_size'")
+                                    : std::string("no 'comm_type'")) +
+            "; a collective needs 'comm_type' (0..9: ALL_REDUCE, REDUCE, ALL_GATHER, GATHER, "
+            "SCATTER, BROADCAST, ALL_TO_ALL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, BARRIER) and "
+            "'comm_size' (bytes; a barrier may omit it); only a host-side operator "
+            "(is_cpu_op true) may have neither, and it runs as CPU work"));
       }
       const et::CollectiveType ct = *trace_.comm_type(node);
       const uint64_t comm_size = trace_.comm_size(node).value_or(0);
