@@ -173,10 +173,20 @@ TEST(MessageMatcherTest, SizeOrTagMismatchIsReportedNotMatched) {
             "tag 8, which no one received: a send and its receive must agree on source, "
             "destination, tag and size");
   EXPECT_EQ(lines[2], "NPU 0 waits to receive from NPU 1 (tag 7, 64 B), never sent");
+  // Same tag and size, from another NPU than the receive names (a wrong comm_src).
+  m.Recv({3, 2, TagSpace::kNative, 4, 32}, &recv, 3);
+  m.Send({1, 2, TagSpace::kNative, 4, 32}, nullptr, 0);
+  sim.Run();
+  lines = m.DescribePending(10);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1],
+            "NPU 2 waits to receive from NPU 3 (tag 4, 32 B), but NPU 1 sent NPU 2 that message "
+            "instead, which no one received: a send and its receive must agree on source, "
+            "destination, tag and size");
   // Past max_items, the rest are counted.
   lines = m.DescribePending(1);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[1], "... and 2 more waiting receive(s) or unreceived message(s)");
+  EXPECT_EQ(lines[1], "... and 3 more waiting receive(s) or unreceived message(s)");
 }
 
 }  // namespace

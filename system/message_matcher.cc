@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace orrery {
 
@@ -144,23 +145,21 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
     return std::string(SpaceName(k.space)) + " " + std::to_string(k.tag) + ", " +
            std::to_string(k.size) + " B";
   };
-  // A receive and an unreceived message between the same NPUs in a trace's own tag space that
-  // differ only in size, or only in tag, are most likely meant for each other: one line says so.
-  // Items are sorted, so each (dst, src, space) is one run; pairing is O(n log n) in a run.
-  std::vector<std::string> near_misses, p2p, collective;
-  auto near_miss = [&](Item& w, Item& a, bool size_only) {
+  // A receive and an unreceived message in a trace's own tag space that differ in one field only
+  // (size, tag, source or destination) are most likely meant for each other: one line says so.
+  // Items are sorted, so each (dst, src, space) is one run; pairing is O(n log n).
+  std::vector<std::pair<MessageKey, std::string>> near;
+  std::vector<std::string> p2p, collective;
+  // `sent`: what the unreceived message was, after "but ".
+  auto near_miss = [&](Item& w, Item& a, const std::string& sent) {
     w.paired = a.paired = true;
-    near_misses.push_back(
-        "NPU " + std::to_string(w.key.dst) + " waits to receive from NPU " +
-        std::to_string(w.key.src) + " (" + what(w.key) + "), but NPU " + std::to_string(a.key.src) +
-        " sent it " +
-        (size_only ? std::to_string(a.key.size) + " B with that tag"
-                   : "that size with " + std::string(SpaceName(a.key.space)) + " " +
-                         std::to_string(a.key.tag)) +
-        (a.by.empty() ? "" : " (" + a.by + ")") +
-        ", which no one received: a send and its receive must agree on source, destination, "
-        "tag and size");
+    near.emplace_back(w.key, "NPU " + std::to_string(w.key.dst) + " waits to receive from NPU " +
+                                 std::to_string(w.key.src) + " (" + what(w.key) + "), but " + sent +
+                                 (a.by.empty() ? "" : " (" + a.by + ")") +
+                                 ", which no one received: a send and its receive must agree on "
+                                 "source, destination, tag and size");
   };
+  auto npu = [](int n) { return "NPU " + std::to_string(n); };
   for (size_t begin = 0, end = 0; begin < items.size(); begin = end) {
     const MessageKey& k = items[begin].key;
     end = begin;
@@ -177,7 +176,11 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
         if (!items[w].waiting) continue;
         while (a < t1 && (items[a].waiting || items[a].paired)) ++a;
         if (a == t1) break;
-        if (items[a].key.size != items[w].key.size) near_miss(items[w], items[a], true);
+        if (items[a].key.size != items[w].key.size) {
+          near_miss(items[w], items[a],
+                    npu(items[a].key.src) + " sent it " + std::to_string(items[a].key.size) +
+                        " B with that tag");
+        }
       }
     }
     // Same size, another tag.
@@ -189,8 +192,34 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
       if (!items[w].waiting || items[w].paired) continue;
       auto it = unpaired_by_size.find(items[w].key.size);
       if (it == unpaired_by_size.end()) continue;
-      near_miss(items[w], items[it->second], false);
+      const MessageKey& a = items[it->second].key;
+      near_miss(items[w], items[it->second],
+                npu(a.src) + " sent it that size with " + SpaceName(a.space) + " " +
+                    std::to_string(a.tag));
       unpaired_by_size.erase(it);
+    }
+  }
+  // Same tag and size, one end different (a wrong comm_src or comm_dst).
+  std::multimap<std::tuple<TagSpace, int64_t, uint64_t>, size_t> unpaired;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& a = items[i];
+    if (!a.waiting && !a.paired && a.key.space != TagSpace::kCollective) {
+      unpaired.emplace(std::make_tuple(a.key.space, a.key.tag, a.key.size), i);
+    }
+  }
+  for (Item& w : items) {
+    if (!w.waiting || w.paired || w.key.space == TagSpace::kCollective) continue;
+    auto [lo, hi] = unpaired.equal_range(std::make_tuple(w.key.space, w.key.tag, w.key.size));
+    int looked = 0;  // a bounded look: many unreceived messages may share a tag and size
+    for (auto it = lo; it != hi && ++looked <= 64; ++it) {
+      Item& a = items[it->second];
+      if ((a.key.src == w.key.src) == (a.key.dst == w.key.dst)) continue;  // exactly one differs
+      near_miss(w, a,
+                a.key.dst == w.key.dst
+                    ? npu(a.key.src) + " sent " + npu(a.key.dst) + " that message instead"
+                    : npu(a.key.src) + " sent that message to " + npu(a.key.dst));
+      unpaired.erase(it);
+      break;
     }
   }
   for (const Item& i : items) {
@@ -205,6 +234,12 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);
     (i.key.space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));
   }
+  // In the order of the receives they name.
+  std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.first.dst, a.first.src) < std::make_pair(b.first.dst, b.first.src);
+  });
+  std::vector<std::string> near_misses;
+  for (auto& n : near) near_misses.push_back(std::move(n.second));
   // The trace's own sends and receives first: a collective's streams usually wait because of them.
   std::vector<std::string> out;
   size_t total = near_misses.size() + p2p.size() + collective.size();
