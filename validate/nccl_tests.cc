@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -145,10 +146,22 @@ bool IsRowButForItsSize(const std::vector<std::string>& w) {
   return true;
 }
 
-// A time field: a positive, finite number of microseconds.
-bool ParseTime(const std::string& s, double* t) {
-  return ParseDouble(s, t) && std::isfinite(*t) && *t > 0;
+// The times a measured collective can take: from 1 ns (nccl-tests prints 0.01 us at best) to
+// 1e9 us (17 minutes; 8 GiB at 10 MB/s takes 14). Outside, the figure is a typo or corruption.
+constexpr double kMinTimeUs = 1e-3;
+constexpr double kMaxTimeUs = 1e9;
+const char* const kTimeRange = "a number of microseconds from 0.001 to 1e9";
+
+std::string ShortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
 }
+
+bool TimeInRange(double t) { return std::isfinite(t) && t >= kMinTimeUs && t <= kMaxTimeUs; }
+
+// A time field: a number of microseconds in range.
+bool ParseTime(const std::string& s, double* t) { return ParseDouble(s, t) && TimeInRange(*t); }
 
 StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::istream& f,
                                                int gpus_hint, const std::string& collective_hint) {
@@ -211,13 +224,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       }
       if (!ParseTime(w[first + 4], &t)) {
         return Status::Error(where + "size " + w[0] + " has out-of-place time 'N/A' and " +
-                             "in-place time '" + w[first + 4] +
-                             "'; expected a positive number of microseconds");
+                             "in-place time '" + w[first + 4] + "'; expected " + kTimeRange);
       }
     } else if (!ParseTime(out, &t)) {
       return Status::Error(where + "size " + w[0] + " has out-of-place time '" + out +
-                           "'; expected a positive number of microseconds (or N/A, to use the "
-                           "in-place time)");
+                           "'; expected " + kTimeRange + " (or N/A, to use the in-place time)");
     }
     m.rows.push_back(NcclRow{size, t});
   }
@@ -337,6 +348,14 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
       double algbw = value;
       if (kind.rfind("busbw", 0) == 0) algbw = value / NcclBusFactor(collective, gpus);
       time_us = static_cast<double>(size) / (algbw * 1e9) * 1e6;
+      if (size > 0 && !TimeInRange(time_us)) {
+        return Status::Error(where + "size " + v[size_col] + ": " + kind + " '" + v[value_col] +
+                             "' gives a time of " + ShortNumber(time_us) + " us; expected " +
+                             kTimeRange + " (size / bandwidth)");
+      }
+    } else if (!TimeInRange(time_us)) {
+      return Status::Error(where + "size " + v[size_col] + ": time_us '" + v[value_col] +
+                           "'; expected " + kTimeRange);
     }
     m.rows.push_back(NcclRow{size, time_us});
   }

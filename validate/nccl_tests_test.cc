@@ -249,8 +249,9 @@ TEST(NcclTests, BadSizeInADataRowIsNamed) {
       << m.status().message();
 }
 
-// A numeric out-of-place time must be positive: 0 or a negative time is an error, not replaced
-// by the in-place time. N/A (nccl-tests prints it in some runs) still takes the in-place time.
+// A numeric out-of-place time must be a possible one (0.001 to 1e9 us): 0, a negative time, 1e-7
+// or 1e308 is an error, not replaced by the in-place time. N/A (nccl-tests prints it in some
+// runs) still takes the in-place time.
 TEST(NcclTests, NonPositiveOutOfPlaceTimeIsAnError) {
   const std::string path = Tmp("times-all_reduce.log");
   auto with_times = [&](const std::string& out, const std::string& in) {
@@ -259,13 +260,14 @@ TEST(NcclTests, NonPositiveOutOfPlaceTimeIsAnError) {
                         << "  1.0  1.0  0\n";
     return LoadNcclMeasurements(path, 0);
   };
-  for (const char* bad : {"0", "0.00", "-3.5", "abc", "inf"}) {
+  for (const char* bad : {"0", "0.00", "-3.5", "abc", "inf", "nan", "1e-7", "1e308"}) {
     auto m = with_times(bad, "50.1");
     ASSERT_FALSE(m.ok()) << bad;
     EXPECT_EQ(m.status().message(), path + ":2: size 1048576 has out-of-place time '" + bad +
-                                        "'; expected a positive number of microseconds (or N/A, "
-                                        "to use the in-place time)");
+                                        "'; expected a number of microseconds from 0.001 to 1e9 "
+                                        "(or N/A, to use the in-place time)");
   }
+  for (const char* good : {"0.001", "1e9"}) EXPECT_TRUE(with_times(good, "50.1").ok()) << good;
   auto m = with_times("N/A", "50.1");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 50.1);
@@ -274,7 +276,22 @@ TEST(NcclTests, NonPositiveOutOfPlaceTimeIsAnError) {
   EXPECT_EQ(m.status().message(),
             path +
                 ":2: size 1048576 has out-of-place time 'N/A' and in-place time '0'; expected "
-                "a positive number of microseconds");
+                "a number of microseconds from 0.001 to 1e9");
+  // In a CSV: a time out of range, or a bandwidth that makes one.
+  const std::string csv = Tmp("range-all_reduce.csv");
+  std::ofstream(csv) << "size_bytes,time_us\n1048576,1e12\n";
+  auto c = LoadNcclMeasurements(csv, 8);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), csv +
+                                      ":2: size 1048576: time_us '1e12'; expected a number of "
+                                      "microseconds from 0.001 to 1e9");
+  std::ofstream(csv) << "size_bytes,busbw_GBps_in_place\n1048576,1e-300\n";
+  c = LoadNcclMeasurements(csv, 8);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(csv + ":2: size 1048576: busbw_GBps_in_place '1e-300' "
+                                            "gives a time of "),
+            std::string::npos)
+      << c.status().message();
   m = with_times("N/A", "N/A");
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find(path + ":2: size 1048576 has no time"), std::string::npos)
