@@ -95,6 +95,12 @@ int main(int argc, char** argv) {
       "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")(
       "network-backend", po::value(&backend)->default_value("analytical-aware"),
       "analytical-aware | analytical-unaware | packet")(
+      "nccl-model", po::value(&o.nccl_model),
+      "NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
+      "protocol, in place of the system config's 'nccl-model'")(
+      "nccl-algorithm", po::value(&o.nccl_algorithm),
+      "with an NCCL model, run every collective with this algorithm only (ring, tree, nvls; "
+      "as NCCL_ALGO); the protocol is still chosen by size")(
       "link-stats", po::value(&o.link_stats),
       "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
       "strict", po::bool_switch(&o.strict),

@@ -212,8 +212,10 @@ std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
 StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string& algorithm) {
   std::vector<NcclChoice> out;
   std::string listed;
+  std::vector<std::string> names;
   for (const NcclAlgorithm& a : m.algorithms) {
     listed += (listed.empty() ? "" : ", ") + a.name;
+    names.push_back(a.name);
     if (!algorithm.empty() && a.name != algorithm) continue;
     for (const NcclProtocol& p : m.protocols) {
       bool allowed = a.protocols.empty();
@@ -224,8 +226,10 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
     }
   }
   if (out.empty()) {
+    const std::string guess = DidYouMean(algorithm, names);
     return Status::Error(m.path + ": algorithm '" + algorithm +
-                         "' is not one this machine's NCCL runs; its algorithms: " + listed);
+                         "' is not one this machine's NCCL runs; its algorithms: " + listed +
+                         (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
   }
   return out;
 }

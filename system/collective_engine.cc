@@ -98,9 +98,11 @@ const char* AlgorithmName(AlgorithmKind k) {
 
 bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
-// Whether `algo` can run logical dimension `dim` (n NPUs) of a collective of type `type`;
-// `split` = an all-reduce that runs reduce-scatter and all-gather there (localBWAware).
-Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split, int dim, int n) {
+// Whether `algo` can run logical dimension `dim` (n NPUs, built of `block`) of a collective of
+// type `type`; `split` = an all-reduce that runs reduce-scatter and all-gather there
+// (localBWAware).
+Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split, int dim, int n,
+                      BlockType block) {
   const std::string where = std::string("'") + ImplKey(type) + "' dimension " +
                             std::to_string(dim) + ": '" + AlgorithmName(algo.kind) + "'";
   switch (algo.kind) {
@@ -142,6 +144,11 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
       }
       return Status::Ok();
     case AlgorithmKind::kNvls:
+      if (block != BlockType::kSwitch) {
+        return Status::Error(where + " reduces in the switch, but this dimension is a " +
+                             BlockTypeName(block) +
+                             ", not a Switch; use ring there (or make it a Switch)");
+      }
       if (type == CollectiveType::kAllToAll) {
         return Status::Error(where +
                              " reduces and multicasts in the switch; it has no all-to-all"
@@ -548,7 +555,9 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       if (!active(d)) continue;
       const bool split =
           req.type == CollectiveType::kAllReduce && params.local_bw_aware && d != last_active;
-      Status s = CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d));
+      Status s =
+          CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d),
+                         IsFlattened(algorithm(d).kind) ? BlockType::kRing : topo.dims[d].type);
       if (!s.ok()) return Status::Error(req.label + ": " + s.message());
     }
   }
