@@ -2,6 +2,7 @@
 
 #include <omp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -53,6 +54,14 @@ bool IsParamName(const std::string& p) {
 std::string Join(const std::string& dir, const std::string& path) {
   if (path.empty() || path[0] == '/' || dir.empty()) return path;
   return dir + "/" + path;
+}
+
+// `path` from the working directory, made absolute.
+std::string AbsolutePath(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
 }
 
 std::string Csv(const std::string& s) {
@@ -446,6 +455,24 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         }
         YAML::Node doc = YAML::LoadFile(file);
         for (const auto& [key, value] : ov->second) doc[key] = YAML::Load(value);
+        // A relative path in these keys is relative to the file naming it (or, set by the
+        // point, to the spec); the copy lives elsewhere, so it gets the path made absolute.
+        const std::string path_key = std::string(kind) == "system"    ? "nccl-model"
+                                     : std::string(kind) == "network" ? "custom-file"
+                                                                      : "";
+        for (auto it = doc.begin(); !path_key.empty() && it != doc.end(); ++it) {
+          if (it->first.Scalar() != path_key || !it->second.IsScalar()) continue;
+          const std::string v = it->second.Scalar();
+          if (v.empty() || v[0] == '/') break;
+          bool from_point = false;
+          for (const auto& kv : ov->second) from_point = from_point || kv.first == path_key;
+          const size_t slash = file.rfind('/');
+          const std::string base_dir = from_point                   ? spec.dir
+                                       : slash == std::string::npos ? std::string()
+                                                                    : file.substr(0, slash);
+          it->second = AbsolutePath(Join(base_dir, v));
+          break;
+        }
         Status s = MakeDirs(dir);
         if (!s.ok()) throw std::runtime_error(s.message());
         const std::string path = dir + "/" + kind + ".yml";

@@ -1,10 +1,12 @@
 #include "sweep/sweep.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "et_feeder/writer.h"
 #include "runner/run.h"
 
 namespace orrery {
@@ -19,13 +21,15 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-std::vector<std::string> Lines(const std::string& text) {
+std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::stringstream ss(text);
   std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
+  while (std::getline(ss, line, sep)) out.push_back(line);
   return out;
 }
+
+std::vector<std::string> Lines(const std::string& text) { return Split(text, '\n'); }
 
 // A 2 x 3 grid on a 4-NPU ring: bandwidth {50, 100} GB/s x all-reduce size {1, 2, 4} MiB.
 std::string WriteSpec(const std::string& name, const std::string& extra_grid = "") {
@@ -177,6 +181,52 @@ TEST(Sweep, MachineComparisonRuns) {
     return std::stoll(field);
   };
   EXPECT_LT(end_ns(lines[3]), end_ns(lines[1])) << lines[1] << "\n" << lines[3];
+}
+
+// Varying a system key of a machine profile: the point's copy of system.yaml lives in the
+// sweep's output, so its relative 'nccl-model' (nccl.yaml beside the profile) is made absolute
+// and NCCL's model still applies. A point that sets nccl-model itself names it relative to the
+// spec.
+TEST(Sweep, VaryingAProfileKeepsItsNcclModel) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  const std::string machine = std::string(cwd) + "/configs/machines/hgx-h100/";
+  std::ofstream(Tmp("my_nccl.yaml")) << Slurp(machine + "nccl.yaml");
+  const std::string spec_path = Tmp("profile.sweep.yaml");
+  std::ofstream(spec_path) << "base:\n  system: " << machine
+                           << "system.yaml\n  network: " << machine << "network.yaml\n"
+                           << "  workload: {collective: all_reduce, size: 1048576}\n"
+                           << "points:\n  - {system.endpoint-delay: 10}\n"
+                           << "  - {system.endpoint-delay: 20}\n"
+                           << "  - {system.endpoint-delay: 10, system.nccl-model: my_nccl.yaml}\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const SweepSummary s = RunPoints(*spec, Tmp("profile"), 1);
+  EXPECT_EQ(s.failed, 0) << Slurp(Tmp("profile.csv"));
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("profile.csv")));
+  ASSERT_EQ(lines.size(), 4u);
+  auto end_ns = [&](const std::string& line) {
+    const std::vector<std::string> header = Split(lines[0], ',');
+    const std::vector<std::string> row = Split(line, ',');
+    for (size_t i = 0; i < header.size() && i < row.size(); ++i) {
+      if (header[i] == "end_ns") return std::stoll(row[i]);
+    }
+    return -1LL;
+  };
+  // Point 0 is the profile as shipped: the same as a plain run of its files (NVLS's time).
+  RunOptions o;
+  o.system_config = machine + "system.yaml";
+  o.network_config = machine + "network.yaml";
+  o.workload = Tmp("profile.plain");
+  std::vector<std::vector<ChakraProtoMsg::Node>> ranks(
+      8, {et::MakeCollNode(0, "all_reduce", ChakraProtoMsg::ALL_REDUCE, 1048576)});
+  ASSERT_TRUE(et::WriteRankFiles(o.workload, ranks).ok());
+  StatusOr<RunResult> plain = RunSimulation(o);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_FALSE(plain->nccl_choices.empty());
+  EXPECT_EQ(end_ns(lines[1]), plain->end.WholeNs()) << lines[1];
+  EXPECT_GT(end_ns(lines[2]), end_ns(lines[1])) << lines[2];
+  EXPECT_EQ(end_ns(lines[3]), end_ns(lines[1])) << lines[3];
 }
 
 TEST(Sweep, BadSpecsAreNamed) {
