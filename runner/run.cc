@@ -246,7 +246,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     if (model_path.empty() && !o.nccl_algorithm.empty()) {
       return Status::Error("an NCCL algorithm ('" + o.nccl_algorithm +
                            "') was asked for, but there is no NCCL model: set 'nccl-model' in " +
-                           o.system_config + " or give --nccl-model (e.g. "
+                           o.system_config +
+                           " or give --nccl-model (e.g. "
                            "configs/machines/hgx-h100/nccl.yaml)");
     }
     if (!model_path.empty()) {
