@@ -511,8 +511,7 @@ class TraceLoader {
         const bool in_range = v.is_signed ? (v.s >= 0 && v.s <= 9) : v.u <= 9;
         if (!in_range) {
           AddProblem(Where(id, offset) + ": attribute 'comm_type' is " + IntText(v) +
-                     "; expected 0..9 (ALL_REDUCE, REDUCE, ALL_GATHER, GATHER, SCATTER, "
-                     "BROADCAST, ALL_TO_ALL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, BARRIER)");
+                     "; expected " + kCommTypeValues);
           return;
         }
         rec->mask |= Trace::kHasCommType;
@@ -906,6 +905,10 @@ const char* NodeTypeName(NodeType type) {
   }
   return "UNKNOWN_NODE_TYPE";
 }
+
+const char* const kCommTypeValues =
+    "0..9 (ALL_REDUCE, REDUCE, ALL_GATHER, GATHER, SCATTER, BROADCAST, ALL_TO_ALL, "
+    "REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, BARRIER)";
 
 const char* CollectiveTypeName(CollectiveType type) {
   switch (type) {

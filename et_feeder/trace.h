@@ -52,6 +52,8 @@ enum class CollectiveType : uint8_t {
 // Chakra's spelling, e.g. "COMM_COLL_NODE", "ALL_REDUCE".
 const char* NodeTypeName(NodeType type);
 const char* CollectiveTypeName(CollectiveType type);
+// The valid comm_type values, for messages: "0..9 (ALL_REDUCE, REDUCE, ..., BARRIER)".
+extern const char* const kCommTypeValues;
 
 // "<prefix>.<rank>.et", the file rank `rank` reads.
 std::string RankTracePath(const std::string& prefix, int rank);

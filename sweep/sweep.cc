@@ -56,6 +56,12 @@ std::string Join(const std::string& dir, const std::string& path) {
   return dir + "/" + path;
 }
 
+// The directory part of a file's path ("" for a bare name).
+std::string DirOf(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? "" : file.substr(0, slash);
+}
+
 // `path` from the working directory, made absolute.
 std::string AbsolutePath(const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
@@ -205,8 +211,7 @@ std::string SweepPoint::Key() const {
 StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   SweepSpec spec;
   spec.path = path;
-  const size_t slash = path.rfind('/');
-  spec.dir = slash == std::string::npos ? "" : path.substr(0, slash);
+  spec.dir = DirOf(path);
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -460,18 +465,11 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         const std::string path_key = std::string(kind) == "system"    ? "nccl-model"
                                      : std::string(kind) == "network" ? "custom-file"
                                                                       : "";
-        for (auto it = doc.begin(); !path_key.empty() && it != doc.end(); ++it) {
-          if (it->first.Scalar() != path_key || !it->second.IsScalar()) continue;
-          const std::string v = it->second.Scalar();
-          if (v.empty() || v[0] == '/') break;
-          bool from_point = false;
-          for (const auto& kv : ov->second) from_point = from_point || kv.first == path_key;
-          const size_t slash = file.rfind('/');
-          const std::string base_dir = from_point                   ? spec.dir
-                                       : slash == std::string::npos ? std::string()
-                                                                    : file.substr(0, slash);
-          it->second = AbsolutePath(Join(base_dir, v));
-          break;
+        const YAML::Node named = path_key.empty() ? YAML::Node() : doc[path_key];
+        if (named.IsScalar() && !named.Scalar().empty() && named.Scalar()[0] != '/') {
+          const bool from_point = std::any_of(ov->second.begin(), ov->second.end(),
+                                              [&](const auto& kv) { return kv.first == path_key; });
+          doc[path_key] = AbsolutePath(Join(from_point ? spec.dir : DirOf(file), named.Scalar()));
         }
         Status s = MakeDirs(dir);
         if (!s.ok()) throw std::runtime_error(s.message());

@@ -555,9 +555,7 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       if (!active(d)) continue;
       const bool split =
           req.type == CollectiveType::kAllReduce && params.local_bw_aware && d != last_active;
-      Status s =
-          CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d),
-                         IsFlattened(algorithm(d).kind) ? BlockType::kRing : topo.dims[d].type);
+      Status s = CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d), topo.dims[d].type);
       if (!s.ok()) return Status::Error(req.label + ": " + s.message());
     }
   }

@@ -347,7 +347,8 @@ TEST(EndToEnd, CollectiveNodeWithoutCommTypeIsHostWorkOrAnError) {
   const std::string m = r.status().message();
   EXPECT_NE(m.find(Tmp("gpu_coll_without_type.1.et") +
                    ": NPU 1 node 1 'c10d::allreduce_': a "
-                   "COMM_COLL_NODE with no 'comm_type'; a collective needs 'comm_type' (0..9"),
+                   "COMM_COLL_NODE with no 'comm_type'; a collective needs 'comm_type', 0..9 "
+                   "(ALL_REDUCE"),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("only a host-side operator (is_cpu_op true) may have neither"),

@@ -278,9 +278,8 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
             Label(node) + ": a COMM_COLL_NODE with " +
             (trace_.comm_type(node) ? std::string("no 'comm_size'")
                                     : std::string("no 'comm_type'")) +
-            "; a collective needs 'comm_type' (0..9: ALL_REDUCE, REDUCE, ALL_GATHER, GATHER, "
-            "SCATTER, BROADCAST, ALL_TO_ALL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, BARRIER) and "
-            "'comm_size' (bytes; a barrier may omit it); only a host-side operator "
+            "; a collective needs 'comm_type', " + et::kCommTypeValues +
+            ", and 'comm_size' (bytes; a barrier may omit it); only a host-side operator "
             "(is_cpu_op true) may have neither, and it runs as CPU work"));
       }
       const et::CollectiveType ct = *trace_.comm_type(node);
