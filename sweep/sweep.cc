@@ -29,7 +29,8 @@ namespace {
 constexpr int kMaxSweepPoints = 1000000;
 
 const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "output"};
-const std::vector<std::string> kBaseKeys = {"system", "network", "memory", "workload", "backend"};
+const std::vector<std::string> kBaseKeys = {"system",  "network",    "memory",        "workload",
+                                            "backend", "nccl-model", "nccl-algorithm"};
 const std::vector<std::string> kMetrics = {
     "end_ns",          "compute_ns",  "communication_ns", "exposed_communication_ns",
     "overlap_percent", "alg_bw_gbps", "bus_bw_gbps",      "events"};
@@ -40,8 +41,8 @@ std::string Where(const std::string& path, const YAML::Node& n) {
 }
 
 bool IsParamName(const std::string& p) {
-  for (const char* whole : {"backend", "system", "network", "memory", "workload",
-                            "workload.collective", "workload.size"}) {
+  for (const char* whole : {"backend", "system", "network", "memory", "workload", "nccl-model",
+                            "nccl-algorithm", "workload.collective", "workload.size"}) {
     if (p == whole) return true;
   }
   for (const char* prefix : {"system.", "network.", "memory."}) {
@@ -245,7 +246,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
       if (std::find(kBaseKeys.begin(), kBaseKeys.end(), key) == kBaseKeys.end()) {
         const std::string guess = DidYouMean(key, kBaseKeys);
         problems.Add(Where(path, it->first) + ": unknown base key '" + key + "'" +
-                     (guess.empty() ? "; expected system, network, memory, workload, backend"
+                     (guess.empty() ? "; expected system, network, memory, workload, backend, "
+                                      "nccl-model, nccl-algorithm"
                                     : " (did you mean '" + guess + "'?)"));
         continue;
       }
@@ -268,7 +270,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         continue;
       }
       if (!v.IsScalar()) {
-        problems.Add(Where(path, v) + ": base '" + key + "' must be a path (or a backend name)");
+        problems.Add(Where(path, v) + ": base '" + key +
+                     "' must be a path (or a backend or algorithm name)");
         continue;
       }
       spec.base[key] = v.Scalar();
@@ -281,9 +284,9 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
     const std::string name = name_node.Scalar();
     if (!IsParamName(name)) {
       problems.Add(Where(path, name_node) + ": parameter '" + name +
-                   "' is not one of backend, system, network, memory, workload, "
-                   "workload.collective, workload.size, system.<key>, network.<key>, "
-                   "memory.<key>");
+                   "' is not one of backend, system, network, memory, workload, nccl-model, "
+                   "nccl-algorithm, workload.collective, workload.size, system.<key>, "
+                   "network.<key>, memory.<key>");
       return false;
     }
     return true;
@@ -487,6 +490,12 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
           ParseBackend(files.count("backend") ? files["backend"] : "analytical-aware");
       if (!b.ok()) throw std::runtime_error("backend: " + b.status().message());
       pr.run.backend = *b;
+      // NCCL's choice per collective: a model in place of the system's 'nccl-model', and
+      // NCCL_ALGO ("auto" = the tuner's choice, as NCCL without NCCL_ALGO).
+      if (files.count("nccl-model")) pr.run.nccl_model = Join(spec.dir, files["nccl-model"]);
+      if (files.count("nccl-algorithm") && files["nccl-algorithm"] != "auto") {
+        pr.run.nccl_algorithm = files["nccl-algorithm"];
+      }
       if (generate) {
         static const std::map<std::string, ChakraProtoMsg::CollectiveCommType> kTypes = {
             {"all_reduce", ChakraProtoMsg::ALL_REDUCE},

@@ -229,6 +229,53 @@ TEST(Sweep, VaryingAProfileKeepsItsNcclModel) {
   EXPECT_EQ(end_ns(lines[3]), end_ns(lines[1])) << lines[3];
 }
 
+TEST(Sweep, VariesNcclAlgorithm) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  const std::string machine = std::string(cwd) + "/configs/machines/hgx-h100/";
+  const std::string spec_path = Tmp("algo.sweep.yaml");
+  std::ofstream(spec_path) << "base:\n  system: " << machine
+                           << "system.yaml\n  network: " << machine << "network.yaml\n"
+                           << "  workload: {collective: all_reduce, size: 67108864}\n"
+                           << "grid:\n  nccl-algorithm: [auto, ring, nvls, rign]\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const SweepSummary s = RunPoints(*spec, Tmp("algo"), 1);
+  EXPECT_EQ(s.failed, 1) << Slurp(Tmp("algo.csv"));
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("algo.csv")));
+  ASSERT_EQ(lines.size(), 5u);
+  const std::vector<std::string> header = Split(lines[0], ',');
+  auto column = [&](const std::string& line, const std::string& name) {
+    const std::vector<std::string> row = Split(line, ',');
+    for (size_t i = 0; i < header.size() && i < row.size(); ++i) {
+      if (header[i] == name) return row[i];
+    }
+    return std::string();
+  };
+  // Each point is a plain run with the same --nccl-algorithm ("auto" = none given).
+  RunOptions o;
+  o.system_config = machine + "system.yaml";
+  o.network_config = machine + "network.yaml";
+  o.workload = Tmp("algo.plain");
+  std::vector<std::vector<ChakraProtoMsg::Node>> ranks(
+      8, {et::MakeCollNode(0, "all_reduce", ChakraProtoMsg::ALL_REDUCE, 67108864)});
+  ASSERT_TRUE(et::WriteRankFiles(o.workload, ranks).ok());
+  const char* algorithms[] = {"", "ring", "nvls"};
+  for (int i = 0; i < 3; ++i) {
+    o.nccl_algorithm = algorithms[i];
+    StatusOr<RunResult> plain = RunSimulation(o);
+    ASSERT_TRUE(plain.ok()) << plain.status().message();
+    EXPECT_EQ(column(lines[1 + i], "status"), "ok") << lines[1 + i];
+    EXPECT_EQ(column(lines[1 + i], "end_ns"), std::to_string(plain->end.WholeNs())) << lines[1 + i];
+  }
+  // On this NVSwitch machine NCCL's choice for 64 MiB is NVLS, faster than ring.
+  EXPECT_EQ(column(lines[1], "end_ns"), column(lines[3], "end_ns"));
+  EXPECT_GT(std::stoll(column(lines[2], "end_ns")), std::stoll(column(lines[3], "end_ns")));
+  // A misspelt algorithm fails its point, naming what is valid.
+  EXPECT_NE(lines[4].find("rign"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[4].find("ring"), std::string::npos) << lines[4];
+}
+
 TEST(Sweep, BadSpecsAreNamed) {
   const std::string path = Tmp("bad.sweep.yaml");
   std::ofstream(path) << "base:\n  sytem: a.json\ngird:\n  x: [1]\n";
