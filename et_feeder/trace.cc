@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "et_feeder/proto/et_def.pb.h"
+#include "et_feeder/wire_check.h"
 
 namespace orrery {
 namespace et {
@@ -335,10 +336,18 @@ class TraceLoader {
     }
     if (!parsed) {
       return Fail("garbage: the message at byte 0 (" + std::to_string(len) +
-                  " bytes) is not a valid GlobalMetadata");
+                  " bytes) is not a valid GlobalMetadata" +
+                  Why(begin, len, ChakraProtoMsg::GlobalMetadata::descriptor()));
     }
     trace_.version_ = meta.version();
     return Status::Ok();
+  }
+
+  // What breaks the message at [begin, begin + len), as ": <problem>", or "" if not found.
+  std::string Why(size_t begin, uint32_t len, const google::protobuf::Descriptor* type) const {
+    const std::string why =
+        DescribeWireProblem(reinterpret_cast<const uint8_t*>(data_) + begin, len, begin, type);
+    return why.empty() ? "" : ": " + why;
   }
 
   void AddProblem(const std::string& problem) {
@@ -370,7 +379,8 @@ class TraceLoader {
       if (end) break;
       if (!node.ParseFromArray(data_ + begin, static_cast<int>(len))) {
         return Fail("garbage: the message at byte " + std::to_string(at) + " (" +
-                    std::to_string(len) + " bytes) is not a valid Chakra Node");
+                    std::to_string(len) + " bytes) is not a valid Chakra Node" +
+                    Why(begin, len, ChakraProtoMsg::Node::descriptor()));
       }
       if (trace_.nodes_.size() >= kNone - 1) return Fail("more than 2^32 - 2 nodes");
       if (!trace_.nodes_.empty() && node.id() <= trace_.nodes_.back().id) sorted = false;

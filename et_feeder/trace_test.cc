@@ -372,6 +372,68 @@ TEST(TraceTest, GarbageMessage) {
   EXPECT_THAT(m, HasSubstr("byte " + std::to_string(at)));
 }
 
+// A corrupt message names what breaks it: the node, the field, its byte, and what is wrong.
+TEST(TraceTest, GarbageMessageNamesTheBrokenField) {
+  std::vector<size_t> offsets;
+  const std::string good = Framed({MakeCompNode(1, "a", 1)}, &offsets);
+  const size_t at = good.size();
+  auto error_for = [&](const std::string& message) {
+    std::string bytes = good;
+    bytes += static_cast<char>(message.size());
+    bytes += message;
+    const std::string path = TempPath("broken_field.0.et");
+    WriteBytes(path, bytes);
+    return LoadError(path);
+  };
+  const std::string body = std::to_string(at + 1);  // where the message's bytes start
+  // id 7 (field 1, varint), then field 1 with wire type 7.
+  std::string m = error_for(std::string("\x08\x07\x0f\x00", 4));
+  EXPECT_THAT(m, HasSubstr("the message at byte " + std::to_string(at) +
+                           " (4 bytes) is not a valid Chakra Node: in node 7: byte " +
+                           std::to_string(at + 3) +
+                           ": field 'id' (#1) has wire type 7, which protobuf does not have"));
+  // name (field 2) declares 40 bytes, 2 follow.
+  m =
+      error_for(std::string("\x08\x07\x12\x28"
+                            "ab",
+                            6));
+  EXPECT_THAT(m, HasSubstr("in node 7: byte " + std::to_string(at + 3) +
+                           ": field 'name' (#2) declares 40 bytes, but the end of its message at "
+                           "byte " +
+                           std::to_string(at + 7) + " comes after 2"));
+  // name is not UTF-8 (proto3 strings must be).
+  m =
+      error_for(std::string("\x08\x07\x12\x02"
+                            "a\xff",
+                            6));
+  EXPECT_THAT(
+      m, HasSubstr("byte " + std::to_string(at + 6) + ": field 'name' (#2) is not valid UTF-8"));
+  // An attribute named comm_size whose int64_val (field 9) varint is cut off.
+  std::string attr = std::string(
+                         "\x0a\x09"
+                         "comm_size") +
+                     std::string("\x48\x80", 2);
+  m = error_for(std::string("\x08\x07\x52", 3) + static_cast<char>(attr.size()) + attr);
+  EXPECT_THAT(m, HasSubstr("in node 7, field 'attr' (#10) named 'comm_size': byte " +
+                           std::to_string(at + 1 + 4 + 11) +
+                           ": field 'int64_val' (#9): its varint is cut off by the end of its "
+                           "message at byte " +
+                           std::to_string(at + 1 + 4 + 13)));
+  // Packed data_deps (field 5) whose last varint is cut off.
+  m = error_for(std::string("\x08\x07\x2a\x02\x01\x80", 6));
+  EXPECT_THAT(m, HasSubstr("field 'data_deps' (#5): a packed varint is cut off"));
+  // A corrupted tag: id (a varint) tagged length-delimited, its length past the end.
+  m = error_for(std::string("\x08\x07\x0a\x05" "ab", 6));
+  EXPECT_THAT(m, HasSubstr("field 'id' (#1) (a uint64 in the schema, here tagged "
+                           "length-delimited) declares 5 bytes"));
+  // Field number 0.
+  m = error_for(std::string("\x00\x01", 2));
+  EXPECT_THAT(m, HasSubstr(": byte " + body + ": field number 0, which protobuf does not allow"));
+  // A group never closed.
+  m = error_for(std::string("\x08\x07\x5b\x08\x01", 5));
+  EXPECT_THAT(m, HasSubstr("field #11 (not in Node) starts a group that is not closed"));
+}
+
 TEST(TraceTest, OverlongVarintIsGarbage) {
   std::string bytes = Framed({});
   const size_t at = bytes.size();

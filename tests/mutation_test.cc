@@ -111,7 +111,7 @@ TEST(Mutation, CorruptedTracesEndInAResultOrANamedError) {
   const std::string prefix = ::testing::TempDir() + "/mutated";
   const Backend backends[] = {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware,
                               Backend::kPacket};
-  int errors = 0, results = 0, changed_results = 0;
+  int errors = 0, results = 0, changed_results = 0, unparsable = 0;
   for (int i = 0; i < 300; ++i) {
     for (int r = 0; r < kRanks; ++r) Spit(RankFile(prefix, r), original[r]);
     const int rank = std::uniform_int_distribution<int>(0, kRanks - 1)(rng);
@@ -134,6 +134,13 @@ TEST(Mutation, CorruptedTracesEndInAResultOrANamedError) {
       const bool names_file = o.text.find("mutated.") != std::string::npos;
       const bool names_npu = o.text.find("NPU ") != std::string::npos;
       EXPECT_TRUE(names_file || names_npu) << what << ": " << o.text;
+      // A message protobuf refuses comes with what breaks it (the field and its byte).
+      for (const char* type : {"Chakra Node", "GlobalMetadata"}) {
+        const std::string refused = std::string("is not a valid ") + type;
+        if (o.text.find(refused) == std::string::npos) continue;
+        ++unparsable;
+        EXPECT_NE(o.text.find(refused + ": "), std::string::npos) << what << ": " << o.text;
+      }
     }
     if (i % 10 == 0) {
       const Outcome again = Simulate(prefix, backend);
@@ -142,9 +149,9 @@ TEST(Mutation, CorruptedTracesEndInAResultOrANamedError) {
     }
   }
   std::printf(
-      "300 corrupted traces: %d errors, %d results (%d of the congestion-aware ones differ "
-      "from the clean run)\n",
-      errors, results, changed_results);
+      "300 corrupted traces: %d errors (%d messages protobuf refuses), %d results (%d of the "
+      "congestion-aware ones differ from the clean run)\n",
+      errors, unparsable, results, changed_results);
   // The mutations reach both outcomes: most are refused, some still parse and run.
   EXPECT_GT(errors, 150);
   EXPECT_GT(results, 10);
