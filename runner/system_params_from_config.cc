@@ -49,6 +49,7 @@ StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name) {
 StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOptions& o,
                                               size_t num_dims) {
   SystemParams p;
+  p.config_path = c.path;
   Status problems;
   const std::string where = c.path.empty() ? std::string("system configuration") : c.path;
   if (c.scheduling_policy == "LIFO") {

@@ -514,11 +514,11 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   const bool hierarchical = !group_dims.empty();
   auto algorithm = [&](int d) { return hierarchical ? GroupDimAlgorithm(impl, d) : impl[d]; };
   if (impl.empty()) {
-    return Status::Error(req.label + ": the system configuration has no '" +
+    return Status::Error(req.label + ": " + params.ConfigName() + " has no '" +
                          std::string(ImplKey(req.type)) + "' (one algorithm per dimension)");
   }
   if (members == nullptr && impl.size() > topo.dims.size()) {
-    return Status::Error(std::string("'") + ImplKey(req.type) + "' lists " +
+    return Status::Error(params.ConfigName() + ": '" + ImplKey(req.type) + "' lists " +
                          std::to_string(impl.size()) + " dimensions but the network has " +
                          std::to_string(topo.dims.size()));
   }
@@ -563,8 +563,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       req.type == CollectiveType::kAllReduce || req.type == CollectiveType::kReduceScatter;
   if (needs_reduction && params.local_mem_bw_bytes_per_ns <= 0) {
     return Status::Error(req.label + ": " + CollectiveTypeName(req.type) +
-                         " needs 'local-mem-bw' (> 0) in the system configuration for the "
-                         "reduction cost");
+                         " needs 'local-mem-bw' (> 0) in " + params.ConfigName() +
+                         " for the reduction cost");
   }
 
   auto owned = std::make_unique<CollectiveInstance>(listener, token, req, layer_.sim().now());

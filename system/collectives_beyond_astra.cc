@@ -33,9 +33,8 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
             " (comm_src for broadcast and scatter, comm_dst for reduce and gather)");
   }
   if (req.type == CollectiveType::kReduce && params.local_mem_bw_bytes_per_ns <= 0) {
-    return Status::Error(req.label +
-                         ": reduce needs 'local-mem-bw' (> 0) in the system configuration for "
-                         "the reduction cost");
+    return Status::Error(req.label + ": reduce needs 'local-mem-bw' (> 0) in " +
+                         params.ConfigName() + " for the reduction cost");
   }
   if (members && n == layer_.num_npus()) members = nullptr;  // the whole machine: not "local"
   // A barrier is one 1-byte stream; the others are cut into preferred-dataset-splits chunks

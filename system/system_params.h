@@ -95,6 +95,12 @@ struct SystemParams {
   bool model_shared_bus = false;  // hand-offs over a LogGP bus instead of endpoint-delay
   LogGpParams loggp;
   double comm_scale = 1.0;  // --comm-scale: multiplies collective and p2p sizes
+  // The system configuration's path, for messages ("" = unnamed).
+  std::string config_path;
+  // How messages name the configuration: its path, or "the system configuration".
+  std::string ConfigName() const {
+    return config_path.empty() ? "the system configuration" : config_path;
+  }
 };
 
 }  // namespace orrery

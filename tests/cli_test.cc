@@ -653,9 +653,8 @@ TEST(Cli, ErrorsNameTheNodeOnce) {
   std::vector<std::vector<Node>> ranks(4);
   for (auto& r : ranks) r = {et::MakeCollNode(2, "gather_act", ChakraProtoMsg::ALL_GATHER, 4096)};
   const Outcome o = Orrery(Args("once", 4, ranks, system));
-  ExpectCleanFailure(
-      o, {Tmp("once.0.et") + ": NPU 0 node 2 'gather_act': the system configuration has no "
-                             "'all-gather-implementation'"});
+  ExpectCleanFailure(o, {Tmp("once.0.et") + ": NPU 0 node 2 'gather_act': " +
+                         Tmp("once.system.json") + " has no 'all-gather-implementation'"});
   EXPECT_EQ(Occurrences(o.err, "node 2 'gather_act'"), 1u) << o.err;
 
   // A member missing from the node's communicator group.
