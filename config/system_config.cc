@@ -16,6 +16,10 @@ const char kAlgorithms[] =
 
 const char kNonZeroIsOn[] = "Any non-zero number means on there; here only 0, 1, true, false.";
 
+// The longest delay a key may give: 1000 s, as for a network link's latency (the simulated
+// clock, int64 picoseconds, holds about 106 days).
+constexpr double kMaxDelayNs = 1e12;
+
 Schema<SystemConfig> MakeSystemSchema() {
   using C = SystemConfig;
   Schema<C> s;
@@ -52,6 +56,7 @@ Schema<SystemConfig> MakeSystemSchema() {
   s.OptionalNumber("endpoint-delay", &C::endpoint_delay_ns)
       .Unit("ns")
       .Min(0)
+      .Max(kMaxDelayNs)
       .Default("absent (10 ns)")
       .Help(
           "NPU <-> network hand-off delay per message step. Multiplied by --injection-scale "
@@ -60,6 +65,7 @@ Schema<SystemConfig> MakeSystemSchema() {
   s.Integer("local-reduction-delay", &C::local_reduction_delay)
       .Unit("cycles (ns)")
       .Min(0)
+      .Max(1000000000)
       .Help(
           "Reduction cost of the shared-bus (LogGP) model: (size/100) * this + 50 ns per "
           "reduced message, one at a time per bus end.");
@@ -72,18 +78,22 @@ Schema<SystemConfig> MakeSystemSchema() {
   s.Number("L", &C::logp_L)
       .Unit("ns")
       .Min(0)
+      .Max(kMaxDelayNs)
       .Help("LogGP latency (model-shared-bus only); whole ns, fractions dropped (as ASTRA-sim).");
   s.Number("o", &C::logp_o)
       .Unit("ns")
       .Min(0)
+      .Max(kMaxDelayNs)
       .Help("LogGP overhead (model-shared-bus only); whole ns, fractions dropped.");
   s.Number("g", &C::logp_g)
       .Unit("ns")
       .Min(0)
+      .Max(kMaxDelayNs)
       .Help("LogGP gap between sends (model-shared-bus only); whole ns, fractions dropped.");
   s.Number("G", &C::logp_G)
       .Unit("ns per byte")
       .Min(0)
+      .Max(1e6)
       .Help("LogGP gap per byte (model-shared-bus only).");
   s.Number("peak-perf", &C::peak_perf_tflops)
       .Unit("TFLOPS (1e12 FLOP/s)")
@@ -107,6 +117,7 @@ Schema<SystemConfig> MakeSystemSchema() {
   s.Number("collective-launch-latency", &C::collective_launch_latency_ns)
       .Unit("ns")
       .Min(0)
+      .Max(kMaxDelayNs)
       .Help(
           "Fixed time every collective spends before its first message moves (kernel launch, "
           "channel set-up, the protocol's handshakes): NCCL's latency floor. The "

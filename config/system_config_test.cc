@@ -173,9 +173,10 @@ TEST(SystemConfigTest, ImpossibleValuesAreRejected) {
   EXPECT_EQ(p[2], path +
                       ":4: key 'local-mem-bw' is '-5'; expected a number >= 0 (GB/s (1e9 "
                       "B/s))");
-  EXPECT_EQ(p[3], path +
-                      ":5: key 'endpoint-delay' is 'ten'; expected a number >= 0 (ns), "
-                      "written without quotes");
+  EXPECT_EQ(p[3],
+            path +
+                ":5: key 'endpoint-delay' is 'ten'; expected a number in [0, 1000000000000] (ns), "
+                "written without quotes");
   EXPECT_EQ(p[4], path + ":6: key 'boost-mode' is '3'; expected 0, 1, true or false");
   EXPECT_TRUE(p[5].find(path + ":7: key 'all-reduce-implementation' is 'ring'; expected a list") ==
               0)
