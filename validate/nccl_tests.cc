@@ -379,7 +379,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
                                                             const std::string& collective) {
   std::ifstream f(path);
   if (!f) return Status::Error(path + ": cannot read: " + std::strerror(errno));
-  return IsNcclCsv(path) ? LoadCsv(path, f, gpus, collective) : LoadLog(path, f, gpus, collective);
+  // nccl-tests' name (alltoall_perf) for the collective Chakra and Orrery call all_to_all.
+  const std::string name = collective == "all_to_all" ? "alltoall" : collective;
+  return IsNcclCsv(path) ? LoadCsv(path, f, gpus, name) : LoadLog(path, f, gpus, name);
 }
 
 bool IsNcclCsv(const std::string& path) {

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/json.h"
+#include "config/network_config.h"
 #include "config/schema.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
@@ -83,6 +84,10 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
                          ": not a machine profile: it needs system.yaml and network.yaml "
                          "(and optionally memory.yaml and nccl.yaml)");
   }
+  // Checked as any run checks it, before its npus_count is read (and rewritten for other GPU
+  // counts: Network).
+  StatusOr<Topology> topo = LoadNetworkConfig(p.network_);
+  if (!topo.ok()) return topo.status();
   YAML::Node net;
   try {
     net = YAML::LoadFile(p.network_);
@@ -91,10 +96,12 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
   }
   const YAML::Node counts = net["npus_count"];
   if (!counts || !counts.IsSequence() || counts.size() == 0) {
-    return Status::Error(p.network_ + ": no npus_count list");
+    return Status::Error(p.network_ +
+                         ": a machine profile's network is written as dimensions (topology, "
+                         "npus_count, bandwidth, latency), so that validate can scale its last "
+                         "dimension to the measured GPU count; this one has no npus_count list");
   }
-  p.npus_ = 1;
-  for (const YAML::Node& c : counts) p.npus_ *= c.as<int>();
+  p.npus_ = topo->num_npus();
   p.dims_ = static_cast<int>(counts.size());
   p.per_node_ = p.dims_ > 1 ? p.npus_ / counts[counts.size() - 1].as<int>() : p.npus_;
   const std::string nccl = ProfileFile(dir, "nccl");
@@ -223,8 +230,8 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   auto coll = Collectives().find(collective);
   if (coll == Collectives().end()) {
     return Status::Error("collective '" + collective +
-                         "' cannot be simulated yet; supported: all_reduce, all_gather, "
-                         "reduce_scatter, alltoall");
+                         "' is not one validate simulates; valid: all_reduce, all_gather, "
+                         "reduce_scatter, alltoall (or all_to_all)");
   }
   // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's part
   // there, and the buffer for the others.
@@ -287,8 +294,8 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   report.collective = ms->front().collective;
   if (Collectives().count(report.collective) == 0) {
     return Status::Error(o.measurements + ": collective '" + report.collective +
-                         "' cannot be simulated yet; supported: all_reduce, all_gather, "
-                         "reduce_scatter, alltoall");
+                         "' is not one validate simulates; valid: all_reduce, all_gather, "
+                         "reduce_scatter, alltoall (or all_to_all)");
   }
   if (o.algorithm != "auto" && o.algorithm != "ring" && o.algorithm != "tree" &&
       o.algorithm != "nvls") {

@@ -237,6 +237,43 @@ TEST(Validate, BadInputsAreNamed) {
       << r.status().message();
 }
 
+// A profile's network is checked as any run checks it before validate reads its npus_count
+// (a quoted count used to abort in yaml-cpp's conversion).
+TEST(Validate, ProfileNetworkIsCheckedFirst) {
+  const std::string bad = WriteProfile("bad_counts",
+                                       "topology: [Switch, Switch]\nnpus_count: [8, \"two\"]\n"
+                                       "bandwidth: [100, 10]\nlatency: [500, 1000]\n",
+                                       2);
+  StatusOr<ValidationReport> r =
+      ValidateCsv(bad, "bad_counts.csv", "size_bytes,time_us\n1048576,100\n", 16);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(bad + "/network.yaml:2: key 'npus_count', item 2, is 'two'"),
+            std::string::npos)
+      << r.status().message();
+}
+
+// --collective takes Chakra's name for all-to-all as well as nccl-tests' (alltoall_perf).
+TEST(Validate, AllToAllByEitherName) {
+  const std::string ring = WriteProfile(
+      "ring4_a2a", "topology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", 1);
+  std::ofstream(ring + "/system.yaml", std::ios::app) << "all-to-all-implementation: [direct]\n";
+  std::vector<double> times;
+  for (const char* name : {"alltoall", "all_to_all"}) {
+    ValidateOptions o;
+    o.measurements = Tmp(std::string("a2a_") + name + ".csv");
+    std::ofstream(o.measurements) << "size_bytes,time_us\n1048576,100\n";
+    o.machine = ring;
+    o.collective = name;
+    StatusOr<ValidationReport> r = Validate(o);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().message();
+    ASSERT_EQ(r->rows.size(), 1u);
+    EXPECT_EQ(r->collective, "alltoall");
+    times.push_back(r->rows[0].simulated_us);
+  }
+  EXPECT_EQ(times[0], times[1]);
+  EXPECT_GT(times[0], 0);
+}
+
 // GPU counts on the command line are whole numbers >= 1: --gpus 4.5 is an error, not 4.
 TEST(Validate, GpuFlagsMustBeWholeNumbers) {
   auto run = [](std::vector<std::string> args) {
