@@ -20,6 +20,26 @@ std::string At(const std::string& path, const YAML::Node& n) {
   return path + ":" + std::to_string(n.Mark().line + 1);
 }
 
+// A map key's name into *name; a key YAML allows but a name cannot be (a list, a map) or one
+// given twice in the same map (`seen`) is an error.
+bool KeyName(const std::string& path, const YAML::Node& key, std::set<std::string>* seen,
+             std::string* name, std::vector<std::string>* errors) {
+  if (!key.IsScalar()) {
+    errors->push_back(At(path, key) + ": a key is " +
+                      (key.IsSequence() ? "a list"
+                       : key.IsMap()    ? "a map"
+                                        : "empty") +
+                      "; expected a name");
+    return false;
+  }
+  *name = key.Scalar();
+  if (!seen->insert(*name).second) {
+    errors->push_back(At(path, key) + ": key '" + *name + "' appears more than once");
+    return false;
+  }
+  return true;
+}
+
 // A scalar number that `valid` accepts, into `out`; else an error naming what is expected.
 bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(double),
                 const char* expected, double* out, std::vector<std::string>* errors) {
@@ -51,8 +71,10 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
                       ": expected a map with latency-us and efficiency");
     return;
   }
+  std::set<std::string> seen;
   for (const auto& kv : n) {
-    const std::string key = kv.first.as<std::string>();
+    std::string key;
+    if (!KeyName(path, kv.first, &seen, &key, errors)) continue;
     const std::string where = At(path, kv.first) + ": " + what + " key '" + key + "'";
     if (key == "latency-us") {
       ReadNumber(
@@ -120,8 +142,10 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
   m.path = path;
   std::vector<std::string> errors;
   if (!root.IsMap()) return Status::Error(path + ": expected a map with algorithms and protocols");
+  std::set<std::string> seen_sections;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    std::string key;
+    if (!KeyName(path, kv.first, &seen_sections, &key, &errors)) continue;
     if (key != "algorithms" && key != "protocols") {
       errors.push_back(At(path, kv.first) + ": key '" + key +
                        "' is unknown; valid: algorithms, protocols");
@@ -133,8 +157,10 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
                        ") to their latency-us and efficiency");
       continue;
     }
+    std::set<std::string> seen;
     for (const auto& e : kv.second) {
-      const std::string name = e.first.as<std::string>();
+      std::string name;
+      if (!KeyName(path, e.first, &seen, &name, &errors)) continue;
       if (key == "algorithms") {
         if (!IsAlgorithm(name)) {
           errors.push_back(At(path, e.first) + ": algorithm '" + name +

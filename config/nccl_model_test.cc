@@ -68,6 +68,24 @@ TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
       << msg;
 }
 
+// Keys YAML allows but a name cannot be (lists, maps), and keys given twice, are errors (a list
+// key used to abort in yaml-cpp's conversion).
+TEST(NcclModel, OddKeysAreNamed) {
+  auto m =
+      LoadNcclModel(Write("keys.yaml",
+                          "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+                          "  ? [nvls]\n  : {latency-us: 1, efficiency: 1}\n"
+                          "  ring: {latency-us: 2, efficiency: 1}\n"
+                          "protocols:\n  Simple: {latency-us: 1, efficiency: 1, ? {q: 1} : 3}\n"
+                          "? [x]\n: 1\n"));
+  ASSERT_FALSE(m.ok());
+  const std::string msg = m.status().message();
+  EXPECT_NE(msg.find("keys.yaml:3: a key is a list; expected a name"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("keys.yaml:5: key 'ring' appears more than once"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("keys.yaml:7: a key is a map; expected a name"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("keys.yaml:8: a key is a list; expected a name"), std::string::npos) << msg;
+}
+
 NcclCall AllReduce(uint64_t bytes, int heads, int nodes) {
   NcclCall call;
   call.bytes = bytes;

@@ -40,6 +40,9 @@ std::string Where(const std::string& path, const YAML::Node& n) {
   return m.is_null() ? path : path + ":" + std::to_string(m.line + 1);
 }
 
+// A key as messages show it: its name, or in flow style when YAML gives a list or a map there.
+std::string KeyText(const YAML::Node& key) { return key.IsScalar() ? key.Scalar() : FlowYaml(key); }
+
 bool IsParamName(const std::string& p) {
   for (const char* whole : {"backend", "system", "network", "memory", "workload", "nccl-model",
                             "nccl-algorithm", "workload.collective", "workload.size"}) {
@@ -226,7 +229,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
     return Status::Error(path + ": a sweep spec is a map with 'base' and 'grid' or 'points'");
   Status problems;
   for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.Scalar();
+    const std::string key = KeyText(it->first);
     if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
       std::string msg = Where(path, it->first) + ": unknown key '" + key + "'";
       const std::string guess = DidYouMean(key, kSpecKeys);
@@ -242,7 +245,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
                  "memory, backend)");
   } else {
     for (auto it = base.begin(); it != base.end(); ++it) {
-      const std::string key = it->first.Scalar();
+      const std::string key = KeyText(it->first);
       if (std::find(kBaseKeys.begin(), kBaseKeys.end(), key) == kBaseKeys.end()) {
         const std::string guess = DidYouMean(key, kBaseKeys);
         problems.Add(Where(path, it->first) + ": unknown base key '" + key + "'" +
@@ -281,7 +284,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   if (grid && points) problems.Add(path + ": give either 'grid' or 'points', not both");
   if (!grid && !points) problems.Add(path + ": nothing to vary: add a 'grid' or a 'points' list");
   auto check_name = [&](const YAML::Node& name_node) {
-    const std::string name = name_node.Scalar();
+    const std::string name = KeyText(name_node);
     if (!IsParamName(name)) {
       problems.Add(Where(path, name_node) + ": parameter '" + name +
                    "' is not one of backend, system, network, memory, workload, nccl-model, "

@@ -293,6 +293,13 @@ TEST(Sweep, BadSpecsAreNamed) {
   EXPECT_NE(spec.status().message().find("parameter 'colour' is not one of"), std::string::npos);
   EXPECT_NE(spec.status().message().find("'network.bw' needs a non-empty list"), std::string::npos);
 
+  // Keys that are lists (YAML allows them) are shown as written.
+  std::ofstream(path) << "base: {system: a.json, network: b.yml, ? [x] : 1}\ngrid: {? [y] : [1]}\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find(":1: unknown base key '[x]'"), std::string::npos);
+  EXPECT_NE(spec.status().message().find(":2: parameter '[y]' is not one of"), std::string::npos);
+
   // 16^5 points: refused before the product is built.
   std::ofstream big(path);
   big << "base: {system: a.json, network: b.yml}\ngrid:\n";
