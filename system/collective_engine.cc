@@ -855,8 +855,17 @@ Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
     return Status::Ok();  // StartCollective reports it
   }
   const int size = members ? static_cast<int>(members->size()) : num_npus();
-  return order_.Record(npu, req.group, size, CollectiveSignature{req.type, req.size, req.root},
-                       req.label);
+  CollectiveSignature sig{req.type, req.size, req.root, {}};
+  // The dimensions a world collective runs on, when the trace limits them (entries past the
+  // network's dimensions do not count: StartCollective checks them).
+  if (req.group == 0 && !req.involved_dims.empty()) {
+    const size_t n = topology().dims.size();
+    sig.dims.assign(n, false);
+    for (size_t d = 0; d < n && d < req.involved_dims.size(); ++d)
+      sig.dims[d] = req.involved_dims[d];
+    if (std::all_of(sig.dims.begin(), sig.dims.end(), [](bool b) { return b; })) sig.dims.clear();
+  }
+  return order_.Record(npu, req.group, size, sig, req.label);
 }
 
 namespace {

@@ -11,6 +11,7 @@ bool Rooted(CollectiveType t) {
 bool Same(const CollectiveSignature& a, const CollectiveSignature& b) {
   if (a.type != b.type) return false;
   if (a.type != CollectiveType::kBarrier && a.size != b.size) return false;
+  if (a.dims != b.dims) return false;
   return !Rooted(a.type) || a.root == b.root;
 }
 
@@ -19,6 +20,14 @@ std::string Describe(const CollectiveSignature& s) {
   if (s.type != CollectiveType::kBarrier) d += " of " + std::to_string(s.size) + " B";
   if (Rooted(s.type))
     d += s.root < 0 ? ", root: first member" : ", root NPU " + std::to_string(s.root);
+  if (!s.dims.empty()) {
+    std::string on;
+    for (size_t k = 0; k < s.dims.size(); ++k) {
+      if (s.dims[k]) on += (on.empty() ? "" : ", ") + std::to_string(k);
+    }
+    d += on.empty() ? ", on no dimension (involved_dim all false)"
+                    : ", on dimension(s) " + on + " (involved_dim)";
+  }
   return d;
 }
 
@@ -39,7 +48,8 @@ Status CollectiveOrder::Record(int npu, int group, int group_size, const Collect
         "collectives do not line up among " + where + ": collective #" + std::to_string(pos + 1) +
         " of NPU " + std::to_string(npu) + " is " + label + " (" + Describe(sig) +
         "), but that of NPU " + std::to_string(e.npu) + " is " + e.label + " (" + Describe(e.sig) +
-        "); every member must issue the same collectives (type, size, root) in the same order");
+        "); every member must issue the same collectives (type, size, root, involved dimensions) "
+        "in the same order");
   }
   if (++e.seen == group_size) {
     while (!seq.entries.empty() && seq.entries.front().seen == group_size) {

@@ -27,6 +27,9 @@ struct CollectiveSignature {
   CollectiveType type = CollectiveType::kAllReduce;
   uint64_t size = 0;  // ignored for a barrier
   int root = -1;      // broadcast, reduce, gather, scatter only
+  // The network dimensions it runs on (the trace's involved_dim, one bool per dimension);
+  // empty = every dimension.
+  std::vector<bool> dims;
 };
 
 class CollectiveOrder {

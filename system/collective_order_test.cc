@@ -8,7 +8,7 @@
 namespace orrery {
 namespace {
 
-constexpr CollectiveSignature kAr{CollectiveType::kAllReduce, 1024, -1};
+const CollectiveSignature kAr{CollectiveType::kAllReduce, 1024, -1, {}};
 
 TEST(CollectiveOrderTest, SameSequencesPass) {
   CollectiveOrder order;
@@ -22,6 +22,31 @@ TEST(CollectiveOrderTest, SameSequencesPass) {
   EXPECT_TRUE(order.Record(2, 5, 2, {CollectiveType::kBarrier, 0, -1}, "b").ok());
   EXPECT_TRUE(order.Record(3, 5, 2, kAr, "a").ok());
   EXPECT_TRUE(order.Record(3, 5, 2, {CollectiveType::kBarrier, 77, -1}, "b").ok());  // no size
+}
+
+// A world collective limited to some dimensions by involved_dim on one NPU but not on another
+// would run different phases on each: a mismatch, named with both dimension sets.
+TEST(CollectiveOrderTest, DifferentInvolvedDimensionsAreAMismatch) {
+  CollectiveOrder order;
+  ASSERT_TRUE(order.Record(0, 0, 2, kAr, "node 4 'ar'").ok());
+  const CollectiveSignature only_second{CollectiveType::kAllReduce, 1024, -1, {false, true}};
+  Status s = order.Record(1, 0, 2, only_second, "node 4 'ar'");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("collective #1 of NPU 1 is node 4 'ar' (all-reduce of 1024 B, on "
+                             "dimension(s) 1 (involved_dim)), but that of NPU 0 is node 4 'ar' "
+                             "(all-reduce of 1024 B)"),
+            std::string::npos)
+      << s.message();
+  CollectiveOrder none;
+  ASSERT_TRUE(none.Record(0, 0, 2, only_second, "a").ok());
+  s = none.Record(1, 0, 2, {CollectiveType::kAllReduce, 1024, -1, {false, false}}, "a");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("on no dimension (involved_dim all false)"), std::string::npos)
+      << s.message();
+  // The same dimensions on both: fine.
+  CollectiveOrder same;
+  EXPECT_TRUE(same.Record(0, 0, 2, only_second, "a").ok());
+  EXPECT_TRUE(same.Record(1, 0, 2, only_second, "a").ok());
 }
 
 TEST(CollectiveOrderTest, DifferentTypeSizeOrRootNamesBothNpusAndNodes) {

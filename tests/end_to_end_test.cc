@@ -367,5 +367,30 @@ TEST(EndToEnd, CollectiveNodeWithoutCommTypeIsHostWorkOrAnError) {
       << r.status().message();
 }
 
+// A send or receive without its peer or its size says which attribute is missing.
+TEST(EndToEnd, PointToPointWithoutPeerOrSizeIsNamed) {
+  auto without = [](Node n, const std::string& name) {
+    for (int i = 0; i < n.attr_size(); ++i) {
+      if (n.attr(i).name() == name) n.mutable_attr()->DeleteSubrange(i, 1);
+    }
+    return n;
+  };
+  const Node send = et::MakeSendNode(1, 1, 4096, 0), recv = et::MakeRecvNode(1, 0, 4096, 0);
+  StatusOr<RunResult> r =
+      RunSimulation(WriteCase("send_without_dst", {{without(send, "comm_dst")}, {recv}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "NPU 0 node 1 'send': a COMM_SEND_NODE with no 'comm_dst'; expected another NPU "
+                "id in [0, 1]"),
+            std::string::npos)
+      << r.status().message();
+  r = RunSimulation(WriteCase("recv_without_size", {{send}, {without(recv, "comm_size")}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "NPU 1 node 1 'recv': a COMM_RECV_NODE with no 'comm_size'; expected its bytes"),
+            std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace
 }  // namespace orrery
