@@ -50,8 +50,10 @@ static size_t EditDistance(const std::string& a, const std::string& b) {
 }
 
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  // Up to a third of the word's letters may differ (up to three for short words, but never
+  // half of them): "latancy" -> "latency", "gird" -> "grid"; nothing for "foo" or "".
   std::string best;
-  size_t best_d = std::max<size_t>(3, word.size() / 3) + 1;
+  size_t best_d = std::max(word.size() / 3, std::min<size_t>(3, word.size() / 2)) + 1;
   for (const auto& c : candidates) {
     const size_t d = EditDistance(word, c);
     if (d < best_d) {

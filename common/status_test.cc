@@ -34,6 +34,15 @@ TEST(StatusTest, DidYouMeanFindsCloseKey) {
   EXPECT_EQ(DidYouMean("endpiont-delay", keys), "endpoint-delay");
   EXPECT_EQ(DidYouMean("local_mem_bw", keys), "local-mem-bw");
   EXPECT_EQ(DidYouMean("zzzzzzzzzzzzzzzzzz", keys), "");
+  // Short words: a suggestion keeps at least half the letters ("gird" -> "grid"), so nothing
+  // is offered for "", "0" or "foo".
+  const std::vector<std::string> names = {"dimensions", "torus", "mesh", "dgx",
+                                          "custom",     "grid",  "pods"};
+  EXPECT_EQ(DidYouMean("gird", names), "grid");
+  EXPECT_EQ(DidYouMean("Torus", names), "torus");
+  EXPECT_EQ(DidYouMean("", names), "");
+  EXPECT_EQ(DidYouMean("0", names), "");
+  EXPECT_EQ(DidYouMean("foo", names), "");
 }
 
 }  // namespace
