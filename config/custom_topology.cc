@@ -117,7 +117,8 @@ StatusOr<Topology> LoadCustomTopology(const std::string& path) {
         }
       }
       if (!ParseNumber(w[3], &bw) || !(bw > 0)) {
-        problems.Add(where + "link bandwidth is '" + w[3] + "'; expected a number > 0 (GB/s)");
+        problems.Add(where + "link bandwidth is '" + w[3] +
+                     "'; expected a number > 0 and below 1e300 (GB/s)");
         ok = false;
       }
       if (!ParseNumber(w[4], &lat) || !(lat >= 0) || lat > 1e12) {
