@@ -31,6 +31,15 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 
 std::vector<std::string> Lines(const std::string& text) { return Split(text, '\n'); }
 
+// Column `name` of CSV row `line` under header line `header` ("" when absent).
+std::string Column(const std::string& header, const std::string& line, const std::string& name) {
+  const std::vector<std::string> names = Split(header, ','), row = Split(line, ',');
+  for (size_t i = 0; i < names.size() && i < row.size(); ++i) {
+    if (names[i] == name) return row[i];
+  }
+  return "";
+}
+
 // A 2 x 3 grid on a 4-NPU ring: bandwidth {50, 100} GB/s x all-reduce size {1, 2, 4} MiB.
 std::string WriteSpec(const std::string& name, const std::string& extra_grid = "") {
   const std::string dir = Tmp(name);
@@ -206,12 +215,8 @@ TEST(Sweep, VaryingAProfileKeepsItsNcclModel) {
   const std::vector<std::string> lines = Lines(Slurp(Tmp("profile.csv")));
   ASSERT_EQ(lines.size(), 4u);
   auto end_ns = [&](const std::string& line) {
-    const std::vector<std::string> header = Split(lines[0], ',');
-    const std::vector<std::string> row = Split(line, ',');
-    for (size_t i = 0; i < header.size() && i < row.size(); ++i) {
-      if (header[i] == "end_ns") return std::stoll(row[i]);
-    }
-    return -1LL;
+    const std::string v = Column(lines[0], line, "end_ns");
+    return v.empty() ? -1LL : std::stoll(v);
   };
   // Point 0 is the profile as shipped: the same as a plain run of its files (NVLS's time).
   RunOptions o;
@@ -244,13 +249,8 @@ TEST(Sweep, VariesNcclAlgorithm) {
   EXPECT_EQ(s.failed, 1) << Slurp(Tmp("algo.csv"));
   const std::vector<std::string> lines = Lines(Slurp(Tmp("algo.csv")));
   ASSERT_EQ(lines.size(), 5u);
-  const std::vector<std::string> header = Split(lines[0], ',');
   auto column = [&](const std::string& line, const std::string& name) {
-    const std::vector<std::string> row = Split(line, ',');
-    for (size_t i = 0; i < header.size() && i < row.size(); ++i) {
-      if (header[i] == name) return row[i];
-    }
-    return std::string();
+    return Column(lines[0], line, name);
   };
   // Each point is a plain run with the same --nccl-algorithm ("auto" = none given).
   RunOptions o;
