@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
       "remote-memory-configuration", po::value(&o.memory_config),
       "remote memory config (JSON or YAML); default NO_MEMORY_EXPANSION")(
       "comm-group-configuration", po::value(&o.comm_group_config)->default_value("empty"),
-      "communicator groups JSON {\"<id>\": [npus...]}; a path containing 'empty' means none")(
+      "communicator groups JSON {\"<id>\": [npus...]}; 'empty' (the default) means none; another "
+      "path containing 'empty' is none only if no such file exists (ASTRA-sim ignores them all)")(
       "num-queues-per-dim", po::value(&queues)->default_value("1"),
       "queues per network dimension: one number for all, or a comma list")(
       "injection-scale", po::value(&o.injection_scale)->default_value(1.0),

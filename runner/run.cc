@@ -1,5 +1,6 @@
 #include "runner/run.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,9 +24,24 @@ namespace orrery {
 
 namespace {
 
-bool NoFile(const std::string& path) {
-  // ASTRA-sim treats any path containing "empty" as "no file" for the comm-group flag.
-  return path.empty() || path.find("empty") != std::string::npos;
+// Whether the comm-group flag names no file. ASTRA-sim takes any path containing "empty" as
+// none (its default is the word "empty"); here "" and "empty" are none, and another path with
+// "empty" in it is none only when no such file exists (a warning says which way it went), so a
+// real file under, say, /data/emptyset/ is not silently ignored.
+bool NoCommGroupFile(const std::string& path, std::vector<std::string>* warnings) {
+  if (path.empty() || path == "empty") return true;
+  if (path.find("empty") == std::string::npos) return false;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    warnings->push_back("comm-group file " + path +
+                        " is read, though ASTRA-sim would ignore it (its path contains "
+                        "'empty')");
+    return false;
+  }
+  warnings->push_back("comm-group file " + path +
+                      " does not exist; no communicator groups, as in ASTRA-sim (which takes a "
+                      "path containing 'empty' as none)");
+  return true;
 }
 
 }  // namespace
@@ -220,7 +236,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology, net_params);
   result.network_model = DescribeNetworkModel(o.backend, *topology, net_params);
   SystemLayer system_layer(sim, *net, *params);
-  if (!NoFile(o.comm_group_config)) {
+  if (!NoCommGroupFile(o.comm_group_config, &result.warnings)) {
     StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(o.comm_group_config, n);
     if (!groups.ok()) return groups.status();
     for (auto& [id, members] : *groups) {

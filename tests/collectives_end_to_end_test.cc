@@ -8,6 +8,7 @@
 //   aware: up-link then down-link, each floor(500 + s / 53.687) = A, so t = 2A; a link is busy
 //   B = floor(s / 53.687) per message, so messages queued on one link leave B apart.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -222,6 +223,37 @@ TEST(CollectivesEndToEnd, BroadcastInCommunicatorGroups) {
     EXPECT_EQ(r->npus[1].finish.WholeNs(), 2 * (10 + t) + 2 * 10);
     EXPECT_EQ(r->npus[4].finish.WholeNs(), 2 * (10 + t) + 2 * 10);
   }
+}
+
+// ASTRA-sim ignores any comm-group path containing "empty"; Orrery reads such a file when it
+// exists (a group file under a directory called "emptyset" is not silently dropped) and takes a
+// missing one as none, with a warning either way.
+TEST(CollectivesEndToEnd, CommGroupPathContainingEmpty) {
+  std::vector<std::vector<Node>> ranks(8);
+  for (int npu = 0; npu < 8; ++npu) {
+    Node node = et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, kD);
+    et::SetStringAttr(&node, "pg_name", npu < 4 ? "1" : "2");
+    et::SetIntAttr(&node, "comm_src", npu < 4 ? 2 : 5, et::IntEncoding::kInt32);
+    ranks[npu] = {node};
+  }
+  RunOptions o = WriteCase("empty_groups", ranks, kSystem);
+  const std::string dir = ::testing::TempDir() + "/emptyset";
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/groups.json") << R"({"1": [0, 1, 2, 3], "2": [4, 5, 6, 7]})";
+  o.comm_group_config = dir + "/groups.json";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("is read, though ASTRA-sim would ignore it"), std::string::npos)
+      << r->warnings[0];
+  // Missing: no groups, so pg_name "1" names an unknown group, an error; with the warning.
+  o.comm_group_config = dir + "/missing.json";
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("pg_name"), std::string::npos) << r.status().message();
+  o.comm_group_config = "empty";
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
 }
 
 // Overlapping groups from both sources, on 6 NPUs: group 1 = {0, 1, 2, 3} from the
