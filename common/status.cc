@@ -18,7 +18,19 @@ std::string Status::message() const {
   std::string out;
   for (size_t i = 0; i < problems_.size(); ++i) {
     if (i) out += '\n';
-    out += problems_[i];
+    // Bytes quoted from a broken input (a control character in a trace's name or a topology
+    // file) are shown as \xNN, not sent raw to the terminal; line breaks and tabs stay.
+    for (const char c : problems_[i]) {
+      const auto u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+        static const char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 15];
+      } else {
+        out += c;
+      }
+    }
   }
   return out;
 }

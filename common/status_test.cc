@@ -29,6 +29,14 @@ TEST(StatusTest, StatusOrHoldsValueOrError) {
   EXPECT_EQ(e.status().message(), "bad");
 }
 
+// Control bytes quoted from broken inputs are shown escaped; line breaks and UTF-8 stay.
+TEST(StatusTest, MessagesEscapeControlBytes) {
+  Status s = Status::Error("t.topo:3: unknown statement '\x01\x7f\x1b[31m'");
+  s.Add("second line, caf\xc3\xa9\tok");
+  EXPECT_EQ(s.message(),
+            "t.topo:3: unknown statement '\\x01\\x7f\\x1b[31m'\nsecond line, caf\xc3\xa9\tok");
+}
+
 TEST(StatusTest, DidYouMeanFindsCloseKey) {
   const std::vector<std::string> keys = {"endpoint-delay", "local-mem-bw", "peak-perf"};
   EXPECT_EQ(DidYouMean("endpiont-delay", keys), "endpoint-delay");
