@@ -261,6 +261,12 @@ class TraceLoader {
     data_ = file.data();
     size_ = file.size();
     if (size_ == 0) return Fail("empty file (a Chakra trace starts with a GlobalMetadata message)");
+    if (size_ >= 2 && static_cast<unsigned char>(data_[0]) == 0x1f &&
+        static_cast<unsigned char>(data_[1]) == 0x8b) {
+      return Fail(
+          "gzip-compressed (it starts with gzip's bytes 1f 8b); traces are read uncompressed, "
+          "as Chakra's feeder reads them: gunzip it first (gunzip -k, then drop the .gz suffix)");
+    }
     s = ReadMetadata();
     if (!s.ok()) return s;
     s = ReadNodes();

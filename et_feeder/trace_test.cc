@@ -423,7 +423,10 @@ TEST(TraceTest, GarbageMessageNamesTheBrokenField) {
   m = error_for(std::string("\x08\x07\x2a\x02\x01\x80", 6));
   EXPECT_THAT(m, HasSubstr("field 'data_deps' (#5): a packed varint is cut off"));
   // A corrupted tag: id (a varint) tagged length-delimited, its length past the end.
-  m = error_for(std::string("\x08\x07\x0a\x05" "ab", 6));
+  m =
+      error_for(std::string("\x08\x07\x0a\x05"
+                            "ab",
+                            6));
   EXPECT_THAT(m, HasSubstr("field 'id' (#1) (a uint64 in the schema, here tagged "
                            "length-delimited) declares 5 bytes"));
   // Field number 0.
@@ -432,6 +435,13 @@ TEST(TraceTest, GarbageMessageNamesTheBrokenField) {
   // A group never closed.
   m = error_for(std::string("\x08\x07\x5b\x08\x01", 5));
   EXPECT_THAT(m, HasSubstr("field #11 (not in Node) starts a group that is not closed"));
+}
+
+TEST(TraceTest, GzipFileIsNamedAsSuch) {
+  const std::string path = TempPath("gz.0.et");
+  WriteBytes(path, std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8) + Framed({}));
+  EXPECT_THAT(LoadError(path), HasSubstr(path + ": gzip-compressed (it starts with gzip's bytes "
+                                                "1f 8b); traces are read uncompressed"));
 }
 
 TEST(TraceTest, OverlongVarintIsGarbage) {
