@@ -38,7 +38,9 @@ TEST(FlatMapTest, BehavesLikeStdMapUnderRandomInsertsAndErases) {
         const int* v = m.Find(k);
         auto it = ref.find(k);
         ASSERT_EQ(v != nullptr, it != ref.end()) << "key " << k;
-        if (v != nullptr) ASSERT_EQ(*v, it->second);
+        if (v != nullptr) {
+          ASSERT_EQ(*v, it->second);
+        }
       }
     }
     ASSERT_EQ(m.size(), ref.size());
