@@ -19,9 +19,9 @@ TEST(CollectiveOrderTest, SameSequencesPass) {
   }
   // Members may run ahead of one another.
   EXPECT_TRUE(order.Record(2, 5, 2, kAr, "a").ok());
-  EXPECT_TRUE(order.Record(2, 5, 2, {CollectiveType::kBarrier, 0, -1}, "b").ok());
+  EXPECT_TRUE(order.Record(2, 5, 2, {CollectiveType::kBarrier, 0, -1, {}}, "b").ok());
   EXPECT_TRUE(order.Record(3, 5, 2, kAr, "a").ok());
-  EXPECT_TRUE(order.Record(3, 5, 2, {CollectiveType::kBarrier, 77, -1}, "b").ok());  // no size
+  EXPECT_TRUE(order.Record(3, 5, 2, {CollectiveType::kBarrier, 77, -1, {}}, "b").ok());  // no size
 }
 
 // A world collective limited to some dimensions by involved_dim on one NPU but not on another
@@ -52,7 +52,7 @@ TEST(CollectiveOrderTest, DifferentInvolvedDimensionsAreAMismatch) {
 TEST(CollectiveOrderTest, DifferentTypeSizeOrRootNamesBothNpusAndNodes) {
   CollectiveOrder order;
   ASSERT_TRUE(order.Record(0, 0, 2, kAr, "node 4 'ar'").ok());
-  Status s = order.Record(1, 0, 2, {CollectiveType::kAllGather, 1024, -1}, "node 9 'ag'");
+  Status s = order.Record(1, 0, 2, {CollectiveType::kAllGather, 1024, -1, {}}, "node 9 'ag'");
   ASSERT_FALSE(s.ok());
   for (const char* part : {"NPU 1", "node 9 'ag'", "all-gather of 1024 B", "NPU 0", "node 4 'ar'",
                            "all-reduce of 1024 B", "collective #1", "all NPUs"}) {
@@ -61,14 +61,14 @@ TEST(CollectiveOrderTest, DifferentTypeSizeOrRootNamesBothNpusAndNodes) {
 
   CollectiveOrder sizes;
   ASSERT_TRUE(sizes.Record(3, 2, 2, kAr, "x").ok());
-  s = sizes.Record(5, 2, 2, {CollectiveType::kAllReduce, 2048, -1}, "y");
+  s = sizes.Record(5, 2, 2, {CollectiveType::kAllReduce, 2048, -1, {}}, "y");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("communicator group 2"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("2048 B"), std::string::npos) << s.message();
 
   CollectiveOrder roots;
-  ASSERT_TRUE(roots.Record(0, 0, 2, {CollectiveType::kBroadcast, 8, 0}, "x").ok());
-  s = roots.Record(1, 0, 2, {CollectiveType::kBroadcast, 8, 1}, "y");
+  ASSERT_TRUE(roots.Record(0, 0, 2, {CollectiveType::kBroadcast, 8, 0, {}}, "x").ok());
+  s = roots.Record(1, 0, 2, {CollectiveType::kBroadcast, 8, 1, {}}, "y");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("root NPU 1"), std::string::npos) << s.message();
 }
@@ -76,14 +76,14 @@ TEST(CollectiveOrderTest, DifferentTypeSizeOrRootNamesBothNpusAndNodes) {
 TEST(CollectiveOrderTest, SecondPositionIsComparedWithTheSecond) {
   CollectiveOrder order;
   ASSERT_TRUE(order.Record(0, 0, 3, kAr, "a0").ok());
-  ASSERT_TRUE(order.Record(0, 0, 3, {CollectiveType::kReduce, 1024, 0}, "b0").ok());
+  ASSERT_TRUE(order.Record(0, 0, 3, {CollectiveType::kReduce, 1024, 0, {}}, "b0").ok());
   ASSERT_TRUE(order.Record(1, 0, 3, kAr, "a1").ok());
   ASSERT_TRUE(order.Record(2, 0, 3, kAr, "a2").ok());
-  const Status s = order.Record(2, 0, 3, {CollectiveType::kReduce, 1024, 2}, "b2");
+  const Status s = order.Record(2, 0, 3, {CollectiveType::kReduce, 1024, 2, {}}, "b2");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("collective #2"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("b0"), std::string::npos) << s.message();
-  EXPECT_TRUE(order.Record(1, 0, 3, {CollectiveType::kReduce, 1024, 0}, "b1").ok());
+  EXPECT_TRUE(order.Record(1, 0, 3, {CollectiveType::kReduce, 1024, 0, {}}, "b1").ok());
 }
 
 }  // namespace
