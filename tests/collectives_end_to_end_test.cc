@@ -193,11 +193,9 @@ TEST(CollectivesEndToEnd, BarrierDisseminationOnBothBackends) {
   }
 }
 
-// Two communicator groups broadcast at once: {0,1,2,3} from NPU 2 and {4,5,6,7} from NPU 5,
-// with the groups' local hand-off of 10 ns (endpoint-delay is 40 here, unused by groups).
-// Relative ranks in group 1: 2 -> 0, 3 -> 1, 0 -> 2, 1 -> 3; the last (v = 3, NPU 1) ends at
-// 2 (10 + t) + 2 * 10; the root at 2 (10 + t); v = 1 sends to v = 3 after its receive.
-TEST(CollectivesEndToEnd, BroadcastInCommunicatorGroups) {
+// 8 NPUs broadcasting D in two communicator groups: "1" = {0..3} from NPU 2, "2" = {4..7}
+// from NPU 5.
+std::vector<std::vector<Node>> GroupBroadcastRanks() {
   std::vector<std::vector<Node>> ranks(8);
   for (int npu = 0; npu < 8; ++npu) {
     Node node = et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, kD);
@@ -205,6 +203,15 @@ TEST(CollectivesEndToEnd, BroadcastInCommunicatorGroups) {
     et::SetIntAttr(&node, "comm_src", npu < 4 ? 2 : 5, et::IntEncoding::kInt32);
     ranks[npu] = {node};
   }
+  return ranks;
+}
+
+// Two communicator groups broadcast at once: {0,1,2,3} from NPU 2 and {4,5,6,7} from NPU 5,
+// with the groups' local hand-off of 10 ns (endpoint-delay is 40 here, unused by groups).
+// Relative ranks in group 1: 2 -> 0, 3 -> 1, 0 -> 2, 1 -> 3; the last (v = 3, NPU 1) ends at
+// 2 (10 + t) + 2 * 10; the root at 2 (10 + t); v = 1 sends to v = 3 after its receive.
+TEST(CollectivesEndToEnd, BroadcastInCommunicatorGroups) {
+  const std::vector<std::vector<Node>> ranks = GroupBroadcastRanks();
   std::string system = kSystem;
   system.replace(system.find("\"endpoint-delay\": 10"), 20, "\"endpoint-delay\": 40");
   for (Backend b : kBackends) {
@@ -229,13 +236,7 @@ TEST(CollectivesEndToEnd, BroadcastInCommunicatorGroups) {
 // exists (a group file under a directory called "emptyset" is not silently dropped) and takes a
 // missing one as none, with a warning either way.
 TEST(CollectivesEndToEnd, CommGroupPathContainingEmpty) {
-  std::vector<std::vector<Node>> ranks(8);
-  for (int npu = 0; npu < 8; ++npu) {
-    Node node = et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, kD);
-    et::SetStringAttr(&node, "pg_name", npu < 4 ? "1" : "2");
-    et::SetIntAttr(&node, "comm_src", npu < 4 ? 2 : 5, et::IntEncoding::kInt32);
-    ranks[npu] = {node};
-  }
+  const std::vector<std::vector<Node>> ranks = GroupBroadcastRanks();
   RunOptions o = WriteCase("empty_groups", ranks, kSystem);
   const std::string dir = ::testing::TempDir() + "/emptyset";
   mkdir(dir.c_str(), 0755);
