@@ -151,11 +151,9 @@ class Walker {
         pos += len;
       } else if (wire == 3) {
         size_t closed = 0;
-        frames_.push_back(name);
-        names_.emplace_back();
+        frames_.push_back({name, ""});
         if (!Walk(pos, end, nullptr, static_cast<int>(number), depth + 1, &closed)) return false;
         frames_.pop_back();
-        names_.pop_back();
         if (closed == 0) {
           return Fail(at, name + " starts a group that is not closed before " + EndOf(end));
         }
@@ -177,16 +175,19 @@ class Walker {
   }
 
  private:
+  struct Frame {
+    std::string field;  // a field the walk is inside
+    std::string name;   // its message's 'name' field, once read
+  };
+
   // Checks a length-delimited field's bytes [begin, end) as the schema types them.
   bool Contents(const FieldDescriptor& field, const std::string& name, size_t begin, size_t end,
                 int depth) {
     if (field.type() == FieldDescriptor::TYPE_MESSAGE) {
-      frames_.push_back(name);
-      names_.emplace_back();
+      frames_.push_back({name, ""});
       size_t unused = 0;
       if (!Walk(begin, end, field.message_type(), 0, depth + 1, &unused)) return false;
       frames_.pop_back();
-      names_.pop_back();
       return true;
     }
     if (field.type() == FieldDescriptor::TYPE_STRING &&
@@ -197,27 +198,14 @@ class Walker {
                                      " is not valid UTF-8 from this byte on (Chakra's schema "
                                      "is proto3, whose strings must be)");
       }
-      if (field.name() == "name" && !names_.empty()) {
-        names_.back().assign(reinterpret_cast<const char*>(data_ + begin), end - begin);
+      if (field.name() == "name" && !frames_.empty()) {
+        frames_.back().name.assign(reinterpret_cast<const char*>(data_ + begin), end - begin);
       }
       return true;
     }
     if (field.is_packable()) {  // packed repeated scalars
-      size_t width = 0;
-      switch (field.type()) {
-        case FieldDescriptor::TYPE_FIXED64:
-        case FieldDescriptor::TYPE_SFIXED64:
-        case FieldDescriptor::TYPE_DOUBLE:
-          width = 8;
-          break;
-        case FieldDescriptor::TYPE_FIXED32:
-        case FieldDescriptor::TYPE_SFIXED32:
-        case FieldDescriptor::TYPE_FLOAT:
-          width = 4;
-          break;
-        default:
-          break;
-      }
+      const int wire = WireType(field);
+      const size_t width = wire == 1 ? 8 : wire == 5 ? 4 : 0;  // 0: varints
       if (width > 0) {
         if ((end - begin) % width != 0) {
           return Fail(begin, name + " packs " + std::to_string(end - begin) + " bytes of " +
@@ -247,9 +235,9 @@ class Walker {
   bool Fail(size_t at, const std::string& what) {
     std::string where;
     if (!id_.empty()) where = "in node " + id_;
-    for (size_t i = 0; i < frames_.size(); ++i) {
-      where += (where.empty() ? "in " : ", ") + frames_[i];
-      if (!names_[i].empty()) where += " named '" + names_[i] + "'";
+    for (const Frame& f : frames_) {
+      where += (where.empty() ? "in " : ", ") + f.field;
+      if (!f.name.empty()) where += " named '" + f.name + "'";
     }
     problem_ =
         (where.empty() ? "" : where + ": ") + "byte " + std::to_string(base_ + at) + ": " + what;
@@ -258,9 +246,8 @@ class Walker {
 
   const uint8_t* data_;
   size_t base_;
-  std::string id_;                   // the node's id, once read
-  std::vector<std::string> frames_;  // the fields the walk is inside
-  std::vector<std::string> names_;   // their messages' 'name' fields, once read
+  std::string id_;  // the node's id, once read
+  std::vector<Frame> frames_;
   std::string problem_;
 };
 

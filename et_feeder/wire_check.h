@@ -4,8 +4,8 @@
 //
 //   if (!node.ParseFromArray(p, n))
 //     std::string why = DescribeWireProblem(p, n, offset_in_file, Node::descriptor());
-//   // "in node 7, field 'attr' (#10), attribute 'comm_size': field 'int64_val' (#9) at
-//   //  byte 183: its varint is cut off by the end of the attribute at byte 184"
+//   // "in node 7, field 'attr' (#10) named 'comm_size': byte 183: field 'int64_val' (#9):
+//   //  its varint is cut off by the end of its message at byte 184"
 #pragma once
 
 #include <cstddef>

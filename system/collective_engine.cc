@@ -861,8 +861,9 @@ Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
   if (req.group == 0 && !req.involved_dims.empty()) {
     const size_t n = topology().dims.size();
     sig.dims.assign(n, false);
-    for (size_t d = 0; d < n && d < req.involved_dims.size(); ++d)
+    for (size_t d = 0; d < n && d < req.involved_dims.size(); ++d) {
       sig.dims[d] = req.involved_dims[d];
+    }
     if (std::all_of(sig.dims.begin(), sig.dims.end(), [](bool b) { return b; })) sig.dims.clear();
   }
   return order_.Record(npu, req.group, size, sig, req.label);

@@ -102,8 +102,8 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
                          "dimension to the measured GPU count; this one has no npus_count list");
   }
   p.npus_ = topo->num_npus();
-  p.dims_ = static_cast<int>(counts.size());
-  p.per_node_ = p.dims_ > 1 ? p.npus_ / counts[counts.size() - 1].as<int>() : p.npus_;
+  p.dims_ = static_cast<int>(topo->dims.size());
+  p.per_node_ = p.dims_ > 1 ? p.npus_ / topo->dims.back().npus : p.npus_;
   const std::string nccl = ProfileFile(dir, "nccl");
   if (!nccl.empty()) {
     StatusOr<NcclModel> m = LoadNcclModel(nccl);

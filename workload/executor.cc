@@ -242,8 +242,10 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       const auto size = trace_.comm_size(node);
       const auto peer = send ? trace_.comm_dst(node) : trace_.comm_src(node);
       const auto self = send ? trace_.comm_src(node) : trace_.comm_dst(node);
-      const std::string valid_peer =
-          "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
+      // Built only for an error: this is the issue path of every send and receive.
+      auto valid_peer = [&] {
+        return "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
+      };
       if (!size) {
         return Fail(Status::Error(Label(node) + ": a " +
                                   (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") +
@@ -252,11 +254,11 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       if (!peer) {
         return Fail(Status::Error(
             Label(node) + ": a " + (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") + " with no " +
-            (send ? "'comm_dst'" : "'comm_src'") + "; expected " + valid_peer));
+            (send ? "'comm_dst'" : "'comm_src'") + "; expected " + valid_peer()));
       }
       if (*peer < 0 || *peer >= system_.num_npus() || *peer == npu_) {
         return Fail(Status::Invalid(Label(node), send ? "'comm_dst'" : "'comm_src'",
-                                    std::to_string(*peer), valid_peer));
+                                    std::to_string(*peer), valid_peer()));
       }
       if (self && *self != npu_) {
         return Fail(Status::Invalid(Label(node), send ? "'comm_src'" : "'comm_dst'",
