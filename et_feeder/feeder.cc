@@ -1,6 +1,7 @@
 #include "et_feeder/feeder.h"
 
 #include <string>
+#include <utility>
 
 namespace orrery {
 namespace et {
@@ -19,20 +20,39 @@ const char* NodeStateName(NodeState state) {
   return "unknown";
 }
 
-Feeder::Feeder(const Trace& trace) : trace_(trace), state_(trace.size()), remaining_(trace.size()) {
+Feeder::Feeder(const Trace& trace) : Feeder(trace, {}, 1) {}
+
+Feeder::Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes)
+    : trace_(trace),
+      state_(trace.size()),
+      remaining_(trace.size()),
+      classes_(std::move(classes)),
+      issuable_(static_cast<size_t>(num_classes)) {
+  ORRERY_CHECK(classes_.empty() || classes_.size() == trace.size(),
+               "Feeder: one class per node expected");
+  for (uint8_t c : classes_) {
+    ORRERY_CHECK(c < num_classes, "Feeder: node class " + std::to_string(c) + " out of range");
+  }
   for (uint32_t i = 0; i < trace.size(); ++i) {
     remaining_[i] = static_cast<uint32_t>(trace.parents(i).size());
     if (remaining_[i] == 0) {
       state_[i] = static_cast<uint8_t>(NodeState::kIssuable);
-      issuable_.insert(issuable_.end(), i);
+      std::set<uint32_t>& ready = issuable_[node_class(i)];
+      ready.insert(ready.end(), i);
     }
   }
+}
+
+size_t Feeder::issuable_count() const {
+  size_t n = 0;
+  for (const std::set<uint32_t>& ready : issuable_) n += ready.size();
+  return n;
 }
 
 void Feeder::Take(uint32_t idx) {
   ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kIssuable,
                "Take(" + std::to_string(idx) + "): node is not issuable");
-  issuable_.erase(idx);
+  issuable_[node_class(idx)].erase(idx);
   state_[idx] = static_cast<uint8_t>(NodeState::kRunning);
   ++running_count_;
 }
@@ -42,7 +62,7 @@ void Feeder::PushBack(uint32_t idx) {
                "PushBack(" + std::to_string(idx) + "): node is not running");
   state_[idx] = static_cast<uint8_t>(NodeState::kIssuable);
   --running_count_;
-  issuable_.insert(idx);
+  issuable_[node_class(idx)].insert(idx);
 }
 
 void Feeder::Finish(uint32_t idx) {
@@ -54,7 +74,7 @@ void Feeder::Finish(uint32_t idx) {
   for (uint32_t c : trace_.children(idx)) {
     if (--remaining_[c] == 0) {
       state_[c] = static_cast<uint8_t>(NodeState::kIssuable);
-      issuable_.insert(c);
+      issuable_[node_class(c)].insert(c);
     }
   }
 }
@@ -84,7 +104,7 @@ std::string Feeder::DeadlockReport(size_t max_nodes) const {
   std::string out = trace_.path() + ": " + std::to_string(unfinished.size()) + " of " +
                     std::to_string(state_.size()) + " nodes unfinished (" +
                     std::to_string(running_count_) + " running, " +
-                    std::to_string(issuable_.size()) + " issuable)";
+                    std::to_string(issuable_count()) + " issuable)";
   // Running nodes first: they are what everything else ends up waiting for.
   std::vector<uint32_t> order;
   for (uint32_t i : unfinished) {

@@ -11,6 +11,14 @@
 //
 // A node is issuable when every parent (data_deps ∪ ctrl_deps present in the file) is done.
 // State is one byte and one remaining-parent counter per node; no hashing on the hot path.
+//
+// A feeder can also sort issuable nodes into classes given at construction (the executor's are
+// hardware slots), each with its own ordered set: whoever issues "the first free node of each
+// class" then reads a few nodes instead of scanning every issuable one (a real trace can have
+// hundreds of GPU kernels ready behind one busy GPU).
+//
+//   et::Feeder feeder(trace, classes, /*num_classes=*/4);   // classes[i] in [0, 4)
+//   for (uint32_t i : feeder.issuable(2)) ...               // issuable nodes of class 2
 #pragma once
 
 #include <cstddef>
@@ -35,14 +43,20 @@ const char* NodeStateName(NodeState state);
 
 class Feeder {
  public:
-  // `trace` must outlive the feeder.
+  // `trace` must outlive the feeder. Every node is of class 0.
   explicit Feeder(const Trace& trace);
+  // Node i is of class classes[i] (one per node, each < num_classes).
+  Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes);
   explicit Feeder(Trace&&) = delete;  // would dangle
+  Feeder(Trace&&, std::vector<uint8_t>, int) = delete;
 
   const Trace& trace() const { return trace_; }
 
-  // Issuable node indexes; ascending index == ascending node id.
-  const std::set<uint32_t>& issuable() const { return issuable_; }
+  // Issuable node indexes of class `c` (all of them when the feeder has no classes); ascending
+  // index == ascending node id.
+  const std::set<uint32_t>& issuable(int c = 0) const { return issuable_[c]; }
+  size_t issuable_count() const;
+  int node_class(uint32_t idx) const { return classes_.empty() ? 0 : classes_[idx]; }
   // issuable -> running. The node must be issuable.
   void Take(uint32_t idx);
   // running -> issuable (the caller could not issue it after all).
@@ -66,8 +80,9 @@ class Feeder {
  private:
   const Trace& trace_;
   std::vector<uint8_t> state_;
-  std::vector<uint32_t> remaining_;  // parents not yet done
-  std::set<uint32_t> issuable_;
+  std::vector<uint32_t> remaining_;           // parents not yet done
+  std::vector<uint8_t> classes_;              // per node; empty = every node of class 0
+  std::vector<std::set<uint32_t>> issuable_;  // per class
   size_t done_count_ = 0;
   size_t running_count_ = 0;
 };

@@ -75,6 +75,36 @@ TEST(FeederTest, DiamondFreesChildOnlyAfterLastParent) {
   EXPECT_TRUE(f.Unfinished().empty());
 }
 
+std::vector<uint64_t> IssuableIds(const Feeder& f, int c) {
+  std::vector<uint64_t> ids;
+  for (uint32_t i : f.issuable(c)) ids.push_back(f.trace().id(i));
+  return ids;
+}
+
+TEST(FeederTest, ClassesKeepTheirOwnIssuableSets) {
+  // 1 -> {2, 3, 4}; nodes 1 and 3 of class 0, 2 and 4 of class 1.
+  const Trace t =
+      WriteAndLoad("classes.0.et", {MakeCompNode(1, "root", 1), MakeCompNode(2, "a", 1, {1}),
+                                    MakeCompNode(3, "b", 1, {1}), MakeCompNode(4, "c", 1, {1})});
+  Feeder f(t, {0, 1, 0, 1}, 2);
+  EXPECT_THAT(IssuableIds(f, 0), ElementsAre(1));
+  EXPECT_TRUE(f.issuable(1).empty());
+  EXPECT_EQ(f.node_class(*t.Find(4)), 1);
+  TakeAndFinish(&f, 1);
+  EXPECT_THAT(IssuableIds(f, 0), ElementsAre(3));
+  EXPECT_THAT(IssuableIds(f, 1), ElementsAre(2, 4));
+  EXPECT_EQ(f.issuable_count(), 3u);
+  const uint32_t four = *t.Find(4);
+  f.Take(four);
+  EXPECT_THAT(IssuableIds(f, 1), ElementsAre(2));
+  f.PushBack(four);
+  EXPECT_THAT(IssuableIds(f, 1), ElementsAre(2, 4));
+  EXPECT_THAT(f.DeadlockReport(), HasSubstr("(0 running, 3 issuable)"));
+  // Without classes, everything is class 0.
+  Feeder plain(t);
+  EXPECT_EQ(plain.node_class(four), 0);
+}
+
 TEST(FeederTest, PushBackReturnsANodeToIssuable) {
   const Trace t = WriteAndLoad("pushback.0.et", {MakeCompNode(7, "a", 1), MakeCompNode(9, "b", 1)});
   Feeder f(t);

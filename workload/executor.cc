@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
 #include <string_view>
 
 namespace orrery {
@@ -29,7 +30,7 @@ NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, R
                          const WorkloadParams& params)
     : npu_(npu),
       trace_(trace),
-      feeder_(trace),
+      feeder_(trace, SlotClasses(trace), kNumSlots),
       system_(system),
       memory_(memory),
       params_(params),
@@ -62,18 +63,26 @@ void NpuExecutor::Fail(Status s) {
   system_.sim().Abort();
 }
 
-NpuExecutor::Slot NpuExecutor::SlotOf(uint32_t node) const {
-  switch (trace_.type(node)) {
+std::vector<uint8_t> NpuExecutor::SlotClasses(const et::Trace& trace) {
+  std::vector<uint8_t> classes(trace.size());
+  for (uint32_t i = 0; i < trace.size(); ++i) {
+    classes[i] = static_cast<uint8_t>(SlotOfNode(trace, i));
+  }
+  return classes;
+}
+
+NpuExecutor::Slot NpuExecutor::SlotOfNode(const et::Trace& trace, uint32_t node) {
+  switch (trace.type(node)) {
     case et::NodeType::kComp:
-      return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
+      return trace.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
     case et::NodeType::kCommColl:
       // Host-side collective operators (PyTorch c10d::*, is_cpu_op true) carry no
       // comm_type/comm_size: the collective itself is the NCCL kernel node; the operator is
       // CPU work. Others without them are refused when issued. A barrier carries no data, so it
       // may have no comm_size.
-      if (!trace_.comm_type(node) ||
-          (!trace_.comm_size(node) && *trace_.comm_type(node) != et::CollectiveType::kBarrier)) {
-        return trace_.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
+      if (!trace.comm_type(node) ||
+          (!trace.comm_size(node) && *trace.comm_type(node) != et::CollectiveType::kBarrier)) {
+        return trace.is_cpu_op(node).value_or(false) ? Slot::kCpu : Slot::kGpu;
       }
       return Slot::kComm;
     case et::NodeType::kCommSend:
@@ -111,22 +120,26 @@ void NpuExecutor::IssueReady() {
     return;
   }
   in_issue_ = true;
-  const int limit[4] = {1 << 30, params_.cpu_slots, params_.gpu_slots, params_.comm_slots};
+  const int limit[kNumSlots] = {1 << 30, params_.cpu_slots, params_.gpu_slots,
+                                params_.comm_slots};
+  std::vector<uint32_t> batch;
   do {
     reissue_ = false;
-    std::vector<std::pair<uint32_t, Slot>> batch;
-    int used[4] = {used_[0], used_[1], used_[2], used_[3]};
-    for (uint32_t node : feeder_.issuable()) {
-      const Slot slot = SlotOf(node);
-      const int s = static_cast<int>(slot);
-      if (used[s] < limit[s]) {
-        ++used[s];
-        batch.emplace_back(node, slot);
+    // The first issuable nodes of each slot, as many as it has free, issued in ascending node
+    // id: the nodes and the order a scan of every issuable node in id order would give, without
+    // reading the ones waiting behind a busy slot.
+    batch.clear();
+    for (int s = 0; s < kNumSlots; ++s) {
+      int room = limit[s] - used_[s];
+      const std::set<uint32_t>& ready = feeder_.issuable(s);
+      for (auto it = ready.begin(); room > 0 && it != ready.end(); ++it, --room) {
+        batch.push_back(*it);
       }
     }
-    for (auto [node, slot] : batch) {
+    std::sort(batch.begin(), batch.end());
+    for (uint32_t node : batch) {
       if (!error_.ok()) break;
-      Issue(node, slot);
+      Issue(node, SlotOf(node));
     }
   } while (reissue_ && error_.ok());
   in_issue_ = false;

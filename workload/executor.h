@@ -120,7 +120,11 @@ class NpuExecutor : public EventTarget,
 
  private:
   enum class Slot : uint8_t { kNone, kCpu, kGpu, kComm };
-  Slot SlotOf(uint32_t node) const;
+  static constexpr int kNumSlots = 4;
+  // The slot a node takes, from its type and attributes: the feeder's class of the node.
+  static Slot SlotOfNode(const et::Trace& trace, uint32_t node);
+  static std::vector<uint8_t> SlotClasses(const et::Trace& trace);
+  Slot SlotOf(uint32_t node) const { return static_cast<Slot>(feeder_.node_class(node)); }
   void IssueReady();
   void Issue(uint32_t node, Slot slot);
   void Complete(uint32_t node);
