@@ -106,6 +106,14 @@ int main(int argc, char** argv) {
       "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
       "strict", po::bool_switch(&o.strict),
       "dependencies on nodes missing from a trace are errors")(
+      "replicate-trace", po::bool_switch(&o.replicate_trace),
+      "run the trace's N rank files on the network's K*N NPUs as K copies: NPU r runs rank "
+      "r % N of copy r / N; sends, receives and groups stay inside a copy, data-parallel groups "
+      "(--dp-groups) span every copy")(
+      "dp-groups", po::value(&o.dp_groups),
+      "with --replicate-trace, the communicator groups that span every copy: 'world' (the "
+      "default: the collectives without a pg_name), 'none' (K independent jobs), or a list of "
+      "pg ids with or without 'world', e.g. world,2,3")(
       "timeline", po::value(&timeline),
       "write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file")(
       "timeline-chakra", po::value(&timeline_chakra),

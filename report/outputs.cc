@@ -265,6 +265,7 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   if (Status s = NeedsRecording(r); !s.ok()) return s;
   std::string out = "{\n  \"units\": {\"time\": \"ns\", \"bandwidth\": \"GB/s (1e9 B/s)\"},\n";
   out += "  \"network_model\": " + JsonString(r.network_model) + ",\n";
+  if (!r.replication.empty()) out += "  \"replication\": " + JsonString(r.replication) + ",\n";
   out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
   out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
   for (int i = 0; i < r.num_npus(); ++i) {
@@ -397,6 +398,7 @@ std::string SummaryTable(const RunResult& r) {
   std::string out = "\nsummary: " + std::to_string(n) + " NPUs, step time " + r.end.ToHuman() +
                     " (slowest: NPU " + std::to_string(slowest) + ")\n";
   if (!r.network_model.empty()) out += "  network: " + r.network_model + "\n";
+  if (!r.replication.empty()) out += "  workload: " + r.replication + "\n";
   char line[200];
   std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit, "mean NPU",
                 ("NPU " + std::to_string(slowest)).c_str());

@@ -19,6 +19,7 @@
 #include "runner/system_params_from_config.h"
 #include "system/collective_engine.h"
 #include "workload/breakdown.h"
+#include "workload/replication.h"
 
 namespace orrery {
 
@@ -42,6 +43,52 @@ bool NoCommGroupFile(const std::string& path, std::vector<std::string>* warnings
                       " does not exist; no communicator groups, as in ASTRA-sim (which takes a "
                       "path containing 'empty' as none)");
   return true;
+}
+
+// How many rank files <prefix>.0.et, <prefix>.1.et, ... exist without a gap, at most `limit`.
+int CountRankFiles(const std::string& prefix, int limit) {
+  int count = 0;
+  while (count < limit && access(et::RankTracePath(prefix, count).c_str(), F_OK) == 0) ++count;
+  return count;
+}
+
+// With --replicate-trace: the trace's rank files (<prefix>.0.et, ... up to the first missing
+// one) as copies filling the network's `n` NPUs; nullptr without the flag.
+StatusOr<std::unique_ptr<Replication>> PlanReplication(const RunOptions& o, int n) {
+  if (!o.dp_groups.empty() && !o.replicate_trace) {
+    return Status::Error("--dp-groups '" + o.dp_groups +
+                         "' applies only with --replicate-trace (it says which communicator "
+                         "groups span every copy of the trace)");
+  }
+  if (!o.replicate_trace) return std::unique_ptr<Replication>();
+  StatusOr<DataParallelGroups> dp = ParseDataParallelGroups(o.dp_groups);
+  if (!dp.ok()) return dp.status();
+  const int ranks = CountRankFiles(o.workload, n + 1);
+  if (ranks == 0) {
+    return Status::Error("--replicate-trace: there is no " + et::RankTracePath(o.workload, 0) +
+                         "; the trace's ranks are read from " + et::RankTracePath(o.workload, 0) +
+                         ", " + et::RankTracePath(o.workload, 1) +
+                         ", ... up to the first missing one");
+  }
+  if (ranks > n) {
+    return Status::Error("--replicate-trace: the trace has at least " + std::to_string(n + 1) +
+                         " rank files (" + et::RankTracePath(o.workload, 0) + " .. " +
+                         et::RankTracePath(o.workload, n) + "), more than the " +
+                         std::to_string(n) + " NPUs of the network (" + o.network_config +
+                         "); copies of a trace need a network of a multiple of its ranks");
+  }
+  if (n % ranks != 0) {
+    std::string multiples;
+    for (int k = 1; k <= 3; ++k) multiples += std::to_string(k * ranks) + ", ";
+    return Status::Error(
+        "--replicate-trace: the network (" + o.network_config + ") has " + std::to_string(n) +
+        " NPUs, not a whole number of copies of the trace's " + std::to_string(ranks) +
+        " rank files (" + et::RankTracePath(o.workload, 0) + " .. " +
+        et::RankTracePath(o.workload, ranks - 1) + ", and no " +
+        et::RankTracePath(o.workload, ranks) + "); expected a network of a multiple of " +
+        std::to_string(ranks) + " NPUs (" + multiples + "...)");
+  }
+  return std::make_unique<Replication>(ranks, n / ranks, *dp);
 }
 
 }  // namespace
@@ -82,11 +129,11 @@ class PhaseRecorder : public SystemObserver {
     }
   }
 
+  // NPU r ran traces[r % traces.size()] (one file per NPU, or copies of the trace's ranks).
   void Finish(const std::vector<std::unique_ptr<et::Trace>>& traces, RunResult& result) {
     for (size_t r = 0; r < phases_.size(); ++r) {
-      for (ChunkPhaseRecord& c : phases_[r]) {
-        c.node_id = traces[r]->id(static_cast<uint32_t>(c.node_id));
-      }
+      const et::Trace& t = *traces[r % traces.size()];
+      for (ChunkPhaseRecord& c : phases_[r]) c.node_id = t.id(static_cast<uint32_t>(c.node_id));
     }
     result.phases = std::move(phases_);
     result.queues = std::move(queues_);
@@ -163,13 +210,21 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());
   if (!params.ok()) return params.status();
 
-  // Traces: one file per NPU, loaded in parallel (each rank independently; same result).
-  std::vector<std::unique_ptr<et::Trace>> traces(n);
-  std::vector<Status> load_status(n);
+  // The trace's ranks: one file per NPU, or with --replicate-trace the files there are, run as
+  // n / ranks copies.
+  StatusOr<std::unique_ptr<Replication>> planned = PlanReplication(o, n);
+  if (!planned.ok()) return planned.status();
+  std::unique_ptr<Replication> replication = std::move(planned).value();
+  const int ranks = replication ? replication->ranks() : n;
+  if (replication) result.replication = replication->Describe();
+
+  // Traces: one file per rank, loaded in parallel (each rank independently; same result).
+  std::vector<std::unique_ptr<et::Trace>> traces(ranks);
+  std::vector<Status> load_status(ranks);
   et::LoadOptions load_options;
   load_options.strict = o.strict;
 #pragma omp parallel for schedule(dynamic, 16)
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     StatusOr<et::Trace> t = et::Trace::Load(et::RankTracePath(o.workload, r), load_options);
     if (t.ok()) {
       traces[r] = std::make_unique<et::Trace>(std::move(t).value());
@@ -178,7 +233,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   int failed_ranks = 0, missing_files = 0;
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     if (load_status[r].ok()) continue;
     if (++failed_ranks <= 8) problems.Merge(load_status[r]);
     if (access(et::RankTracePath(o.workload, r).c_str(), F_OK) != 0) ++missing_files;
@@ -192,7 +247,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
                  et::RankTracePath(o.workload, n - 1));
   }
   if (failed_ranks > 0) return problems;
-  if (access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
+  if (!replication && access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
     result.warnings.push_back(et::RankTracePath(o.workload, n) + " exists, but the network (" +
                               o.network_config + ") has " + std::to_string(n) +
                               " NPUs: only files " + et::RankTracePath(o.workload, 0) + " .. " +
@@ -201,7 +256,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   uint64_t dangling = 0;
   int dangling_files = 0;
   std::string example;
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     if (traces[r]->dangling_dependency_count() == 0) continue;
     dangling += traces[r]->dangling_dependency_count();
     ++dangling_files;
@@ -220,7 +275,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   int ctrl_ignored_files = 0;
   std::string ctrl_example;
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     if (traces[r]->ctrl_deps_ignored().empty()) continue;
     if (ctrl_ignored_files++ == 0) {
       ctrl_example = traces[r]->ctrl_deps_ignored();  // names the file already
@@ -237,10 +292,21 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   result.network_model = DescribeNetworkModel(o.backend, *topology, net_params);
   SystemLayer system_layer(sim, *net, *params);
   if (!NoCommGroupFile(o.comm_group_config, &result.warnings)) {
-    StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(o.comm_group_config, n);
+    // Members are the trace's ranks: NPUs, or with --replicate-trace ranks of every copy.
+    StatusOr<std::map<int, std::vector<int>>> groups =
+        LoadCommGroupConfig(o.comm_group_config, ranks);
     if (!groups.ok()) return groups.status();
     for (auto& [id, members] : *groups) {
-      Status s = system_layer.AddGroup(id, members);
+      Status s;
+      if (!replication) {
+        s = system_layer.AddGroup(id, members);
+      } else {
+        // A data-parallel group once, spanning every copy; any other group once per copy.
+        const int copies = replication->IsDataParallel(id) ? 1 : replication->copies();
+        for (int c = 0; c < copies && s.ok(); ++c) {
+          s = replication->Define(system_layer, id, members, replication->Npu(c, 0)).status();
+        }
+      }
       if (!s.ok()) return s.WithContext(o.comm_group_config);
     }
   }
@@ -295,6 +361,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.protocol_efficiency = system->protocol_efficiency;
   wp.track_local_mem = system->track_local_mem;
   wp.tuner = tuner.get();
+  wp.replication = replication.get();
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
@@ -302,11 +369,11 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     WorkloadParams npu_wp = wp;
     npu_wp.compute_scale = o.compute_scale * (*npu_scales)[r];
     executors.push_back(
-        std::make_unique<NpuExecutor>(r, *traces[r], system_layer, &memory, npu_wp));
+        std::make_unique<NpuExecutor>(r, *traces[r % ranks], system_layer, &memory, npu_wp));
   }
   if (o.progress) {
     uint64_t total = 0;
-    for (int r = 0; r < n; ++r) total += traces[r]->size();
+    for (int r = 0; r < n; ++r) total += traces[r % ranks]->size();
     sim.SetTicker(
         [&sim, &executors, &o, total] {
           Progress p;
@@ -395,13 +462,26 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     if (!written.ok()) return written;
   }
   if (tuner) result.nccl_choices = tuner->tuned();
+  if (replication) {
+    for (int g : replication->UndefinedDataParallelGroups()) {
+      result.warnings.push_back(
+          "--dp-groups names communicator group " + std::to_string(g) +
+          ", which neither --comm-group-configuration nor a METADATA node of the trace defines; "
+          "no collective ran in it");
+    }
+  }
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
     recorder->Finish(traces, result);
     result.port_queues = net->QueueDepths();
     result.activity.resize(n);
+    // A send's or receive's peer as an NPU: with --replicate-trace, the rank in NPU r's copy.
+    auto peer_npu = [&](int r, int64_t rank) {
+      if (!replication || rank < 0) return static_cast<int>(rank);
+      return replication->Npu(replication->Copy(r), static_cast<int>(rank));
+    };
     for (int r = 0; r < n; ++r) {
-      const et::Trace& t = *traces[r];
+      const et::Trace& t = *traces[r % ranks];
       std::vector<NodeRecord>& out = result.activity[r];
       out.reserve(executors[r]->activities().size());
       for (const Activity& a : executors[r]->activities()) {
@@ -418,19 +498,22 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
             rec.bytes = t.comm_size(a.node).value_or(0);
             if (auto pg = t.pg_name(a.node)) rec.group = std::string(*pg);
             rec.group_size = n;
-            if (!rec.group.empty() && rec.group != "0") {
+            {
               StatusOr<int> g = ParseGroup(rec.group);
-              const std::vector<int>* members = g.ok() ? system_layer.GroupMembers(*g) : nullptr;
+              std::optional<int> id;
+              if (g.ok()) id = replication ? replication->Lookup(*g, r) : std::optional<int>(*g);
+              const std::vector<int>* members =
+                  id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
               if (members != nullptr) rec.group_size = static_cast<int>(members->size());
             }
             break;
           case et::NodeType::kCommSend:
             rec.bytes = t.comm_size(a.node).value_or(0);
-            rec.peer = static_cast<int>(t.comm_dst(a.node).value_or(-1));
+            rec.peer = peer_npu(r, t.comm_dst(a.node).value_or(-1));
             break;
           case et::NodeType::kCommRecv:
             rec.bytes = t.comm_size(a.node).value_or(0);
-            rec.peer = static_cast<int>(t.comm_src(a.node).value_or(-1));
+            rec.peer = peer_npu(r, t.comm_src(a.node).value_or(-1));
             break;
           case et::NodeType::kMemLoad:
           case et::NodeType::kMemStore:

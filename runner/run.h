@@ -55,6 +55,11 @@ struct RunOptions {
   std::string nccl_model;
   // With an NCCL model: only this algorithm (ring, tree, nvls), as NCCL_ALGO; "" = any.
   std::string nccl_algorithm;
+  // --replicate-trace: the trace's N rank files (<prefix>.0.et ..) run on the network's K·N
+  // NPUs as K copies (workload/replication.h); `dp_groups` (--dp-groups) names the communicator
+  // groups that span every copy ("" = the default, "world").
+  bool replicate_trace = false;
+  std::string dp_groups;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
 };
@@ -111,6 +116,8 @@ struct RunResult {
   // With an NCCL model: each distinct collective and the choice it ran with, in first-use order.
   std::vector<NcclTunedCollective> nccl_choices;
   std::string network_model;  // the backend and its forwarding (DescribeNetworkModel)
+  // With --replicate-trace: how the trace was laid out (Replication::Describe); "" otherwise.
+  std::string replication;
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

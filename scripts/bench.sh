@@ -6,6 +6,7 @@
 #   scripts/bench.sh 1024       # one size
 #   scripts/bench.sh sweep      # only the sweep scaling case
 #   scripts/bench.sh packet     # only the packet-level backend
+#   scripts/bench.sh trace      # only the real PyTorch trace on 1024 NPUs
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ORRERY_ROOT"
@@ -18,6 +19,7 @@ sizes=("$@")
 [ $# -eq 0 ] && sizes=(1024 4096)
 [ "${1:-}" = sweep ] && sizes=()
 [ "${1:-}" = packet ] && sizes=()
+[ "${1:-}" = trace ] && sizes=()
 
 cat > "$work/system.json" <<'JSON'
 {
@@ -155,4 +157,32 @@ if [ $# -eq 0 ] || [ "${1:-}" = packet ]; then
     measure "switch ring all-reduce 64 MiB, 64 NPUs, $backend" ar64p/all_reduce system.json \
       switch64.yml "$backend"
   done
+fi
+
+# ---- A real trace at scale ----------------------------------------------------------------------
+# The real PyTorch Chakra trace (one rank, 3,664 nodes, ../shared/compat/chakra) on 1024 NPUs
+# (rings of 8 on a switch), run as 1024 copies with --replicate-trace (the file loaded once) and
+# from 1024 written-out copies of the file (loaded 1024 times); the outputs are the same.
+if [ $# -eq 0 ] || [ "${1:-}" = trace ]; then
+  pt="$ORRERY_COMPAT_DIR/chakra/pytorch_model.0.et"
+  echo
+  if [ -f "$pt" ]; then
+    mkdir -p "$work/pt"
+    ln -s "$pt" "$work/pt/one.0.et"
+    for r in $(seq 0 1023); do ln -s "$pt" "$work/pt/all.$r.et"; done
+    printf 'topology: [ Ring, Switch ]\nnpus_count: [ 8, 128 ]\nbandwidth: [ 200.0, 50.0 ]\n' \
+      > "$work/pt1024.yml"
+    printf 'latency: [ 500.0, 2000.0 ]\n' >> "$work/pt1024.yml"
+    python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+for k in [k for k in c if k.endswith("-implementation")]: c[k] = ["ring", "ring"]
+json.dump(c, open(sys.argv[2], "w"), indent=1)' "$work/system.json" "$work/system_pt.json"
+    printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
+    measure "PyTorch trace, 1024 NPUs, --replicate-trace (1 file)" pt/one system_pt.json \
+      pt1024.yml analytical-aware --replicate-trace
+    measure "PyTorch trace, 1024 NPUs, 1024 files" pt/all system_pt.json pt1024.yml \
+      analytical-aware
+  else
+    echo "the real-trace case needs $pt (set ORRERY_COMPAT_DIR)"
+  fi
 fi

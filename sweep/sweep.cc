@@ -29,8 +29,9 @@ namespace {
 constexpr int kMaxSweepPoints = 1000000;
 
 const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "output"};
-const std::vector<std::string> kBaseKeys = {"system",  "network",    "memory",        "workload",
-                                            "backend", "nccl-model", "nccl-algorithm"};
+const std::vector<std::string> kBaseKeys = {
+    "system",     "network",        "memory",      "workload",        "backend",
+    "nccl-model", "nccl-algorithm", "comm-groups", "replicate-trace", "dp-groups"};
 const std::vector<std::string> kMetrics = {
     "end_ns",          "compute_ns",  "communication_ns", "exposed_communication_ns",
     "overlap_percent", "alg_bw_gbps", "bus_bw_gbps",      "events"};
@@ -44,8 +45,9 @@ std::string Where(const std::string& path, const YAML::Node& n) {
 std::string KeyText(const YAML::Node& key) { return key.IsScalar() ? key.Scalar() : FlowYaml(key); }
 
 bool IsParamName(const std::string& p) {
-  for (const char* whole : {"backend", "system", "network", "memory", "workload", "nccl-model",
-                            "nccl-algorithm", "workload.collective", "workload.size"}) {
+  for (const char* whole :
+       {"backend", "system", "network", "memory", "workload", "nccl-model", "nccl-algorithm",
+        "comm-groups", "replicate-trace", "dp-groups", "workload.collective", "workload.size"}) {
     if (p == whole) return true;
   }
   for (const char* prefix : {"system.", "network.", "memory."}) {
@@ -250,7 +252,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         const std::string guess = DidYouMean(key, kBaseKeys);
         problems.Add(Where(path, it->first) + ": unknown base key '" + key + "'" +
                      (guess.empty() ? "; expected system, network, memory, workload, backend, "
-                                      "nccl-model, nccl-algorithm"
+                                      "nccl-model, nccl-algorithm, comm-groups, "
+                                      "replicate-trace, dp-groups"
                                     : " (did you mean '" + guess + "'?)"));
         continue;
       }
@@ -288,8 +291,9 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
     if (!IsParamName(name)) {
       problems.Add(Where(path, name_node) + ": parameter '" + name +
                    "' is not one of backend, system, network, memory, workload, nccl-model, "
-                   "nccl-algorithm, workload.collective, workload.size, system.<key>, "
-                   "network.<key>, memory.<key>");
+                   "nccl-algorithm, comm-groups, replicate-trace, dp-groups, "
+                   "workload.collective, workload.size, system.<key>, network.<key>, "
+                   "memory.<key>");
       return false;
     }
     return true;
@@ -499,6 +503,18 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       if (files.count("nccl-algorithm") && files["nccl-algorithm"] != "auto") {
         pr.run.nccl_algorithm = files["nccl-algorithm"];
       }
+      // A trace of fewer ranks than the point's NPUs, run as copies (--replicate-trace).
+      if (files.count("comm-groups")) {
+        pr.run.comm_group_config = Join(spec.dir, files["comm-groups"]);
+      }
+      if (files.count("replicate-trace")) {
+        const std::string& v = files["replicate-trace"];
+        if (v != "true" && v != "false") {
+          throw std::runtime_error("replicate-trace '" + v + "'; expected true or false");
+        }
+        pr.run.replicate_trace = v == "true";
+      }
+      if (files.count("dp-groups")) pr.run.dp_groups = files["dp-groups"];
       if (generate) {
         static const std::map<std::string, ChakraProtoMsg::CollectiveCommType> kTypes = {
             {"all_reduce", ChakraProtoMsg::ALL_REDUCE},

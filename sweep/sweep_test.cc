@@ -276,6 +276,64 @@ TEST(Sweep, VariesNcclAlgorithm) {
   EXPECT_NE(lines[4].find("ring"), std::string::npos) << lines[4];
 }
 
+// A trace of 2 ranks swept over machines of 4 and 8 NPUs as copies (replicate-trace), with the
+// world all-reduce data-parallel or each copy's own (dp-groups): each point equals the plain
+// replicated run, and the data-parallel all-reduce slows as the copies grow.
+TEST(Sweep, ReplicatesATraceOverNpuCounts) {
+  const std::string name = "copies";
+  const std::string prefix = Tmp(name);
+  WriteSpec(name);  // the system and network files
+  std::vector<std::vector<ChakraProtoMsg::Node>> ranks(
+      2, {et::MakeCompNode(1, "fwd", 5),
+          et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})});
+  ASSERT_TRUE(et::WriteRankFiles(prefix + ".trace", ranks).ok());
+  const std::string spec_path = prefix + ".rep.yaml";
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  workload: " << name << ".trace\n"
+                           << "  replicate-trace: true\n"
+                           << "grid:\n  network.npus_count: [[4], [8]]\n"
+                           << "  dp-groups: [world, none]\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const SweepSummary s = RunPoints(*spec, Tmp("copies.out"), 2);
+  EXPECT_EQ(s.failed, 0) << Slurp(Tmp("copies.out.csv"));
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("copies.out.csv")));
+  ASSERT_EQ(lines.size(), 5u);
+  std::vector<long long> end(4);
+  for (int i = 0; i < 4; ++i) {
+    RunOptions o;
+    o.system_config = prefix + ".system.json";
+    o.network_config = Tmp("copies.npus.yml");
+    std::ofstream(o.network_config) << "topology: [ Ring ]\nnpus_count: [ " << (i < 2 ? 4 : 8)
+                                    << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+    o.workload = prefix + ".trace";
+    o.replicate_trace = true;
+    o.dp_groups = i % 2 == 0 ? "world" : "none";
+    StatusOr<RunResult> plain = RunSimulation(o);
+    ASSERT_TRUE(plain.ok()) << plain.status().message();
+    EXPECT_EQ(Column(lines[0], lines[1 + i], "status"), "ok") << lines[1 + i];
+    EXPECT_EQ(Column(lines[0], lines[1 + i], "end_ns"), std::to_string(plain->end.WholeNs()))
+        << lines[1 + i];
+    end[i] = plain->end.WholeNs();
+  }
+  // World all-reduce over 8 NPUs is slower than over 4; independent copies of 2 are the same
+  // job whatever their number (a ring of 8 carries each copy's pair on its own links).
+  EXPECT_GT(end[2], end[0]);
+  EXPECT_LT(end[1], end[0]);
+
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  workload: " << name << ".trace\n"
+                           << "  replicate-trace: yes please\n"
+                           << "grid:\n  network.npus_count: [[4]]\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  RunPoints(*spec, Tmp("copies.bad"), 1);
+  EXPECT_NE(
+      Slurp(Tmp("copies.bad.csv")).find("replicate-trace 'yes please'; expected true or false"),
+      std::string::npos)
+      << Slurp(Tmp("copies.bad.csv"));
+}
+
 TEST(Sweep, BadSpecsAreNamed) {
   const std::string path = Tmp("bad.sweep.yaml");
   std::ofstream(path) << "base:\n  sytem: a.json\ngird:\n  x: [1]\n";

@@ -722,5 +722,52 @@ TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
   }
 }
 
+// The real PyTorch trace is one rank: --replicate-trace runs it on 16 NPUs from its one file,
+// exactly as 16 copies of the file would run.
+TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
+  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
+  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  const std::string original = std::string(compat) + "/chakra/pytorch_model";
+  const std::string prefix = Tmp("pytorch16");
+  const std::string trace = Slurp(original + ".0.et");
+  ASSERT_GT(trace.size(), 1000000u);
+  for (int r = 0; r < 16; ++r) Spit(prefix + "." + std::to_string(r) + ".et", trace);
+  Spit(prefix + ".system.json", kSystem);
+  Spit(prefix + ".net.yml", RingNetwork(16));
+  const std::string configs = " --system-configuration=" + prefix +
+                              ".system.json --network-configuration=" + prefix + ".net.yml";
+  const Outcome copies =
+      Orrery("--workload-configuration=" + original + configs + " --replicate-trace");
+  const Outcome again =
+      Orrery("--workload-configuration=" + original + configs + " --replicate-trace");
+  const Outcome written = Orrery("--workload-configuration=" + prefix + configs);
+  ASSERT_EQ(copies.exit_code, 0) << copies.err;
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_EQ(copies.out, again.out);
+  const std::string line =
+      "  workload: trace of 1 rank run as 16 copies on 16 NPUs; data-parallel groups: world\n";
+  const size_t at = copies.out.find(line);
+  ASSERT_NE(at, std::string::npos) << copies.out;
+  // Apart from that line, the same bytes as the 16 files.
+  EXPECT_EQ(copies.out.substr(0, at) + copies.out.substr(at + line.size()), written.out);
+  EXPECT_NE(copies.out.find("sys[15] finished"), std::string::npos);
+
+  // Its flags are in --help; a bad --dp-groups and a network that is not whole copies fail.
+  const Outcome help = Orrery("--help");
+  EXPECT_NE(help.out.find("--replicate-trace"), std::string::npos);
+  EXPECT_NE(help.out.find("--dp-groups"), std::string::npos);
+  const Outcome bad = Orrery("--workload-configuration=" + original + configs +
+                             " --replicate-trace --dp-groups=wrold");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("--dp-groups: item is 'wrold'"), std::string::npos) << bad.err;
+  const Outcome two =
+      Orrery(Args("two_ranks", 3, {{et::MakeCompNode(1, "a", 1)}, {et::MakeCompNode(1, "b", 1)}}) +
+             " --replicate-trace");
+  EXPECT_EQ(two.exit_code, 1) << two.err;
+  EXPECT_NE(two.err.find("has 3 NPUs, not a whole number of copies of the trace's 2 rank files"),
+            std::string::npos)
+      << two.err;
+}
+
 }  // namespace
 }  // namespace orrery

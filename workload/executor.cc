@@ -43,14 +43,41 @@ std::string NpuExecutor::NodeLabel(uint32_t node) const {
   return "node " + std::to_string(trace_.id(node)) + " '" + std::string(trace_.name(node)) + "'";
 }
 
-std::string NpuExecutor::Label(uint32_t node) const {
-  return "NPU " + std::to_string(npu_) + " " + NodeLabel(node);
+std::string NpuExecutor::NpuName() const {
+  std::string name = "NPU " + std::to_string(npu_);
+  if (const Replication* rep = params_.replication) {
+    name += " (copy " + std::to_string(rep->Copy(npu_)) + ", rank " +
+            std::to_string(rep->Rank(npu_)) + ")";
+  }
+  return name;
+}
+
+std::string NpuExecutor::Label(uint32_t node) const { return NpuName() + " " + NodeLabel(node); }
+
+int NpuExecutor::PeerNpu(int64_t rank) const {
+  const Replication* rep = params_.replication;
+  if (rep == nullptr || rank < 0) return static_cast<int>(rank);
+  return rep->Npu(rep->Copy(npu_), static_cast<int>(rank));
+}
+
+int NpuExecutor::TraceRank() const {
+  return params_.replication ? params_.replication->Rank(npu_) : npu_;
+}
+
+int NpuExecutor::TraceRanks() const {
+  return params_.replication ? params_.replication->ranks() : system_.num_npus();
+}
+
+std::optional<int> NpuExecutor::SystemGroup(int pg) {
+  if (params_.replication) return params_.replication->Find(system_, pg, npu_);
+  if (pg == 0 || system_.HasGroup(pg)) return pg;
+  return std::nullopt;
 }
 
 Status NpuExecutor::AtNode(uint32_t node, const Status& s) const {
   // The system layer starts its problems with the request's label, NodeLabel(node).
   const std::string labelled = NodeLabel(node) + ":";
-  const std::string npu = "NPU " + std::to_string(npu_) + " ";
+  const std::string npu = NpuName() + " ";
   Status out;
   for (const std::string& p : s.problems()) {
     out.Add(p.rfind(labelled, 0) == 0 ? npu + p : Label(node) + ": " + p);
@@ -120,8 +147,7 @@ void NpuExecutor::IssueReady() {
     return;
   }
   in_issue_ = true;
-  const int limit[kNumSlots] = {1 << 30, params_.cpu_slots, params_.gpu_slots,
-                                params_.comm_slots};
+  const int limit[kNumSlots] = {1 << 30, params_.cpu_slots, params_.gpu_slots, params_.comm_slots};
   std::vector<uint32_t> batch;
   do {
     reissue_ = false;
@@ -192,9 +218,12 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
       }
     }
     if (ranks.empty()) {
-      for (int i = 0; i < system_.num_npus(); ++i) ranks.push_back(i);
+      for (int i = 0; i < TraceRanks(); ++i) ranks.push_back(i);
     }
-    if (pg > 0 && !system_.HasGroup(pg)) {
+    if (pg > 0 && params_.replication != nullptr) {
+      StatusOr<int> id = params_.replication->Define(system_, pg, ranks, npu_);
+      if (!id.ok()) return AtNode(node, id.status());
+    } else if (pg > 0 && !system_.HasGroup(pg)) {
       Status s = system_.AddGroup(pg, ranks);
       if (!s.ok()) return AtNode(node, s);
     }
@@ -257,7 +286,10 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       const auto self = send ? trace_.comm_src(node) : trace_.comm_dst(node);
       // Built only for an error: this is the issue path of every send and receive.
       auto valid_peer = [&] {
-        return "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
+        return params_.replication
+                   ? "another rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
+                         "] (--replicate-trace keeps sends and receives inside a copy)"
+                   : "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
       };
       if (!size) {
         return Fail(Status::Error(Label(node) + ": a " +
@@ -269,23 +301,24 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
             Label(node) + ": a " + (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") + " with no " +
             (send ? "'comm_dst'" : "'comm_src'") + "; expected " + valid_peer()));
       }
-      if (*peer < 0 || *peer >= system_.num_npus() || *peer == npu_) {
+      if (*peer < 0 || *peer >= TraceRanks() || *peer == TraceRank()) {
         return Fail(Status::Invalid(Label(node), send ? "'comm_dst'" : "'comm_src'",
                                     std::to_string(*peer), valid_peer()));
       }
-      if (self && *self != npu_) {
-        return Fail(Status::Invalid(Label(node), send ? "'comm_src'" : "'comm_dst'",
-                                    std::to_string(*self),
-                                    "this NPU's id " + std::to_string(npu_)));
+      if (self && *self != TraceRank()) {
+        return Fail(Status::Invalid(
+            Label(node), send ? "'comm_src'" : "'comm_dst'", std::to_string(*self),
+            (params_.replication ? "this NPU's rank in the trace " : "this NPU's id ") +
+                std::to_string(TraceRank())));
       }
       const uint64_t bytes =
           static_cast<uint64_t>(static_cast<double>(*size) * system_.params().comm_scale);
       const int64_t tag = trace_.comm_tag(node).value_or(0);
       if (send) {
         stats_.bytes_sent += bytes;
-        system_.npu(npu_).SendMessage(static_cast<int>(*peer), tag, bytes, this, node);
+        system_.npu(npu_).SendMessage(PeerNpu(*peer), tag, bytes, this, node);
       } else {
-        system_.npu(npu_).ReceiveMessage(static_cast<int>(*peer), tag, bytes, this, node);
+        system_.npu(npu_).ReceiveMessage(PeerNpu(*peer), tag, bytes, this, node);
       }
       return;
     }
@@ -324,15 +357,32 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
       req.node_id = static_cast<int64_t>(trace_.id(node));
       req.label = NodeLabel(node);
-      if (auto pg = trace_.pg_name(node)) {
-        StatusOr<int> g = ParseGroup(*pg);
+      int pg = 0;
+      if (auto name = trace_.pg_name(node)) {
+        StatusOr<int> g = ParseGroup(*name);
         if (!g.ok()) return Fail(AtNode(node, g.status()));
-        req.group = *g;
-        if (req.group != 0 && !system_.HasGroup(req.group)) {
-          return Fail(Status::Error(Label(node) + ": pg_name '" + std::string(*pg) +
-                                    "' names a communicator group that is defined neither in "
-                                    "--comm-group-configuration nor by a METADATA node"));
+        pg = *g;
+      }
+      std::optional<int> group = SystemGroup(pg);
+      if (!group) {
+        return Fail(Status::Error(Label(node) + ": pg_name '" +
+                                  std::string(trace_.pg_name(node).value_or("")) +
+                                  "' names a communicator group that is defined neither in "
+                                  "--comm-group-configuration nor by a METADATA node"));
+      }
+      req.group = *group;
+      if (params_.replication != nullptr) {
+        // A root is a rank of the trace: one past them would land in another copy.
+        if (req.root >= TraceRanks()) {
+          const bool from =
+              ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter;
+          return Fail(
+              Status::Invalid(Label(node), from ? "'comm_src' (the root)" : "'comm_dst' (the root)",
+                              std::to_string(req.root),
+                              "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
+                                  "] (--replicate-trace runs its ranks as copies)"));
         }
+        req.root = params_.replication->RootNpu(pg, req.root, npu_);
       }
       Time launch_latency = params_.collective_launch_latency;
       double efficiency = params_.protocol_efficiency;
@@ -461,11 +511,12 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
         const et::NodeType t = trace_.type(node);
         if (t == et::NodeType::kCommRecv) {
           what += ", waiting to receive from NPU " +
-                  std::to_string(trace_.comm_src(node).value_or(-1)) + " (tag " +
+                  std::to_string(PeerNpu(trace_.comm_src(node).value_or(-1))) + " (tag " +
                   std::to_string(trace_.comm_tag(node).value_or(0)) + ", " +
                   std::to_string(trace_.comm_size(node).value_or(0)) + " B)";
         } else if (t == et::NodeType::kCommSend) {
-          what += ", its message to NPU " + std::to_string(trace_.comm_dst(node).value_or(-1)) +
+          what += ", its message to NPU " +
+                  std::to_string(PeerNpu(trace_.comm_dst(node).value_or(-1))) +
                   " was never received";
         } else if (t == et::NodeType::kCommColl) {
           what += ", collective waiting for its peers";

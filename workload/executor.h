@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "memory/remote_memory.h"
 #include "system/collective_engine.h"
 #include "workload/memory_tracker.h"
+#include "workload/replication.h"
 
 namespace orrery {
 
@@ -59,6 +61,9 @@ struct WorkloadParams {
   double protocol_efficiency = 1;  // collectives move size / this bytes
   bool track_local_mem = false;    // track-local-mem: record tensor reads/writes (memory_tracker.h)
   CollectiveTuner* tuner = nullptr;  // when set, chooses each collective's algorithms and costs
+  // When set, this NPU runs one rank of one copy of the trace (--replicate-trace): peers, groups
+  // and roots are the trace's ranks, placed in the NPU's copy (workload/replication.h).
+  Replication* replication = nullptr;
 };
 
 // A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.
@@ -130,7 +135,16 @@ class NpuExecutor : public EventTarget,
   void Complete(uint32_t node);
   void Fail(Status s);
   std::string NodeLabel(uint32_t node) const;  // "node <id> '<name>'", the request's label
-  std::string Label(uint32_t node) const;      // "NPU <n> node <id> '<name>'"
+  // "NPU <n>", with "(copy <c>, rank <r>)" when the trace is replicated.
+  std::string NpuName() const;
+  std::string Label(uint32_t node) const;  // "<NpuName()> node <id> '<name>'"
+  // The NPU that rank `rank` of the trace is for this NPU: itself unless replicated.
+  int PeerNpu(int64_t rank) const;
+  // This NPU's rank in the trace, and the trace's number of ranks.
+  int TraceRank() const;
+  int TraceRanks() const;
+  // The system-layer group that trace group `pg` is for this NPU, or nullopt if undefined.
+  std::optional<int> SystemGroup(int pg);
   // `s` about `node`, naming the node once: problems the system layer starts with the
   // request's label get only "NPU <n> " before them.
   Status AtNode(uint32_t node, const Status& s) const;

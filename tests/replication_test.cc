@@ -1,0 +1,323 @@
+// --replicate-trace end to end: a trace of N ranks run as K copies must give exactly what the
+// same job written out for K·N NPUs gives (the copies' sends and groups renumbered by hand),
+// on every backend; and every way to get it wrong is a named error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+#include "runner/run.h"
+#include "tests/test_case.h"
+
+namespace orrery {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+constexpr char kSystem[] = R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+    "local-mem-bw": 1600 })";
+
+// The case's files for `ranks`, on a Ring of `npus` NPUs (ranks.size() unless replicated).
+RunOptions Case(const std::string& name, const std::vector<std::vector<Node>>& ranks, int npus,
+                const std::string& groups_json = "") {
+  RunOptions o = WriteTestCase(name, ranks, kSystem, "Ring");
+  std::ofstream(o.network_config) << "topology: [ Ring ]\nnpus_count: [ " << npus
+                                  << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  if (!groups_json.empty()) {
+    o.comm_group_config = TestTmp(name) + ".groups.json";
+    std::ofstream(o.comm_group_config) << groups_json;
+  }
+  return o;
+}
+
+Node WithGroup(Node n, const std::string& pg) {
+  et::SetStringAttr(&n, "pg_name", pg);
+  return n;
+}
+
+// The results that must agree between a replicated run and the written-out job.
+void ExpectSameRun(const RunResult& replicated, const RunResult& written, const std::string& what) {
+  ASSERT_EQ(replicated.num_npus(), written.num_npus()) << what;
+  for (int i = 0; i < written.num_npus(); ++i) {
+    const NpuStats& a = replicated.npus[i];
+    const NpuStats& b = written.npus[i];
+    EXPECT_EQ(a.finish, b.finish) << what << " NPU " << i;
+    EXPECT_EQ(a.gpu_compute, b.gpu_compute) << what << " NPU " << i;
+    EXPECT_EQ(a.communication, b.communication) << what << " NPU " << i;
+    EXPECT_EQ(a.bytes_sent, b.bytes_sent) << what << " NPU " << i;
+    EXPECT_EQ(a.bytes_collective, b.bytes_collective) << what << " NPU " << i;
+    EXPECT_EQ(a.nodes_done, b.nodes_done) << what << " NPU " << i;
+  }
+  EXPECT_EQ(replicated.end, written.end) << what;
+  EXPECT_EQ(replicated.events, written.events) << what;
+}
+
+// Rank r of copy c of a data-parallel job: forward compute that differs per rank (5 + r us), a
+// pipeline hand-off from rank 0 to 1 and 2 to 3, the gradient all-reduce (world), then an
+// optimizer step. `offset` is c·N: written out, copy c's peers are NPUs offset + rank.
+std::vector<Node> DataParallelRank(int rank, int offset) {
+  std::vector<Node> r = {et::MakeCompNode(1, "fwd", 5 + static_cast<uint64_t>(rank))};
+  if (rank % 2 == 0) {
+    r.push_back(et::MakeSendNode(2, offset + rank + 1, 1 << 18, /*tag=*/3, {1}));
+  } else {
+    r.push_back(et::MakeRecvNode(2, offset + rank - 1, 1 << 18, /*tag=*/3, {1}));
+  }
+  r.push_back(et::MakeCollNode(3, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {2}));
+  r.push_back(et::MakeCompNode(4, "optimizer", 7, {3}));
+  return r;
+}
+
+TEST(ReplicateTrace, DataParallelCopiesEqualTheJobWrittenOut) {
+  constexpr int kRanks = 4, kCopies = 3;
+  std::vector<std::vector<Node>> trace, written;
+  for (int r = 0; r < kRanks; ++r) trace.push_back(DataParallelRank(r, 0));
+  for (int c = 0; c < kCopies; ++c) {
+    for (int r = 0; r < kRanks; ++r) written.push_back(DataParallelRank(r, c * kRanks));
+  }
+  for (Backend backend :
+       {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware, Backend::kPacket}) {
+    RunOptions a = Case("rep_dp", trace, kRanks * kCopies);
+    a.backend = backend;
+    a.replicate_trace = true;
+    a.record = true;
+    RunOptions b = Case("rep_dp_written", written, kRanks * kCopies);
+    b.backend = backend;
+    StatusOr<RunResult> ra = RunSimulation(a);
+    StatusOr<RunResult> rb = RunSimulation(b);
+    ASSERT_TRUE(ra.ok()) << ra.status().message();
+    ASSERT_TRUE(rb.ok()) << rb.status().message();
+    ExpectSameRun(*ra, *rb, BackendName(backend));
+    EXPECT_EQ(ra->replication,
+              "trace of 4 ranks run as 3 copies on 12 NPUs; data-parallel groups: world");
+    EXPECT_EQ(rb->replication, "");
+    // The world all-reduce spans all 12 NPUs, and copy 2's hand-off goes from NPU 8 to 9.
+    bool saw_all_reduce = false, saw_send = false;
+    for (const NodeRecord& n : ra->activity[8]) {
+      if (n.collective) {
+        saw_all_reduce = true;
+        EXPECT_EQ(n.group_size, 12);
+      }
+      if (n.type == et::NodeType::kCommSend) {
+        saw_send = true;
+        EXPECT_EQ(n.peer, 9);
+      }
+    }
+    EXPECT_TRUE(saw_all_reduce && saw_send);
+  }
+}
+
+// A hybrid job: tensor-parallel pairs all-reduce activations, data-parallel pairs all-reduce
+// gradients. Traced on 4 ranks: TP groups {0,1} (pg 1) and {2,3} (pg 2), DP groups {0,2} (pg 3)
+// and {1,3} (pg 4). Run as 2 copies with --dp-groups 3,4, the TP groups stay in each copy and
+// the DP groups double: {0,2,4,6} and {1,3,5,7}, as in the 8-rank job written out.
+std::vector<Node> HybridRank(int rank, const std::string& tp, const std::string& dp) {
+  return {et::MakeCompNode(1, "fwd", 4 + static_cast<uint64_t>(rank)),
+          WithGroup(et::MakeCollNode(2, "tp_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 19, {1}), tp),
+          et::MakeCompNode(3, "bwd", 9, {2}),
+          WithGroup(et::MakeCollNode(4, "dp_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {3}), dp)};
+}
+
+TEST(ReplicateTrace, TensorParallelGroupsStayInTheirCopyDataParallelGroupsSpanThemAll) {
+  std::vector<std::vector<Node>> trace = {HybridRank(0, "1", "3"), HybridRank(1, "1", "4"),
+                                          HybridRank(2, "2", "3"), HybridRank(3, "2", "4")};
+  // Written out: copy 1's TP pairs get groups 5 and 6.
+  std::vector<std::vector<Node>> written = trace;
+  written.push_back(HybridRank(0, "5", "3"));
+  written.push_back(HybridRank(1, "5", "4"));
+  written.push_back(HybridRank(2, "6", "3"));
+  written.push_back(HybridRank(3, "6", "4"));
+  RunOptions a = Case("rep_hybrid", trace, 8, R"({"1": [0, 1], "2": [2, 3], "3": [0, 2],
+                                                  "4": [1, 3]})");
+  a.replicate_trace = true;
+  a.dp_groups = "3,4";
+  RunOptions b = Case("rep_hybrid_written", written, 8,
+                      R"({"1": [0, 1], "2": [2, 3], "5": [4, 5], "6": [6, 7],
+                          "3": [0, 2, 4, 6], "4": [1, 3, 5, 7]})");
+  StatusOr<RunResult> ra = RunSimulation(a);
+  StatusOr<RunResult> rb = RunSimulation(b);
+  ASSERT_TRUE(ra.ok()) << ra.status().message();
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  ExpectSameRun(*ra, *rb, "comm-group file");
+  EXPECT_TRUE(ra->warnings.empty()) << ra->warnings.front();
+
+  // The same groups declared by a PyTorch METADATA node (process_group:init) in every rank.
+  const std::string pgs =
+      R"([{"pg_name": "1", "ranks": [0, 1]}, {"pg_name": "2", "ranks": [2, 3]},)"
+      R"( {"pg_name": "3", "ranks": [0, 2]}, {"pg_name": "4", "ranks": [1, 3]}])";
+  std::vector<std::vector<Node>> with_metadata = trace;
+  for (auto& rank : with_metadata) {
+    rank.insert(rank.begin(), et::MakeMetadataNode(100, "process_group:init", pgs));
+    et::AddDataDeps(&rank[1], {100});
+  }
+  RunOptions m = Case("rep_hybrid_metadata", with_metadata, 8);
+  m.replicate_trace = true;
+  m.dp_groups = "3,4";
+  StatusOr<RunResult> rm = RunSimulation(m);
+  ASSERT_TRUE(rm.ok()) << rm.status().message();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(rm->npus[i].finish, rb->npus[i].finish) << "METADATA groups, NPU " << i;
+  }
+
+  // Without --dp-groups 3,4, the DP groups stay in their copies too: a different run, in which
+  // the gradient all-reduce has half the members.
+  a.dp_groups = "";
+  StatusOr<RunResult> in_copies = RunSimulation(a);
+  ASSERT_TRUE(in_copies.ok()) << in_copies.status().message();
+  EXPECT_LT(in_copies->end, ra->end);
+}
+
+TEST(ReplicateTrace, NoDataParallelGroupsMakesIndependentJobs) {
+  // --dp-groups none: each copy's world all-reduce runs on its own 4 NPUs, as two jobs with
+  // groups {0..3} and {4..7} would.
+  constexpr int kRanks = 4;
+  std::vector<std::vector<Node>> trace, written;
+  for (int r = 0; r < kRanks; ++r) trace.push_back(DataParallelRank(r, 0));
+  for (int c = 0; c < 2; ++c) {
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<Node> rank = DataParallelRank(r, c * kRanks);
+      et::SetStringAttr(&rank[2], "pg_name", c == 0 ? "1" : "2");
+      written.push_back(rank);
+    }
+  }
+  RunOptions a = Case("rep_none", trace, 8);
+  a.replicate_trace = true;
+  a.dp_groups = "none";
+  RunOptions b = Case("rep_none_written", written, 8, R"({"1": [0, 1, 2, 3], "2": [4, 5, 6, 7]})");
+  StatusOr<RunResult> ra = RunSimulation(a);
+  StatusOr<RunResult> rb = RunSimulation(b);
+  ASSERT_TRUE(ra.ok()) << ra.status().message();
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  ExpectSameRun(*ra, *rb, "--dp-groups none");
+  EXPECT_EQ(ra->replication,
+            "trace of 4 ranks run as 2 copies on 8 NPUs; data-parallel groups: none "
+            "(independent jobs)");
+}
+
+TEST(ReplicateTrace, OneCopyIsTheOrdinaryRun) {
+  std::vector<std::vector<Node>> trace;
+  for (int r = 0; r < 4; ++r) trace.push_back(DataParallelRank(r, 0));
+  RunOptions a = Case("rep_one", trace, 4);
+  StatusOr<RunResult> plain = RunSimulation(a);
+  a.replicate_trace = true;
+  StatusOr<RunResult> one = RunSimulation(a);
+  ASSERT_TRUE(plain.ok() && one.ok());
+  ExpectSameRun(*one, *plain, "one copy");
+}
+
+std::string ErrorOf(const RunOptions& o) {
+  StatusOr<RunResult> r = RunSimulation(o);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(ReplicateTrace, ANetworkThatIsNotAWholeNumberOfCopiesIsNamed) {
+  std::vector<std::vector<Node>> trace;
+  for (int r = 0; r < 4; ++r) trace.push_back(DataParallelRank(r, 0));
+  RunOptions o = Case("rep_six", trace, 6);
+  o.replicate_trace = true;
+  const std::string p = TestTmp("rep_six");
+  EXPECT_EQ(ErrorOf(o), "--replicate-trace: the network (" + p + ".net.yml) has 6 NPUs, not a " +
+                            "whole number of copies of the trace's 4 rank files (" + p +
+                            ".0.et .. " + p + ".3.et, and no " + p +
+                            ".4.et); expected a network of a multiple of 4 NPUs (4, 8, 12, ...)");
+  // More rank files than NPUs.
+  o = Case("rep_more", trace, 2);
+  o.replicate_trace = true;
+  EXPECT_NE(ErrorOf(o).find("the trace has at least 3 rank files"), std::string::npos);
+  // No rank 0 file.
+  o.workload = TestTmp("rep_no_such_trace");
+  EXPECT_NE(ErrorOf(o).find("--replicate-trace: there is no " + o.workload + ".0.et"),
+            std::string::npos);
+}
+
+TEST(ReplicateTrace, FlagsAndPeersOutsideTheTraceAreNamed) {
+  std::vector<std::vector<Node>> trace;
+  for (int r = 0; r < 4; ++r) trace.push_back(DataParallelRank(r, 0));
+  RunOptions o = Case("rep_flags", trace, 8);
+  o.dp_groups = "world";
+  EXPECT_EQ(ErrorOf(o),
+            "--dp-groups 'world' applies only with --replicate-trace (it says which "
+            "communicator groups span every copy of the trace)");
+  o.replicate_trace = true;
+  o.dp_groups = "wrold";
+  EXPECT_NE(ErrorOf(o).find("--dp-groups: item is 'wrold'; expected 'world', 'none'"),
+            std::string::npos);
+
+  // A send to rank 4 of a 4-rank trace: the copies' peers are the trace's ranks.
+  trace[2][1] = et::MakeSendNode(2, /*peer=*/4, 1 << 18, 3, {1});
+  o = Case("rep_peer", trace, 8);
+  o.replicate_trace = true;
+  EXPECT_NE(ErrorOf(o).find("NPU 2 (copy 0, rank 2) node 2 'send': 'comm_dst' is '4'; expected "
+                            "another rank of the trace in [0, 3] (--replicate-trace keeps sends "
+                            "and receives inside a copy)"),
+            std::string::npos);
+
+  // A broadcast rooted at rank 4 of a 4-rank trace (on 8 NPUs, NPU 4 exists: in copy 1).
+  std::vector<std::vector<Node>> rooted(
+      4, {et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, 4096)});
+  for (auto& rank : rooted) et::SetIntAttr(&rank[0], "comm_src", 4);
+  o = Case("rep_root", rooted, 8);
+  o.replicate_trace = true;
+  EXPECT_NE(ErrorOf(o).find("node 1 'bcast': 'comm_src' (the root) is '4'; expected a rank of "
+                            "the trace in [0, 3] (--replicate-trace runs its ranks as copies)"),
+            std::string::npos);
+  // Rooted at rank 2, every copy broadcasts from NPU 2 (the root of a data-parallel group is in
+  // copy 0), as the 8-rank job written out with comm_src 2 does.
+  for (auto& rank : rooted) rank[0] = et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, 4096);
+  for (auto& rank : rooted) et::SetIntAttr(&rank[0], "comm_src", 2);
+  o = Case("rep_root2", rooted, 8);
+  o.replicate_trace = true;
+  std::vector<std::vector<Node>> rooted8(8, rooted[0]);
+  RunOptions w = Case("rep_root2_written", rooted8, 8);
+  StatusOr<RunResult> ro = RunSimulation(o);
+  StatusOr<RunResult> rw = RunSimulation(w);
+  ASSERT_TRUE(ro.ok()) << ro.status().message();
+  ASSERT_TRUE(rw.ok()) << rw.status().message();
+  ExpectSameRun(*ro, *rw, "broadcast from rank 2");
+
+  // A comm-group file naming a rank the trace does not have.
+  trace[2][1] = et::MakeSendNode(2, 3, 1 << 18, 3, {1});
+  o = Case("rep_group", trace, 8, R"({"1": [0, 5]})");
+  o.replicate_trace = true;
+  const std::string error = ErrorOf(o);
+  EXPECT_NE(error.find(o.comm_group_config), std::string::npos) << error;
+  EXPECT_NE(error.find("5"), std::string::npos) << error;
+}
+
+TEST(ReplicateTrace, ADataParallelGroupNoOneDefinesIsAWarning) {
+  std::vector<std::vector<Node>> trace;
+  for (int r = 0; r < 4; ++r) trace.push_back(DataParallelRank(r, 0));
+  RunOptions o = Case("rep_warn", trace, 8);
+  o.replicate_trace = true;
+  o.dp_groups = "world,7";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0],
+            "--dp-groups names communicator group 7, which neither --comm-group-configuration nor "
+            "a METADATA node of the trace defines; no collective ran in it");
+}
+
+TEST(ReplicateTrace, AStuckCopyNamesItsNpusAndRanks) {
+  // Rank 1 waits for a message rank 0 never sends: in copy 1 (NPUs 2 and 3) that is NPU 3
+  // waiting for NPU 2.
+  std::vector<std::vector<Node>> trace(2);
+  trace[0] = {et::MakeCompNode(1, "fwd", 5)};
+  trace[1] = {et::MakeRecvNode(1, /*peer=*/0, 4096, /*tag=*/1)};
+  RunOptions o = Case("rep_stuck", trace, 4);
+  o.replicate_trace = true;
+  const std::string error = ErrorOf(o);
+  EXPECT_NE(error.find("NPU 3 (copy 1, rank 1) node 1 'recv': running since 0 ns, waiting to "
+                       "receive from NPU 2 (tag 1, 4096 B)"),
+            std::string::npos)
+      << error;
+}
+
+}  // namespace
+}  // namespace orrery

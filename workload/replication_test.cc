@@ -1,0 +1,140 @@
+#include "workload/replication.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "system/test_network.h"
+
+namespace orrery {
+namespace {
+
+TEST(DataParallelGroups, ParsesTheFlag) {
+  StatusOr<DataParallelGroups> d = ParseDataParallelGroups("");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->world);
+  EXPECT_TRUE(d->groups.empty());
+
+  d = ParseDataParallelGroups("none");
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->world);
+  EXPECT_TRUE(d->groups.empty());
+
+  d = ParseDataParallelGroups(" 3, world ,2");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->world);
+  EXPECT_EQ(d->groups, (std::set<int>{2, 3}));
+  EXPECT_EQ(FormatDataParallelGroups(*d), "world,2,3");
+
+  d = ParseDataParallelGroups("2");  // without 'world': the world group stays in its copy
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->world);
+  EXPECT_EQ(FormatDataParallelGroups(*d), "2");
+  EXPECT_EQ(FormatDataParallelGroups(DataParallelGroups{false, {}}), "none");
+}
+
+TEST(DataParallelGroups, RefusesWhatIsNotAGroup) {
+  for (const char* bad : {"0", "-1", "wrold", "2,,3", "1.5", "99999999999"}) {
+    StatusOr<DataParallelGroups> d = ParseDataParallelGroups(bad);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_NE(d.status().message().find("--dp-groups"), std::string::npos) << bad;
+    EXPECT_NE(d.status().message().find("'world', 'none', or a comma list"), std::string::npos)
+        << d.status().message();
+  }
+}
+
+TEST(Replication, NpuRunsRankOfCopy) {
+  Replication rep(/*ranks=*/8, /*copies=*/4, DataParallelGroups{});
+  EXPECT_EQ(rep.num_npus(), 32);
+  // NPU r = copy * 8 + rank.
+  EXPECT_EQ(rep.Rank(13), 5);
+  EXPECT_EQ(rep.Copy(13), 1);
+  EXPECT_EQ(rep.Npu(1, 5), 13);
+  EXPECT_EQ(rep.Npu(3, 7), 31);
+  EXPECT_TRUE(rep.IsDataParallel(0));
+  EXPECT_FALSE(rep.IsDataParallel(2));
+  EXPECT_EQ(rep.Describe(),
+            "trace of 8 ranks run as 4 copies on 32 NPUs; data-parallel groups: world");
+  EXPECT_EQ(Replication(1, 1, DataParallelGroups{false, {}}).Describe(),
+            "trace of 1 rank run as 1 copy on 1 NPUs; data-parallel groups: none (independent "
+            "jobs)");
+}
+
+TEST(Replication, RootsOfDataParallelGroupsAreInCopyZero) {
+  Replication rep(4, 3, DataParallelGroups{true, {2}});
+  // Every copy names the same root of a data-parallel group: rank 1 of copy 0.
+  EXPECT_EQ(rep.RootNpu(/*pg=*/0, /*root=*/1, /*npu=*/9), 1);
+  EXPECT_EQ(rep.RootNpu(2, 1, 9), 1);
+  // Another group's root is in the NPU's copy: NPU 9 is copy 2, so rank 1 is NPU 9.
+  EXPECT_EQ(rep.RootNpu(3, 1, 9), 9);
+  EXPECT_EQ(rep.RootNpu(3, -1, 9), -1);  // the group's first member, as without copies
+}
+
+struct Machine {
+  explicit Machine(int npus) : net(sim, Topology{{RingDimension(npus, 50, 500)}}) {}
+  Simulation sim;
+  FixedDelayNetwork net;
+  SystemLayer system{sim, net, SystemParams{}};
+};
+
+TEST(Replication, DataParallelGroupsSpanEveryCopyOthersStayInTheirs) {
+  // A trace of 4 ranks (tensor-parallel pairs {0,1} {2,3} as group 1, data-parallel pairs
+  // {0,2} {1,3} as groups 2 and 3), run as 3 copies on 12 NPUs.
+  Machine m(12);
+  Replication rep(4, 3, DataParallelGroups{true, {2, 3}});
+
+  // Group 2 is data-parallel: ranks {0, 2} of every copy, {0,2, 4,6, 8,10}, defined once
+  // whichever NPU defines it.
+  StatusOr<int> dp = rep.Define(m.system, 2, {0, 2}, /*npu=*/6);
+  ASSERT_TRUE(dp.ok()) << dp.status().message();
+  ASSERT_NE(m.system.GroupMembers(*dp), nullptr);
+  EXPECT_EQ(*m.system.GroupMembers(*dp), (std::vector<int>{0, 2, 4, 6, 8, 10}));
+  StatusOr<int> again = rep.Define(m.system, 2, {0, 2}, /*npu=*/11);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *dp);
+  EXPECT_EQ(rep.Find(m.system, 2, 1), dp.value());
+
+  // Group 1 is not: copy 1 (NPUs 4..7) gets its own {4, 5}.
+  StatusOr<int> tp1 = rep.Define(m.system, 1, {0, 1}, /*npu=*/5);
+  ASSERT_TRUE(tp1.ok());
+  EXPECT_EQ(*m.system.GroupMembers(*tp1), (std::vector<int>{4, 5}));
+  EXPECT_NE(*tp1, *dp);
+  // Copy 2 has not defined its group 1 yet.
+  EXPECT_EQ(rep.Find(m.system, 1, 9), std::nullopt);
+  StatusOr<int> tp2 = rep.Define(m.system, 1, {0, 1}, /*npu=*/9);
+  ASSERT_TRUE(tp2.ok());
+  EXPECT_EQ(*m.system.GroupMembers(*tp2), (std::vector<int>{8, 9}));
+  EXPECT_NE(*tp2, *tp1);
+
+  // The world is data-parallel here: every NPU, system group 0.
+  EXPECT_EQ(rep.Find(m.system, 0, 7), 0);
+  // Group 3 was never defined.
+  EXPECT_EQ(rep.UndefinedDataParallelGroups(), std::vector<int>{3});
+}
+
+TEST(Replication, AWorldThatIsNotDataParallelIsEachCopysOwnNpus) {
+  Machine m(8);
+  Replication rep(4, 2, DataParallelGroups{false, {}});
+  EXPECT_EQ(rep.Lookup(0, 5), std::nullopt);  // defined on first use
+  std::optional<int> world1 = rep.Find(m.system, 0, 5);
+  ASSERT_TRUE(world1.has_value());
+  EXPECT_EQ(*m.system.GroupMembers(*world1), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(rep.Lookup(0, 6), world1);
+  std::optional<int> world0 = rep.Find(m.system, 0, 2);
+  ASSERT_TRUE(world0.has_value());
+  EXPECT_EQ(*m.system.GroupMembers(*world0), (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(Replication, AMemberOutsideTheTraceIsNamed) {
+  Machine m(8);
+  Replication rep(4, 2, DataParallelGroups{});
+  StatusOr<int> id = rep.Define(m.system, 5, {0, 4}, 0);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().message(),
+            "member of communicator group 5 is '4'; expected a rank of the trace in [0, 3] "
+            "(--replicate-trace runs its 4 ranks as 2 copies)");
+}
+
+}  // namespace
+}  // namespace orrery
