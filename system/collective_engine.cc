@@ -249,21 +249,22 @@ uint64_t PhaseFinalSize(const PhaseSpec& p) {
 // ---------------------------------------------------------------------------------------------
 // Stream
 
-Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
+Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int group, int id, int priority,
                std::vector<PhaseSpec> phases)
     : owner_(owner),
       collective_(collective),
       id_(id),
+      tag_(static_cast<int64_t>(group) << 32 | static_cast<uint32_t>(id)),
       priority_(priority),
       phases_(std::move(phases)) {}
 
 void Stream::SendToPeer(int dst, uint64_t size, bool notify) {
-  MessageKey key{owner_.id(), dst, TagSpace::kCollective, id_, size};
+  MessageKey key{owner_.id(), dst, TagSpace::kCollective, tag_, size};
   owner_.layer_.SendData(key, notify ? this : nullptr, kSendArrived);
 }
 
 void Stream::ReceiveFromPeer(int src, uint64_t size) {
-  MessageKey key{src, owner_.id(), TagSpace::kCollective, id_, size};
+  MessageKey key{src, owner_.id(), TagSpace::kCollective, tag_, size};
   owner_.layer_.RecvData(key, this, 0);
 }
 
@@ -479,10 +480,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   Status order = layer_.CheckOrder(id_, request);
   if (!order.ok()) return order;
   if (const CustomAlgorithm* custom = layer_.custom().Find(request)) {
-    const int instance = request.group != 0
-                             ? request.group * 1000000 + group_stream_counter_[request.group]++
-                             : stream_counter_++;
-    return layer_.custom().Start(id_, *custom, request, instance, listener, token);
+    return layer_.custom().Start(id_, *custom, request, NextStreamId(request.group), listener,
+                                 token);
   }
   const SystemParams& params = layer_.params();
   const int native = NativeIndex(request.type);
@@ -650,10 +649,9 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       }
     }
     if (phases.empty()) break;
-    const int stream_id = req.group != 0 ? req.group * 1000000 + group_stream_counter_[req.group]++
-                                         : stream_counter_++;
     ++streams;
-    auto* stream = new Stream(*this, coll, stream_id, priority, std::move(phases));
+    auto* stream =
+        new Stream(*this, coll, req.group, NextStreamId(req.group), priority, std::move(phases));
     ++live_streams_;
     coll->total_streams = streams;
     ProceedToNextPhase(stream);

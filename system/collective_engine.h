@@ -161,7 +161,9 @@ struct BusRoute {
 
 class Stream : public EventTarget, public MessageSink {
  public:
-  Stream(NpuSystem& owner, CollectiveInstance* collective, int id, int priority,
+  // `id` numbers the streams of communicator group `group` (0 = every NPU) alike on every
+  // member: the chunk's channel in a channel ring. Its messages are tagged by both.
+  Stream(NpuSystem& owner, CollectiveInstance* collective, int group, int id, int priority,
          std::vector<PhaseSpec> phases);
 
   // Called by algorithms. With `notify`, the algorithm's OnSent() runs when the message has
@@ -192,6 +194,7 @@ class Stream : public EventTarget, public MessageSink {
   NpuSystem& owner_;
   CollectiveInstance* collective_;
   const int id_;
+  const int64_t tag_;  // group << 32 | id: unique among the streams of every group
   const int priority_;
   std::vector<PhaseSpec> phases_;
   size_t next_phase_ = 0;
@@ -254,6 +257,11 @@ class NpuSystem {
   int queue_threshold_ = 1;
   InterDimensionScheduler inter_;
   int priority_counter_ = 0;
+  // The next stream (or custom collective) of communicator group `group` (0 = every NPU): 0, 1,
+  // 2, ... in the order this NPU starts them, the same on every member.
+  int NextStreamId(int group) {
+    return group != 0 ? group_stream_counter_[group]++ : stream_counter_++;
+  }
   int stream_counter_ = 0;
   std::map<int, int> group_stream_counter_;
   // doubleBinaryTree all-reduce phases per (communicator group, logical dimension); world = 0.

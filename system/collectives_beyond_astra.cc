@@ -65,9 +65,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
     p.receiver = p.MemberAt(1);
     p.sender = p.MemberAt(-1);
     p.data_size = c + 1 == chunks ? size - chunk * (chunks - 1) : chunk;
-    const int stream_id = req.group != 0 ? req.group * 1000000 + group_stream_counter_[req.group]++
-                                         : stream_counter_++;
-    auto* stream = new Stream(*this, coll, stream_id, priority, {p});
+    auto* stream = new Stream(*this, coll, req.group, NextStreamId(req.group), priority, {p});
     ++live_streams_;
     ProceedToNextPhase(stream);
   }

@@ -243,7 +243,7 @@ const CustomAlgorithm* CustomCollectives::Find(const CollectiveRequest& req) con
 }
 
 Status CustomCollectives::Start(int npu, const CustomAlgorithm& algorithm,
-                                const CollectiveRequest& req, int64_t instance,
+                                const CollectiveRequest& req, int sequence,
                                 CollectiveListener* listener, uint64_t token) {
   // Finished runs are dropped here. The run whose completion led to this call may be one of
   // them: it touches nothing after telling its listener (as a stream that finishes).
@@ -265,6 +265,13 @@ Status CustomCollectives::Start(int npu, const CustomAlgorithm& algorithm,
                          ") but the collective runs on " + std::to_string(size) +
                          " NPUs; it needs one ET per NPU of its group");
   }
+  auto it = instances_.find({req.group, sequence});
+  if (it == instances_.end()) {
+    it = instances_.emplace(std::make_pair(req.group, sequence), Instance{next_instance_++, size})
+             .first;
+  }
+  const int64_t instance = it->second.id;
+  if (--it->second.members_to_start == 0) instances_.erase(it);
   runs_.push_back(std::make_unique<CustomRun>(layer_, npu, algorithm, rank, members, instance,
                                               listener, token, req.label));
   runs_.back()->Start();

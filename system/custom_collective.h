@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -63,10 +64,11 @@ class CustomCollectives {
 
   // The algorithm for this request, or null for the built-in ones.
   const CustomAlgorithm* Find(const CollectiveRequest& req) const;
-  // Starts NPU `npu`'s part of `req` with `algorithm`; `instance` tells this collective's
-  // messages apart from every other's (the same on every member).
+  // Starts NPU `npu`'s part of `req` with `algorithm`; `sequence` numbers the collectives of
+  // its group alike on every member (NpuSystem::NextStreamId), which tells this one's messages
+  // apart from every other's.
   Status Start(int npu, const CustomAlgorithm& algorithm, const CollectiveRequest& req,
-               int64_t instance, CollectiveListener* listener, uint64_t token);
+               int sequence, CollectiveListener* listener, uint64_t token);
   // Custom collectives not finished, for deadlock reports.
   std::vector<std::string> DescribeActive(int npu) const;
 
@@ -75,6 +77,15 @@ class CustomCollectives {
   std::map<CollectiveType, std::shared_ptr<const CustomAlgorithm>> by_type_;
   std::map<uint64_t, std::shared_ptr<const CustomAlgorithm>> by_node_;
   std::list<std::unique_ptr<CustomRun>> runs_;
+  // Message-tag instances of the collectives under way: (group, sequence) -> a dense id (its
+  // messages' tags are id * 2^24 + the ET's tag), and how many members have yet to start it;
+  // forgotten when the last has.
+  struct Instance {
+    int64_t id = 0;
+    int members_to_start = 0;
+  };
+  std::map<std::pair<int, int>, Instance> instances_;
+  int64_t next_instance_ = 0;
 };
 
 }  // namespace orrery

@@ -666,5 +666,39 @@ TEST(ChakraTrace, BroadcastsAreSimulated) {
   for (const NpuStats& s : r->npus) EXPECT_EQ(s.collectives, kernels);
 }
 
+// Group ids are any positive int: 5000 (past 2147, where group x 10^6 overflowed an int as a
+// stream id) and 67108865 (whose stream ids wrapped onto group 1's) run exactly as 1 and 2, with
+// the built-in ring and with a custom algorithm, two collectives per group.
+TEST(CollectivesEndToEnd, LargeGroupIdsRunAsSmallOnes) {
+  const std::string custom = WriteShiftAlgorithm("algo_big_ids", 3);
+  const std::string custom_system = std::string(R"({
+    "scheduling-policy": "FIFO", "preferred-dataset-splits": 1, "local-mem-bw": 50,
+    "all-reduce-implementation-custom": [")") +
+                                    custom + R"("] })";
+  const char* ids[2][2] = {{"1", "2"}, {"5000", "67108865"}};
+  for (const std::string& system : {std::string(kSystem), custom_system}) {
+    std::vector<int64_t> finishes[2];
+    for (int v = 0; v < 2; ++v) {
+      std::vector<std::vector<Node>> ranks(8);
+      for (int r = 0; r < 8; ++r) {
+        Node a = et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, kD);
+        Node b = et::MakeCollNode(2, "ar2", ChakraProtoMsg::ALL_REDUCE, kD / 2, {1});
+        et::SetStringAttr(&a, "pg_name", ids[v][r / 4]);
+        et::SetStringAttr(&b, "pg_name", ids[v][r / 4]);
+        ranks[r] = {a, b};
+      }
+      RunOptions o = WriteCase("big_ids", ranks, system);
+      std::ofstream(o.workload + ".groups.json")
+          << "{\"" << ids[v][0] << "\": [0, 1, 2, 3], \"" << ids[v][1] << "\": [4, 5, 6, 7]}";
+      o.comm_group_config = o.workload + ".groups.json";
+      StatusOr<RunResult> r = RunSimulation(o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      finishes[v] = Finishes(*r);
+      EXPECT_GT(finishes[v][0], 0);
+    }
+    EXPECT_EQ(finishes[0], finishes[1]);
+  }
+}
+
 }  // namespace
 }  // namespace orrery
