@@ -208,6 +208,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
 
 std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
   std::string out = comment;
+  if (!out.empty() && out.back() != '\n') out += '\n';  // the comment's last line ends here
   out += "algorithms:\n";
   for (const NcclAlgorithm& a : m.algorithms) {
     out += "  " + a.name + ": {latency-us: " + Num(a.latency_us) +

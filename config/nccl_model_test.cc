@@ -39,6 +39,10 @@ TEST(NcclModel, ChoicesCombineAlgorithmAndProtocol) {
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->algorithms[0].protocols, std::vector<std::string>{"Simple"});
   EXPECT_DOUBLE_EQ(again->protocols[1].efficiency, 0.8);
+  // A comment whose last line has no line end still ends before the model.
+  auto unended = LoadNcclModel(Write("unended.yaml", FormatNcclModel(*m, "# one\n# two")));
+  ASSERT_TRUE(unended.ok()) << unended.status().message();
+  EXPECT_EQ(unended->algorithms.size(), m->algorithms.size());
 }
 
 TEST(NcclModel, EveryProblemIsNamedWithItsLine) {

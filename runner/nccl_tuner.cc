@@ -145,8 +145,9 @@ NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& m
   return call;
 }
 
-StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vector<int>& members,
-                                const Option& o, double efficiency, Time latency) const {
+StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
+                                               const std::vector<int>& members, const Option& o,
+                                               double efficiency, Time latency, Time limit) const {
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, net_params_);
   SystemLayer layer(sim, *net, params_);
@@ -165,7 +166,7 @@ StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vec
       driver.Start(m);
     }
   }
-  sim.Run();
+  sim.Run(limit);
   if (!driver.error().ok()) return driver.error();
   if (!net->error().ok()) return net->error();
   if (sim.time_overflowed()) {
@@ -174,10 +175,11 @@ StatusOr<Time> NcclTuner::Probe(const CollectiveRequest& request, const std::vec
         "days): its size, a latency or a bandwidth is out of range");
   }
   if (driver.done() != static_cast<int>(members.size())) {
+    if (sim.pending_events() > 0) return std::optional<Time>();  // still running after `limit`
     return Status::Error("the collective did not finish (" + std::to_string(driver.done()) +
                          " of " + std::to_string(members.size()) + " NPUs)");
   }
-  return driver.end();
+  return std::optional<Time>(driver.end());
 }
 
 StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
@@ -187,31 +189,55 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     StatusOr<std::vector<int>> members = Members(req);
     if (!members.ok()) return members.status();
     Chosen best{options_.size(), 1, Time::Zero()};
-    Time best_time;
-    std::string failures;
+    Time best_time = Time::Infinite();
+    std::vector<std::string> failures(options_.size());
     const NcclCall call = Call(req, *members);
+    // Likeliest fastest first, so that the slower choices' probes stop early: the floor plus
+    // the bytes at the choice's efficiency over the slowest dimension (an estimate for the order
+    // only; the simulated times decide).
+    Bandwidth slowest = topology_.dims.front().bandwidth;
+    for (const Dimension& d : topology_.dims) {
+      if (d.bandwidth.bytes_per_sec() < slowest.bytes_per_sec()) slowest = d.bandwidth;
+    }
+    std::vector<std::pair<Time, size_t>> order;
+    std::vector<double> efficiency(options_.size());
+    std::vector<Time> latency(options_.size());
     for (size_t i = 0; i < options_.size(); ++i) {
       const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
       if (!not_run.empty()) {
-        failures += "\n  " + options_[i]->name + ": " + not_run;
+        failures[i] = not_run;
         continue;
       }
-      const double efficiency = EfficiencyAt(options_[i]->choice, call);
-      const Time latency = Time::FromNsDouble(LatencyAt(options_[i]->choice, call) * 1e3);
-      StatusOr<Time> t = Probe(req, *members, *options_[i], efficiency, latency);
+      efficiency[i] = EfficiencyAt(options_[i]->choice, call);
+      latency[i] = Time::FromNsDouble(LatencyAt(options_[i]->choice, call) * 1e3);
+      order.emplace_back(
+          latency[i] + Bytes(InflateForEfficiency(req.size, efficiency[i])) / slowest, i);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [estimate, i] : order) {
+      StatusOr<std::optional<Time>> t =
+          Probe(req, *members, *options_[i], efficiency[i], latency[i], best_time);
       if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
-        failures += "\n  " + options_[i]->name + ": " + t.status().message();
+        failures[i] = t.status().message();
         continue;
       }
-      if (best.option == options_.size() || *t < best_time) {
-        best = {i, efficiency, latency};
-        best_time = *t;
+      if (!t->has_value()) continue;  // slower than the best so far
+      const Time time = **t;
+      // The fastest wins, the first listed on a tie (whatever order they were probed in).
+      if (best.option == options_.size() || time < best_time ||
+          (time == best_time && i < best.option)) {
+        best = {i, efficiency[i], latency[i]};
+        best_time = time;
       }
     }
     if (best.option == options_.size()) {
+      std::string why;
+      for (size_t i = 0; i < options_.size(); ++i) {
+        if (!failures[i].empty()) why += "\n  " + options_[i]->name + ": " + failures[i];
+      }
       return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
                            CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +
-                           " bytes here:" + failures);
+                           " bytes here:" + why);
     }
     it = chosen_.emplace(key, best).first;
     NcclTunedCollective t;

@@ -10,15 +10,19 @@
 // a fresh copy of the run's network and system layer, exactly as an executor would run it: the
 // choice's launch floor, then the collective with that choice's algorithms moving
 // size / efficiency bytes. The fastest choice wins (the first listed on a tie), as NCCL's tuner
-// means to pick by its cost model; a choice that cannot run there (tree on one node, ...) or
-// that NCCL does not offer for the collective (tree for anything but all-reduce, NVLS for a
-// reduce-scatter or all-gather across nodes, anything but ring for the rest) is skipped. Choices
-// are cached, so a training trace pays one probe per distinct collective.
+// means to pick by its cost model. Choices are probed likeliest first (floor + size at the
+// choice's efficiency over the slowest dimension), and a probe stops once it runs past the best
+// time found: it could not win, so the choice is the same as probing every one to the end; a choice
+// that cannot run there (tree on one node, ...) or that NCCL does not offer for the collective
+// (tree for anything but all-reduce, NVLS for a reduce-scatter or all-gather across nodes, anything
+// but ring for the rest) is skipped. Choices are cached, so a training trace pays one probe per
+// distinct collective.
 #pragma once
 
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -77,9 +81,11 @@ class NcclTuner : public CollectiveTuner {
   };
 
   // The collective alone on `members` with option `o` at `efficiency` after floor `latency`:
-  // its time, or why it cannot run.
-  StatusOr<Time> Probe(const CollectiveRequest& req, const std::vector<int>& members,
-                       const Option& o, double efficiency, Time latency) const;
+  // its time; nullopt when it is still running after `limit` (it cannot beat a choice that
+  // took `limit`, and simulating the rest would be wasted); or why it cannot run.
+  StatusOr<std::optional<Time>> Probe(const CollectiveRequest& req, const std::vector<int>& members,
+                                      const Option& o, double efficiency, Time latency,
+                                      Time limit) const;
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.

@@ -266,5 +266,67 @@ TEST(NcclRun, AnUnknownForcedAlgorithmListsTheModelsOnes) {
   EXPECT_NE(msg.find("its algorithms: nvls, ring"), std::string::npos) << msg;
 }
 
+// The tuner probes the likeliest choice first and stops probing another once it runs past the
+// best time found. What it picks must be what probing every choice to the end picks: the
+// fastest, the first listed on a tie. Each choice alone (a model holding just that algorithm and
+// protocol) gives its full time; the whole model must pick the least of them, on one node
+// (hgx-h100: ring and NVLS) and on two (dgx-h100-ndr: ring and tree), small to large.
+TEST(NcclRun, TheTunerPicksWhatProbingEveryChoiceToTheEndPicks) {
+  for (const std::string profile : {"configs/machines/hgx-h100", "configs/machines/dgx-h100-ndr"}) {
+    StatusOr<NcclModel> model = LoadNcclModel(profile + "/nccl.yaml");
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    StatusOr<std::vector<NcclChoice>> choices = Choices(*model, "");
+    ASSERT_TRUE(choices.ok());
+    RunOptions o;
+    o.system_config = profile + "/system.yaml";
+    o.network_config = profile + "/network.yaml";
+    const int npus = profile.find("ndr") != std::string::npos ? 16 : 8;
+    for (uint64_t size :
+         {uint64_t{1024}, uint64_t{65536}, uint64_t{4} << 20, uint64_t{256} << 20}) {
+      o.workload = Tmp("probe_" + std::to_string(npus) + "_" + std::to_string(size));
+      for (int r = 0; r < npus; ++r) {
+        ASSERT_TRUE(
+            et::WriteTraceFile(et::RankTracePath(o.workload, r),
+                               {et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, size)})
+                .ok());
+      }
+      o.nccl_model = "";
+      StatusOr<RunResult> whole = RunSimulation(o);
+      ASSERT_TRUE(whole.ok()) << whole.status().message();
+      ASSERT_EQ(whole->nccl_choices.size(), 1u);
+      std::string fastest;
+      Time fastest_time = Time::Infinite();
+      int ran = 0;
+      for (const NcclChoice& c : *choices) {
+        NcclModel one;
+        for (NcclAlgorithm a : model->algorithms) {
+          if (a.name != c.algorithm) continue;
+          a.protocols = {c.protocol};
+          one.algorithms.push_back(a);
+        }
+        for (const NcclProtocol& p : model->protocols) {
+          if (p.name == c.protocol) one.protocols.push_back(p);
+        }
+        o.nccl_model = Tmp("one_choice.yaml");
+        std::ofstream(o.nccl_model) << FormatNcclModel(one, "# " + c.algorithm + "/" + c.protocol);
+        StatusOr<RunResult> alone = RunSimulation(o);
+        if (!alone.ok()) {  // a choice this machine cannot run: tree on one node
+          EXPECT_EQ(c.algorithm, "tree") << alone.status().message();
+          continue;
+        }
+        ++ran;
+        ASSERT_EQ(alone->nccl_choices.size(), 1u);
+        if (alone->nccl_choices[0].predicted < fastest_time) {
+          fastest_time = alone->nccl_choices[0].predicted;
+          fastest = alone->nccl_choices[0].choice;
+        }
+      }
+      EXPECT_GE(ran, 4) << profile;
+      EXPECT_EQ(whole->nccl_choices[0].choice, fastest) << profile << " " << size << " B";
+      EXPECT_EQ(whole->nccl_choices[0].predicted, fastest_time) << profile << " " << size << " B";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace orrery
