@@ -62,6 +62,14 @@ print(f"{label:<66} {wall:12.2f} {peak_mb:12.0f} {max(ends):16d} {events:>12}")
 PY
 }
 
+# two_dimension_system OUT: the system file with ring on two dimensions, as $work/OUT.
+two_dimension_system() {
+  python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+for k in [k for k in c if k.endswith("-implementation")]: c[k] = ["ring", "ring"]
+json.dump(c, open(sys.argv[2], "w"), indent=1)' "$work/system.json" "$work/$1"
+}
+
 printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
 for n in "${sizes[@]}"; do
   mkdir -p "$work/ar$n"
@@ -83,10 +91,7 @@ for n in "${sizes[@]}"; do
     printf 'topology: [ Ring, Ring ]\nnpus_count: [ 64, 64 ]\nbandwidth: [ 50.0, 50.0 ]\n' \
       > "$work/torus$n.yml"
     printf 'latency: [ 500.0, 500.0 ]\n' >> "$work/torus$n.yml"
-    python3 -c 'import json, sys
-c = json.load(open(sys.argv[1]))
-for k in [k for k in c if k.endswith("-implementation")]: c[k] = ["ring", "ring"]
-json.dump(c, open(sys.argv[2], "w"), indent=1)' "$work/system.json" "$work/system2d.json"
+    two_dimension_system system2d.json
     runs+=(analytical-aware+2d)
   fi
   for run in "${runs[@]}"; do
@@ -173,10 +178,7 @@ if [ $# -eq 0 ] || [ "${1:-}" = trace ]; then
     printf 'topology: [ Ring, Switch ]\nnpus_count: [ 8, 128 ]\nbandwidth: [ 200.0, 50.0 ]\n' \
       > "$work/pt1024.yml"
     printf 'latency: [ 500.0, 2000.0 ]\n' >> "$work/pt1024.yml"
-    python3 -c 'import json, sys
-c = json.load(open(sys.argv[1]))
-for k in [k for k in c if k.endswith("-implementation")]: c[k] = ["ring", "ring"]
-json.dump(c, open(sys.argv[2], "w"), indent=1)' "$work/system.json" "$work/system_pt.json"
+    two_dimension_system system_pt.json
     printf '%-66s %12s %12s %16s %12s\n' "case" "wall (s)" "peak (MB)" "simulated (ns)" "events"
     measure "PyTorch trace, 1024 NPUs, --replicate-trace (1 file)" pt/one system_pt.json \
       pt1024.yml analytical-aware --replicate-trace
