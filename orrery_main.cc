@@ -25,6 +25,7 @@
 #include "sweep/sweep.h"
 #include "validate/calibrate.h"
 #include "validate/validate.h"
+#include "workload/replication.h"
 
 namespace po = boost::program_options;
 
@@ -159,6 +160,9 @@ int main(int argc, char** argv) {
   if (vm.count("version")) {
     std::cout << kVersion << "\n";
     return 0;
+  }
+  if (vm.count("dp-groups") && o.dp_groups.find_first_not_of(" \t") == std::string::npos) {
+    return Fail("--dp-groups is empty; expected " + orrery::DataParallelGroupsSyntax());
   }
   {
     const spdlog::level::level_enum level = spdlog::level::from_str(log_level);

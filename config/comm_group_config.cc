@@ -29,8 +29,8 @@ std::string Shown(const YAML::Node& node) {
 
 }  // namespace
 
-StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string& path,
-                                                              int num_npus) {
+StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string& path, int num_npus,
+                                                              const std::set<int>* one_member_ok) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   Status problems;
@@ -43,7 +43,8 @@ StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string&
     const std::string where = file->Where(it->first);
     if (id < 0) {
       problems.Add(where + ": group id is " + Shown(it->first) +
-                   "; expected a positive integer written as a JSON key, e.g. \"1\"");
+                   "; expected an integer from 1 to " + std::to_string(kMaxCommGroupId) +
+                   " written as a JSON key, e.g. \"1\"");
       continue;
     }
     if (id == 0) {
@@ -83,9 +84,15 @@ StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string&
       }
       npus.push_back(npu);
     }
-    if (members.size() < 2) {
+    const bool one_ok = one_member_ok != nullptr && one_member_ok->count(id) > 0;
+    if (members.size() < (one_ok ? 1u : 2u)) {
       problems.Add(where + ": " + group + " has " + std::to_string(members.size()) +
-                   (members.size() == 1 ? " member" : " members") + "; expected at least 2 NPUs");
+                   (members.size() == 1 ? " member" : " members") + "; expected at least " +
+                   (one_ok ? "1 NPU" : "2 NPUs") +
+                   (one_member_ok != nullptr && !one_ok
+                        ? " (or 1, for a data-parallel group --dp-groups names: it spans the "
+                          "copies of the trace)"
+                        : ""));
       ok = false;
     }
     if (ok) groups[id] = std::move(npus);

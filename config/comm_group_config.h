@@ -3,11 +3,12 @@
 //   // {"0": [0, 1, 2, 3], "1": [4, 5, 6, 7]}
 //   StatusOr<std::map<int, std::vector<int>>> g = LoadCommGroupConfig("groups.json", 8);
 //
-// Group ids are non-negative integers (written as strings, as JSON keys are); members are NPU ids
-// in [0, num_npus) without repeats, at least two per group.
+// Group ids are integers from 1 to kMaxCommGroupId (written as strings, as JSON keys are);
+// members are NPU ids in [0, num_npus) without repeats, at least two per group.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,13 @@
 
 namespace orrery {
 
-StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string& path,
-                                                              int num_npus);
+// Communicator group ids run from 1 to kMaxCommGroupId (0 is the group of every NPU), wherever
+// they are written: a comm-group file, a node's pg_name, a METADATA node, --dp-groups.
+inline constexpr int kMaxCommGroupId = 999999999;
+
+// `one_member_ok`: groups that may have a single member (with --replicate-trace, the
+// data-parallel groups, which span every copy); null = none.
+StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(
+    const std::string& path, int num_npus, const std::set<int>* one_member_ok = nullptr);
 
 }  // namespace orrery

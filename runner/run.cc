@@ -70,6 +70,17 @@ StatusOr<std::unique_ptr<Replication>> PlanReplication(const RunOptions& o, int 
                          ", " + et::RankTracePath(o.workload, 1) +
                          ", ... up to the first missing one");
   }
+  // A gap would silently drop the ranks after it.
+  for (int r = ranks + 1; r <= n; ++r) {
+    if (access(et::RankTracePath(o.workload, r).c_str(), F_OK) == 0) {
+      return Status::Error("--replicate-trace: " + et::RankTracePath(o.workload, ranks) +
+                           " is missing, but " + et::RankTracePath(o.workload, r) +
+                           " exists; the trace's ranks are read from " +
+                           et::RankTracePath(o.workload, 0) +
+                           " up to the first missing file, "
+                           "so its rank files must have no gap");
+    }
+  }
   if (ranks > n) {
     return Status::Error("--replicate-trace: the trace has at least " + std::to_string(n + 1) +
                          " rank files (" + et::RankTracePath(o.workload, 0) + " .. " +
@@ -293,8 +304,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   SystemLayer system_layer(sim, *net, *params);
   if (!NoCommGroupFile(o.comm_group_config, &result.warnings)) {
     // Members are the trace's ranks: NPUs, or with --replicate-trace ranks of every copy.
-    StatusOr<std::map<int, std::vector<int>>> groups =
-        LoadCommGroupConfig(o.comm_group_config, ranks);
+    // With copies, a data-parallel group may have one member: it spans the copies.
+    StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(
+        o.comm_group_config, ranks, replication ? &replication->data_parallel().groups : nullptr);
     if (!groups.ok()) return groups.status();
     for (auto& [id, members] : *groups) {
       Status s;

@@ -20,6 +20,7 @@
 #include "et_feeder/writer.h"
 #include "report/breakdown.h"
 #include "runner/run.h"
+#include "workload/replication.h"
 
 namespace orrery {
 
@@ -214,6 +215,31 @@ std::string SweepPoint::Key() const {
   return k;
 }
 
+// Why `value` is not a valid value of key or parameter `name` ("" when it is, or when `name` takes
+// any value here): replicate-trace is true or false, dp-groups what --dp-groups takes.
+std::string BadValue(const std::string& name, const YAML::Node& value) {
+  if (name == "replicate-trace") {
+    if (value.IsScalar() && (value.Scalar() == "true" || value.Scalar() == "false")) return "";
+    return "'replicate-trace' is " +
+           (value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value)) +
+           "; expected true or false";
+  }
+  if (name == "dp-groups") {
+    const std::string shown = value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value);
+    if (!value.IsScalar() || value.Scalar().find_first_not_of(" \t") == std::string::npos) {
+      return "'dp-groups' is " + (value.IsScalar() ? std::string("empty") : shown) + "; expected " +
+             DataParallelGroupsSyntax();
+    }
+    StatusOr<DataParallelGroups> dp = ParseDataParallelGroups(value.Scalar());
+    if (!dp.ok()) {
+      std::string why = dp.status().message();
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      return "'dp-groups' " + shown + ": " + why;
+    }
+  }
+  return "";
+}
+
 StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   SweepSpec spec;
   spec.path = path;
@@ -275,6 +301,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         }
         continue;
       }
+      if (const std::string bad = BadValue(key, v); !bad.empty()) {
+        problems.Add(Where(path, v) + ": base " + bad);
+        continue;
+      }
       if (!v.IsScalar()) {
         problems.Add(Where(path, v) + ": base '" + key +
                      "' must be a path (or a backend or algorithm name)");
@@ -312,7 +342,12 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         }
         spec.param_names.push_back(it->first.Scalar());
         values.emplace_back();
-        for (const YAML::Node& v : it->second) values.back().push_back(FlowYaml(v));
+        for (const YAML::Node& v : it->second) {
+          if (const std::string bad = BadValue(it->first.Scalar(), v); !bad.empty()) {
+            problems.Add(Where(path, v) + ": grid value of " + bad);
+          }
+          values.back().push_back(FlowYaml(v));
+        }
       }
       double count = 1;  // the product's size, checked before it is built
       for (const auto& v : values) count *= static_cast<double>(v.size());
@@ -356,6 +391,9 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
               spec.param_names.end()) {
             spec.param_names.push_back(name);
           }
+          if (const std::string bad = BadValue(name, it->second); !bad.empty()) {
+            problems.Add(Where(path, it->second) + ": point value of " + bad);
+          }
           p.params.emplace_back(name, FlowYaml(it->second));
         }
         spec.points.push_back(std::move(p));
@@ -388,6 +426,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   for (const std::string& p : spec.param_names) table.header.push_back(p);
   for (const std::string& m : kMetrics) table.header.push_back(m);
   table.header.push_back("error");
+  table.header.push_back("warnings");
 
   SweepSummary summary;
   summary.csv = out + ".csv";
@@ -507,12 +546,11 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       if (files.count("comm-groups")) {
         pr.run.comm_group_config = Join(spec.dir, files["comm-groups"]);
       }
-      if (files.count("replicate-trace")) {
-        const std::string& v = files["replicate-trace"];
-        if (v != "true" && v != "false") {
-          throw std::runtime_error("replicate-trace '" + v + "'; expected true or false");
-        }
-        pr.run.replicate_trace = v == "true";
+      pr.run.replicate_trace = files.count("replicate-trace") && files["replicate-trace"] == "true";
+      if (pr.run.replicate_trace && generate) {
+        throw std::runtime_error(
+            "replicate-trace is true, but the workload is a generated collective, written for "
+            "every NPU: copies apply to a trace of fewer ranks (base or point 'workload: PREFIX')");
       }
       if (files.count("dp-groups")) pr.run.dp_groups = files["dp-groups"];
       if (generate) {
@@ -622,12 +660,17 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       row.push_back(colls.empty() ? "" : num(bus / colls.size()));
       row.push_back(std::to_string(r->events));
       row.push_back("");
+      std::string warnings;  // what a single run prints as warnings, one after the other
+      for (const std::string& w : r->warnings) warnings += (warnings.empty() ? "" : " | ") + w;
+      std::replace(warnings.begin(), warnings.end(), '\n', ' ');
+      row.push_back(warnings);
     } else {
       row[1] = "error";
       for (size_t k = 0; k < kMetrics.size(); ++k) row.push_back("");
       std::string msg = r.status().message();
       std::replace(msg.begin(), msg.end(), '\n', ' ');
       row.push_back(msg);
+      row.push_back("");
     }
     std::string line;
     for (size_t k = 0; k < row.size(); ++k) line += (k ? "," : "") + Csv(row[k]);

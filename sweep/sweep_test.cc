@@ -321,17 +321,55 @@ TEST(Sweep, ReplicatesATraceOverNpuCounts) {
   EXPECT_GT(end[2], end[0]);
   EXPECT_LT(end[1], end[0]);
 
+  // A data-parallel group nothing defines is the run's warning, kept in the point's row.
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  workload: " << name << ".trace\n"
+                           << "  replicate-trace: true\n"
+                           << "grid:\n  dp-groups: [world, 'world,33']\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  RunPoints(*spec, Tmp("copies.warn"), 1);
+  const std::vector<std::string> warned = Lines(Slurp(Tmp("copies.warn.csv")));
+  ASSERT_EQ(warned.size(), 3u);
+  EXPECT_EQ(Column(warned[0], warned[1], "warnings"), "");
+  EXPECT_NE(warned[2].find("--dp-groups names communicator group 33"), std::string::npos)
+      << warned[2];
+  EXPECT_NE(Slurp(Tmp("copies.warn.json")).find("\"warnings\": \"--dp-groups names"),
+            std::string::npos);
+
+  // Bad values are named with their line when the spec loads, not point by point.
   std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
                            << ".net.yml\n  workload: " << name << ".trace\n"
                            << "  replicate-trace: yes please\n"
-                           << "grid:\n  network.npus_count: [[4]]\n";
+                           << "grid:\n  network.npus_count: [[4]]\n  dp-groups: [world, '', "
+                              "'none,2']\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_FALSE(spec.ok());
+  const std::string m = spec.status().message();
+  EXPECT_NE(
+      m.find(spec_path + ":5: base 'replicate-trace' is 'yes please'; expected true or false"),
+      std::string::npos)
+      << m;
+  EXPECT_NE(m.find(":8: grid value of 'dp-groups' is empty; expected 'world', 'none'"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("grid value of 'dp-groups' 'none,2': --dp-groups: item 1 of 'none,2' is "
+                   "'none', which stands alone"),
+            std::string::npos)
+      << m;
+
+  // A generated collective is written for every NPU: copies of it are refused, point by point.
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  workload: {collective: all_reduce, size: 1048576}\n"
+                           << "grid:\n  replicate-trace: [false, true]\n";
   spec = LoadSweepSpec(spec_path);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  RunPoints(*spec, Tmp("copies.bad"), 1);
-  EXPECT_NE(
-      Slurp(Tmp("copies.bad.csv")).find("replicate-trace 'yes please'; expected true or false"),
-      std::string::npos)
-      << Slurp(Tmp("copies.bad.csv"));
+  const SweepSummary generated = RunPoints(*spec, Tmp("copies.gen"), 1);
+  EXPECT_EQ(generated.failed, 1);
+  EXPECT_NE(Slurp(Tmp("copies.gen.csv"))
+                .find("replicate-trace is true, but the workload is a generated collective"),
+            std::string::npos)
+      << Slurp(Tmp("copies.gen.csv"));
 }
 
 TEST(Sweep, BadSpecsAreNamed) {

@@ -811,6 +811,12 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
                              "an NPU id in [0, " + std::to_string(num_npus() - 1) + "]");
     }
   }
+  // A member listed twice would send to itself in a ring.
+  auto twice = std::adjacent_find(members.begin(), members.end());
+  if (twice != members.end()) {
+    return Status::Error("communicator group " + std::to_string(id) + " lists NPU " +
+                         std::to_string(*twice) + " more than once; expected each member once");
+  }
   groups_[id] = std::move(members);
   return Status::Ok();
 }

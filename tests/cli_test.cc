@@ -759,7 +759,13 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
   const Outcome bad = Orrery("--workload-configuration=" + original + configs +
                              " --replicate-trace --dp-groups=wrold");
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
-  EXPECT_NE(bad.err.find("--dp-groups: item is 'wrold'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--dp-groups: item 1 of 'wrold' is 'wrold'"), std::string::npos)
+      << bad.err;
+  const Outcome empty = Orrery("--workload-configuration=" + original + configs +
+                               " --replicate-trace --dp-groups ''");
+  EXPECT_EQ(empty.exit_code, 1) << empty.err;
+  EXPECT_NE(empty.err.find("--dp-groups is empty; expected 'world', 'none'"), std::string::npos)
+      << empty.err;
   const Outcome two =
       Orrery(Args("two_ranks", 3, {{et::MakeCompNode(1, "a", 1)}, {et::MakeCompNode(1, "b", 1)}}) +
              " --replicate-trace");

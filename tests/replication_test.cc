@@ -3,6 +3,7 @@
 // on every backend; and every way to get it wrong is a named error.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -246,7 +247,8 @@ TEST(ReplicateTrace, FlagsAndPeersOutsideTheTraceAreNamed) {
             "communicator groups span every copy of the trace)");
   o.replicate_trace = true;
   o.dp_groups = "wrold";
-  EXPECT_NE(ErrorOf(o).find("--dp-groups: item is 'wrold'; expected 'world', 'none'"),
+  EXPECT_NE(ErrorOf(o).find("--dp-groups: item 1 of 'wrold' is 'wrold'; expected 'world', "
+                            "'none', or a comma list of communicator group ids (1 to 999999999)"),
             std::string::npos);
 
   // A send to rank 4 of a 4-rank trace: the copies' peers are the trace's ranks.
@@ -317,6 +319,116 @@ TEST(ReplicateTrace, AStuckCopyNamesItsNpusAndRanks) {
                        "receive from NPU 2 (tag 1, 4096 B)"),
             std::string::npos)
       << error;
+}
+
+TEST(ReplicateTrace, AGapInTheRankFilesIsNamed) {
+  std::vector<std::vector<Node>> trace;
+  for (int r = 0; r < 8; ++r) trace.push_back({et::MakeCompNode(1, "fwd", 1)});
+  RunOptions o = Case("rep_gap", trace, 6);
+  std::remove((o.workload + ".3.et").c_str());
+  o.replicate_trace = true;
+  EXPECT_EQ(ErrorOf(o), "--replicate-trace: " + o.workload + ".3.et is missing, but " + o.workload +
+                            ".4.et exists; the trace's ranks are read from " + o.workload +
+                            ".0.et up to the first missing file, so its rank files must have no "
+                            "gap");
+}
+
+// A job traced with data-parallel degree 1 has data-parallel groups of one rank; run as copies,
+// each spans them. In a comm-group file, as by METADATA nodes, --dp-groups may name such groups:
+// ranks {0, 1} are a tensor-parallel pair (group 1) and each its own DP group (2 and 3); as 4
+// copies that is the 8-rank job with DP groups {0, 2, 4, 6} and {1, 3, 5, 7}.
+TEST(ReplicateTrace, OneRankDataParallelGroupsSpanTheCopies) {
+  std::vector<std::vector<Node>> trace = {HybridRank(0, "1", "2"), HybridRank(1, "1", "3")};
+  RunOptions a = Case("rep_dp1", trace, 8, R"({"1": [0, 1], "2": [0], "3": [1]})");
+  a.replicate_trace = true;
+  a.dp_groups = "2,3";
+  std::vector<std::vector<Node>> written;
+  for (int c = 0; c < 4; ++c) {
+    const std::string tp = std::to_string(10 + c);
+    written.push_back(HybridRank(0, tp, "2"));
+    written.push_back(HybridRank(1, tp, "3"));
+  }
+  RunOptions b = Case("rep_dp1_written", written, 8,
+                      R"({"10": [0, 1], "11": [2, 3], "12": [4, 5], "13": [6, 7],
+                          "2": [0, 2, 4, 6], "3": [1, 3, 5, 7]})");
+  StatusOr<RunResult> ra = RunSimulation(a);
+  StatusOr<RunResult> rb = RunSimulation(b);
+  ASSERT_TRUE(ra.ok()) << ra.status().message();
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  ExpectSameRun(*ra, *rb, "one-rank DP groups");
+  // A one-rank group that is not data-parallel is still refused.
+  a.dp_groups = "2";
+  EXPECT_NE(ErrorOf(a).find("group 3 has 1 member; expected at least 2 NPUs (or 1, for a "
+                            "data-parallel group --dp-groups names"),
+            std::string::npos);
+}
+
+// METADATA process groups (PyTorch's process_group:init) are read with checked numbers, with or
+// without copies: a member listed twice, a group number or a rank past int, a negative rank.
+TEST(ReplicateTrace, BadMetadataGroupsAreNamedNotRun) {
+  struct Bad {
+    const char* inputs;
+    const char* expected;
+  } kBad[] = {
+      {R"([{"pg_name": "1", "ranks": [0, 1, 1]}])", "more than once; expected each member once"},
+      {R"([{"pg_name": "4294967297", "ranks": [0, 1]}])",
+       "METADATA: pg_name '4294967297' is not a communicator group number; expected 0 to "
+       "999999999"},
+      {R"([{"pg_name": "1", "ranks": [0, 4294967297]}])",
+       "METADATA: process group 1's rank is '4294967297'; expected a rank in [0, 1]"},
+      {R"([{"pg_name": "1", "ranks": [-1, 1]}])",
+       "METADATA: process group 1's rank is '-1'; expected a rank in [0, 1]"},
+  };
+  for (const Bad& bad : kBad) {
+    std::vector<std::vector<Node>> trace(2);
+    for (auto& rank : trace) {
+      rank = {et::MakeMetadataNode(1, "process_group:init", bad.inputs),
+              WithGroup(et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 4096, {1}), "1")};
+    }
+    for (bool copies : {false, true}) {
+      RunOptions o = Case("rep_meta", trace, copies ? 4 : 2);
+      o.replicate_trace = copies;
+      const std::string error = ErrorOf(o);
+      EXPECT_NE(error.find(bad.expected), std::string::npos) << bad.inputs << "\n" << error;
+      EXPECT_NE(error.find("node 1 'process_group:init'"), std::string::npos) << error;
+    }
+  }
+}
+
+TEST(ReplicateTrace, ANegativeRootIsNamed) {
+  std::vector<std::vector<Node>> trace(
+      2, {et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, 4096)});
+  for (auto& rank : trace) et::SetIntAttr(&rank[0], "comm_src", -5);
+  RunOptions o = Case("rep_negroot", trace, 2);
+  EXPECT_NE(ErrorOf(o).find("node 1 'bcast': 'comm_src' (the root) is '-5'; expected an NPU id "
+                            "in [0, 1], or none for the group's first member"),
+            std::string::npos);
+  o = Case("rep_negroot4", trace, 4);
+  o.replicate_trace = true;
+  EXPECT_NE(
+      ErrorOf(o).find("'comm_src' (the root) is '-5'; expected a rank of the trace in [0, 1]"),
+      std::string::npos);
+}
+
+// Real PyTorch traces declare single-rank process groups (a data-parallel degree of 1); a
+// collective in one runs on that NPU alone and finishes, it does not wait for anybody.
+TEST(ReplicateTrace, AOneRankMetadataGroupRunsAlone) {
+  std::vector<std::vector<Node>> trace(2);
+  for (int r = 0; r < 2; ++r) {
+    const std::string pg = std::to_string(r + 1);
+    trace[r] = {et::MakeMetadataNode(
+                    1, "process_group:init",
+                    R"([{"pg_name": "1", "ranks": [0]}, {"pg_name": "2", "ranks": [1]}])"),
+                WithGroup(et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 4096, {1}), pg)};
+  }
+  for (bool copies : {false, true}) {
+    RunOptions o = Case("rep_one_rank_group", trace, copies ? 4 : 2);
+    o.replicate_trace = copies;
+    o.dp_groups = copies ? "none" : "";
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (const NpuStats& n : r->npus) EXPECT_EQ(n.nodes_done, 2u);
+  }
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <set>
 #include <string_view>
+
+#include "config/comm_group_config.h"
 
 namespace orrery {
 namespace {
@@ -13,16 +16,18 @@ CollectiveType ToSystem(et::CollectiveType t) { return static_cast<CollectiveTyp
 
 }  // namespace
 
-// "" and "0" are the world group; other names are decimal group ids.
+// "" and "0" are the world group; other names are decimal group ids up to kMaxCommGroupId.
 StatusOr<int> ParseGroup(std::string_view pg) {
   if (pg.empty()) return 0;
-  int v = 0;
-  for (char c : pg) {
-    if (!std::isdigit(static_cast<unsigned char>(c)) || v > 100000000) {
-      return Status::Error("pg_name '" + std::string(pg) + "' is not a process-group number");
-    }
-    v = v * 10 + (c - '0');
+  bool digits = pg.size() <= 9;  // kMaxCommGroupId has 9 digits
+  for (char c : pg) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+  if (!digits) {
+    return Status::Error("pg_name '" + std::string(pg) +
+                         "' is not a communicator group number; expected 0 to " +
+                         std::to_string(kMaxCommGroupId) + " (\"\" or \"0\": every NPU)");
   }
+  int v = 0;
+  for (char c : pg) v = v * 10 + (c - '0');
   return v;
 }
 
@@ -202,20 +207,31 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     size_t q = v.find_first_of("0123456789", pos);
     size_t r = v.find("ranks", pos);
     if (q == std::string_view::npos || r == std::string_view::npos) break;
-    int pg = 0;
-    while (q < v.size() && std::isdigit(static_cast<unsigned char>(v[q])))
-      pg = pg * 10 + (v[q++] - '0');
+    auto digits_from = [&](size_t at) {
+      size_t end = at;
+      while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
+      return v.substr(at, end - at);
+    };
+    const std::string_view pg_digits = digits_from(q);
+    StatusOr<int> parsed = ParseGroup(pg_digits);
+    if (!parsed.ok()) return AtNode(node, Status::Error("METADATA: " + parsed.status().message()));
+    const int pg = *parsed;
     size_t open = v.find('[', r), close = v.find(']', r);
     if (open == std::string_view::npos || close == std::string_view::npos) break;
     std::vector<int> ranks;
-    int cur = -1;
-    for (size_t i = open + 1; i <= close; ++i) {
-      if (i < close && std::isdigit(static_cast<unsigned char>(v[i]))) {
-        cur = (cur < 0 ? 0 : cur * 10) + (v[i] - '0');
-      } else if (cur >= 0) {
-        ranks.push_back(cur);
-        cur = -1;
+    for (size_t i = open + 1; i < close; ++i) {
+      const bool minus = v[i] == '-';
+      if (!minus && !std::isdigit(static_cast<unsigned char>(v[i]))) continue;
+      const std::string_view rank =
+          minus ? v.substr(i, digits_from(i + 1).size() + 1) : digits_from(i);
+      i += rank.size();
+      if (minus || rank.size() > 9 || std::stoll(std::string(rank)) >= TraceRanks()) {
+        return AtNode(
+            node, Status::Invalid("", "METADATA: process group " + std::to_string(pg) + "'s rank",
+                                  std::string(rank),
+                                  "a rank in [0, " + std::to_string(TraceRanks() - 1) + "]"));
       }
+      ranks.push_back(std::stoi(std::string(rank)));
     }
     if (ranks.empty()) {
       for (int i = 0; i < TraceRanks(); ++i) ranks.push_back(i);
@@ -348,11 +364,27 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       // The root of a rooted collective: where the data comes from (comm_src) for broadcast
       // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
       // member.
-      if (ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter) {
-        req.root = static_cast<int>(trace_.comm_src(node).value_or(-1));
-      } else if (ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather) {
-        req.root = static_cast<int>(trace_.comm_dst(node).value_or(-1));
+      const bool root_sends =
+          ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter;
+      const bool root_receives =
+          ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather;
+      const std::optional<int64_t> root = root_sends      ? trace_.comm_src(node)
+                                          : root_receives ? trace_.comm_dst(node)
+                                                          : std::nullopt;
+      // A root past the machine is the system layer's to name (it knows the group); a negative
+      // one would silently be the group's first member, and with copies one past the trace's
+      // ranks would land in another copy.
+      if (root && (*root < 0 || (params_.replication != nullptr && *root >= TraceRanks()))) {
+        return Fail(Status::Invalid(
+            Label(node), root_sends ? "'comm_src' (the root)" : "'comm_dst' (the root)",
+            std::to_string(*root),
+            params_.replication != nullptr
+                ? "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
+                      "] (--replicate-trace runs its ranks as copies)"
+                : "an NPU id in [0, " + std::to_string(system_.num_npus() - 1) +
+                      "], or none for the group's first member"));
       }
+      if (root) req.root = static_cast<int>(std::min<int64_t>(*root, INT_MAX));
       if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
       req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
       req.node_id = static_cast<int64_t>(trace_.id(node));
@@ -372,16 +404,6 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
       }
       req.group = *group;
       if (params_.replication != nullptr) {
-        // A root is a rank of the trace: one past them would land in another copy.
-        if (req.root >= TraceRanks()) {
-          const bool from =
-              ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter;
-          return Fail(
-              Status::Invalid(Label(node), from ? "'comm_src' (the root)" : "'comm_dst' (the root)",
-                              std::to_string(req.root),
-                              "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
-                                  "] (--replicate-trace runs its ranks as copies)"));
-        }
         req.root = params_.replication->RootNpu(pg, req.root, npu_);
       }
       Time launch_latency = params_.collective_launch_latency;

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "config/comm_group_config.h"
+
 namespace orrery {
 
 namespace {
-
-constexpr char kValidDpGroups[] =
-    "'world', 'none', or a comma list of communicator group ids (pg_name numbers > 0), with "
-    "'world' among them for the collectives without a group, e.g. 'world,2,3'";
 
 std::string Trim(const std::string& s) {
   size_t b = 0, e = s.size();
@@ -19,6 +17,12 @@ std::string Trim(const std::string& s) {
 }
 
 }  // namespace
+
+std::string DataParallelGroupsSyntax() {
+  return "'world', 'none', or a comma list of communicator group ids (1 to " +
+         std::to_string(kMaxCommGroupId) +
+         "), with 'world' among them for the collectives without a group, e.g. 'world,2,3'";
+}
 
 StatusOr<DataParallelGroups> ParseDataParallelGroups(const std::string& text) {
   DataParallelGroups dp;
@@ -30,19 +34,26 @@ StatusOr<DataParallelGroups> ParseDataParallelGroups(const std::string& text) {
   dp.world = false;
   Status problems;
   size_t start = 0;
-  while (start <= text.size()) {
+  for (int n = 1; start <= text.size(); ++n) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = Trim(text.substr(start, comma - start));
     start = comma + 1;
+    const std::string what = "item " + std::to_string(n) + " of '" + text + "'";
     if (item == "world") {
       dp.world = true;
       continue;
     }
-    bool digits = !item.empty() && item.size() <= 9;
+    if (item == "none") {
+      problems.Add("--dp-groups: " + what +
+                   " is 'none', which stands alone (no group spans the copies); expected " +
+                   DataParallelGroupsSyntax());
+      continue;
+    }
+    bool digits = !item.empty() && item.size() <= 9;  // kMaxCommGroupId has 9 digits
     for (char c : item) digits = digits && std::isdigit(static_cast<unsigned char>(c));
     const int id = digits ? std::stoi(item) : 0;
     if (id <= 0) {
-      problems.Merge(Status::Invalid("--dp-groups", "item", item, kValidDpGroups));
+      problems.Merge(Status::Invalid("--dp-groups", what, item, DataParallelGroupsSyntax()));
       continue;
     }
     dp.groups.insert(id);
@@ -84,7 +95,12 @@ StatusOr<int> Replication::Define(SystemLayer& system, int pg, const std::vector
   auto it = ids_.find({pg, dp ? -1 : Copy(npu)});
   if (it != ids_.end()) return it->second;
   std::vector<int> npus;
+  std::set<int> seen;
   for (int m : members) {
+    if (!seen.insert(m).second) {
+      return Status::Error("communicator group " + std::to_string(pg) + " lists rank " +
+                           std::to_string(m) + " more than once; expected each member once");
+    }
     if (m < 0 || m >= ranks_) {
       return Status::Invalid("", "member of communicator group " + std::to_string(pg),
                              std::to_string(m),

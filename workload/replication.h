@@ -39,6 +39,8 @@ struct DataParallelGroups {
 StatusOr<DataParallelGroups> ParseDataParallelGroups(const std::string& text);
 // As the flag would be written: "world,2,3", "none".
 std::string FormatDataParallelGroups(const DataParallelGroups& dp);
+// What --dp-groups takes, for messages: "'world', 'none', or a comma list of ...".
+std::string DataParallelGroupsSyntax();
 
 class Replication {
  public:

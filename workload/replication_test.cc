@@ -35,13 +35,31 @@ TEST(DataParallelGroups, ParsesTheFlag) {
 }
 
 TEST(DataParallelGroups, RefusesWhatIsNotAGroup) {
-  for (const char* bad : {"0", "-1", "wrold", "2,,3", "1.5", "99999999999"}) {
+  for (const char* bad :
+       {"0", "-1", "wrold", "2,,3", "1.5", "1000000000", "99999999999", "none,2", "none,none"}) {
     StatusOr<DataParallelGroups> d = ParseDataParallelGroups(bad);
     ASSERT_FALSE(d.ok()) << bad;
     EXPECT_NE(d.status().message().find("--dp-groups"), std::string::npos) << bad;
-    EXPECT_NE(d.status().message().find("'world', 'none', or a comma list"), std::string::npos)
+    EXPECT_NE(d.status().message().find("'world', 'none', or a comma list of communicator group "
+                                        "ids (1 to 999999999)"),
+              std::string::npos)
         << d.status().message();
   }
+  // Each bad item once, by its position.
+  StatusOr<DataParallelGroups> d = ParseDataParallelGroups("world,,");
+  ASSERT_FALSE(d.ok());
+  ASSERT_EQ(d.status().problems().size(), 2u);
+  EXPECT_EQ(d.status().problems()[0].rfind("--dp-groups: item 2 of 'world,,' is empty", 0), 0u)
+      << d.status().problems()[0];
+  EXPECT_EQ(d.status().problems()[1].rfind("--dp-groups: item 3 of 'world,,' is empty", 0), 0u);
+  d = ParseDataParallelGroups("none,2");
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("item 1 of 'none,2' is 'none', which stands alone"),
+            std::string::npos);
+  // The largest id.
+  d = ParseDataParallelGroups("999999999");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->groups, std::set<int>{999999999});
 }
 
 TEST(Replication, NpuRunsRankOfCopy) {
