@@ -59,6 +59,16 @@ void ExpectSameRun(const RunResult& replicated, const RunResult& written, const 
   EXPECT_EQ(replicated.events, written.events) << what;
 }
 
+// Runs a replicated case and the same job written out: both must run, and agree.
+void ExpectSameAsWrittenOut(const RunOptions& replicated, const RunOptions& written,
+                            const std::string& what) {
+  StatusOr<RunResult> ra = RunSimulation(replicated);
+  StatusOr<RunResult> rb = RunSimulation(written);
+  ASSERT_TRUE(ra.ok()) << what << ": " << ra.status().message();
+  ASSERT_TRUE(rb.ok()) << what << ": " << rb.status().message();
+  ExpectSameRun(*ra, *rb, what);
+}
+
 // Rank r of copy c of a data-parallel job: forward compute that differs per rank (5 + r us), a
 // pipeline hand-off from rank 0 to 1 and 2 to 3, the gradient all-reduce (world), then an
 // optimizer step. `offset` is c·N: written out, copy c's peers are NPUs offset + rank.
@@ -277,11 +287,7 @@ TEST(ReplicateTrace, FlagsAndPeersOutsideTheTraceAreNamed) {
   o.replicate_trace = true;
   std::vector<std::vector<Node>> rooted8(8, rooted[0]);
   RunOptions w = Case("rep_root2_written", rooted8, 8);
-  StatusOr<RunResult> ro = RunSimulation(o);
-  StatusOr<RunResult> rw = RunSimulation(w);
-  ASSERT_TRUE(ro.ok()) << ro.status().message();
-  ASSERT_TRUE(rw.ok()) << rw.status().message();
-  ExpectSameRun(*ro, *rw, "broadcast from rank 2");
+  ExpectSameAsWrittenOut(o, w, "broadcast from rank 2");
 
   // A comm-group file naming a rank the trace does not have.
   trace[2][1] = et::MakeSendNode(2, 3, 1 << 18, 3, {1});
@@ -351,11 +357,7 @@ TEST(ReplicateTrace, OneRankDataParallelGroupsSpanTheCopies) {
   RunOptions b = Case("rep_dp1_written", written, 8,
                       R"({"10": [0, 1], "11": [2, 3], "12": [4, 5], "13": [6, 7],
                           "2": [0, 2, 4, 6], "3": [1, 3, 5, 7]})");
-  StatusOr<RunResult> ra = RunSimulation(a);
-  StatusOr<RunResult> rb = RunSimulation(b);
-  ASSERT_TRUE(ra.ok()) << ra.status().message();
-  ASSERT_TRUE(rb.ok()) << rb.status().message();
-  ExpectSameRun(*ra, *rb, "one-rank DP groups");
+  ExpectSameAsWrittenOut(a, b, "one-rank DP groups");
   // A one-rank group that is not data-parallel is still refused.
   a.dp_groups = "2";
   EXPECT_NE(ErrorOf(a).find("group 3 has 1 member; expected at least 2 NPUs (or 1, for a "
@@ -416,10 +418,10 @@ TEST(ReplicateTrace, AOneRankMetadataGroupRunsAlone) {
   std::vector<std::vector<Node>> trace(2);
   for (int r = 0; r < 2; ++r) {
     const std::string pg = std::to_string(r + 1);
-    trace[r] = {et::MakeMetadataNode(
-                    1, "process_group:init",
-                    R"([{"pg_name": "1", "ranks": [0]}, {"pg_name": "2", "ranks": [1]}])"),
-                WithGroup(et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 4096, {1}), pg)};
+    trace[r] = {
+        et::MakeMetadataNode(1, "process_group:init",
+                             R"([{"pg_name": "1", "ranks": [0]}, {"pg_name": "2", "ranks": [1]}])"),
+        WithGroup(et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 4096, {1}), pg)};
   }
   for (bool copies : {false, true}) {
     RunOptions o = Case("rep_one_rank_group", trace, copies ? 4 : 2);
