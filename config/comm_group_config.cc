@@ -1,7 +1,6 @@
 #include "config/comm_group_config.h"
 
 #include <cctype>
-#include <cstdlib>
 #include <set>
 
 #include "config/schema.h"
@@ -9,16 +8,7 @@
 namespace orrery {
 namespace {
 
-// A non-negative decimal integer that fits in int, or -1.
-int ParseId(const YAML::Node& node) {
-  if (!node.IsScalar()) return -1;
-  const std::string& s = node.Scalar();
-  if (s.empty() || s.size() > 9) return -1;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
-  }
-  return std::atoi(s.c_str());
-}
+int ParseId(const YAML::Node& node) { return node.IsScalar() ? ParseDecimalId(node.Scalar()) : -1; }
 
 std::string Shown(const YAML::Node& node) {
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
@@ -28,6 +18,16 @@ std::string Shown(const YAML::Node& node) {
 }
 
 }  // namespace
+
+int ParseDecimalId(std::string_view text) {
+  if (text.empty() || text.size() > 9) return -1;  // kMaxCommGroupId has 9 digits
+  int v = 0;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
 
 StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string& path, int num_npus,
                                                               const std::set<int>* one_member_ok) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -19,6 +20,9 @@ namespace orrery {
 // Communicator group ids run from 1 to kMaxCommGroupId (0 is the group of every NPU), wherever
 // they are written: a comm-group file, a node's pg_name, a METADATA node, --dp-groups.
 inline constexpr int kMaxCommGroupId = 999999999;
+
+// A group id or NPU id as written: 1 to 9 decimal digits (0 to kMaxCommGroupId), or -1.
+int ParseDecimalId(std::string_view text);
 
 // `one_member_ok`: groups that may have a single member (with --replicate-trace, the
 // data-parallel groups, which span every copy); null = none.

@@ -313,9 +313,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       if (!replication) {
         s = system_layer.AddGroup(id, members);
       } else {
-        // A data-parallel group once, spanning every copy; any other group once per copy.
-        const int copies = replication->IsDataParallel(id) ? 1 : replication->copies();
-        for (int c = 0; c < copies && s.ok(); ++c) {
+        // Defined for every copy: a data-parallel group once, spanning them all (Define returns
+        // it again for the other copies), any other group once per copy.
+        for (int c = 0; c < replication->copies() && s.ok(); ++c) {
           s = replication->Define(system_layer, id, members, replication->Npu(c, 0)).status();
         }
       }
@@ -489,8 +489,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     result.activity.resize(n);
     // A send's or receive's peer as an NPU: with --replicate-trace, the rank in NPU r's copy.
     auto peer_npu = [&](int r, int64_t rank) {
-      if (!replication || rank < 0) return static_cast<int>(rank);
-      return replication->Npu(replication->Copy(r), static_cast<int>(rank));
+      return replication ? replication->PeerNpu(r, rank) : static_cast<int>(rank);
     };
     for (int r = 0; r < n; ++r) {
       const et::Trace& t = *traces[r % ranks];

@@ -19,15 +19,12 @@ CollectiveType ToSystem(et::CollectiveType t) { return static_cast<CollectiveTyp
 // "" and "0" are the world group; other names are decimal group ids up to kMaxCommGroupId.
 StatusOr<int> ParseGroup(std::string_view pg) {
   if (pg.empty()) return 0;
-  bool digits = pg.size() <= 9;  // kMaxCommGroupId has 9 digits
-  for (char c : pg) digits = digits && std::isdigit(static_cast<unsigned char>(c));
-  if (!digits) {
+  const int v = ParseDecimalId(pg);
+  if (v < 0) {
     return Status::Error("pg_name '" + std::string(pg) +
                          "' is not a communicator group number; expected 0 to " +
                          std::to_string(kMaxCommGroupId) + " (\"\" or \"0\": every NPU)");
   }
-  int v = 0;
-  for (char c : pg) v = v * 10 + (c - '0');
   return v;
 }
 
@@ -60,9 +57,7 @@ std::string NpuExecutor::NpuName() const {
 std::string NpuExecutor::Label(uint32_t node) const { return NpuName() + " " + NodeLabel(node); }
 
 int NpuExecutor::PeerNpu(int64_t rank) const {
-  const Replication* rep = params_.replication;
-  if (rep == nullptr || rank < 0) return static_cast<int>(rank);
-  return rep->Npu(rep->Copy(npu_), static_cast<int>(rank));
+  return params_.replication ? params_.replication->PeerNpu(npu_, rank) : static_cast<int>(rank);
 }
 
 int NpuExecutor::TraceRank() const {
@@ -225,13 +220,14 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
       const std::string_view rank =
           minus ? v.substr(i, digits_from(i + 1).size() + 1) : digits_from(i);
       i += rank.size();
-      if (minus || rank.size() > 9 || std::stoll(std::string(rank)) >= TraceRanks()) {
+      const int value = minus ? -1 : ParseDecimalId(rank);
+      if (value < 0 || value >= TraceRanks()) {
         return AtNode(
             node, Status::Invalid("", "METADATA: process group " + std::to_string(pg) + "'s rank",
                                   std::string(rank),
                                   "a rank in [0, " + std::to_string(TraceRanks() - 1) + "]"));
       }
-      ranks.push_back(std::stoi(std::string(rank)));
+      ranks.push_back(value);
     }
     if (ranks.empty()) {
       for (int i = 0; i < TraceRanks(); ++i) ranks.push_back(i);

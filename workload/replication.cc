@@ -49,9 +49,7 @@ StatusOr<DataParallelGroups> ParseDataParallelGroups(const std::string& text) {
                    DataParallelGroupsSyntax());
       continue;
     }
-    bool digits = !item.empty() && item.size() <= 9;  // kMaxCommGroupId has 9 digits
-    for (char c : item) digits = digits && std::isdigit(static_cast<unsigned char>(c));
-    const int id = digits ? std::stoi(item) : 0;
+    const int id = ParseDecimalId(item);
     if (id <= 0) {
       problems.Merge(Status::Invalid("--dp-groups", what, item, DataParallelGroupsSyntax()));
       continue;
@@ -94,13 +92,8 @@ StatusOr<int> Replication::Define(SystemLayer& system, int pg, const std::vector
   const bool dp = IsDataParallel(pg);
   auto it = ids_.find({pg, dp ? -1 : Copy(npu)});
   if (it != ids_.end()) return it->second;
-  std::vector<int> npus;
-  std::set<int> seen;
+  std::vector<int> npus;  // a rank listed twice is refused by SystemLayer::AddGroup
   for (int m : members) {
-    if (!seen.insert(m).second) {
-      return Status::Error("communicator group " + std::to_string(pg) + " lists rank " +
-                           std::to_string(m) + " more than once; expected each member once");
-    }
     if (m < 0 || m >= ranks_) {
       return Status::Invalid("", "member of communicator group " + std::to_string(pg),
                              std::to_string(m),
@@ -126,9 +119,13 @@ StatusOr<int> Replication::Add(SystemLayer& system, int pg, int copy, std::vecto
   return id;
 }
 
+int Replication::PeerNpu(int npu, int64_t rank) const {
+  if (rank < 0) return static_cast<int>(rank);
+  return Npu(Copy(npu), static_cast<int>(rank));
+}
+
 int Replication::RootNpu(int pg, int root, int npu) const {
-  if (root < 0) return root;
-  return Npu(IsDataParallel(pg) ? 0 : Copy(npu), root);
+  return IsDataParallel(pg) ? PeerNpu(0, root) : PeerNpu(npu, root);
 }
 
 std::vector<int> Replication::UndefinedDataParallelGroups() const {

@@ -16,6 +16,7 @@
 // copy's world is its own N NPUs, and `none` makes the copies K independent jobs.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -65,6 +66,9 @@ class Replication {
   // every copy at once when it is data-parallel, unless it is defined already; returns its
   // system-layer id. Ids are given out in definition order, so a run stays deterministic.
   StatusOr<int> Define(SystemLayer& system, int pg, const std::vector<int>& members, int npu);
+  // The NPU that rank `rank` of the trace is in NPU `npu`'s copy (a negative rank, meaning
+  // "none", stays as it is): a send's destination, a receive's source.
+  int PeerNpu(int npu, int64_t rank) const;
   // Where the root of a rooted collective (trace rank `root`, -1 = the group's first member) of
   // trace group `pg` runs for NPU `npu`: in copy 0 for a data-parallel group (every copy names
   // the same root), else in the NPU's own copy.
