@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "common/json.h"
 #include "report/breakdown.h"
@@ -418,16 +422,26 @@ std::string SummaryTable(const RunResult& r) {
   if (!r.nccl_choices.empty()) {
     // nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
     out += "  NCCL choices (nccl-model), each collective alone:\n";
-    const size_t shown = std::min<size_t>(8, r.nccl_choices.size());
-    for (size_t i = 0; i < shown; ++i) {
-      const NcclTunedCollective& c = r.nccl_choices[i];
-      std::snprintf(line, sizeof line, "    %s %llu B on %d NPUs: %s, %.3f us\n",
+    // Distinct collectives alike in type, size, group size, choice and time (each copy's
+    // tensor-parallel group under --replicate-trace, say) share one line: "(x1024)".
+    std::vector<std::pair<std::string, int>> lines;
+    std::map<std::string, size_t> index;
+    for (const NcclTunedCollective& c : r.nccl_choices) {
+      std::snprintf(line, sizeof line, "%s %llu B on %d NPUs: %s, %.3f us",
                     CollectiveTypeName(c.type), static_cast<unsigned long long>(c.size),
                     c.group_size, c.choice.c_str(), c.predicted.Ns() / 1e3);
-      out += line;
+      auto [at, added] = index.emplace(line, lines.size());
+      if (added) lines.emplace_back(line, 0);
+      ++lines[at->second].second;
     }
-    if (r.nccl_choices.size() > shown) {
-      out += "    ... and " + std::to_string(r.nccl_choices.size() - shown) + " more\n";
+    const size_t shown = std::min<size_t>(8, lines.size());
+    for (size_t i = 0; i < shown; ++i) {
+      out += "    " + lines[i].first;
+      if (lines[i].second > 1) out += " (x" + std::to_string(lines[i].second) + ")";
+      out += "\n";
+    }
+    if (lines.size() > shown) {
+      out += "    ... and " + std::to_string(lines.size() - shown) + " more\n";
     }
   }
   if (!r.links.empty() && r.end.ps() > 0) {

@@ -299,7 +299,8 @@ TEST(Report, SameRunSameBytes) {
   EXPECT_EQ(SummaryTable(a), SummaryTable(b));
 }
 
-// With nccl-model, the summary lists NCCL's choice for each distinct collective; without, nothing.
+// With nccl-model, the summary lists NCCL's choice for each distinct collective, alike ones on one
+// line; without, nothing.
 TEST(Report, SummaryListsNcclChoices) {
   RunResult r = MixedRun();
   EXPECT_EQ(SummaryTable(r).find("NCCL choices"), std::string::npos);
@@ -317,6 +318,18 @@ TEST(Report, SummaryListsNcclChoices) {
                          " 1024 B on 8 NPUs: ring/LL, 25.880 us\n"),
             std::string::npos)
       << summary;
+  // Another group with the same choice and time (a copy's) shares the line; one of another
+  // size gets its own.
+  c.group = 7;
+  r.nccl_choices.push_back(c);
+  c.size = 2048;
+  r.nccl_choices.push_back(c);
+  const std::string shared = SummaryTable(r);
+  EXPECT_NE(shared.find(" 1024 B on 8 NPUs: ring/LL, 25.880 us (x2)\n    " +
+                        std::string(CollectiveTypeName(CollectiveType::kAllReduce)) +
+                        " 2048 B on 8 NPUs: ring/LL, 25.880 us\n"),
+            std::string::npos)
+      << shared;
 }
 
 // A backend with output queues (packet) adds its port statistics to the JSON report and a

@@ -128,6 +128,38 @@ StatusOr<std::vector<int>> NcclTuner::Members(const CollectiveRequest& req) cons
   return *m;
 }
 
+std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& req,
+                                                      const std::vector<int>& members) const {
+  // On an explicit graph (a fat-tree, a custom file) two nodes may not be alike; the packet
+  // backend breaks ties between equal routes by a hash of the NPU ids (network/graph.h), so
+  // two copies of a group may route differently there.
+  if (topology_.graph != nullptr || backend_ == Backend::kPacket || members.empty()) {
+    return std::nullopt;
+  }
+  const std::vector<int> first = topology_.Address(members.front());
+  std::vector<bool> constant(first.size(), true);
+  for (int m : members) {
+    const std::vector<int> a = topology_.Address(m);
+    for (size_t d = 0; d < a.size(); ++d) constant[d] = constant[d] && a[d] == first[d];
+  }
+  // Subtracting the group's coordinate in each dimension it does not span moves every member
+  // by the same amount, so their order and everything among them stays.
+  int offset = 0;
+  int stride = 1;
+  for (size_t d = 0; d < first.size(); ++d) {
+    if (constant[d]) offset += first[d] * stride;
+    stride *= topology_.dims[d].npus;
+  }
+  std::vector<int> moved(members.size());
+  for (size_t i = 0; i < members.size(); ++i) moved[i] = members[i] - offset;
+  int root = req.root;
+  if (root >= 0) {
+    if (std::find(members.begin(), members.end(), root) == members.end()) return std::nullopt;
+    root -= offset;
+  }
+  return ShapeKey{static_cast<int>(req.type), req.size, std::move(moved), req.involved_dims, root};
+}
+
 NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& members) const {
   // NCCL counts a collective by its whole buffer (an all-gather's gathered output), on the
   // nodes it spans (the last dimension when there are several) and the GPUs it has in each.
@@ -182,71 +214,90 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
   return std::optional<Time>(driver.end());
 }
 
+StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
+    const CollectiveRequest& req, const std::vector<int>& members) const {
+  Chosen best{options_.size(), 1, Time::Zero()};
+  Time best_time = Time::Infinite();
+  std::vector<std::string> failures(options_.size());
+  const NcclCall call = Call(req, members);
+  // Likeliest fastest first, so that the slower choices' probes stop early: the floor plus
+  // the bytes at the choice's efficiency over the slowest dimension (an estimate for the order
+  // only; the simulated times decide).
+  Bandwidth slowest = topology_.dims.front().bandwidth;
+  for (const Dimension& d : topology_.dims) {
+    if (d.bandwidth.bytes_per_sec() < slowest.bytes_per_sec()) slowest = d.bandwidth;
+  }
+  std::vector<std::pair<Time, size_t>> order;
+  std::vector<double> efficiency(options_.size());
+  std::vector<Time> latency(options_.size());
+  for (size_t i = 0; i < options_.size(); ++i) {
+    const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
+    if (!not_run.empty()) {
+      failures[i] = not_run;
+      continue;
+    }
+    efficiency[i] = EfficiencyAt(options_[i]->choice, call);
+    latency[i] = Time::FromNsDouble(LatencyAt(options_[i]->choice, call) * 1e3);
+    order.emplace_back(latency[i] + Bytes(InflateForEfficiency(req.size, efficiency[i])) / slowest,
+                       i);
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [estimate, i] : order) {
+    StatusOr<std::optional<Time>> t =
+        Probe(req, members, *options_[i], efficiency[i], latency[i], best_time);
+    if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
+      failures[i] = t.status().message();
+      continue;
+    }
+    if (!t->has_value()) continue;  // slower than the best so far
+    const Time time = **t;
+    // The fastest wins, the first listed on a tie (whatever order they were probed in).
+    if (best.option == options_.size() || time < best_time ||
+        (time == best_time && i < best.option)) {
+      best = {i, efficiency[i], latency[i]};
+      best_time = time;
+    }
+  }
+  if (best.option == options_.size()) {
+    std::string why;
+    for (size_t i = 0; i < options_.size(); ++i) {
+      if (!failures[i].empty()) why += "\n  " + options_[i]->name + ": " + failures[i];
+    }
+    return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
+                         CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +
+                         " bytes here:" + why);
+  }
+  return std::make_pair(best, best_time);
+}
+
 StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
   const Key key{static_cast<int>(req.type), req.size, req.group, req.involved_dims, req.root};
   auto it = chosen_.find(key);
   if (it == chosen_.end()) {
     StatusOr<std::vector<int>> members = Members(req);
     if (!members.ok()) return members.status();
-    Chosen best{options_.size(), 1, Time::Zero()};
-    Time best_time = Time::Infinite();
-    std::vector<std::string> failures(options_.size());
-    const NcclCall call = Call(req, *members);
-    // Likeliest fastest first, so that the slower choices' probes stop early: the floor plus
-    // the bytes at the choice's efficiency over the slowest dimension (an estimate for the order
-    // only; the simulated times decide).
-    Bandwidth slowest = topology_.dims.front().bandwidth;
-    for (const Dimension& d : topology_.dims) {
-      if (d.bandwidth.bytes_per_sec() < slowest.bytes_per_sec()) slowest = d.bandwidth;
+    // A copy of this group elsewhere (same members relative to their node or slot) was probed
+    // already: the probes would give the same times.
+    const std::optional<ShapeKey> shape = ShapeOf(req, *members);
+    auto same = shape ? by_shape_.find(*shape) : by_shape_.end();
+    std::pair<Chosen, Time> picked;
+    if (same != by_shape_.end()) {
+      picked = same->second;
+    } else {
+      StatusOr<std::pair<Chosen, Time>> p = Pick(req, *members);
+      if (!p.ok()) return p.status();
+      picked = *p;
+      if (shape) by_shape_.emplace(*shape, picked);
     }
-    std::vector<std::pair<Time, size_t>> order;
-    std::vector<double> efficiency(options_.size());
-    std::vector<Time> latency(options_.size());
-    for (size_t i = 0; i < options_.size(); ++i) {
-      const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
-      if (!not_run.empty()) {
-        failures[i] = not_run;
-        continue;
-      }
-      efficiency[i] = EfficiencyAt(options_[i]->choice, call);
-      latency[i] = Time::FromNsDouble(LatencyAt(options_[i]->choice, call) * 1e3);
-      order.emplace_back(
-          latency[i] + Bytes(InflateForEfficiency(req.size, efficiency[i])) / slowest, i);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [estimate, i] : order) {
-      StatusOr<std::optional<Time>> t =
-          Probe(req, *members, *options_[i], efficiency[i], latency[i], best_time);
-      if (!t.ok()) {  // this algorithm cannot run this collective here; NCCL would not pick it
-        failures[i] = t.status().message();
-        continue;
-      }
-      if (!t->has_value()) continue;  // slower than the best so far
-      const Time time = **t;
-      // The fastest wins, the first listed on a tie (whatever order they were probed in).
-      if (best.option == options_.size() || time < best_time ||
-          (time == best_time && i < best.option)) {
-        best = {i, efficiency[i], latency[i]};
-        best_time = time;
-      }
-    }
-    if (best.option == options_.size()) {
-      std::string why;
-      for (size_t i = 0; i < options_.size(); ++i) {
-        if (!failures[i].empty()) why += "\n  " + options_[i]->name + ": " + failures[i];
-      }
-      return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
-                           CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +
-                           " bytes here:" + why);
-    }
-    it = chosen_.emplace(key, best).first;
+    it = chosen_.emplace(key, picked.first).first;
     NcclTunedCollective t;
     t.type = req.type;
     t.size = req.size;
     t.group = req.group;
     t.group_size = static_cast<int>(members->size());
-    t.choice = options_[best.option]->name;
-    t.predicted = best_time;
+    t.choice = options_[picked.first.option]->name;
+    t.predicted = picked.second;
+    t.shared = same != by_shape_.end();
     tuned_.push_back(t);
   }
   const Option& o = *options_[it->second.option];

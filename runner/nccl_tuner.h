@@ -16,7 +16,12 @@
 // that cannot run there (tree on one node, ...) or that NCCL does not offer for the collective
 // (tree for anything but all-reduce, NVLS for a reduce-scatter or all-gather across nodes, anything
 // but ring for the rest) is skipped. Choices are cached, so a training trace pays one probe per
-// distinct collective.
+// distinct collective; and groups that are copies of each other on a network of dimensions (the
+// same members, in the same order, in another node or another slot of every node: each copy's
+// tensor-parallel group under --replicate-trace) share one probe, since a collective alone
+// uses only the links of the dimensions its group spans and every instance of a dimension is
+// alike (on the analytical backends: the packet backend breaks ties between routes by a hash of
+// the NPU ids).
 #pragma once
 
 #include <array>
@@ -25,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -41,11 +47,12 @@ namespace orrery {
 // One distinct collective the tuner chose for, in the order first asked.
 struct NcclTunedCollective {
   CollectiveType type = CollectiveType::kAllReduce;
-  uint64_t size = 0;   // as the trace asks (before efficiency)
-  int group = 0;       // 0 = all NPUs
-  int group_size = 0;  // NPUs taking part
-  std::string choice;  // "nvls/Simple"
-  Time predicted;      // the chosen collective alone: launch floor + transfer
+  uint64_t size = 0;    // as the trace asks (before efficiency)
+  int group = 0;        // 0 = all NPUs
+  int group_size = 0;   // NPUs taking part
+  std::string choice;   // "nvls/Simple"
+  Time predicted;       // the chosen collective alone: launch floor + transfer
+  bool shared = false;  // chosen by the probes of a copy of its group elsewhere (ShapeOf)
 };
 
 class NcclTuner : public CollectiveTuner {
@@ -71,6 +78,10 @@ class NcclTuner : public CollectiveTuner {
     NcclChoice choice;  // for its floor and efficiency on a collective (LatencyAt, EfficiencyAt)
   };
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
+  // A collective up to where its group sits: (type, size, members, involved dimensions, root)
+  // with the members and root moved to coordinate 0 in every dimension in which the whole
+  // group has one coordinate (ShapeOf).
+  using ShapeKey = std::tuple<int, uint64_t, std::vector<int>, std::vector<bool>, int>;
 
   NcclTuner() = default;
   // The option a distinct collective runs, and the efficiency and floor it has there.
@@ -86,8 +97,15 @@ class NcclTuner : public CollectiveTuner {
   StatusOr<std::optional<Time>> Probe(const CollectiveRequest& req, const std::vector<int>& members,
                                       const Option& o, double efficiency, Time latency,
                                       Time limit) const;
+  // The fastest choice for the collective on `members`, and its time; or why none runs.
+  StatusOr<std::pair<Chosen, Time>> Pick(const CollectiveRequest& req,
+                                         const std::vector<int>& members) const;
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
+  // Where the probes of a collective on `members` may be shared with an identical group
+  // elsewhere on the network, or nullopt (an explicit graph, or a root outside the group).
+  std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req,
+                                  const std::vector<int>& members) const;
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
   NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;
 
@@ -99,6 +117,7 @@ class NcclTuner : public CollectiveTuner {
   const SystemLayer* groups_ = nullptr;
   std::vector<std::unique_ptr<Option>> options_;  // stable addresses: requests point into them
   std::map<Key, Chosen> chosen_;
+  std::map<ShapeKey, std::pair<Chosen, Time>> by_shape_;  // the choice and its probed time
   std::vector<NcclTunedCollective> tuned_;
 };
 

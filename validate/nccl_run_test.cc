@@ -3,10 +3,14 @@
 // `orrery validate` uses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "et_feeder/writer.h"
@@ -324,6 +328,108 @@ TEST(NcclRun, TheTunerPicksWhatProbingEveryChoiceToTheEndPicks) {
       EXPECT_GE(ran, 4) << profile;
       EXPECT_EQ(whole->nccl_choices[0].choice, fastest) << profile << " " << size << " B";
       EXPECT_EQ(whole->nccl_choices[0].predicted, fastest_time) << profile << " " << size << " B";
+    }
+  }
+}
+
+// Groups that are copies of each other on a network of dimensions (the same members, in the same
+// order, in another node or another slot of every node) share one set of probes. That is sound
+// only if probing each alone gives the same times, bit for bit, which this checks on a
+// [Ring 4, Switch 2, Switch 2] network: on the analytical backends one of each pair reuses the
+// other's probes, each probed alone gets the same times, and every group gets what it gets probed
+// alone; the packet backend (its ECMP hashes NPU ids) probes every group.
+TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
+  const std::string profile = "configs/machines/dgx-h100-ndr";
+  const std::string net = Tmp("copies_net.yml");
+  std::ofstream(net) << "topology: [ Ring, Switch, Switch ]\nnpus_count: [ 4, 2, 2 ]\n"
+                        "bandwidth: [ 100.0, 50.0, 12.5 ]\nlatency: [ 500.0, 700.0, 3000.0 ]\n";
+  // NPU id = ring position + 4 * slot + 8 * node. Pairs (1, 2), (3, 4), ...: a whole ring in
+  // another slot and node; three of a ring in another slot; two of a ring in another slot and
+  // node; one NPU in each node; one in each slot and node; one in each slot.
+  const std::map<int, std::vector<int>> groups = {
+      {1, {0, 1, 2, 3}},  {2, {12, 13, 14, 15}}, {3, {0, 2, 3}}, {4, {4, 6, 7}},
+      {5, {1, 2}},        {6, {13, 14}},         {7, {0, 8}},    {8, {5, 13}},
+      {9, {0, 4, 8, 12}}, {10, {3, 7, 11, 15}},  {11, {0, 4}},   {12, {10, 14}}};
+  const std::string comm_groups = Tmp("copies_groups.json");
+  {
+    std::ofstream f(comm_groups);
+    f << "{";
+    for (const auto& [g, members] : groups) {
+      f << (g == 1 ? "" : ", ") << "\"" << g << "\": [";
+      for (size_t i = 0; i < members.size(); ++i) f << (i ? ", " : "") << members[i];
+      f << "]";
+    }
+    f << "}";
+  }
+  const std::vector<std::pair<ChakraProtoMsg::CollectiveCommType, uint64_t>> collectives = {
+      {ChakraProtoMsg::ALL_REDUCE, 65536},
+      {ChakraProtoMsg::ALL_REDUCE, 8u << 20},
+      {ChakraProtoMsg::ALL_GATHER, 1u << 20}};
+  // Every NPU runs the collectives of its groups in `only` (all when empty), one after another.
+  auto write_trace = [&](const std::string& prefix, int only) {
+    for (int npu = 0; npu < 16; ++npu) {
+      std::vector<ChakraProtoMsg::Node> nodes = {et::MakeCompNode(1, "start", 1)};
+      for (const auto& [g, members] : groups) {
+        if ((only != 0 && g != only) ||
+            std::find(members.begin(), members.end(), npu) == members.end()) {
+          continue;
+        }
+        for (const auto& [type, size] : collectives) {
+          const uint64_t id = nodes.size() + 1;
+          ChakraProtoMsg::Node n = et::MakeCollNode(id, "c" + std::to_string(id), type, size);
+          et::AddDataDeps(&n, {id - 1});
+          et::SetStringAttr(&n, "pg_name", std::to_string(g));
+          nodes.push_back(n);
+        }
+      }
+      ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, npu), nodes).ok());
+    }
+  };
+  using Seen = std::map<std::tuple<int, int, uint64_t>, NcclTunedCollective>;
+  auto run = [&](Backend backend, int only) -> Seen {
+    RunOptions o;
+    o.workload = Tmp("copies_" + std::to_string(only));
+    o.system_config = profile + "/system.yaml";
+    o.network_config = net;
+    o.comm_group_config = comm_groups;
+    o.backend = backend;
+    write_trace(o.workload, only);
+    StatusOr<RunResult> r = RunSimulation(o);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    Seen seen;
+    if (!r.ok()) return seen;
+    for (const NcclTunedCollective& c : r->nccl_choices) {
+      seen[{c.group, static_cast<int>(c.type), c.size}] = c;
+    }
+    return seen;
+  };
+  for (Backend backend :
+       {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware, Backend::kPacket}) {
+    const Seen together = run(backend, 0);
+    ASSERT_EQ(together.size(), groups.size() * collectives.size());
+    Seen alone;
+    for (const auto& [g, members] : groups) {
+      const Seen one = run(backend, g);
+      ASSERT_EQ(one.size(), collectives.size());
+      alone.insert(one.begin(), one.end());
+    }
+    ASSERT_EQ(alone.size(), together.size());
+    for (const auto& [key, c] : together) {
+      const int g = std::get<0>(key);
+      const NcclTunedCollective& by_itself = alone.at(key);
+      EXPECT_FALSE(by_itself.shared);
+      EXPECT_EQ(c.choice, by_itself.choice) << "group " << g << " " << c.size << " B";
+      EXPECT_EQ(c.predicted, by_itself.predicted) << "group " << g << " " << c.size << " B";
+      if (g % 2 == 1) continue;
+      // Of a pair, the one asked second (they run at once) reuses the other's probes.
+      const std::tuple<int, int, uint64_t> other{g - 1, std::get<1>(key), std::get<2>(key)};
+      if (backend == Backend::kPacket) {
+        EXPECT_FALSE(c.shared || together.at(other).shared) << "groups " << g - 1 << ", " << g;
+        continue;
+      }
+      EXPECT_NE(c.shared, together.at(other).shared) << "groups " << g - 1 << ", " << g;
+      EXPECT_EQ(by_itself.choice, alone.at(other).choice) << "group " << g << " " << c.size;
+      EXPECT_EQ(by_itself.predicted, alone.at(other).predicted) << "group " << g << " " << c.size;
     }
   }
 }
