@@ -374,6 +374,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.track_local_mem = system->track_local_mem;
   wp.tuner = tuner.get();
   wp.replication = replication.get();
+  wp.keep_activities = o.record;
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
@@ -466,7 +467,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     result.npus.push_back(e->stats());
     if (e->memory_tracker())
       result.npus.back().peak_local_memory = e->memory_tracker()->PeakBytes();
-    result.breakdown.push_back(BreakdownOf(e->activities(), e->stats().finish));
+    result.breakdown.push_back(e->breakdown());
     result.end = std::max(result.end, e->stats().finish);
   }
   if (!o.link_stats.empty()) {

@@ -22,6 +22,7 @@
 #include "et_feeder/writer.h"
 #include "runner/run.h"
 #include "tests/test_case.h"
+#include "workload/breakdown.h"
 
 namespace orrery {
 namespace {
@@ -664,6 +665,51 @@ TEST(ChakraTrace, BroadcastsAreSimulated) {
   r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const NpuStats& s : r->npus) EXPECT_EQ(s.collectives, kernels);
+}
+
+// The breakdown is kept as the run goes, without a record of every node: a run that records
+// (timelines, reports) and one that does not give the same breakdown, to the picosecond, and it
+// is the one computed afterwards from the recorded nodes' intervals (workload/breakdown.h).
+TEST(ChakraTrace, TheBreakdownNeedsNoRecordOfEveryNode) {
+  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
+  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  const std::string prefix = Tmp("pytorch_breakdown");
+  std::ofstream(prefix + ".0.et", std::ios::binary)
+      << std::ifstream(std::string(compat) + "/chakra/pytorch_model.0.et", std::ios::binary)
+             .rdbuf();
+  std::ofstream(prefix + ".system.json") << kSystem;
+  std::ofstream(prefix + ".net.yml")
+      << "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  o.replicate_trace = true;
+  StatusOr<RunResult> plain = RunSimulation(o);
+  o.record = true;
+  StatusOr<RunResult> recorded = RunSimulation(o);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_TRUE(recorded.ok()) << recorded.status().message();
+  EXPECT_TRUE(plain->activity.empty());
+  ASSERT_EQ(recorded->activity.size(), 4u);
+  ASSERT_EQ(plain->breakdown.size(), 4u);
+  for (int npu = 0; npu < 4; ++npu) {
+    std::vector<Activity> intervals;
+    for (const NodeRecord& n : recorded->activity[npu]) {
+      intervals.push_back({0, n.track, n.start, n.end});
+    }
+    const NpuBreakdown after = BreakdownOf(intervals, recorded->npus[npu].finish);
+    for (const NpuBreakdown* b : {&plain->breakdown[npu], &recorded->breakdown[npu]}) {
+      EXPECT_EQ(b->total, after.total) << "NPU " << npu;
+      EXPECT_EQ(b->compute, after.compute) << "NPU " << npu;
+      EXPECT_EQ(b->cpu, after.cpu) << "NPU " << npu;
+      EXPECT_EQ(b->communication, after.communication) << "NPU " << npu;
+      EXPECT_EQ(b->overlapped, after.overlapped) << "NPU " << npu;
+      EXPECT_EQ(b->memory, after.memory) << "NPU " << npu;
+      EXPECT_EQ(b->idle, after.idle) << "NPU " << npu;
+    }
+    EXPECT_GT(after.overlapped, Time::Zero()) << "NPU " << npu;  // a case where unions matter
+  }
 }
 
 // Group ids are any positive int: 5000 (past 2147, where group x 10^6 overflowed an int as a

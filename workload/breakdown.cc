@@ -48,6 +48,22 @@ int64_t Overlap(const Intervals& a, const Intervals& b) {
 
 }  // namespace
 
+const char* TrackName(Track t) {
+  switch (t) {
+    case Track::kCpu:
+      return "CPU";
+    case Track::kGpu:
+      return "GPU compute";
+    case Track::kComm:
+      return "communication";
+    case Track::kRecv:
+      return "receives";
+    case Track::kMemory:
+      return "remote memory";
+  }
+  return "?";
+}
+
 double NpuBreakdown::overlap_percent() const {
   return communication.ps() > 0 ? 100.0 * static_cast<double>(overlapped.ps()) / communication.ps()
                                 : 0.0;
@@ -88,6 +104,59 @@ NpuBreakdown BreakdownOf(const std::vector<Activity>& activity, Time finish) {
   b.exposed = b.communication - b.overlapped;
   b.memory = Time::FromPs(Length(mem));
   b.idle = finish - Time::FromPs(Length(all));
+  return b;
+}
+
+BreakdownAccumulator::Kind BreakdownAccumulator::KindOf(Track track) {
+  switch (track) {
+    case Track::kGpu:
+      return kGpuKind;
+    case Track::kCpu:
+      return kCpuKind;
+    case Track::kComm:
+    case Track::kRecv:
+      return kCommKind;
+    case Track::kMemory:
+      return kMemoryKind;
+  }
+  return kCommKind;
+}
+
+void BreakdownAccumulator::Advance(Time now) {
+  const int64_t dt = now.ps() - last_;
+  last_ = now.ps();
+  if (dt <= 0) return;
+  bool any = false;
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (running_[k] > 0) {
+      held_[k] += dt;
+      any = true;
+    }
+  }
+  if (running_[kGpuKind] > 0 && running_[kCommKind] > 0) overlapped_ += dt;
+  if (any) busy_ += dt;
+}
+
+void BreakdownAccumulator::Begin(Track track, Time now) {
+  Advance(now);
+  ++running_[KindOf(track)];
+}
+
+void BreakdownAccumulator::End(Track track, Time now) {
+  Advance(now);
+  --running_[KindOf(track)];
+}
+
+NpuBreakdown BreakdownAccumulator::Result(Time finish) const {
+  NpuBreakdown b;
+  b.total = finish;
+  b.compute = Time::FromPs(held_[kGpuKind]);
+  b.cpu = Time::FromPs(held_[kCpuKind]);
+  b.communication = Time::FromPs(held_[kCommKind]);
+  b.overlapped = Time::FromPs(overlapped_);
+  b.exposed = b.communication - b.overlapped;
+  b.memory = Time::FromPs(held_[kMemoryKind]);
+  b.idle = finish - Time::FromPs(busy_);
   return b;
 }
 

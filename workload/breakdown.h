@@ -1,15 +1,36 @@
-// Where one NPU's time went, from its executor's activity: Holistic Trace Analysis' temporal
-// breakdown (unions of intervals per kind, so two overlapping kernels count once).
+// Where one NPU's time went: Holistic Trace Analysis' temporal breakdown (unions of intervals
+// per kind, so two overlapping kernels count once).
 //
-//   NpuBreakdown b = BreakdownOf(executor.activities(), executor.stats().finish);
+// The executor keeps it as it runs (BreakdownAccumulator: a count of running nodes per kind,
+// and how long each condition held), so a run needs no per-node record for it:
+//
+//   BreakdownAccumulator acc;
+//   acc.Begin(Track::kGpu, t0);  ...  acc.End(Track::kGpu, t1);   // in time order
+//   NpuBreakdown b = acc.Result(finish);
+//
+// BreakdownOf computes the same from a list of intervals (NpuExecutor::activities(), kept when
+// a run records timelines or reports).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "common/units.h"
-#include "workload/executor.h"
 
 namespace orrery {
+
+// Where a node's time shows on a timeline: the hardware slot it held, or kRecv for receives
+// (which hold none and may overlap one another).
+enum class Track : uint8_t { kCpu, kGpu, kComm, kRecv, kMemory };
+const char* TrackName(Track t);
+
+// One node's execution on one NPU (NpuExecutor::activities()).
+struct Activity {
+  uint32_t node;  // index in the NPU's trace
+  Track track;
+  Time start;
+  Time end;
+};
 
 struct NpuBreakdown {
   Time total;          // when the NPU finished
@@ -25,5 +46,25 @@ struct NpuBreakdown {
 };
 
 NpuBreakdown BreakdownOf(const std::vector<Activity>& activity, Time finish);
+
+// The breakdown of intervals that begin and end in time order (a simulation's clock): equal,
+// to the picosecond, to BreakdownOf of the same intervals once every one has ended.
+class BreakdownAccumulator {
+ public:
+  void Begin(Track track, Time now);
+  void End(Track track, Time now);
+  NpuBreakdown Result(Time finish) const;
+
+ private:
+  enum Kind { kGpuKind, kCpuKind, kCommKind, kMemoryKind, kNumKinds };
+  static Kind KindOf(Track track);
+  void Advance(Time now);  // credits the time since the last change to what held over it
+
+  int64_t last_ = 0;                  // ps
+  uint32_t running_[kNumKinds] = {};  // intervals of each kind open now
+  int64_t held_[kNumKinds] = {};      // ps with at least one of the kind open
+  int64_t overlapped_ = 0;            // ps with GPU compute and communication both open
+  int64_t busy_ = 0;                  // ps with anything open
+};
 
 }  // namespace orrery

@@ -36,7 +36,6 @@ NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, R
       system_(system),
       memory_(memory),
       params_(params),
-      started_(trace.size()),
       slot_of_running_(trace.size(), 0) {
   if (params.track_local_mem) memory_tracker_ = std::make_unique<LocalMemoryTracker>(npu);
 }
@@ -121,23 +120,26 @@ NpuExecutor::Slot NpuExecutor::SlotOfNode(const et::Trace& trace, uint32_t node)
   }
 }
 
-const char* TrackName(Track t) {
-  switch (t) {
-    case Track::kCpu:
-      return "CPU";
-    case Track::kGpu:
-      return "GPU compute";
-    case Track::kComm:
-      return "communication";
-    case Track::kRecv:
-      return "receives";
-    case Track::kMemory:
-      return "remote memory";
-  }
-  return "?";
-}
-
 void NpuExecutor::Start() { IssueReady(); }
+
+std::optional<Track> NpuExecutor::TrackOf(uint32_t node, Slot slot) const {
+  switch (slot) {
+    case Slot::kGpu:
+      return Track::kGpu;
+    case Slot::kCpu:
+      return Track::kCpu;
+    case Slot::kComm:
+      return trace_.type(node) == et::NodeType::kMemLoad ||
+                     trace_.type(node) == et::NodeType::kMemStore
+                 ? Track::kMemory
+                 : Track::kComm;
+    case Slot::kNone:
+      break;
+  }
+  // Receives hold no slot; metadata and invalid nodes take no time.
+  if (trace_.type(node) == et::NodeType::kCommRecv) return Track::kRecv;
+  return std::nullopt;
+}
 
 void NpuExecutor::IssueReady() {
   // Issuing can complete nodes at once (metadata, invalid), which frees more: loop until
@@ -249,6 +251,9 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
   ++used_[static_cast<int>(slot)];
   slot_of_running_[node] = static_cast<uint8_t>(slot);
   started_[node] = system_.sim().now();
+  if (const std::optional<Track> track = TrackOf(node, slot)) {
+    breakdown_.Begin(*track, system_.sim().now());
+  }
   Simulation& sim = system_.sim();
   const et::NodeType type = trace_.type(node);
 
@@ -435,7 +440,11 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
 void NpuExecutor::Complete(uint32_t node) {
   const Slot slot = static_cast<Slot>(slot_of_running_[node]);
   --used_[static_cast<int>(slot)];
-  const Time took = system_.sim().now() - started_[node];
+  const auto running = started_.find(node);
+  ORRERY_CHECK(running != started_.end(), Label(node) + " completed but was not running");
+  const Time started = running->second;
+  started_.erase(running);
+  const Time took = system_.sim().now() - started;
   switch (slot) {
     case Slot::kGpu:
       stats_.gpu_compute += took;
@@ -454,37 +463,21 @@ void NpuExecutor::Complete(uint32_t node) {
     case Slot::kNone:
       break;
   }
-  // Every node's [start, end) (24 B a node): the breakdown, timelines and reports.
-  Track track = Track::kComm;
-  bool shown = true;
-  switch (slot) {
-    case Slot::kGpu:
-      track = Track::kGpu;
-      break;
-    case Slot::kCpu:
-      track = Track::kCpu;
-      break;
-    case Slot::kComm:
-      track = trace_.type(node) == et::NodeType::kMemLoad ||
-                      trace_.type(node) == et::NodeType::kMemStore
-                  ? Track::kMemory
-                  : Track::kComm;
-      break;
-    case Slot::kNone:
-      track = Track::kRecv;
-      shown = trace_.type(node) == et::NodeType::kCommRecv;  // metadata, invalid: no time
-      break;
+  if (const std::optional<Track> track = TrackOf(node, slot)) {
+    breakdown_.End(*track, system_.sim().now());
+    if (params_.keep_activities) {
+      activities_.push_back(Activity{node, *track, started, system_.sim().now()});
+    }
   }
-  if (shown) activities_.push_back(Activity{node, track, started_[node], system_.sim().now()});
   if (memory_tracker_) {
     if (trace_.tensor_list_has_wrong_type(node)) {
       return Fail(Status::Error(Label(node) +
                                 ": attribute 'inputs' or 'outputs' is not a string_list; "
                                 "track-local-mem expects [name, size in bytes, name, size, ...]"));
     }
-    Status s = memory_tracker_->Record(trace_.id(node), trace_.name(node), started_[node],
-                                       system_.sim().now(), trace_.tensor_inputs(node),
-                                       trace_.tensor_outputs(node));
+    Status s =
+        memory_tracker_->Record(trace_.id(node), trace_.name(node), started, system_.sim().now(),
+                                trace_.tensor_inputs(node), trace_.tensor_outputs(node));
     if (!s.ok()) return Fail(s);
   }
   ++stats_.nodes_done;
@@ -525,7 +518,7 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
     if (static_cast<int>(out.size()) >= max_items) break;
     switch (feeder_.state(node)) {
       case et::NodeState::kRunning: {
-        std::string what = "running since " + started_[node].ToHuman();
+        std::string what = "running since " + started_.at(node).ToHuman();
         const et::NodeType t = trace_.type(node);
         if (t == et::NodeType::kCommRecv) {
           what += ", waiting to receive from NPU " +

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/event_queue.h"
@@ -25,6 +26,7 @@
 #include "et_feeder/trace.h"
 #include "memory/remote_memory.h"
 #include "system/collective_engine.h"
+#include "workload/breakdown.h"
 #include "workload/memory_tracker.h"
 #include "workload/replication.h"
 
@@ -64,23 +66,13 @@ struct WorkloadParams {
   // When set, this NPU runs one rank of one copy of the trace (--replicate-trace): peers, groups
   // and roots are the trace's ranks, placed in the NPU's copy (workload/replication.h).
   Replication* replication = nullptr;
+  // Keep every node's [start, end) (activities(), 24 B a node) for timelines and reports; the
+  // breakdown does not need them.
+  bool keep_activities = true;
 };
 
 // A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.
 StatusOr<int> ParseGroup(std::string_view pg);
-
-// Where a node's time shows on a timeline: the hardware slot it held, or kRecv for receives
-// (which hold none and may overlap one another).
-enum class Track : uint8_t { kCpu, kGpu, kComm, kRecv, kMemory };
-const char* TrackName(Track t);
-
-// One node's execution on one NPU (NpuExecutor::activities()).
-struct Activity {
-  uint32_t node;  // index in the NPU's trace
-  Track track;
-  Time start;
-  Time end;
-};
 
 struct NpuStats {
   Time finish;
@@ -108,7 +100,10 @@ class NpuExecutor : public EventTarget,
   void Start();
   bool finished() const { return finished_; }
   const NpuStats& stats() const { return stats_; }
+  // Every shown node's execution, with WorkloadParams::keep_activities (else empty).
   const std::vector<Activity>& activities() const { return activities_; }
+  // Where this NPU's time went (workload/breakdown.h), kept as it runs.
+  NpuBreakdown breakdown() const { return breakdown_.Result(stats_.finish); }
   // First error met while issuing (bad node attributes, unsupported operations).
   const Status& error() const { return error_; }
   int npu() const { return npu_; }
@@ -149,6 +144,9 @@ class NpuExecutor : public EventTarget,
   // request's label get only "NPU <n> " before them.
   Status AtNode(uint32_t node, const Status& s) const;
   Time ComputeTime(uint32_t node) const;
+  // Where `node` shows in the breakdown and on timelines, from its slot; nullopt for nodes that
+  // take no time (metadata, invalid).
+  std::optional<Track> TrackOf(uint32_t node, Slot slot) const;
   Status RegisterProcessGroups(uint32_t node);
 
   const int npu_;
@@ -158,13 +156,14 @@ class NpuExecutor : public EventTarget,
   RemoteMemory* memory_;
   WorkloadParams params_;
   int used_[4] = {0, 0, 0, 0};
-  std::vector<Time> started_;  // per running node
+  std::unordered_map<uint32_t, Time> started_;  // running nodes: when they were issued
   std::vector<uint8_t> slot_of_running_;
   bool finished_ = false;
   bool in_issue_ = false;
   bool reissue_ = false;
   NpuStats stats_;
   std::vector<Activity> activities_;
+  BreakdownAccumulator breakdown_;
   static constexpr uint64_t kLaunchDone = uint64_t{1} << 40;  // OnEvent: start the collective
   std::map<uint32_t, CollectiveRequest> launching_;           // collectives in their launch floor
   Status error_;
