@@ -1,5 +1,7 @@
 #include "et_feeder/feeder.h"
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -27,7 +29,8 @@ Feeder::Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes
       state_(trace.size()),
       remaining_(trace.size()),
       classes_(std::move(classes)),
-      issuable_(static_cast<size_t>(num_classes)) {
+      heaps_(static_cast<size_t>(num_classes)),
+      issuable_count_(static_cast<size_t>(num_classes), 0) {
   ORRERY_CHECK(classes_.empty() || classes_.size() == trace.size(),
                "Feeder: one class per node expected");
   for (uint8_t c : classes_) {
@@ -35,47 +38,99 @@ Feeder::Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes
   }
   for (uint32_t i = 0; i < trace.size(); ++i) {
     remaining_[i] = static_cast<uint32_t>(trace.parents(i).size());
-    if (remaining_[i] == 0) {
-      state_[i] = static_cast<uint8_t>(NodeState::kIssuable);
-      std::set<uint32_t>& ready = issuable_[node_class(i)];
-      ready.insert(ready.end(), i);
+    if (remaining_[i] == 0) MakeIssuable(i);  // ascending: each heap stays sorted
+  }
+}
+
+void Feeder::MakeIssuable(uint32_t idx) {
+  SetState(idx, NodeState::kIssuable);
+  const int c = node_class(idx);
+  ++issuable_count_[c];
+  if (state_[idx] & kQueued) return;  // its old entry is still in the heap: valid again
+  state_[idx] |= kQueued;
+  heaps_[c].push_back(idx);
+  std::push_heap(heaps_[c].begin(), heaps_[c].end(), std::greater<uint32_t>());
+}
+
+void Feeder::Settle(int c) {
+  std::vector<uint32_t>& heap = heaps_[c];
+  while (!heap.empty() && state(heap.front()) != NodeState::kIssuable) {
+    state_[heap.front()] &= kStateBits;
+    std::pop_heap(heap.begin(), heap.end(), std::greater<uint32_t>());
+    heap.pop_back();
+  }
+}
+
+std::vector<uint32_t> Feeder::Issuable(int c) const {
+  std::vector<uint32_t> out;
+  for (uint32_t i : heaps_[c]) {
+    if (state(i) == NodeState::kIssuable) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<uint32_t> Feeder::FirstIssuable(int c) {
+  Settle(c);
+  if (heaps_[c].empty()) return std::nullopt;
+  return heaps_[c].front();
+}
+
+void Feeder::FirstIssuable(int c, size_t n, std::vector<uint32_t>* out) {
+  Settle(c);
+  if (n == 0 || heaps_[c].empty()) return;
+  if (n == 1) {  // the common case: one free slot
+    out->push_back(heaps_[c].front());
+    return;
+  }
+  // Pop the n lowest (dropping stale entries on the way), then put them back.
+  std::vector<uint32_t>& heap = heaps_[c];
+  const size_t first = out->size();
+  while (out->size() - first < n && !heap.empty()) {
+    const uint32_t top = heap.front();
+    std::pop_heap(heap.begin(), heap.end(), std::greater<uint32_t>());
+    heap.pop_back();
+    if (state(top) == NodeState::kIssuable) {
+      out->push_back(top);
+    } else {
+      state_[top] &= kStateBits;
     }
+  }
+  for (size_t k = first; k < out->size(); ++k) {
+    heap.push_back((*out)[k]);
+    std::push_heap(heap.begin(), heap.end(), std::greater<uint32_t>());
   }
 }
 
 size_t Feeder::issuable_count() const {
   size_t n = 0;
-  for (const std::set<uint32_t>& ready : issuable_) n += ready.size();
+  for (size_t k : issuable_count_) n += k;
   return n;
 }
 
 void Feeder::Take(uint32_t idx) {
   ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kIssuable,
                "Take(" + std::to_string(idx) + "): node is not issuable");
-  issuable_[node_class(idx)].erase(idx);
-  state_[idx] = static_cast<uint8_t>(NodeState::kRunning);
+  --issuable_count_[node_class(idx)];
+  SetState(idx, NodeState::kRunning);  // its heap entry goes when it reaches the top
   ++running_count_;
 }
 
 void Feeder::PushBack(uint32_t idx) {
   ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kRunning,
                "PushBack(" + std::to_string(idx) + "): node is not running");
-  state_[idx] = static_cast<uint8_t>(NodeState::kIssuable);
   --running_count_;
-  issuable_[node_class(idx)].insert(idx);
+  MakeIssuable(idx);
 }
 
 void Feeder::Finish(uint32_t idx) {
   ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kRunning,
                "Finish(" + std::to_string(idx) + "): node is not running");
-  state_[idx] = static_cast<uint8_t>(NodeState::kDone);
+  SetState(idx, NodeState::kDone);
   --running_count_;
   ++done_count_;
   for (uint32_t c : trace_.children(idx)) {
-    if (--remaining_[c] == 0) {
-      state_[c] = static_cast<uint8_t>(NodeState::kIssuable);
-      issuable_[node_class(c)].insert(c);
-    }
+    if (--remaining_[c] == 0) MakeIssuable(c);
   }
 }
 

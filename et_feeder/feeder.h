@@ -1,11 +1,10 @@
 // Runtime dependency resolution over one rank's Trace: which nodes may be issued now.
 //
 //   et::Feeder feeder(trace);
-//   while (!feeder.issuable().empty()) {
-//     uint32_t i = *feeder.issuable().begin();   // lowest id first
-//     feeder.Take(i);                             // issuable -> running
+//   while (std::optional<uint32_t> i = feeder.FirstIssuable()) {   // lowest id first
+//     feeder.Take(*i);                            // issuable -> running
 //     ...                                         // later, when the simulated op completes:
-//     feeder.Finish(i);                           // running -> done; frees children
+//     feeder.Finish(*i);                          // running -> done; frees children
 //   }
 //   if (!feeder.AllDone()) Log(feeder.DeadlockReport());
 //
@@ -13,17 +12,18 @@
 // State is one byte and one remaining-parent counter per node; no hashing on the hot path.
 //
 // A feeder can also sort issuable nodes into classes given at construction (the executor's are
-// hardware slots), each with its own ordered set: whoever issues "the first free node of each
-// class" then reads a few nodes instead of scanning every issuable one (a real trace can have
-// hundreds of GPU kernels ready behind one busy GPU).
+// hardware slots), each with its own queue, lowest index first: whoever issues "the first free
+// node of each class" then reads a few nodes instead of scanning every issuable one (a real trace
+// can have hundreds of GPU kernels ready behind one busy GPU). The queues are binary heaps of
+// 4-byte indexes; a node taken off the middle stays in its heap, marked, until it reaches the top.
 //
 //   et::Feeder feeder(trace, classes, /*num_classes=*/4);   // classes[i] in [0, 4)
-//   for (uint32_t i : feeder.issuable(2)) ...               // issuable nodes of class 2
+//   feeder.FirstIssuable(2, 3, &out);                       // the 3 lowest issuable of class 2
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +52,15 @@ class Feeder {
 
   const Trace& trace() const { return trace_; }
 
-  // Issuable node indexes of class `c` (all of them when the feeder has no classes); ascending
-  // index == ascending node id.
-  const std::set<uint32_t>& issuable(int c = 0) const { return issuable_[c]; }
-  size_t issuable_count() const;
+  // Issuable node indexes of class `c` (all of them when the feeder has no classes), ascending
+  // (ascending index == ascending node id). A sorted copy, for reports and tests.
+  std::vector<uint32_t> Issuable(int c = 0) const;
+  // The lowest issuable index of class `c`, or nullopt if none is.
+  std::optional<uint32_t> FirstIssuable(int c = 0);
+  // Appends the `n` lowest issuable indexes of class `c` (all if fewer), ascending, to `out`.
+  void FirstIssuable(int c, size_t n, std::vector<uint32_t>* out);
+  size_t issuable_count() const;  // of every class
+  size_t issuable_count(int c) const { return issuable_count_[c]; }
   int node_class(uint32_t idx) const { return classes_.empty() ? 0 : classes_[idx]; }
   // issuable -> running. The node must be issuable.
   void Take(uint32_t idx);
@@ -64,7 +69,7 @@ class Feeder {
   // running -> done; children whose last unfinished parent this was become issuable.
   void Finish(uint32_t idx);
 
-  NodeState state(uint32_t idx) const { return static_cast<NodeState>(state_[idx]); }
+  NodeState state(uint32_t idx) const { return static_cast<NodeState>(state_[idx] & kStateBits); }
   bool AllDone() const { return done_count_ == state_.size(); }
   size_t done_count() const { return done_count_; }
   size_t running_count() const { return running_count_; }
@@ -78,11 +83,23 @@ class Feeder {
   std::string DeadlockReport(size_t max_nodes = 20) const;
 
  private:
+  static constexpr uint8_t kStateBits = 0x7f;
+  static constexpr uint8_t kQueued = 0x80;  // in its class's heap (maybe no longer issuable)
+
+  void SetState(uint32_t idx, NodeState s) {
+    state_[idx] = static_cast<uint8_t>((state_[idx] & kQueued) | static_cast<uint8_t>(s));
+  }
+  // waiting or running -> issuable: queued in its class's heap unless still there.
+  void MakeIssuable(uint32_t idx);
+  // Drops entries that are no longer issuable from the top of class `c`'s heap.
+  void Settle(int c);
+
   const Trace& trace_;
-  std::vector<uint8_t> state_;
+  std::vector<uint8_t> state_;                // NodeState | kQueued
   std::vector<uint32_t> remaining_;           // parents not yet done
   std::vector<uint8_t> classes_;              // per node; empty = every node of class 0
-  std::vector<std::set<uint32_t>> issuable_;  // per class
+  std::vector<std::vector<uint32_t>> heaps_;  // per class: min-heaps of indexes
+  std::vector<size_t> issuable_count_;        // per class
   size_t done_count_ = 0;
   size_t running_count_ = 0;
 };

@@ -5,6 +5,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <optional>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +37,7 @@ Trace WriteAndLoad(const std::string& name, const std::vector<Node>& nodes,
 
 std::vector<uint64_t> IssuableIds(const Feeder& f) {
   std::vector<uint64_t> ids;
-  for (uint32_t i : f.issuable()) ids.push_back(f.trace().id(i));
+  for (uint32_t i : f.Issuable()) ids.push_back(f.trace().id(i));
   return ids;
 }
 
@@ -56,7 +60,7 @@ TEST(FeederTest, DiamondFreesChildOnlyAfterLastParent) {
 
   const uint32_t root = *t.Find(1);
   f.Take(root);
-  EXPECT_TRUE(f.issuable().empty());
+  EXPECT_EQ(f.issuable_count(), 0u);
   EXPECT_EQ(f.state(root), NodeState::kRunning);
   EXPECT_EQ(f.running_count(), 1u);
   f.Finish(root);
@@ -77,7 +81,7 @@ TEST(FeederTest, DiamondFreesChildOnlyAfterLastParent) {
 
 std::vector<uint64_t> IssuableIds(const Feeder& f, int c) {
   std::vector<uint64_t> ids;
-  for (uint32_t i : f.issuable(c)) ids.push_back(f.trace().id(i));
+  for (uint32_t i : f.Issuable(c)) ids.push_back(f.trace().id(i));
   return ids;
 }
 
@@ -88,7 +92,7 @@ TEST(FeederTest, ClassesKeepTheirOwnIssuableSets) {
                                     MakeCompNode(3, "b", 1, {1}), MakeCompNode(4, "c", 1, {1})});
   Feeder f(t, {0, 1, 0, 1}, 2);
   EXPECT_THAT(IssuableIds(f, 0), ElementsAre(1));
-  EXPECT_TRUE(f.issuable(1).empty());
+  EXPECT_EQ(f.issuable_count(1), 0u);
   EXPECT_EQ(f.node_class(*t.Find(4)), 1);
   TakeAndFinish(&f, 1);
   EXPECT_THAT(IssuableIds(f, 0), ElementsAre(3));
@@ -132,7 +136,7 @@ TEST(FeederTest, DeadlockReportNamesWhatEachNodeWaitsFor) {
                         MakeCollNode(12, "allreduce", ChakraProtoMsg::ALL_REDUCE, 64, {9})});
   Feeder f(t);
   f.Take(*t.Find(9));
-  EXPECT_TRUE(f.issuable().empty());
+  EXPECT_EQ(f.issuable_count(), 0u);
   EXPECT_THAT(f.Unfinished(), ElementsAre(0, 1));
   const std::string r = f.DeadlockReport();
   EXPECT_THAT(r, HasSubstr("2 of 2 nodes unfinished (1 running, 0 issuable)"));
@@ -171,8 +175,8 @@ TEST(FeederTest, MillionNodeChainLoadsSmallAndFeedsInOrder) {
 
   Feeder f(t);
   for (uint32_t k = 0; k < kNodes; ++k) {
-    ASSERT_EQ(f.issuable().size(), 1u) << "at step " << k;
-    const uint32_t i = *f.issuable().begin();
+    ASSERT_EQ(f.issuable_count(), 1u) << "at step " << k;
+    const uint32_t i = *f.FirstIssuable();
     ASSERT_EQ(t.id(i), k);
     f.Take(i);
     f.Finish(i);
@@ -192,11 +196,11 @@ TEST(FeederTest, WideTraceIssuesEverythingAtOnceInIdOrder) {
   nodes.push_back(sink);
   const Trace t = WriteAndLoad("wide.0.et", nodes);
   Feeder f(t);
-  ASSERT_EQ(f.issuable().size(), 10000u);
+  ASSERT_EQ(f.issuable_count(), 10000u);
   uint64_t previous = 0;
   bool first = true;
-  while (!f.issuable().empty()) {
-    const uint32_t i = *f.issuable().begin();
+  while (std::optional<uint32_t> next = f.FirstIssuable()) {
+    const uint32_t i = *next;
     if (!first) {
       EXPECT_GT(t.id(i), previous);
     }
@@ -207,6 +211,74 @@ TEST(FeederTest, WideTraceIssuesEverythingAtOnceInIdOrder) {
   }
   EXPECT_EQ(previous, 1000000u);  // the sink came last
   EXPECT_TRUE(f.AllDone());
+}
+
+// The per-class queues against a plain ordered set per class, under random takes (from the
+// front and from the middle), push-backs and finishes on a random DAG: the same issuable nodes,
+// counts and lowest-first order at every step.
+TEST(FeederTest, ClassQueuesMatchOrderedSetsUnderAnyOrderOfOperations) {
+  constexpr uint64_t kNodes = 300;
+  std::mt19937_64 rng(11);
+  std::vector<Node> nodes;
+  std::vector<uint8_t> classes;
+  for (uint64_t id = 0; id < kNodes; ++id) {
+    Node n = MakeCompNode(id, "op", 1);
+    for (int k = 0; k < 3 && id > 0; ++k) {
+      if (rng() % 2) n.add_data_deps(rng() % id);
+    }
+    nodes.push_back(n);
+    classes.push_back(static_cast<uint8_t>(rng() % 3));
+  }
+  std::shuffle(nodes.begin(), nodes.end(), rng);  // ids written out of order
+  const Trace t = WriteAndLoad("queues.0.et", nodes);
+  std::vector<uint8_t> by_index(kNodes);
+  for (uint32_t i = 0; i < kNodes; ++i) by_index[i] = classes[t.id(i)];
+  Feeder f(t, by_index, 3);
+  std::vector<std::set<uint32_t>> ready(3);
+  std::set<uint32_t> running;
+  auto refill = [&] {
+    for (auto& r : ready) r.clear();
+    for (uint32_t i = 0; i < kNodes; ++i) {
+      if (f.state(i) == NodeState::kIssuable) ready[by_index[i]].insert(i);
+    }
+  };
+  refill();
+  for (int step = 0; !f.AllDone(); ++step) {
+    ASSERT_LT(step, 100000);
+    for (int c = 0; c < 3; ++c) {
+      ASSERT_EQ(f.Issuable(c), std::vector<uint32_t>(ready[c].begin(), ready[c].end()))
+          << "step " << step;
+      ASSERT_EQ(f.issuable_count(c), ready[c].size());
+      const size_t n = rng() % 5;
+      std::vector<uint32_t> first = {999999};  // appended after what is there
+      f.FirstIssuable(c, n, &first);
+      std::vector<uint32_t> expected = {999999};
+      for (auto it = ready[c].begin(); it != ready[c].end() && expected.size() <= n; ++it) {
+        expected.push_back(*it);
+      }
+      ASSERT_EQ(first, expected) << "step " << step << " class " << c;
+    }
+    const int op = static_cast<int>(rng() % 4);
+    const int c = static_cast<int>(rng() % 3);
+    if (op <= 1 && !ready[c].empty()) {  // take the lowest, or one from the middle
+      auto it = ready[c].begin();
+      if (op == 1) std::advance(it, static_cast<long>(rng() % ready[c].size()));
+      f.Take(*it);
+      running.insert(*it);
+      ready[c].erase(it);
+    } else if (op == 2 && !running.empty()) {  // push one back
+      auto it = std::next(running.begin(), static_cast<long>(rng() % running.size()));
+      f.PushBack(*it);
+      ready[by_index[*it]].insert(*it);
+      running.erase(it);
+    } else if (!running.empty()) {  // finish one
+      auto it = std::next(running.begin(), static_cast<long>(rng() % running.size()));
+      f.Finish(*it);
+      running.erase(it);
+      refill();
+    }
+  }
+  EXPECT_EQ(f.issuable_count(), 0u);
 }
 
 TEST(CompatFeederTest, PytorchModelRunsToCompletionWithDataDepsOnly) {
@@ -222,8 +294,8 @@ TEST(CompatFeederTest, PytorchModelRunsToCompletionWithDataDepsOnly) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   Feeder f(*t);
   size_t steps = 0;
-  while (!f.issuable().empty()) {
-    const uint32_t i = *f.issuable().begin();
+  while (std::optional<uint32_t> next = f.FirstIssuable()) {
+    const uint32_t i = *next;
     f.Take(i);
     f.Finish(i);
     ++steps;

@@ -167,7 +167,7 @@ class CustomRun final : public EventTarget, public MessageSink {
     issuing_ = true;
     do {
       again_ = false;
-      const std::vector<uint32_t> ready(feeder_.issuable().begin(), feeder_.issuable().end());
+      const std::vector<uint32_t> ready = feeder_.Issuable();
       for (uint32_t node : ready) {
         feeder_.Take(node);
         IssueNode(node);

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
-#include <set>
 #include <string_view>
 
 #include "config/comm_group_config.h"
@@ -158,11 +157,8 @@ void NpuExecutor::IssueReady() {
     // reading the ones waiting behind a busy slot.
     batch.clear();
     for (int s = 0; s < kNumSlots; ++s) {
-      int room = limit[s] - used_[s];
-      const std::set<uint32_t>& ready = feeder_.issuable(s);
-      for (auto it = ready.begin(); room > 0 && it != ready.end(); ++it, --room) {
-        batch.push_back(*it);
-      }
+      const int room = limit[s] - used_[s];
+      if (room > 0) feeder_.FirstIssuable(s, static_cast<size_t>(room), &batch);
     }
     std::sort(batch.begin(), batch.end());
     for (uint32_t node : batch) {
