@@ -53,7 +53,8 @@ class Feeder {
   const Trace& trace() const { return trace_; }
 
   // Issuable node indexes of class `c` (all of them when the feeder has no classes), ascending
-  // (ascending index == ascending node id). A sorted copy, for reports and tests.
+  // (ascending index == ascending node id). A sorted copy, for reports and tests: it reads every
+  // entry of the heap, taken ones included, so issuing goes by FirstIssuable.
   std::vector<uint32_t> Issuable(int c = 0) const;
   // The lowest issuable index of class `c`, or nullopt if none is.
   std::optional<uint32_t> FirstIssuable(int c = 0);

@@ -142,6 +142,10 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
     const std::vector<int> a = topology_.Address(m);
     for (size_t d = 0; d < a.size(); ++d) constant[d] = constant[d] && a[d] == first[d];
   }
+  // A group spanning every dimension has no copy elsewhere (its own key covers it).
+  if (std::none_of(constant.begin(), constant.end(), [](bool c) { return c; })) {
+    return std::nullopt;
+  }
   // Subtracting the group's coordinate in each dimension it does not span moves every member
   // by the same amount, so their order and everything among them stays.
   int offset = 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 
 #include "et_feeder/feeder.h"
@@ -167,7 +168,10 @@ class CustomRun final : public EventTarget, public MessageSink {
     issuing_ = true;
     do {
       again_ = false;
-      const std::vector<uint32_t> ready = feeder_.Issuable();
+      // The issuable nodes, lowest first; taking them this way also drops the entries of nodes
+      // taken before (Issuable() would scan them again at every step).
+      std::vector<uint32_t> ready;
+      feeder_.FirstIssuable(0, SIZE_MAX, &ready);
       for (uint32_t node : ready) {
         feeder_.Take(node);
         IssueNode(node);
