@@ -35,6 +35,8 @@ class FlatMap {
     }
   }
 
+  const V* Find(const K& k) const { return const_cast<FlatMap*>(this)->Find(k); }
+
   V& FindOrInsert(const K& k, size_t* at = nullptr) {
     if ((used_ + 1) * 2 > cells_.size()) Grow();
     const size_t mask = cells_.size() - 1;

@@ -34,8 +34,7 @@ NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, R
       feeder_(trace, SlotClasses(trace), kNumSlots),
       system_(system),
       memory_(memory),
-      params_(params),
-      slot_of_running_(trace.size(), 0) {
+      params_(params) {
   if (params.track_local_mem) memory_tracker_ = std::make_unique<LocalMemoryTracker>(npu);
 }
 
@@ -245,8 +244,7 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
 void NpuExecutor::Issue(uint32_t node, Slot slot) {
   feeder_.Take(node);
   ++used_[static_cast<int>(slot)];
-  slot_of_running_[node] = static_cast<uint8_t>(slot);
-  started_[node] = system_.sim().now();
+  started_.FindOrInsert(node) = system_.sim().now();
   if (const std::optional<Track> track = TrackOf(node, slot)) {
     breakdown_.Begin(*track, system_.sim().now());
   }
@@ -434,12 +432,13 @@ void NpuExecutor::Issue(uint32_t node, Slot slot) {
 }
 
 void NpuExecutor::Complete(uint32_t node) {
-  const Slot slot = static_cast<Slot>(slot_of_running_[node]);
+  const Slot slot = SlotOf(node);
   --used_[static_cast<int>(slot)];
-  const auto running = started_.find(node);
-  ORRERY_CHECK(running != started_.end(), Label(node) + " completed but was not running");
-  const Time started = running->second;
-  started_.erase(running);
+  size_t at = 0;
+  const Time* running = started_.Find(node, &at);
+  ORRERY_CHECK(running != nullptr, Label(node) + " completed but was not running");
+  const Time started = *running;
+  started_.EraseAt(at);
   const Time took = system_.sim().now() - started;
   switch (slot) {
     case Slot::kGpu:
@@ -514,7 +513,7 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
     if (static_cast<int>(out.size()) >= max_items) break;
     switch (feeder_.state(node)) {
       case et::NodeState::kRunning: {
-        std::string what = "running since " + started_.at(node).ToHuman();
+        std::string what = "running since " + started_.Find(node)->ToHuman();
         const et::NodeType t = trace_.type(node);
         if (t == et::NodeType::kCommRecv) {
           what += ", waiting to receive from NPU " +

@@ -11,15 +11,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/flat_map.h"
 #include "common/status.h"
 #include "compute/roofline.h"
 #include "et_feeder/feeder.h"
@@ -156,8 +157,7 @@ class NpuExecutor : public EventTarget,
   RemoteMemory* memory_;
   WorkloadParams params_;
   int used_[4] = {0, 0, 0, 0};
-  std::unordered_map<uint32_t, Time> started_;  // running nodes: when they were issued
-  std::vector<uint8_t> slot_of_running_;
+  FlatMap<uint32_t, Time, std::hash<uint32_t>> started_;  // running nodes: when issued
   bool finished_ = false;
   bool in_issue_ = false;
   bool reissue_ = false;
