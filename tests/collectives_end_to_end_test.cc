@@ -602,6 +602,18 @@ TEST(CustomCollectives, StuckAlgorithmIsReported) {
   }
 }
 
+// A run of the trace files at `prefix` on a 4-NPU switch (50 GB/s, 500 ns) with kSystem.
+RunOptions OnFourNpus(const std::string& prefix) {
+  std::ofstream(prefix + ".system.json") << kSystem;
+  std::ofstream(prefix + ".net.yml")
+      << "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  return o;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The real Chakra trace (compat/chakra/pytorch_model.0.et, on 4 NPUs): its NCCL broadcast
 // kernels are now simulated as binomial-tree broadcasts from NPU 0 (no comm_src: the first
@@ -629,13 +641,7 @@ TEST(ChakraTrace, BroadcastsAreSimulated) {
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (int r = 0; r < 4; ++r) std::ofstream(et::RankTracePath(prefix, r)) << bytes;
   }
-  std::ofstream(prefix + ".system.json") << kSystem;
-  std::ofstream(prefix + ".net.yml")
-      << "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
+  RunOptions o = OnFourNpus(prefix);
   o.backend = Backend::kAnalyticalUnaware;
   o.record = true;
   StatusOr<RunResult> r = RunSimulation(o);
@@ -677,13 +683,7 @@ TEST(ChakraTrace, TheBreakdownNeedsNoRecordOfEveryNode) {
   std::ofstream(prefix + ".0.et", std::ios::binary)
       << std::ifstream(std::string(compat) + "/chakra/pytorch_model.0.et", std::ios::binary)
              .rdbuf();
-  std::ofstream(prefix + ".system.json") << kSystem;
-  std::ofstream(prefix + ".net.yml")
-      << "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
+  RunOptions o = OnFourNpus(prefix);
   o.replicate_trace = true;
   StatusOr<RunResult> plain = RunSimulation(o);
   o.record = true;
