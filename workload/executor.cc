@@ -162,7 +162,7 @@ void NpuExecutor::IssueReady() {
     std::sort(batch.begin(), batch.end());
     for (uint32_t node : batch) {
       if (!error_.ok()) break;
-      Issue(node, SlotOf(node));
+      Issue(node);
     }
   } while (reissue_ && error_.ok());
   in_issue_ = false;
@@ -241,7 +241,8 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
   return Status::Ok();
 }
 
-void NpuExecutor::Issue(uint32_t node, Slot slot) {
+void NpuExecutor::Issue(uint32_t node) {
+  const Slot slot = SlotOf(node);
   feeder_.Take(node);
   ++used_[static_cast<int>(slot)];
   started_.FindOrInsert(node) = system_.sim().now();
@@ -440,25 +441,23 @@ void NpuExecutor::Complete(uint32_t node) {
   const Time started = *running;
   started_.EraseAt(at);
   const Time took = system_.sim().now() - started;
-  switch (slot) {
-    case Slot::kGpu:
-      stats_.gpu_compute += took;
-      break;
-    case Slot::kCpu:
-      stats_.cpu_compute += took;
-      break;
-    case Slot::kComm:
-      if (trace_.type(node) == et::NodeType::kMemLoad ||
-          trace_.type(node) == et::NodeType::kMemStore) {
-        stats_.memory += took;
-      } else {
-        stats_.communication += took;
-      }
-      break;
-    case Slot::kNone:
-      break;
-  }
   if (const std::optional<Track> track = TrackOf(node, slot)) {
+    switch (*track) {
+      case Track::kGpu:
+        stats_.gpu_compute += took;
+        break;
+      case Track::kCpu:
+        stats_.cpu_compute += took;
+        break;
+      case Track::kMemory:
+        stats_.memory += took;
+        break;
+      case Track::kComm:
+        stats_.communication += took;
+        break;
+      case Track::kRecv:  // holds no slot: not communication-slot time
+        break;
+    }
     breakdown_.End(*track, system_.sim().now());
     if (params_.keep_activities) {
       activities_.push_back(Activity{node, *track, started, system_.sim().now()});

@@ -127,7 +127,7 @@ class NpuExecutor : public EventTarget,
   static std::vector<uint8_t> SlotClasses(const et::Trace& trace);
   Slot SlotOf(uint32_t node) const { return static_cast<Slot>(feeder_.node_class(node)); }
   void IssueReady();
-  void Issue(uint32_t node, Slot slot);
+  void Issue(uint32_t node);
   void Complete(uint32_t node);
   void Fail(Status s);
   std::string NodeLabel(uint32_t node) const;  // "node <id> '<name>'", the request's label
