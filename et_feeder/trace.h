@@ -149,8 +149,10 @@ class Trace {
     return (nodes_[i].mask & kTensorListNotStringList) != 0;
   }
 
-  // data_deps ∪ ctrl_deps present in the file (deduplicated, ascending index); data_deps only
-  // with Dependencies::kDataOnly.
+  // The dependencies that order node i: data_deps ∪ ctrl_deps present in the file (data_deps
+  // only with Dependencies::kDataOnly), deduplicated, ascending index, without those another
+  // one implies: when 30 depends on 10 and 20, and 20 on 10, 30's parents are {20}. Node i may be
+  // issued exactly when these are done, as with the file's full list.
   IndexRange parents(uint32_t i) const {
     return IndexRange(parent_edges_.data() + parent_offsets_[i],
                       parent_edges_.data() + parent_offsets_[i + 1]);
@@ -161,6 +163,8 @@ class Trace {
                       child_edges_.data() + child_offsets_[i + 1]);
   }
   size_t edge_count() const { return parent_edges_.size(); }
+  // Dependencies of the file dropped from parents() because others imply them.
+  uint64_t implied_dependency_count() const { return implied_count_; }
 
   // Dependencies naming ids not in the file: distinct (node, missing id) pairs. They count as
   // satisfied (real PyTorch traces have many).
@@ -252,6 +256,7 @@ class Trace {
   std::vector<SideEntry> involved_dims_;  // offset/size into involved_bits_
   std::vector<uint8_t> involved_bits_;
   uint64_t dangling_count_ = 0;
+  uint64_t implied_count_ = 0;
   std::vector<DanglingDependency> dangling_sample_;
   std::string ctrl_deps_ignored_;
 };
