@@ -22,19 +22,30 @@ const char* NodeStateName(NodeState state) {
   return "unknown";
 }
 
-Feeder::Feeder(const Trace& trace) : Feeder(trace, {}, 1) {}
+Feeder::Feeder(const Trace& trace) : Feeder(trace, nullptr, 1) {}
 
 Feeder::Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes)
+    : Feeder(trace,
+             classes.empty() ? nullptr
+                             : std::make_shared<const std::vector<uint8_t>>(std::move(classes)),
+             num_classes) {}
+
+Feeder::Feeder(const Trace& trace, std::shared_ptr<const std::vector<uint8_t>> classes,
+               int num_classes)
     : trace_(trace),
       state_(trace.size()),
       remaining_(trace.size()),
       classes_(std::move(classes)),
-      heaps_(static_cast<size_t>(num_classes)),
-      issuable_count_(static_cast<size_t>(num_classes), 0) {
-  ORRERY_CHECK(classes_.empty() || classes_.size() == trace.size(),
-               "Feeder: one class per node expected");
-  for (uint8_t c : classes_) {
-    ORRERY_CHECK(c < num_classes, "Feeder: node class " + std::to_string(c) + " out of range");
+      num_classes_(num_classes) {
+  ORRERY_CHECK(num_classes >= 1 && num_classes <= kMaxClasses,
+               "Feeder: " + std::to_string(num_classes) + " classes; at most " +
+                   std::to_string(kMaxClasses));
+  if (classes_ != nullptr) {
+    ORRERY_CHECK(classes_->size() == trace.size(), "Feeder: one class per node expected");
+    for (uint8_t c : *classes_) {
+      ORRERY_CHECK(c < num_classes, "Feeder: node class " + std::to_string(c) + " out of range");
+    }
+    class_of_ = classes_->data();
   }
   for (uint32_t i = 0; i < trace.size(); ++i) {
     remaining_[i] = static_cast<uint32_t>(trace.parents(i).size());
@@ -104,7 +115,7 @@ void Feeder::FirstIssuable(int c, size_t n, std::vector<uint32_t>* out) {
 
 size_t Feeder::issuable_count() const {
   size_t n = 0;
-  for (size_t k : issuable_count_) n += k;
+  for (int c = 0; c < num_classes_; ++c) n += issuable_count_[c];
   return n;
 }
 

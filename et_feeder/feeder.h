@@ -21,8 +21,10 @@
 //   feeder.FirstIssuable(2, 3, &out);                       // the 3 lowest issuable of class 2
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,12 +45,17 @@ const char* NodeStateName(NodeState state);
 
 class Feeder {
  public:
+  static constexpr int kMaxClasses = 8;
   // `trace` must outlive the feeder. Every node is of class 0.
   explicit Feeder(const Trace& trace);
   // Node i is of class classes[i] (one per node, each < num_classes).
   Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes);
+  // The same, with classes shared by every feeder of the trace (thousands of NPUs running one
+  // rank's file under --replicate-trace keep one copy).
+  Feeder(const Trace& trace, std::shared_ptr<const std::vector<uint8_t>> classes, int num_classes);
   explicit Feeder(Trace&&) = delete;  // would dangle
   Feeder(Trace&&, std::vector<uint8_t>, int) = delete;
+  Feeder(Trace&&, std::shared_ptr<const std::vector<uint8_t>>, int) = delete;
 
   const Trace& trace() const { return trace_; }
 
@@ -62,7 +69,7 @@ class Feeder {
   void FirstIssuable(int c, size_t n, std::vector<uint32_t>* out);
   size_t issuable_count() const;  // of every class
   size_t issuable_count(int c) const { return issuable_count_[c]; }
-  int node_class(uint32_t idx) const { return classes_.empty() ? 0 : classes_[idx]; }
+  int node_class(uint32_t idx) const { return class_of_ == nullptr ? 0 : class_of_[idx]; }
   // issuable -> running. The node must be issuable.
   void Take(uint32_t idx);
   // running -> issuable (the caller could not issue it after all).
@@ -96,11 +103,14 @@ class Feeder {
   void Settle(int c);
 
   const Trace& trace_;
-  std::vector<uint8_t> state_;                // NodeState | kQueued
-  std::vector<uint32_t> remaining_;           // parents not yet done
-  std::vector<uint8_t> classes_;              // per node; empty = every node of class 0
-  std::vector<std::vector<uint32_t>> heaps_;  // per class: min-heaps of indexes
-  std::vector<size_t> issuable_count_;        // per class
+  std::vector<uint8_t> state_;                           // NodeState | kQueued
+  std::vector<uint32_t> remaining_;                      // parents not yet done
+  std::shared_ptr<const std::vector<uint8_t>> classes_;  // per node; null: every node class 0
+  const uint8_t* class_of_ = nullptr;                    // classes_'s data
+  // Per class, inline (no pointer to chase before the heap's own storage).
+  std::array<std::vector<uint32_t>, kMaxClasses> heaps_;  // min-heaps of indexes
+  std::array<size_t, kMaxClasses> issuable_count_{};
+  int num_classes_;
   size_t done_count_ = 0;
   size_t running_count_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <optional>
 #include <random>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -107,6 +108,17 @@ TEST(FeederTest, ClassesKeepTheirOwnIssuableSets) {
   // Without classes, everything is class 0.
   Feeder plain(t);
   EXPECT_EQ(plain.node_class(four), 0);
+  // Feeders sharing one copy of the classes (NPUs running the same rank) keep their own state.
+  const auto shared =
+      std::make_shared<const std::vector<uint8_t>>(std::vector<uint8_t>{0, 1, 0, 1});
+  Feeder first(t, shared, 2);
+  Feeder second(t, shared, 2);
+  EXPECT_EQ(shared.use_count(), 3);
+  TakeAndFinish(&first, 1);
+  EXPECT_THAT(IssuableIds(first, 1), ElementsAre(2, 4));
+  EXPECT_THAT(IssuableIds(second, 0), ElementsAre(1));
+  EXPECT_EQ(second.issuable_count(1), 0u);
+  EXPECT_EQ(second.node_class(four), 1);
 }
 
 TEST(FeederTest, PushBackReturnsANodeToIssuable) {
