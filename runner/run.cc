@@ -378,11 +378,15 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
+  // One copy of each rank's slot classes, however many NPUs run that rank.
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> slot_classes(ranks);
   for (int r = 0; r < n; ++r) {
     WorkloadParams npu_wp = wp;
     npu_wp.compute_scale = o.compute_scale * (*npu_scales)[r];
-    executors.push_back(
-        std::make_unique<NpuExecutor>(r, *traces[r % ranks], system_layer, &memory, npu_wp));
+    std::shared_ptr<const std::vector<uint8_t>>& classes = slot_classes[r % ranks];
+    if (classes == nullptr) classes = NpuExecutor::SlotClassesOf(*traces[r % ranks]);
+    executors.push_back(std::make_unique<NpuExecutor>(r, *traces[r % ranks], system_layer, &memory,
+                                                      npu_wp, classes));
   }
   if (o.progress) {
     uint64_t total = 0;

@@ -28,10 +28,12 @@ StatusOr<int> ParseGroup(std::string_view pg) {
 }
 
 NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, RemoteMemory* memory,
-                         const WorkloadParams& params)
+                         const WorkloadParams& params,
+                         std::shared_ptr<const std::vector<uint8_t>> slot_classes)
     : npu_(npu),
       trace_(trace),
-      feeder_(trace, SlotClasses(trace), kNumSlots),
+      feeder_(trace, slot_classes != nullptr ? std::move(slot_classes) : SlotClassesOf(trace),
+              kNumSlots),
       system_(system),
       memory_(memory),
       params_(params) {
@@ -87,10 +89,10 @@ void NpuExecutor::Fail(Status s) {
   system_.sim().Abort();
 }
 
-std::vector<uint8_t> NpuExecutor::SlotClasses(const et::Trace& trace) {
-  std::vector<uint8_t> classes(trace.size());
+std::shared_ptr<const std::vector<uint8_t>> NpuExecutor::SlotClassesOf(const et::Trace& trace) {
+  auto classes = std::make_shared<std::vector<uint8_t>>(trace.size());
   for (uint32_t i = 0; i < trace.size(); ++i) {
-    classes[i] = static_cast<uint8_t>(SlotOfNode(trace, i));
+    (*classes)[i] = static_cast<uint8_t>(SlotOfNode(trace, i));
   }
   return classes;
 }

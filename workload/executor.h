@@ -95,8 +95,13 @@ class NpuExecutor : public EventTarget,
                     public MessageSink,
                     public MemoryCompletion {
  public:
+  // `slot_classes`: SlotClassesOf(trace), shared by the NPUs that run the same trace (computed
+  // here when null).
   NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, RemoteMemory* memory,
-              const WorkloadParams& params);
+              const WorkloadParams& params,
+              std::shared_ptr<const std::vector<uint8_t>> slot_classes = nullptr);
+  // The hardware slot class of every node of `trace`, for its feeder.
+  static std::shared_ptr<const std::vector<uint8_t>> SlotClassesOf(const et::Trace& trace);
 
   void Start();
   bool finished() const { return finished_; }
@@ -124,7 +129,6 @@ class NpuExecutor : public EventTarget,
   static constexpr int kNumSlots = 4;
   // The slot a node takes, from its type and attributes: the feeder's class of the node.
   static Slot SlotOfNode(const et::Trace& trace, uint32_t node);
-  static std::vector<uint8_t> SlotClasses(const et::Trace& trace);
   Slot SlotOf(uint32_t node) const { return static_cast<Slot>(feeder_.node_class(node)); }
   void IssueReady();
   void Issue(uint32_t node);
