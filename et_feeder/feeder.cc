@@ -32,11 +32,7 @@ Feeder::Feeder(const Trace& trace, std::vector<uint8_t> classes, int num_classes
 
 Feeder::Feeder(const Trace& trace, std::shared_ptr<const std::vector<uint8_t>> classes,
                int num_classes)
-    : trace_(trace),
-      state_(trace.size()),
-      remaining_(trace.size()),
-      classes_(std::move(classes)),
-      num_classes_(num_classes) {
+    : trace_(trace), node_(trace.size()), classes_(std::move(classes)), num_classes_(num_classes) {
   ORRERY_CHECK(num_classes >= 1 && num_classes <= kMaxClasses,
                "Feeder: " + std::to_string(num_classes) + " classes; at most " +
                    std::to_string(kMaxClasses));
@@ -48,8 +44,10 @@ Feeder::Feeder(const Trace& trace, std::shared_ptr<const std::vector<uint8_t>> c
     class_of_ = classes_->data();
   }
   for (uint32_t i = 0; i < trace.size(); ++i) {
-    remaining_[i] = static_cast<uint32_t>(trace.parents(i).size());
-    if (remaining_[i] == 0) MakeIssuable(i);  // ascending: each heap stays sorted
+    ORRERY_CHECK(trace.parents(i).size() <= kMaxParentsPerNode,
+                 "Feeder: more parents than the trace loader allows");
+    node_[i] = static_cast<uint32_t>(trace.parents(i).size());
+    if (node_[i] == 0) MakeIssuable(i);  // ascending: each heap stays sorted
   }
 }
 
@@ -57,8 +55,8 @@ void Feeder::MakeIssuable(uint32_t idx) {
   SetState(idx, NodeState::kIssuable);
   const int c = node_class(idx);
   ++issuable_count_[c];
-  if (state_[idx] & kQueued) return;  // its old entry is still in the heap: valid again
-  state_[idx] |= kQueued;
+  if (node_[idx] & kQueued) return;  // its old entry is still in the heap: valid again
+  node_[idx] |= kQueued;
   heaps_[c].push_back(idx);
   std::push_heap(heaps_[c].begin(), heaps_[c].end(), std::greater<uint32_t>());
 }
@@ -66,7 +64,7 @@ void Feeder::MakeIssuable(uint32_t idx) {
 void Feeder::Settle(int c) {
   std::vector<uint32_t>& heap = heaps_[c];
   while (!heap.empty() && state(heap.front()) != NodeState::kIssuable) {
-    state_[heap.front()] &= kStateBits;
+    node_[heap.front()] &= ~kQueued;
     std::pop_heap(heap.begin(), heap.end(), std::greater<uint32_t>());
     heap.pop_back();
   }
@@ -104,7 +102,7 @@ void Feeder::FirstIssuable(int c, size_t n, std::vector<uint32_t>* out) {
     if (state(top) == NodeState::kIssuable) {
       out->push_back(top);
     } else {
-      state_[top] &= kStateBits;
+      node_[top] &= ~kQueued;
     }
   }
   for (size_t k = first; k < out->size(); ++k) {
@@ -120,7 +118,7 @@ size_t Feeder::issuable_count() const {
 }
 
 void Feeder::Take(uint32_t idx) {
-  ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kIssuable,
+  ORRERY_CHECK(idx < node_.size() && state(idx) == NodeState::kIssuable,
                "Take(" + std::to_string(idx) + "): node is not issuable");
   --issuable_count_[node_class(idx)];
   SetState(idx, NodeState::kRunning);  // its heap entry goes when it reaches the top
@@ -128,27 +126,27 @@ void Feeder::Take(uint32_t idx) {
 }
 
 void Feeder::PushBack(uint32_t idx) {
-  ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kRunning,
+  ORRERY_CHECK(idx < node_.size() && state(idx) == NodeState::kRunning,
                "PushBack(" + std::to_string(idx) + "): node is not running");
   --running_count_;
   MakeIssuable(idx);
 }
 
 void Feeder::Finish(uint32_t idx) {
-  ORRERY_CHECK(idx < state_.size() && state(idx) == NodeState::kRunning,
+  ORRERY_CHECK(idx < node_.size() && state(idx) == NodeState::kRunning,
                "Finish(" + std::to_string(idx) + "): node is not running");
   SetState(idx, NodeState::kDone);
   --running_count_;
   ++done_count_;
   for (uint32_t c : trace_.children(idx)) {
-    if (--remaining_[c] == 0) MakeIssuable(c);
+    if ((--node_[c] & kRemaining) == 0) MakeIssuable(c);
   }
 }
 
 std::vector<uint32_t> Feeder::Unfinished() const {
   std::vector<uint32_t> out;
-  out.reserve(state_.size() - done_count_);
-  for (uint32_t i = 0; i < state_.size(); ++i) {
+  out.reserve(node_.size() - done_count_);
+  for (uint32_t i = 0; i < node_.size(); ++i) {
     if (state(i) != NodeState::kDone) out.push_back(i);
   }
   return out;
@@ -168,7 +166,7 @@ std::string Feeder::DeadlockReport(size_t max_nodes) const {
   };
   const std::vector<uint32_t> unfinished = Unfinished();
   std::string out = trace_.path() + ": " + std::to_string(unfinished.size()) + " of " +
-                    std::to_string(state_.size()) + " nodes unfinished (" +
+                    std::to_string(node_.size()) + " nodes unfinished (" +
                     std::to_string(running_count_) + " running, " +
                     std::to_string(issuable_count()) + " issuable)";
   // Running nodes first: they are what everything else ends up waiting for.

@@ -9,7 +9,8 @@
 //   if (!feeder.AllDone()) Log(feeder.DeadlockReport());
 //
 // A node is issuable when every parent (data_deps ∪ ctrl_deps present in the file) is done.
-// State is one byte and one remaining-parent counter per node; no hashing on the hot path.
+// State is one 4-byte word per node (its state and its count of unfinished parents, so freeing
+// a child touches one cache line); no hashing on the hot path.
 //
 // A feeder can also sort issuable nodes into classes given at construction (the executor's are
 // hardware slots), each with its own queue, lowest index first: whoever issues "the first free
@@ -77,8 +78,10 @@ class Feeder {
   // running -> done; children whose last unfinished parent this was become issuable.
   void Finish(uint32_t idx);
 
-  NodeState state(uint32_t idx) const { return static_cast<NodeState>(state_[idx] & kStateBits); }
-  bool AllDone() const { return done_count_ == state_.size(); }
+  NodeState state(uint32_t idx) const {
+    return static_cast<NodeState>((node_[idx] >> kStateShift) & kStateBits);
+  }
+  bool AllDone() const { return done_count_ == node_.size(); }
   size_t done_count() const { return done_count_; }
   size_t running_count() const { return running_count_; }
 
@@ -92,10 +95,14 @@ class Feeder {
 
  private:
   static constexpr uint8_t kStateBits = 0x7f;
-  static constexpr uint8_t kQueued = 0x80;  // in its class's heap (maybe no longer issuable)
+  static constexpr int kStateShift = 24;
+  static constexpr uint32_t kQueued = uint32_t{1} << 31;  // in its class's heap (maybe stale)
+  static constexpr uint32_t kRemaining = (uint32_t{1} << kStateShift) - 1;
+  static_assert(kRemaining >= kMaxParentsPerNode, "a node's parent count must fit its bits");
 
   void SetState(uint32_t idx, NodeState s) {
-    state_[idx] = static_cast<uint8_t>((state_[idx] & kQueued) | static_cast<uint8_t>(s));
+    node_[idx] = (node_[idx] & ~(uint32_t{kStateBits} << kStateShift)) |
+                 (uint32_t{static_cast<uint8_t>(s)} << kStateShift);
   }
   // waiting or running -> issuable: queued in its class's heap unless still there.
   void MakeIssuable(uint32_t idx);
@@ -103,8 +110,8 @@ class Feeder {
   void Settle(int c);
 
   const Trace& trace_;
-  std::vector<uint8_t> state_;                           // NodeState | kQueued
-  std::vector<uint32_t> remaining_;                      // parents not yet done
+  // Per node: bit 31 kQueued, bits 24-30 the NodeState, bits 0-23 the parents not yet done.
+  std::vector<uint32_t> node_;
   std::shared_ptr<const std::vector<uint8_t>> classes_;  // per node; null: every node class 0
   const uint8_t* class_of_ = nullptr;                    // classes_'s data
   // Per class, inline (no pointer to chase before the heap's own storage).

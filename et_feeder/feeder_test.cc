@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <random>
-#include <memory>
 #include <set>
 #include <string>
 #include <vector>

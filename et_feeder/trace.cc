@@ -281,6 +281,14 @@ class TraceLoader {
       return s;
     }
     DropImpliedDependencies();
+    for (uint32_t i = 0; i < trace_.size(); ++i) {
+      if (trace_.parents(i).size() > kMaxParentsPerNode) {
+        return Fail("node " + std::to_string(trace_.id(i)) + " depends on " +
+                    std::to_string(trace_.parents(i).size()) +
+                    " nodes, none implied by another; at most " +
+                    std::to_string(kMaxParentsPerNode) + " per node are supported");
+      }
+    }
     return std::move(trace_);
   }
 

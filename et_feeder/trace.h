@@ -74,6 +74,10 @@ struct LoadOptions {
   Dependencies dependencies = Dependencies::kAuto;
 };
 
+// The most dependencies one node may keep after implied ones are dropped (the feeder counts a
+// node's unfinished parents in 24 bits); a trace with more is refused, naming the node.
+constexpr uint32_t kMaxParentsPerNode = (uint32_t{1} << 24) - 1;
+
 // A dependency naming an id that is not in the file.
 struct DanglingDependency {
   uint64_t node_id;
