@@ -95,6 +95,18 @@ TEST(CollectiveEngineTest, SmallCollectiveGrowsToOneByteChunkPerNpu) {
   for (int64_t x : t) EXPECT_EQ(x, 4 * 7150);
 }
 
+TEST(CollectiveEngineTest, AllGatherSmallerThanItsSplitsRunsOneByteChunks) {
+  // An all-gather does not grow: 2 B in 4 splits would be chunks of 0 B (the chunking loop
+  // never ended). Chunks are at least 1 B: two chunks of 1 B, as 2 B in 2 splits.
+  // msg = 1 B: t = floor(500 + 1/53.687) = 500. One chunk: (n-1)(e + t) + e = 7 * 510 + 10 =
+  // 3580; two in sequence.
+  Topology topo{{RingDimension(8, 50, 500)}};
+  auto t = RunCollective(topo, Params(4, 1, false, 1), CollectiveType::kAllGather, 2);
+  ASSERT_EQ(t.size(), 8u);
+  for (int64_t x : t) EXPECT_EQ(x, 2 * 3580);
+  EXPECT_EQ(t, RunCollective(topo, Params(2, 1, false, 1), CollectiveType::kAllGather, 2));
+}
+
 TEST(CollectiveEngineTest, MissingLocalMemBandwidthIsAnError) {
   Simulation sim;
   Topology topo{{RingDimension(4, 50, 500)}};
