@@ -86,6 +86,23 @@ TEST(Factory, BothBackendsAgreeOnAnIdleSingleHop) {
   }
 }
 
+// The largest size is a size like any other: the backends cache the delays of the last size
+// they saw, and an empty cache must not pass for one of 2^64 - 1 bytes that takes no time.
+TEST(Factory, AnalyticalBackendsTimeTheLargestSize) {
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware}) {
+    Topology fast = Ring(4);
+    fast.dims[0].bandwidth = Bandwidth::FromBytesPerSec(1e21);  // 1e12 B/ns
+    Simulation sim;
+    std::unique_ptr<Network> net = MakeNetwork(b, sim, fast);
+    Recorder r(sim);
+    net->Send(2, 3, Bytes(UINT64_MAX), &r, 77);
+    sim.Run();
+    ASSERT_EQ(r.got.size(), 1u) << BackendName(b);
+    // 100 + 18446744073709551615 / 1e12 = 18446844.07 ns, truncated to whole ns.
+    EXPECT_EQ(r.got[0].second, Time::FromNs(18446844)) << BackendName(b);
+  }
+}
+
 // The packet backend is checked against its parameters before it is built.
 // Reports name the model a run used, with what changes its numbers.
 TEST(Factory, DescribesTheModel) {

@@ -71,7 +71,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     int links_per_npu;    // dense links leaving (or, for Switch, touching) each NPU
     bool lazy;            // FullyConnected links created on first use
     // The last message size seen on this dimension and its delays (collectives repeat sizes).
-    uint64_t cached_size = UINT64_MAX;
+    // It starts as size 0's: every size has real delays (a UINT64_MAX sentinel took no time).
+    uint64_t cached_size = 0;
     Time cached_arrival;
     Time cached_busy;
     Time latency;         // as given, for pipelined forwarding

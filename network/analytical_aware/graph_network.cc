@@ -30,6 +30,7 @@ GraphNetwork::GraphNetwork(Simulation& sim, Topology topology, Options options)
   links_.resize(graph_->links.size());
   for (size_t i = 0; i < links_.size(); ++i) {
     links_[i].latency_ns = graph_->links[i].latency.Ns();
+    links_[i].cached_arrival = Time::FromNsTruncated(links_[i].latency_ns + 0.0);
     links_[i].bytes_per_ns = graph_->links[i].bandwidth.bytes_per_ns();
     links_[i].latency = graph_->links[i].latency;
     links_[i].bandwidth = graph_->links[i].bandwidth;

@@ -55,7 +55,9 @@ class GraphNetwork final : public Network, private EventTarget {
     Bandwidth bandwidth;  // as given, for pipelined forwarding
     uint64_t bytes = 0;
     int64_t busy_ps = 0;
-    uint64_t cached_size = UINT64_MAX;  // the last size and its delays (collectives repeat sizes)
+    // The last size and its delays (collectives repeat sizes); it starts as size 0's, set with
+    // the latency: every size has real delays (a UINT64_MAX sentinel took no time).
+    uint64_t cached_size = 0;
     Time cached_arrival;
     Time cached_busy;
   };

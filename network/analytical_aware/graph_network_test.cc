@@ -164,6 +164,27 @@ TEST(Torus, RingAllReduceMatchesClosedFormBandwidthTerm) {
   EXPECT_GT(ar.finished.Ns(), closed);
 }
 
+// An empty delay cache must not pass for a message of 2^64 - 1 bytes that takes no time.
+TEST(Dgx, TheLargestSizeIsTimedLikeAnyOther) {
+  DgxSpec s;
+  s.gpus_per_node = 2;
+  s.nodes = 2;
+  s.nvswitch_bandwidth = Bandwidth::FromBytesPerSec(1e21);  // 1e12 B/ns
+  s.nvswitch_latency = Time::FromNs(100);
+  s.nic_bandwidth = kOneBytePerNs;
+  s.leaf_radix = 4;
+  s.spines = 1;
+  StatusOr<Topology> t = BuildDgx(s);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Simulation sim;
+  GraphNetwork net(sim, *t);
+  Recorder r(sim);
+  net.Send(0, 1, Bytes(UINT64_MAX), &r, 1);  // GPU 0 -> NVSwitch -> GPU 1
+  sim.Run();
+  // Per hop 100 + 18446744073709551615 / 1e12 = 18446844.07 ns, truncated to whole ns.
+  EXPECT_EQ(r.at[1], Time::FromNs(2 * 18446844));
+}
+
 // DGX: 4 nodes x 2 GPUs, one NIC per GPU at 8 Gb/s (= 1 B/ns), 4 NICs per leaf (2 leaves), one
 // spine, no latency. Leaf -> spine carries 4 B/ns / r. GPUs 0..3 (leaf 0) each send 100
 // messages of 1000 B to GPU i + 4 (leaf 1): 400 chunks cross leaf0 -> spine0 -> leaf1.

@@ -23,7 +23,7 @@ AnalyticalUnawareNetwork::AnalyticalUnawareNetwork(Simulation& sim, Topology top
     ORRERY_CHECK(dim.latency >= Time::Zero(),
                  "dimension " + std::to_string(d) + " has a negative latency");
     dims_.push_back(Dim{dim.type, dim.npus, dim.latency.Ns(),
-                        dim.bandwidth.bytes_per_ns() / dim.lanes, UINT64_MAX, 0.0});
+                        dim.bandwidth.bytes_per_ns() / dim.lanes, 0, 0.0});
   }
 }
 

@@ -41,7 +41,8 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
     double latency_ns;    // per hop
     double bytes_per_ns;  // per link
     // The last message size seen on this dimension and its serialization time in ns:
-    // collectives repeat sizes, and the division is the slowest step of a send.
+    // collectives repeat sizes, and the division is the slowest step of a send. It starts as
+    // size 0's (0.0 ns): every size has real delays (a UINT64_MAX sentinel took no time).
     mutable uint64_t cached_size;
     mutable double cached_serialization_ns;
   };
