@@ -345,6 +345,53 @@ TEST(Cli, TimePastTheEndOfSimulatedTimeIsReported) {
                      {"long_compute.1.et", "NPU 1 node 1 'fwd'", "duration_micros 10000000000000"});
 }
 
+// A size that --comm-scale or protocol-efficiency takes past 2^64 bytes (or a comm_size of
+// 2^64 - 1, which the double product rounds up to 2^64) saturates, so the run ends past the end
+// of simulated time, instead of converting to 0 bytes and finishing in no time with exit 0.
+TEST(Cli, SizesPastTwoToThe64Saturate) {
+  auto max_collective = AllReduceRanks(4);
+  for (auto& r : max_collective) {
+    r[1] = et::MakeNode(2, "grad", ChakraProtoMsg::COMM_COLL_NODE, {1});
+    et::SetBoolAttr(&r[1], "is_cpu_op", false);
+    et::SetIntAttr(&r[1], "comm_type", ChakraProtoMsg::ALL_REDUCE);
+    et::SetUint64Attr(&r[1], "comm_size", UINT64_MAX);
+  }
+  std::vector<std::vector<Node>> max_message(4);
+  for (int i = 0; i < 4; ++i) {
+    Node send = et::MakeNode(1, "send", ChakraProtoMsg::COMM_SEND_NODE);
+    et::SetBoolAttr(&send, "is_cpu_op", false);
+    et::SetUint64Attr(&send, "comm_size", UINT64_MAX);
+    et::SetIntAttr(&send, "comm_dst", (i + 1) % 4, et::IntEncoding::kInt32);
+    Node recv = et::MakeNode(2, "recv", ChakraProtoMsg::COMM_RECV_NODE);
+    et::SetBoolAttr(&recv, "is_cpu_op", false);
+    et::SetUint64Attr(&recv, "comm_size", UINT64_MAX);
+    et::SetIntAttr(&recv, "comm_src", (i + 3) % 4, et::IntEncoding::kInt32);
+    max_message[i] = {send, recv};
+  }
+  auto big_collective = AllReduceRanks(4);
+  for (auto& r : big_collective) {
+    r[1] = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, uint64_t{1} << 60, {1});
+  }
+  std::string inefficient = kSystem;
+  inefficient.insert(inefficient.rfind('}'), ", \"protocol-efficiency\": 1e-300");
+  const std::vector<std::string> cases = {
+      Args("max_collective", 4, max_collective),
+      Args("max_message", 4, max_message),
+      Args("big_collective", 4, big_collective) + " --comm-scale=1e6",
+      Args("inefficient", 4, AllReduceRanks(4), inefficient),
+  };
+  for (const std::string& args : cases) {
+    for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
+      SCOPED_TRACE(args + " " + backend);
+      ExpectCleanFailure(Orrery(args + " --network-backend=" + backend),
+                         {"past the end of simulated time"});
+    }
+    SCOPED_TRACE(args + " packet");
+    ExpectCleanFailure(Orrery(args + " --network-backend=packet"),
+                       {"use the analytical-aware backend"});
+  }
+}
+
 TEST(Cli, MissingRankFileIsNamed) {
   const std::string args = Args("missing", 4, AllReduceRanks(4));
   ASSERT_EQ(std::remove(Tmp("missing.1.et").c_str()), 0);
