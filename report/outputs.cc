@@ -378,19 +378,12 @@ std::string SummaryTable(const RunResult& r) {
     if (r.npus[slowest].finish < r.npus[i].finish) slowest = i;
   }
   auto breakdown = [&](int i) { return r.breakdown[i]; };
-  NpuBreakdown mean;
-  for (int i = 0; i < n; ++i) {
-    const NpuBreakdown b = breakdown(i);
-    mean.total += b.total;
-    mean.compute += b.compute;
-    mean.cpu += b.cpu;
-    mean.communication += b.communication;
-    mean.exposed += b.exposed;
-    mean.overlapped += b.overlapped;
-    mean.memory += b.memory;
-    mean.idle += b.idle;
+  const NpuBreakdown mean = MeanBreakdown(r.breakdown);
+  bool any_cpu = false, any_memory = false;
+  for (const NpuBreakdown& b : r.breakdown) {
+    any_cpu = any_cpu || b.cpu.ps() > 0;
+    any_memory = any_memory || b.memory.ps() > 0;
   }
-  auto avg = [n](Time t) { return Time::FromPs(t.ps() / n); };
   const bool ms = r.end.Ns() >= 1e6;
   auto fmt = [ms](Time t) {
     char buf[32];
@@ -411,14 +404,14 @@ std::string SummaryTable(const RunResult& r) {
     std::snprintf(line, sizeof line, "  %-24s %s %s\n", name, fmt(a).c_str(), fmt(b).c_str());
     out += line;
   };
-  row("total", avg(mean.total), s.total);
-  row("GPU compute", avg(mean.compute), s.compute);
-  if (mean.cpu.ps() > 0) row("CPU", avg(mean.cpu), s.cpu);
-  row("communication", avg(mean.communication), s.communication);
-  row("exposed communication", avg(mean.exposed), s.exposed);
-  row("overlapped comm.", avg(mean.overlapped), s.overlapped);
-  row("idle", avg(mean.idle), s.idle);
-  if (mean.memory.ps() > 0) row("remote memory", avg(mean.memory), s.memory);
+  row("total", mean.total, s.total);
+  row("GPU compute", mean.compute, s.compute);
+  if (any_cpu) row("CPU", mean.cpu, s.cpu);
+  row("communication", mean.communication, s.communication);
+  row("exposed communication", mean.exposed, s.exposed);
+  row("overlapped comm.", mean.overlapped, s.overlapped);
+  row("idle", mean.idle, s.idle);
+  if (any_memory) row("remote memory", mean.memory, s.memory);
   if (!r.nccl_choices.empty()) {
     // nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
     out += "  NCCL choices (nccl-model), each collective alone:\n";

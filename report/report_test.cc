@@ -299,6 +299,30 @@ TEST(Report, SameRunSameBytes) {
   EXPECT_EQ(SummaryTable(a), SummaryTable(b));
 }
 
+// The mean NPU of a run whose NPUs add up past the end of simulated time (int64 picoseconds):
+// four NPUs of 5e18 ps each sum to 2e19. The mean is 5e18 ps = 5e9 ms, not the saturated sum
+// divided by four (2305843009.214 ms).
+TEST(Report, SummaryMeanDoesNotSaturate) {
+  RunResult r = MixedRun();
+  ASSERT_EQ(r.num_npus(), 4);
+  const Time long_time = Time::FromPs(5'000'000'000'000'000'000);
+  for (int i = 0; i < 4; ++i) {
+    r.npus[i].finish = long_time;
+    r.breakdown[i] = NpuBreakdown{};
+    r.breakdown[i].total = long_time;
+    r.breakdown[i].communication = long_time;
+    r.breakdown[i].exposed = long_time;
+  }
+  r.end = long_time;
+  const std::string summary = SummaryTable(r);
+  for (const char* row : {"total", "communication", "exposed communication"}) {
+    const size_t at = summary.find(std::string("\n  ") + row + " ");
+    ASSERT_NE(at, std::string::npos) << row << " in\n" << summary;
+    const std::string line = summary.substr(at + 1, summary.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find("5000000000.000 5000000000.000"), std::string::npos) << line;
+  }
+}
+
 // With nccl-model, the summary lists NCCL's choice for each distinct collective, alike ones on one
 // line; without, nothing.
 TEST(Report, SummaryListsNcclChoices) {

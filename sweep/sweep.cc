@@ -630,15 +630,9 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     StatusOr<RunResult> r = Status::Error(error);
     if (error.empty()) r = RunSimulation(prepared[i].run);
     if (r.ok()) {
-      Time compute, comm, exposed;
+      const NpuBreakdown mean = MeanBreakdown(r->breakdown);
       double overlap = 0;
-      for (int n = 0; n < r->num_npus(); ++n) {
-        const NpuBreakdown& b = r->breakdown[n];
-        compute += b.compute;
-        comm += b.communication;
-        exposed += b.exposed;
-        overlap += b.overlap_percent();
-      }
+      for (const NpuBreakdown& b : r->breakdown) overlap += b.overlap_percent();
       const int n = std::max(1, r->num_npus());
       double alg = 0, bus = 0;
       const std::vector<CollectiveStat> colls = CollectiveStats(*r);
@@ -652,9 +646,9 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         return std::string(buf);
       };
       row.push_back(std::to_string(r->end.WholeNs()));
-      row.push_back(std::to_string(compute.WholeNs() / n));
-      row.push_back(std::to_string(comm.WholeNs() / n));
-      row.push_back(std::to_string(exposed.WholeNs() / n));
+      row.push_back(std::to_string(mean.compute.WholeNs()));
+      row.push_back(std::to_string(mean.communication.WholeNs()));
+      row.push_back(std::to_string(mean.exposed.WholeNs()));
       row.push_back(num(overlap / n));
       row.push_back(colls.empty() ? "" : num(alg / colls.size()));
       row.push_back(colls.empty() ? "" : num(bus / colls.size()));

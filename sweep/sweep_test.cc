@@ -107,6 +107,27 @@ TEST(Sweep, GridPointsEqualSeparateRuns) {
   EXPECT_NE(Slurp(Tmp("grid.out.json")).find("\"end_ns\": "), std::string::npos);
 }
 
+// The mean NPU's columns of a point whose NPUs add up past the end of simulated time (int64
+// picoseconds): four NPUs of about 4.4e18 ps each. Each mean equals the step time (every NPU
+// communicates the whole step), not the saturated sum divided by four.
+TEST(Sweep, MeanColumnsDoNotSaturate) {
+  const std::string spec_path = WriteSpec("long");
+  std::string text = Slurp(spec_path);
+  text.replace(text.find("grid:"), std::string::npos,
+               "points:\n  - {workload.size: 150000000000000000}\n");
+  std::ofstream(spec_path) << text;
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const std::string out = Tmp("long.out");
+  RunPoints(*spec, out, 1);
+  const std::vector<std::string> lines = Lines(Slurp(out + ".csv"));
+  ASSERT_GE(lines.size(), 2u);
+  const std::string end = Column(lines[0], lines[1], "end_ns");
+  ASSERT_GT(end.size(), 15u) << lines[1];  // past 4.6e15 ns: four of them overflow int64 ps
+  EXPECT_EQ(Column(lines[0], lines[1], "communication_ns"), end) << lines[1];
+  EXPECT_EQ(Column(lines[0], lines[1], "exposed_communication_ns"), end) << lines[1];
+}
+
 TEST(Sweep, OneAndTwoJobsGiveTheSameBytes) {
   StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("jobs"));
   ASSERT_TRUE(spec.ok());

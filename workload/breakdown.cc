@@ -69,6 +69,29 @@ double NpuBreakdown::overlap_percent() const {
                                 : 0.0;
 }
 
+NpuBreakdown MeanBreakdown(const std::vector<NpuBreakdown>& breakdowns) {
+  NpuBreakdown mean;
+  const int64_t n = static_cast<int64_t>(breakdowns.size());
+  if (n == 0) return mean;
+  // floor(sum / n) = sum of (t / n) + floor(sum of (t % n) / n): every partial sum stays below
+  // the largest time (or n * n), so nothing overflows.
+  auto field = [&](Time NpuBreakdown::*member) {
+    int64_t quotients = 0, remainders = 0;
+    for (const NpuBreakdown& b : breakdowns) {
+      quotients += (b.*member).ps() / n;
+      remainders += (b.*member).ps() % n;
+    }
+    mean.*member = Time::FromPs(quotients + remainders / n);
+  };
+  for (Time NpuBreakdown::*member :
+       {&NpuBreakdown::total, &NpuBreakdown::compute, &NpuBreakdown::cpu,
+        &NpuBreakdown::communication, &NpuBreakdown::overlapped, &NpuBreakdown::exposed,
+        &NpuBreakdown::memory, &NpuBreakdown::idle}) {
+    field(member);
+  }
+  return mean;
+}
+
 NpuBreakdown BreakdownOf(const std::vector<Activity>& activity, Time finish) {
   Intervals gpu, cpu, comm, mem, all;
   for (const Activity& a : activity) {

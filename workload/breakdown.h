@@ -47,6 +47,11 @@ struct NpuBreakdown {
 
 NpuBreakdown BreakdownOf(const std::vector<Activity>& activity, Time finish);
 
+// The mean NPU: each field's mean over `breakdowns` (non-negative times), rounded down to the
+// picosecond, without summing the times themselves: thousands of NPUs whose sum passes the end
+// of simulated time (int64 picoseconds) would saturate the sum. Empty gives zeros.
+NpuBreakdown MeanBreakdown(const std::vector<NpuBreakdown>& breakdowns);
+
 // The breakdown of intervals that begin and end in time order (a simulation's clock): equal,
 // to the picosecond, to BreakdownOf of the same intervals once every one has ended.
 class BreakdownAccumulator {

@@ -64,6 +64,28 @@ TEST(Breakdown, AHandWorkedCase) {
   ExpectSame(b, BreakdownOf(a, Time::FromNs(60)));
 }
 
+// The mean of each field, rounded down to the picosecond, even where the sum of the NPUs' times
+// would pass the largest time (int64 picoseconds).
+TEST(Breakdown, MeanOfEveryFieldWithoutOverflow) {
+  EXPECT_EQ(MeanBreakdown({}).total, Time::Zero());
+  std::vector<NpuBreakdown> b(3);
+  b[0].compute = Time::FromPs(1);
+  b[1].compute = Time::FromPs(2);
+  b[2].compute = Time::FromPs(2);  // (1 + 2 + 2) / 3 = 1.67 -> 1
+  b[0].idle = Time::FromPs(2);
+  b[1].idle = Time::FromPs(2);
+  b[2].idle = Time::FromPs(2);  // 6 / 3 = 2 exactly
+  const int64_t big = INT64_MAX - 1;
+  for (NpuBreakdown& x : b) x.total = Time::FromPs(big);  // the sum is 3 * (2^63 - 2)
+  b[2].communication = Time::FromPs(big);                 // (2^63 - 2) / 3
+  const NpuBreakdown mean = MeanBreakdown(b);
+  EXPECT_EQ(mean.compute, Time::FromPs(1));
+  EXPECT_EQ(mean.idle, Time::FromPs(2));
+  EXPECT_EQ(mean.total, Time::FromPs(big));
+  EXPECT_EQ(mean.communication, Time::FromPs(big / 3));
+  EXPECT_EQ(mean.cpu, Time::Zero());
+}
+
 TEST(Breakdown, TheRunningSumEqualsTheUnionOfIntervals) {
   std::mt19937_64 rng(7);
   const Track tracks[] = {Track::kCpu, Track::kGpu, Track::kComm, Track::kRecv, Track::kMemory};
