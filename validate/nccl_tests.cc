@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,13 @@ bool ParseUnsigned(const std::string& s, uint64_t* v) {
   errno = 0;
   *v = std::strtoull(s.c_str(), nullptr, 10);
   return errno == 0;
+}
+
+// A row's size: a whole number of bytes that a Chakra comm_size (an int64) can hold.
+constexpr const char* kSizeRange =
+    "a whole number of bytes from 0 to 9223372036854775807 (2^63 - 1)";
+bool ParseSize(const std::string& s, uint64_t* v) {
+  return ParseUnsigned(s, v) && *v <= static_cast<uint64_t>(INT64_MAX);
 }
 
 bool ParseDouble(const std::string& s, double* v) {
@@ -198,10 +206,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     const std::string where = path + ":" + std::to_string(n) + ": ";
     uint64_t size = 0, count = 0;
     if (w.size() < 2 || !ParseUnsigned(w[1], &count)) continue;
-    if (!ParseUnsigned(w[0], &size)) {
+    if (!ParseSize(w[0], &size)) {
       if (!IsRowButForItsSize(w)) continue;  // not a row of the table
-      return Status::Error(where + "a data row's size is '" + w[0] +
-                           "'; expected a whole number of bytes >= 0");
+      return Status::Error(
+          where + "a data row's size is '" + w[0] + "'; expected " +
+          (ParseUnsigned(w[0], &size) ? kSizeRange : "a whole number of bytes >= 0"));
     }
     const bool typed = w.size() > 2 && std::isalpha(static_cast<unsigned char>(w[2][0]));
     if (w.size() < 8) {
@@ -313,9 +322,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
     }
     uint64_t size = 0;
     double value = 0;
-    if (!ParseUnsigned(v[size_col], &size)) {
-      return Status::Error(where + "size '" + v[size_col] +
-                           "' (size_bytes); expected a whole number of bytes >= 0");
+    if (!ParseSize(v[size_col], &size)) {
+      return Status::Error(
+          where + "size '" + v[size_col] + "' (size_bytes); expected " +
+          (ParseUnsigned(v[size_col], &size) ? kSizeRange : "a whole number of bytes >= 0"));
     }
     if (!ParseDouble(v[value_col], &value) || !std::isfinite(value) || value <= 0) {
       return Status::Error(where + "size " + v[size_col] + ": " + kind + " '" + v[value_col] +

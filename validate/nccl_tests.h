@@ -14,9 +14,9 @@
 // columns split the table into one measurement per GPU count; lines starting with `#` are
 // comments (where the table comes from). CRLF line ends, a UTF-8 byte-order mark and (CSV)
 // spaces around names and values are read as any. Errors name file:line and the value: a data
-// row whose size is not a whole number of bytes >= 0, a time that is not a positive number (a
-// log's out-of-place `N/A` takes the in-place time), a GPU or node count that is not a whole
-// number >= 1.
+// row whose size is not a whole number of bytes from 0 to 2^63 - 1, a time that is not a positive
+// number (a log's out-of-place `N/A` takes the in-place time), a GPU or node count that is not a
+// whole number >= 1.
 #pragma once
 
 #include <cstdint>

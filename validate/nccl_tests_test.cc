@@ -249,6 +249,37 @@ TEST(NcclTests, BadSizeInADataRowIsNamed) {
       << m.status().message();
 }
 
+// A size is a Chakra comm_size, an int64: one from 2^63 to 2^64 - 1 bytes (a typo, or a
+// corrupted row) is named with its line, not turned into a negative comm_size of a generated
+// trace whose error names a temporary file.
+TEST(NcclTests, SizePastInt64IsNamed) {
+  const std::string head =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  Rank  0 Group  0 Pid  11 on hostA device  0 [0x1a] H100\n";
+  const std::string path = Tmp("huge_size-all_reduce.log");
+  for (const char* size : {"9223372036854775808", "18446744073709551615"}) {
+    std::ofstream(path) << head << "  " << size
+                        << "  256  float  sum  -1  10.5  0.10  0.05  0  10.1  0.10  0.05  0\n";
+    auto m = LoadNcclMeasurements(path, 0);
+    ASSERT_FALSE(m.ok()) << size;
+    EXPECT_EQ(m.status().message(),
+              path + ":3: a data row's size is '" + size +
+                  "'; expected a whole number of bytes from 0 to 9223372036854775807 (2^63 - 1)");
+  }
+  std::ofstream(path) << head
+                      << "  9223372036854775807  256  float  sum  -1  10.5  0.10  0.05  0  10.1  "
+                         "0.10  0.05  0\n";
+  EXPECT_TRUE(LoadNcclMeasurements(path, 0).ok());
+  const std::string csv = Tmp("huge_size-all_reduce.csv");
+  std::ofstream(csv) << "gpus,size_bytes,time_us\n8,18446744073709551615,12\n";
+  auto m = LoadNcclMeasurements(csv, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            csv +
+                ":2: size '18446744073709551615' (size_bytes); expected a whole number of bytes "
+                "from 0 to 9223372036854775807 (2^63 - 1)");
+}
+
 // A numeric out-of-place time must be a possible one (0.001 to 1e9 us): 0, a negative time, 1e-7
 // or 1e308 is an error, not replaced by the in-place time. N/A (nccl-tests prints it in some
 // runs) still takes the in-place time.
