@@ -188,7 +188,15 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     if (!algo.empty()) m.algorithm = algo;
     if (w[0][0] == '#') {
       const size_t start = body.find("Collective test starting:");
-      if (start != std::string::npos) m.collective = CollectiveIn(body.substr(start));
+      if (start != std::string::npos) {
+        m.collective = CollectiveIn(body.substr(start));
+        if (!collective_hint.empty() && !m.collective.empty() && m.collective != collective_hint) {
+          return Status::Error(path + ":" + std::to_string(n) + ": the log measured " +
+                               m.collective + " ('# " + Trim(body.substr(start)) +
+                               "') but --collective is '" + collective_hint +
+                               "'; leave --collective out, or give " + m.collective);
+        }
+      }
       // "#  Rank  3 Group  0 Pid 1000 on node000 device 3 [...] NVIDIA H100"
       for (size_t i = 0; i + 1 < w.size(); ++i) {
         if (w[i] == "Rank" && i == 1) {

@@ -280,6 +280,30 @@ TEST(NcclTests, SizePastInt64IsNamed) {
                 "from 0 to 9223372036854775807 (2^63 - 1)");
 }
 
+// --collective names the collective of an input that does not: a log whose header names another
+// one (or a name that is no collective) is an error, not silently read as the header says.
+TEST(NcclTests, CollectiveFlagThatContradictsTheLogIsAnError) {
+  const std::string path = Tmp("named.log");
+  std::ofstream(path) << "# nccl-tests\n# Collective test starting: all_reduce_perf\n"
+                      << "#  Rank  0 Group 0 Pid 1 on h device 0\n"
+                      << "  1048576  262144  float  sum  -1  50.5  20.76  20.76  0\n";
+  EXPECT_TRUE(LoadNcclMeasurements(path, 0, "all_reduce").ok());
+  for (const char* flag : {"all_gather", "foo"}) {
+    auto m = LoadNcclMeasurements(path, 0, flag);
+    ASSERT_FALSE(m.ok()) << flag;
+    EXPECT_EQ(m.status().message(),
+              path + ":2: the log measured all_reduce ('# Collective test starting: " +
+                  "all_reduce_perf') but --collective is '" + flag +
+                  "'; leave --collective out, or give all_reduce");
+  }
+  std::ofstream(path) << "# Collective test starting: alltoall_perf\n"
+                      << "#  Rank  0 Group 0 Pid 1 on h device 0\n"
+                      << "  1048576  262144  float  none  -1  50.5  20.76  20.76  0\n";
+  auto m = LoadNcclMeasurements(path, 0, "all_to_all");  // Chakra's name of nccl-tests' alltoall
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].collective, "alltoall");
+}
+
 // A numeric out-of-place time must be a possible one (0.001 to 1e9 us): 0, a negative time, 1e-7
 // or 1e308 is an error, not replaced by the in-place time. N/A (nccl-tests prints it in some
 // runs) still takes the in-place time.
