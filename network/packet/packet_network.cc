@@ -99,17 +99,31 @@ StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
   return std::shared_ptr<const PhysicalGraph>(std::move(g));
 }
 
+namespace {
+
+// The largest port buffer, as the largest packet-buffer-bytes.
+constexpr uint64_t kMaxBufferBytes = uint64_t{1} << 40;
+
+// ceil(2 x latency x bandwidth): the bytes a link holds over a round trip. Saturates at 2^62
+// (CheckPacketTopology refuses links past 2^40), so the sums below cannot wrap.
+uint64_t RoundTripBytes(Bandwidth bw, Time latency) {
+  const double bytes = std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns());
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  return bytes < kLimit ? static_cast<uint64_t>(bytes) : uint64_t{1} << 62;
+}
+
+}  // namespace
+
 uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu) {
   // After the packet that crosses xoff arrives (<= 1 MTU over xoff), the pause needs one
   // latency to reach the sender, which then finishes the packet it is serializing; everything
   // already on the wire still lands: at most 2 * latency * bandwidth + 2 MTU more.
-  return static_cast<uint64_t>(std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns())) + 3 * mtu;
+  return RoundTripBytes(bw, latency) + 3 * mtu;
 }
 
 PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency) {
   PortLimits l;
-  const uint64_t round_trip =
-      static_cast<uint64_t>(std::ceil(2.0 * latency.Ns() * bw.bytes_per_ns()));
+  const uint64_t round_trip = RoundTripBytes(bw, latency);
   // Auto: a round trip of data plus 16 packets, enough for line rate with credits, and for PFC
   // 13 packets between xoff and zero.
   l.buffer_bytes = p.buffer_bytes > 0 ? p.buffer_bytes : round_trip + 16 * p.mtu;
@@ -175,6 +189,24 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
   uint64_t need_buffer = 0, need_xoff_max = UINT64_MAX;
   std::string buffer_link, xoff_link, xon_link;
   for (const LinkKind& k : kinds) {
+    // The automatic buffer and the PFC headroom hold a round trip of data: past the largest
+    // buffer, the link is out of the packet backend's range (credits with a given buffer still
+    // run it, at buffer / round trip).
+    const uint64_t round_trip = RoundTripBytes(k.bw, k.latency);
+    // Automatic: a round trip + 16 MTU; PFC's least buffer: headroom (+ 3 MTU) + 1 MTU.
+    const uint64_t extra_mtus = p.buffer_bytes == 0 ? 16 : 4;
+    if ((p.buffer_bytes == 0 || pfc) && round_trip > kMaxBufferBytes - extra_mtus * p.mtu) {
+      problems.Add(k.name + " (" + Describe(k.bw, k.latency) + ") holds " +
+                   FormatNumber(std::ceil(2.0 * k.latency.Ns() * k.bw.bytes_per_ns())) +
+                   " bytes over a round trip (2 x latency x bandwidth), so the " +
+                   (p.buffer_bytes == 0 ? "automatic packet-buffer-bytes"
+                                        : "packet-buffer-bytes PFC needs") +
+                   " (that plus " + Num(extra_mtus) +
+                   " MTU) would be above 2^40 bytes, the largest port buffer; expected links "
+                   "with 2 x latency x bandwidth below 2^40 bytes" +
+                   (pfc ? "" : ", or a packet-buffer-bytes of at most 2^40 that paces the link"));
+      return problems;
+    }
     const PortLimits l = ResolvePortLimits(p, k.bw, k.latency);
     const uint64_t headroom = PfcHeadroomBytes(k.bw, k.latency, p.mtu);
     // Credit: a packet plus the bubble a new packet needs (network/README.md). PFC: xoff at

@@ -698,6 +698,28 @@ TEST(Check, BadParametersNameKeyValueAndRange) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("expected 8192 .. 2^40"), std::string::npos) << s.message();
 
+  // A link that holds more than 2^40 bytes over a round trip (2 x latency x bandwidth; here
+  // 2 * 5e8 ns * 1e10 * 2^30 / 1e9 B/ns = 1.07e19 B): the automatic buffer and the PFC headroom
+  // would be past the largest packet-buffer-bytes (they overflowed 2^64 and deadlocked the run,
+  // or ran with a wrapped buffer). With credits and a buffer of at most 2^40, the link runs at
+  // buffer / round trip.
+  const Topology far =
+      OneDim(BlockType::kRing, 8, Bandwidth::FromGiBps(1e10), Time::FromNs(500'000'000));
+  s = CheckPacketTopology(far, Params());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("a link of dimension 0 (Ring) (1e+10 GB/s, 500000000 ns) holds "
+                             "1.073741824e+19 bytes over a round trip"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("above 2^40"), std::string::npos) << s.message();
+  p = Params();
+  p.flow_control = NetworkParams::FlowControl::kPfc;
+  p.buffer_bytes = uint64_t{1} << 40;
+  EXPECT_FALSE(CheckPacketTopology(far, p).ok());
+  p = Params();
+  p.buffer_bytes = uint64_t{1} << 40;
+  EXPECT_TRUE(CheckPacketTopology(far, p).ok()) << CheckPacketTopology(far, p).message();
+
   Topology huge = OneDim(BlockType::kRing, 16384);
   s = CheckPacketTopology(huge, Params());
   ASSERT_FALSE(s.ok());
