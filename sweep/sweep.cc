@@ -16,8 +16,10 @@
 #include "common/json.h"
 #include "config/network_config.h"
 #include "config/schema.h"
+#include "config/system_config.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
+#include "memory/memory_config.h"
 #include "report/breakdown.h"
 #include "runner/run.h"
 #include "workload/replication.h"
@@ -56,6 +58,35 @@ bool IsParamName(const std::string& p) {
     if (p.size() > n && p.compare(0, n, prefix) == 0) return true;
   }
   return false;
+}
+
+// For a parameter system.<key>, network.<key> or memory.<key> whose key that kind of config
+// file does not have: what is wrong and what would be valid (else ""). Checked before any point
+// runs, so a misspelt key is named at its line of the spec instead of failing every point.
+std::string UnknownConfigKey(const std::string& p) {
+  const size_t dot = p.find('.');
+  if (dot == std::string::npos || dot + 1 == p.size()) return "";
+  const std::string kind = p.substr(0, dot);
+  const std::string key = p.substr(dot + 1);
+  std::vector<KeyDoc> docs;
+  if (kind == "system") {
+    docs = SystemConfigKeys();
+  } else if (kind == "network") {
+    docs = NetworkConfigKeys();
+  } else if (kind == "memory") {
+    docs = MemoryConfigKeys();
+  } else {
+    return "";
+  }
+  std::vector<std::string> names;
+  for (const KeyDoc& d : docs) {
+    if (d.name == key) return "";
+    names.push_back(d.name);
+  }
+  const std::string guess = DidYouMean(key, names);
+  return "'" + key + "' is not a " + kind + " config key" +
+         (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+         "; configs/README.md lists them";
 }
 
 std::string Join(const std::string& dir, const std::string& path) {
@@ -318,6 +349,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   if (!grid && !points) problems.Add(path + ": nothing to vary: add a 'grid' or a 'points' list");
   auto check_name = [&](const YAML::Node& name_node) {
     const std::string name = KeyText(name_node);
+    if (const std::string bad = UnknownConfigKey(name); !bad.empty()) {
+      problems.Add(Where(path, name_node) + ": parameter '" + name + "': " + bad);
+      return false;
+    }
     if (!IsParamName(name)) {
       problems.Add(Where(path, name_node) + ": parameter '" + name +
                    "' is not one of backend, system, network, memory, workload, nccl-model, "

@@ -398,17 +398,46 @@ TEST(Sweep, BadSpecsAreNamed) {
   std::ofstream(path) << "base:\n  sytem: a.json\ngird:\n  x: [1]\n";
   StatusOr<SweepSpec> spec = LoadSweepSpec(path);
   ASSERT_FALSE(spec.ok());
-  const std::string m = spec.status().message();
+  std::string m = spec.status().message();
   EXPECT_NE(m.find(path + ":3: unknown key 'gird' (did you mean 'grid'?)"), std::string::npos) << m;
   EXPECT_NE(m.find("unknown base key 'sytem' (did you mean 'system'?)"), std::string::npos) << m;
   EXPECT_NE(m.find("nothing to vary"), std::string::npos) << m;
 
-  std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid:\n  network.bw: []\n"
+  std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid:\n  network.bandwidth: []\n"
                       << "  colour: [red]\n";
   spec = LoadSweepSpec(path);
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.status().message().find("parameter 'colour' is not one of"), std::string::npos);
-  EXPECT_NE(spec.status().message().find("'network.bw' needs a non-empty list"), std::string::npos);
+  EXPECT_NE(spec.status().message().find("'network.bandwidth' needs a non-empty list"),
+            std::string::npos);
+
+  // A key the config kind does not have is named at its line before any point runs (it would
+  // fail every point, each naming a generated copy of the file).
+  std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid:\n  network.bandwdth: "
+                      << "[[50]]\n  system.nosuchkey: [1]\n  memory.memory-type: "
+                      << "[NO_MEMORY_EXPANSION]\n  system.preferred-dataset-splits: [4]\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  m = spec.status().message();
+  EXPECT_NE(m.find(path + ":3: parameter 'network.bandwdth': 'bandwdth' is not a network config "
+                          "key (did you mean 'bandwidth'?); configs/README.md lists them"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find(path + ":4: parameter 'system.nosuchkey': 'nosuchkey' is not a system config "
+                          "key"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("memory-type"), std::string::npos) << m;  // real keys pass
+  EXPECT_EQ(m.find("preferred-dataset-splits"), std::string::npos) << m;
+  std::ofstream(path) << "base: {system: a.json, network: b.yml}\npoints:\n"
+                      << "  - {memory.memroy-type: NO_MEMORY_EXPANSION}\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find(
+                ":3: parameter 'memory.memroy-type': 'memroy-type' is not a memory config key "
+                "(did you mean 'memory-type'?)"),
+            std::string::npos)
+      << spec.status().message();
 
   // Keys that are lists (YAML allows them) are shown as written.
   std::ofstream(path) << "base: {system: a.json, network: b.yml, ? [x] : 1}\ngrid: {? [y] : [1]}\n";
@@ -420,7 +449,7 @@ TEST(Sweep, BadSpecsAreNamed) {
   // 16^5 points: refused before the product is built.
   std::ofstream big(path);
   big << "base: {system: a.json, network: b.yml}\ngrid:\n";
-  for (const char* p : {"a", "b", "c", "d", "e"}) {
+  for (const char* p : {"bandwidth", "latency", "lanes", "link-bandwidth", "link-latency"}) {
     big << "  network." << p << ": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]\n";
   }
   big.close();
@@ -432,7 +461,7 @@ TEST(Sweep, BadSpecsAreNamed) {
 
   // A spec with 30 unknown keys: 20 are named, the rest counted in one line.
   std::ofstream many(path);
-  many << "base: {system: a.json, network: b.yml}\ngrid: {network.bw: [1]}\n";
+  many << "base: {system: a.json, network: b.yml}\ngrid: {network.bandwidth: [1]}\n";
   for (int i = 0; i < 30; ++i) many << "typo" << i << ": 1\n";
   many.close();
   spec = LoadSweepSpec(path);
