@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -44,6 +45,12 @@ bool ParseCount(const std::string& text, int max, int* out) {
 }  // namespace
 
 StatusOr<Topology> LoadCustomTopology(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::Error(path +
+                         ": is a directory; expected a custom topology file ('npus N', "
+                         "'switch <names>', 'link <a> <b> <GB/s> <ns>' lines)");
+  }
   std::ifstream in(path);
   if (!in) return Status::Error(path + ": cannot open the file");
   auto g = std::make_shared<PhysicalGraph>();

@@ -283,6 +283,13 @@ TEST(NetworkConfigTest, CustomTopologyErrorsNameTheLine) {
   ASSERT_FALSE(m.ok());
   EXPECT_TRUE(Contains(m.status(), dims + ":7: dims multiply to 6 but there are 4 NPUs"))
       << m.status().message();
+  // A directory (e.g. custom-file: .) is named as one, not read as an empty file.
+  const std::string dir = ::testing::TempDir();
+  StatusOr<Topology> dir_topo = LoadCustomTopology(dir);
+  ASSERT_FALSE(dir_topo.ok());
+  EXPECT_TRUE(Contains(dir_topo.status(),
+                       dir + ": is a directory; expected a custom topology file ('npus N'"))
+      << dir_topo.status().message();
 }
 
 TEST(NetworkConfigTest, KeysDeclared) {
