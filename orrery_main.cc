@@ -13,10 +13,12 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -48,6 +50,33 @@ spdlog::logger& Log() { return *Logger(); }
 int Fail(const std::string& message) {
   Log().error("{}", message);
   return 1;
+}
+
+// Whether an output flag's file (or, with `prefix`, the files <path>.*.csv) can be written,
+// checked before the run so that a typo does not cost a whole simulation: "" when it can, else
+// what is wrong.
+std::string OutputPathProblem(const std::string& flag, const std::string& path, bool prefix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string what = "--" + flag + " '" + path + "'";
+  if (fs::is_directory(path, ec) || path.back() == '/') {
+    return what + " is a directory; expected a file" +
+           (prefix ? " prefix (e.g. " + (fs::path(path) / "run").string() + " writes " +
+                         (fs::path(path) / "run").string() + ".npus.csv, ...)"
+                   : " path (e.g. " + (fs::path(path) / "out.json").string() + ")");
+  }
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) {
+    return what + ": the directory '" + dir.string() + "' does not exist; create it first";
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    return what + ": the directory '" + dir.string() + "' is not writable";
+  }
+  if (!prefix && fs::exists(path, ec) && access(path.c_str(), W_OK) != 0) {
+    return what + ": the file exists and is not writable";
+  }
+  return "";
 }
 
 std::vector<std::string> OptionNames(const po::options_description& d) {
@@ -201,6 +230,15 @@ int main(int argc, char** argv) {
     }
   }
 
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"timeline", timeline},
+                                   {"timeline-chakra", timeline_chakra},
+                                   {"report", report},
+                                   {"report-csv", report_csv},
+                                   {"link-stats", o.link_stats}}) {
+    if (path.empty()) continue;
+    const std::string problem = OutputPathProblem(flag, path, std::string(flag) == "report-csv");
+    if (!problem.empty()) return Fail(problem);
+  }
   o.record =
       !timeline.empty() || !timeline_chakra.empty() || !report.empty() || !report_csv.empty();
   const auto t0 = std::chrono::steady_clock::now();

@@ -138,10 +138,23 @@ TEST(Cli, UnknownLogLevelListsTheValidOnes) {
                      {"--log-level", "loud", "trace, debug, info, warn, error, off"});
 }
 
-TEST(Cli, UnwritableReportIsAnError) {
+TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
+  // Checked before simulating (a typo must not cost a whole run): no "events in" line.
+  const std::string args = Args("unwritable", 4, AllReduceRanks(4));
+  Outcome o = Orrery(args + " --report=/nonexistent-dir/report.json");
+  ExpectCleanFailure(o, {"--report '/nonexistent-dir/report.json': the directory "
+                         "'/nonexistent-dir' does not exist; create it first"});
+  EXPECT_EQ(o.err.find("events in"), std::string::npos) << o.err;
+  const std::string dir = ::testing::TempDir();
+  // A CSV prefix that is a directory would write hidden files dir/.npus.csv, ...
+  o = Orrery(args + " --report-csv=" + dir + "/");
   ExpectCleanFailure(
-      Orrery(Args("unwritable", 4, AllReduceRanks(4)) + " --report=/nonexistent-dir/report.json"),
-      {"/nonexistent-dir/report.json", "cannot write"});
+      o, {"--report-csv '" + dir + "/' is a directory; expected a file prefix", "run.npus.csv"});
+  EXPECT_EQ(o.err.find("events in"), std::string::npos) << o.err;
+  o = Orrery(args + " --timeline=" + dir);
+  ExpectCleanFailure(o, {"--timeline '" + dir + "' is a directory; expected a file path"});
+  o = Orrery(args + " --link-stats=/nonexistent-dir/links.csv");
+  ExpectCleanFailure(o, {"--link-stats '/nonexistent-dir/links.csv'", "does not exist"});
 }
 
 // `orrery sweep`: Slurm's array variables pick the shard; `sweep merge` joins the shards into
