@@ -217,6 +217,10 @@ int main(int argc, char** argv) {
   {
     std::stringstream ss(queues);
     std::string item;
+    if (!queues.empty() && queues.back() == ',') {  // getline would drop the empty last item
+      return Fail("--num-queues-per-dim is '" + queues +
+                  "'; expected a number from 1 to 1024 or a comma-separated list of them");
+    }
     while (std::getline(ss, item, ',')) {
       try {
         size_t used = 0;

@@ -310,7 +310,8 @@ TEST(Cli, InvalidUtf8InATraceGivesOneMessage) {
 TEST(Cli, ScalesAndQueuesOutOfRangeAreRejected) {
   const std::string args = Args("ranges", 4, AllReduceRanks(4));
   for (const char* flag : {"--comm-scale=nan", "--compute-scale=1e15", "--injection-scale=inf",
-                           "--num-queues-per-dim=2147483647"}) {
+                           "--num-queues-per-dim=2147483647", "--num-queues-per-dim=1,",
+                           "--num-queues-per-dim=,1", "--num-queues-per-dim=1,,2"}) {
     const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
     ExpectCleanFailure(Orrery(args + " " + flag), {name, "expected"});
   }
