@@ -40,14 +40,10 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
     Dim p{dim.type,
           dim.npus,
           stride,
-          dim.latency.Ns(),
-          lane.bytes_per_ns(),
           0,
           0,
           false,
-          0,
-          Time::FromNsTruncated(dim.latency.Ns() + 0.0),
-          Time::Zero(),
+          StoreAndForwardDelays(dim.latency.Ns(), lane.bytes_per_ns()),
           dim.latency,
           lane,
           static_cast<uint16_t>(dim.lanes)};
@@ -222,15 +218,9 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
                  p.lanes;
     return;
   }
-  if (size != p.cached_size) {
-    // As ASTRA-sim: both delays in double ns, each truncated to whole ns on its own.
-    const double serialization_ns = static_cast<double>(size) / p.bytes_per_ns;
-    p.cached_size = size;
-    p.cached_arrival = Time::FromNsTruncated(p.latency_ns + serialization_ns);
-    p.cached_busy = Time::FromNsTruncated(serialization_ns);
-  }
-  const Time arrival = p.cached_arrival;
-  const Time busy = p.cached_busy;
+  p.delays.For(size);
+  const Time arrival = p.delays.arrival();
+  const Time busy = p.delays.busy();
   l.busy_ps += busy.ps() / p.lanes;
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
   sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);

@@ -25,6 +25,7 @@
 #include "common/event_queue.h"
 #include "common/slot_pool.h"
 #include "common/units.h"
+#include "network/analytical_aware/forwarding.h"
 #include "network/network.h"
 
 namespace orrery {
@@ -65,16 +66,11 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     BlockType type;
     int npus;
     int stride;           // product of the sizes of the lower dimensions
-    double latency_ns;    // per link
-    double bytes_per_ns;  // per lane (a message's share of the link)
     uint32_t first_link;  // this dimension's dense links start here
     int links_per_npu;    // dense links leaving (or, for Switch, touching) each NPU
     bool lazy;            // FullyConnected links created on first use
-    // The last message size seen on this dimension and its delays (collectives repeat sizes).
-    // It starts as size 0's: every size has real delays (a UINT64_MAX sentinel took no time).
-    uint64_t cached_size = 0;
-    Time cached_arrival;
-    Time cached_busy;
+    // One lane's store-and-forward delays for the last message size on this dimension.
+    StoreAndForwardDelays delays;
     Time latency;         // as given, for pipelined forwarding
     Bandwidth bandwidth;  // of one lane, for pipelined forwarding
     uint16_t lanes;       // chunks a link carries side by side, each at bandwidth / lanes

@@ -23,6 +23,39 @@
 
 namespace orrery {
 
+// Store-and-forward delays of one link (or dimension) for the last message size it carried
+// (collectives repeat sizes, and the division is the slowest step of a hop). As ASTRA-sim: both
+// delays in double ns, each truncated to whole ns on its own. It starts filled for size 0, so
+// every size, 2^64 - 1 included, gets its own delays (no sentinel size).
+class StoreAndForwardDelays {
+ public:
+  StoreAndForwardDelays() = default;  // a link with no latency and no time per byte
+  StoreAndForwardDelays(double latency_ns, double bytes_per_ns)
+      : latency_ns_(latency_ns), bytes_per_ns_(bytes_per_ns) {
+    Fill(0);
+  }
+  // Sets arrival() and busy() for a message of `size` bytes.
+  void For(uint64_t size) {
+    if (size != size_) Fill(size);
+  }
+  Time arrival() const { return arrival_; }  // the whole message is at the next device
+  Time busy() const { return busy_; }        // the link is busy
+
+ private:
+  void Fill(uint64_t size) {
+    const double serialization_ns = static_cast<double>(size) / bytes_per_ns_;
+    size_ = size;
+    arrival_ = Time::FromNsTruncated(latency_ns_ + serialization_ns);
+    busy_ = Time::FromNsTruncated(serialization_ns);
+  }
+
+  double latency_ns_ = 0;
+  double bytes_per_ns_ = 1;
+  uint64_t size_ = 0;
+  Time arrival_;
+  Time busy_;
+};
+
 struct PipelinedHop {
   Time link_free;     // the link's last byte leaves
   Time head_arrival;  // the first packet is whole at the next device

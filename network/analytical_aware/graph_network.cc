@@ -29,12 +29,11 @@ GraphNetwork::GraphNetwork(Simulation& sim, Topology topology, Options options)
                "the logical dimensions do not multiply to the graph's NPU count");
   links_.resize(graph_->links.size());
   for (size_t i = 0; i < links_.size(); ++i) {
-    links_[i].latency_ns = graph_->links[i].latency.Ns();
-    links_[i].cached_arrival = Time::FromNsTruncated(links_[i].latency_ns + 0.0);
-    links_[i].bytes_per_ns = graph_->links[i].bandwidth.bytes_per_ns();
     links_[i].latency = graph_->links[i].latency;
     links_[i].bandwidth = graph_->links[i].bandwidth;
-    ORRERY_CHECK(links_[i].bytes_per_ns > 0, "a link has a non-positive bandwidth");
+    ORRERY_CHECK(links_[i].bandwidth.bytes_per_ns() > 0, "a link has a non-positive bandwidth");
+    links_[i].delays =
+        StoreAndForwardDelays(links_[i].latency.Ns(), links_[i].bandwidth.bytes_per_ns());
   }
 }
 
@@ -77,17 +76,11 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
             .ps();
     return;
   }
-  if (size != l.cached_size) {
-    // As the dimensional model: both delays in double ns, each truncated to whole ns.
-    const double serialization_ns = static_cast<double>(size) / l.bytes_per_ns;
-    l.cached_size = size;
-    l.cached_arrival = Time::FromNsTruncated(l.latency_ns + serialization_ns);
-    l.cached_busy = Time::FromNsTruncated(serialization_ns);
-  }
-  l.busy_ps += l.cached_busy.ps();
+  l.delays.For(size);
+  l.busy_ps += l.delays.busy().ps();
   // Arrival first, then link-free: at equal times they run in this order.
-  sim_.ScheduleAfter(l.cached_arrival, this, (uint64_t{chunk} << 1) | kArrival);
-  sim_.ScheduleAfter(l.cached_busy, this, (uint64_t{link} << 1) | kLinkFree);
+  sim_.ScheduleAfter(l.delays.arrival(), this, (uint64_t{chunk} << 1) | kArrival);
+  sim_.ScheduleAfter(l.delays.busy(), this, (uint64_t{link} << 1) | kLinkFree);
 }
 
 void GraphNetwork::OnEvent(uint64_t arg) {

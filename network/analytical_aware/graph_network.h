@@ -20,6 +20,7 @@
 #include "common/event_queue.h"
 #include "common/slot_pool.h"
 #include "common/units.h"
+#include "network/analytical_aware/forwarding.h"
 #include "network/graph.h"
 #include "network/network.h"
 
@@ -49,17 +50,11 @@ class GraphNetwork final : public Network, private EventTarget {
   struct Link {
     IndexFifo waiting;  // chunks waiting for the link (a lane of it)
     bool busy = false;
-    double latency_ns;
-    double bytes_per_ns;
     Time latency;         // as given, for pipelined forwarding
     Bandwidth bandwidth;  // as given, for pipelined forwarding
     uint64_t bytes = 0;
     int64_t busy_ps = 0;
-    // The last size and its delays (collectives repeat sizes); it starts as size 0's, set with
-    // the latency: every size has real delays (a UINT64_MAX sentinel took no time).
-    uint64_t cached_size = 0;
-    Time cached_arrival;
-    Time cached_busy;
+    StoreAndForwardDelays delays;  // for the last message size it carried
   };
 
   struct Chunk {
