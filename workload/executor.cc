@@ -13,12 +13,11 @@ namespace {
 
 CollectiveType ToSystem(et::CollectiveType t) { return static_cast<CollectiveType>(t); }
 
-constexpr double kTwoToThe64 = 18446744073709551616.0;
-
-// A trace's size times --comm-scale; past 2^64 bytes it saturates (a comm_size of 2^64 - 1 is
-// 2^64 as a double), where a plain conversion is undefined and gave 0 bytes on x86.
-uint64_t ScaledBytes(uint64_t size, double scale) {
-  const double bytes = static_cast<double>(size) * scale;
+// A byte count computed in double (a size times --comm-scale, or inflated for protocol
+// efficiency), truncated; past 2^64 bytes or NaN it saturates (a comm_size of 2^64 - 1 is 2^64
+// as a double), where a plain conversion is undefined and gave 0 bytes on x86.
+uint64_t SaturatedBytes(double bytes) {
+  constexpr double kTwoToThe64 = 18446744073709551616.0;
   return bytes < kTwoToThe64 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
 }
 
@@ -334,7 +333,8 @@ void NpuExecutor::Issue(uint32_t node) {
             (params_.replication ? "this NPU's rank in the trace " : "this NPU's id ") +
                 std::to_string(TraceRank())));
       }
-      const uint64_t bytes = ScaledBytes(*size, system_.params().comm_scale);
+      const uint64_t bytes =
+          SaturatedBytes(static_cast<double>(*size) * system_.params().comm_scale);
       const int64_t tag = trace_.comm_tag(node).value_or(0);
       if (send) {
         stats_.bytes_sent += bytes;
@@ -365,7 +365,7 @@ void NpuExecutor::Issue(uint32_t node) {
       const uint64_t comm_size = trace_.comm_size(node).value_or(0);
       CollectiveRequest req;
       req.type = ToSystem(ct);
-      req.size = ScaledBytes(comm_size, system_.params().comm_scale);
+      req.size = SaturatedBytes(static_cast<double>(comm_size) * system_.params().comm_scale);
       // The root of a rooted collective: where the data comes from (comm_src) for broadcast
       // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
       // member.
@@ -491,11 +491,8 @@ void NpuExecutor::Complete(uint32_t node) {
 uint64_t InflateForEfficiency(uint64_t size, double efficiency) {
   if (!(efficiency < 1) || size == 0) return size;
   const uint64_t grain = std::min<uint64_t>(size & (~size + 1), uint64_t{1} << 20);
-  const double grains = std::ceil(static_cast<double>(size) / efficiency / grain);
-  // Past 2^64 bytes (or NaN) saturates: converting such a double to an integer is undefined
-  // (on x86 it gave 0 bytes, a collective that took no time).
-  if (!(grains < kTwoToThe64 / grain)) return UINT64_MAX;
-  return static_cast<uint64_t>(grains) * grain;
+  // Whole grains; the grain is a power of two, so the product is exact until it saturates.
+  return SaturatedBytes(std::ceil(static_cast<double>(size) / efficiency / grain) * grain);
 }
 
 void NpuExecutor::OnEvent(uint64_t arg) {
