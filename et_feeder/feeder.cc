@@ -44,8 +44,6 @@ Feeder::Feeder(const Trace& trace, std::shared_ptr<const std::vector<uint8_t>> c
     class_of_ = classes_->data();
   }
   for (uint32_t i = 0; i < trace.size(); ++i) {
-    ORRERY_CHECK(trace.parents(i).size() <= kMaxParentsPerNode,
-                 "Feeder: more parents than the trace loader allows");
     node_[i] = static_cast<uint32_t>(trace.parents(i).size());
     if (node_[i] == 0) MakeIssuable(i);  // ascending: each heap stays sorted
   }

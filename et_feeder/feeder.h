@@ -98,6 +98,7 @@ class Feeder {
   static constexpr int kStateShift = 24;
   static constexpr uint32_t kQueued = uint32_t{1} << 31;  // in its class's heap (maybe stale)
   static constexpr uint32_t kRemaining = (uint32_t{1} << kStateShift) - 1;
+  // Only the loader makes traces, and it refuses nodes with more parents.
   static_assert(kRemaining >= kMaxParentsPerNode, "a node's parent count must fit its bits");
 
   void SetState(uint32_t idx, NodeState s) {
