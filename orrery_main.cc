@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -214,24 +213,21 @@ int main(int argc, char** argv) {
   if (!b.ok()) return Fail("--network-backend: " + b.status().message());
   o.backend = *b;
   o.rendezvous = rendezvous;
-  {
-    std::stringstream ss(queues);
-    std::string item;
-    if (!queues.empty() && queues.back() == ',') {  // getline would drop the empty last item
+  // Comma-separated; every item is a number, the empty one after a trailing comma too.
+  for (size_t begin = 0;;) {
+    const size_t comma = queues.find(',', begin);
+    const std::string item = queues.substr(begin, comma - begin);
+    try {
+      size_t used = 0;
+      const int q = std::stoi(item, &used);
+      if (used != item.size() || q < 1 || q > 1024) throw std::invalid_argument(item);
+      o.queues_per_dim.push_back(q);
+    } catch (const std::exception&) {
       return Fail("--num-queues-per-dim is '" + queues +
                   "'; expected a number from 1 to 1024 or a comma-separated list of them");
     }
-    while (std::getline(ss, item, ',')) {
-      try {
-        size_t used = 0;
-        const int q = std::stoi(item, &used);
-        if (used != item.size() || q < 1 || q > 1024) throw std::invalid_argument(item);
-        o.queues_per_dim.push_back(q);
-      } catch (const std::exception&) {
-        return Fail("--num-queues-per-dim is '" + queues +
-                    "'; expected a number from 1 to 1024 or a comma-separated list of them");
-      }
-    }
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
   }
 
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"timeline", timeline},
