@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace orrery {
@@ -76,6 +77,37 @@ std::vector<QueueStat> QueueStats(const RunResult& r) {
     }
   }
   return out;
+}
+
+CriticalPathTotals CriticalPathTotalsOf(const RunResult& r) {
+  CriticalPathTotals t;
+  std::set<std::pair<int, uint64_t>> nodes;
+  std::set<int> npus;
+  for (const CriticalPathStep& s : r.critical_path) {
+    const Time d = s.end - s.start;
+    t.total += d;
+    switch (s.track) {
+      case Track::kGpu:
+        t.compute += d;
+        break;
+      case Track::kCpu:
+        t.cpu += d;
+        break;
+      case Track::kComm:
+      case Track::kRecv:
+        t.communication += d;
+        break;
+      case Track::kMemory:
+        t.memory += d;
+        break;
+    }
+    nodes.emplace(s.npu, s.node_id);
+    npus.insert(s.npu);
+    if (s.link == PathLink::kSlot) ++t.slot_waits;
+  }
+  t.nodes = static_cast<int>(nodes.size());
+  t.npus.assign(npus.begin(), npus.end());
+  return t;
 }
 
 }  // namespace orrery

@@ -52,4 +52,18 @@ struct QueueStat {
 // Every queue that ever held a stream, by NPU then queue.
 std::vector<QueueStat> QueueStats(const RunResult& r);
 
+// Where the critical path's time goes (RunResult::critical_path): the step time split by what
+// each segment's node was doing; they add up to `total`, the step time.
+struct CriticalPathTotals {
+  Time total;
+  Time compute;           // GPU compute
+  Time cpu;               // CPU ops
+  Time communication;     // collectives (their launch floors included), sends and receives
+  Time memory;            // remote memory
+  int nodes = 0;          // distinct (NPU, node) on the path
+  std::vector<int> npus;  // the NPUs it crosses, ascending
+  int slot_waits = 0;     // segments that began when a busy hardware slot freed (PathLink::kSlot)
+};
+CriticalPathTotals CriticalPathTotalsOf(const RunResult& r);
+
 }  // namespace orrery

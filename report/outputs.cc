@@ -65,6 +65,22 @@ std::string CollectiveLabel(const NodeRecord& a) {
   return a.collective ? et::CollectiveTypeName(*a.collective) : "";
 }
 
+// What a critical-path segment's node was doing.
+const char* PathKind(const CriticalPathStep& s) {
+  switch (s.type) {
+    case et::NodeType::kCommColl:
+      if (s.track == Track::kComm) return "collective";
+      break;
+    case et::NodeType::kCommSend:
+      return "send";
+    case et::NodeType::kCommRecv:
+      return "receive";
+    default:
+      break;
+  }
+  return TrackName(s.track);
+}
+
 }  // namespace
 
 Status WriteChromeTrace(const RunResult& r, const std::string& path) {
@@ -219,6 +235,31 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
       }
     }
   }
+  // The critical path as one more process, sorted above the NPUs.
+  if (!r.critical_path.empty()) {
+    const int cpid = r.num_npus() + (r.port_queues.empty() ? 0 : 1);
+    const std::string pid = std::to_string(cpid);
+    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
+                   R"(,"tid":0,"args":{"name":"critical path"}})");
+    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
+                   R"(,"tid":0,"args":{"sort_index":-1}})");
+    meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid +
+                   R"(,"tid":1,"args":{"name":"NPU: node"}})");
+    for (const CriticalPathStep& c : r.critical_path) {
+      std::string args = R"("npu":)" + std::to_string(c.npu) + R"(,"node_id":)" +
+                         std::to_string(c.node_id) + R"(,"kind":")" + PathKind(c) +
+                         R"(","after":")" + PathLinkName(c.link) + "\"";
+      if (c.from_npu >= 0) {
+        args += R"(,"after_npu":)" + std::to_string(c.from_npu) + R"(,"after_node_id":)" +
+                std::to_string(c.from_node_id);
+      }
+      events.push_back(
+          Ev{c.start.ps(), cpid, 1,
+             R"({"ph":"X","name":)" + JsonString("NPU " + std::to_string(c.npu) + ": " + c.name) +
+                 R"(,"cat":"critical path","pid":)" + pid + R"(,"tid":1,"ts":)" + Us(c.start) +
+                 R"(,"dur":)" + Us(c.end - c.start) + R"(,"args":{)" + args + "}}"});
+    }
+  }
   std::stable_sort(events.begin(), events.end(), [](const Ev& a, const Ev& b) {
     return std::tie(a.ts, a.pid, a.tid) < std::tie(b.ts, b.pid, b.tid);
   });
@@ -323,7 +364,28 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
     }
     out += std::string("]}") + (i + 1 < queues.size() ? ",\n" : "\n");
   }
-  out += "  ]\n}\n";
+  const CriticalPathTotals cp = CriticalPathTotalsOf(r);
+  out += "  ],\n  \"critical_path\": {\"total\": " + Ns(cp.total) +
+         ", \"compute\": " + Ns(cp.compute) + ", \"cpu\": " + Ns(cp.cpu) +
+         ", \"communication\": " + Ns(cp.communication) + ", \"memory\": " + Ns(cp.memory) +
+         ", \"nodes\": " + std::to_string(cp.nodes) + ", \"npus\": [";
+  for (size_t i = 0; i < cp.npus.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(cp.npus[i]);
+  }
+  out += "], \"slot_waits\": " + std::to_string(cp.slot_waits) + ", \"segments\": [\n";
+  for (size_t i = 0; i < r.critical_path.size(); ++i) {
+    const CriticalPathStep& c = r.critical_path[i];
+    out += "    {\"npu\": " + std::to_string(c.npu) +
+           ", \"node_id\": " + std::to_string(c.node_id) + ", \"name\": " + JsonString(c.name) +
+           ", \"kind\": \"" + PathKind(c) + "\", \"start\": " + Ns(c.start) +
+           ", \"end\": " + Ns(c.end) + ", \"duration\": " + Ns(c.end - c.start) +
+           ", \"after\": \"" + PathLinkName(c.link) + "\"" +
+           (c.from_npu >= 0 ? ", \"after_npu\": " + std::to_string(c.from_npu) +
+                                  ", \"after_node_id\": " + std::to_string(c.from_node_id)
+                            : std::string()) +
+           "}" + (i + 1 < r.critical_path.size() ? ",\n" : "\n");
+  }
+  out += "  ]}\n}\n";
   return Save(path, out);
 }
 
@@ -361,10 +423,21 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
                 std::to_string(length) + "\n";
     }
   }
+  std::string path =
+      "npu,node_id,name,kind,start_ns,end_ns,duration_ns,after,after_npu,after_node_id\n";
+  for (const CriticalPathStep& c : r.critical_path) {
+    path += std::to_string(c.npu) + "," + std::to_string(c.node_id) + "," + CsvField(c.name) + "," +
+            PathKind(c) + "," + Ns(c.start) + "," + Ns(c.end) + "," + Ns(c.end - c.start) + "," +
+            PathLinkName(c.link) + "," +
+            (c.from_npu >= 0 ? std::to_string(c.from_npu) + "," + std::to_string(c.from_node_id)
+                             : std::string(",")) +
+            "\n";
+  }
   for (const auto& [suffix, text] : {std::pair<std::string, std::string>{".npus.csv", npus},
                                      {".collectives.csv", colls},
                                      {".links.csv", links},
-                                     {".queues.csv", queues}}) {
+                                     {".queues.csv", queues},
+                                     {".critical_path.csv", path}}) {
     if (Status s = Save(prefix + suffix, text); !s.ok()) return s;
   }
   return Status::Ok();
@@ -412,6 +485,33 @@ std::string SummaryTable(const RunResult& r) {
   row("overlapped comm.", mean.overlapped, s.overlapped);
   row("idle", mean.idle, s.idle);
   if (any_memory) row("remote memory", mean.memory, s.memory);
+  if (!r.critical_path.empty() && r.end.ps() > 0) {
+    // What the step waits on, end to end (report: critical_path).
+    const CriticalPathTotals cp = CriticalPathTotalsOf(r);
+    out += "  critical path:";
+    bool first = true;
+    for (const auto& [name, t] : {std::pair<const char*, Time>{"GPU compute", cp.compute},
+                                  {"CPU", cp.cpu},
+                                  {"communication", cp.communication},
+                                  {"remote memory", cp.memory}}) {
+      if (t.ps() == 0) continue;
+      std::snprintf(line, sizeof line, "%s %s %.1f%%", first ? "" : ",", name,
+                    100.0 * static_cast<double>(t.ps()) / r.end.ps());
+      out += line;
+      first = false;
+    }
+    std::string npus;
+    for (size_t i = 0; i < cp.npus.size() && i < 6; ++i) {
+      npus += (i ? ", " : "") + std::to_string(cp.npus[i]);
+    }
+    if (cp.npus.size() > 6) npus += ", ... (" + std::to_string(cp.npus.size()) + " NPUs)";
+    out += " (" + std::to_string(cp.nodes) + " node" + (cp.nodes == 1 ? "" : "s") + " on NPU" +
+           (cp.npus.size() == 1 ? " " : "s ") + npus;
+    if (cp.slot_waits > 0) {
+      out += "; " + std::to_string(cp.slot_waits) + " began when a busy slot freed";
+    }
+    out += ")\n";
+  }
   if (!r.nccl_choices.empty()) {
     // nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
     out += "  NCCL choices (nccl-model), each collective alone:\n";

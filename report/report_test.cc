@@ -137,7 +137,7 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
   std::map<int, std::string> processes;
   std::map<std::pair<int, int>, double> track_end;
   double last_ts = -1;
-  int complete = 0, chunks = 0, counters = 0;
+  int complete = 0, chunks = 0, counters = 0, on_path = 0;
   for (const YAML::Node& e : events) {
     const std::string ph = e["ph"].as<std::string>();
     const int pid = e["pid"].as<int>();
@@ -155,7 +155,10 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
       continue;
     }
     ASSERT_EQ(ph, "X");
-    if (e["cat"].as<std::string>() == "chunk") {
+    if (e["cat"].as<std::string>() == "critical path") {
+      ++on_path;
+      EXPECT_TRUE(e["args"]["npu"].IsDefined());
+    } else if (e["cat"].as<std::string>() == "chunk") {
       ++chunks;
       EXPECT_TRUE(e["args"]["algorithm"].IsDefined());
       EXPECT_GT(e["args"]["bytes"].as<uint64_t>(), 0u);
@@ -177,8 +180,11 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
     track_end[key] = ts + dur;
     EXPECT_TRUE(e["args"]["node_id"].IsDefined());
   }
-  ASSERT_EQ(processes.size(), 8u);
+  ASSERT_EQ(processes.size(), 9u);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(processes[i], "NPU " + std::to_string(i));
+  EXPECT_EQ(processes[8], "critical path");
+  EXPECT_EQ(on_path, static_cast<int>(r->critical_path.size()));
+  EXPECT_GT(on_path, 1);
   size_t nodes = 0;
   for (const auto& a : r->activity) nodes += a.size();
   EXPECT_EQ(complete, static_cast<int>(nodes));
@@ -393,6 +399,175 @@ TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
   EXPECT_NE(text.find(R"("args":{"name":"network queues, bytes"})"), std::string::npos);
   const YAML::Node parsed = YAML::LoadFile(trace);
   EXPECT_GT(parsed["traceEvents"].size(), 2u);
+}
+
+// Runs `ranks` recorded on a ring of as many NPUs (50 GiB/s, 500 ns), with `system_extra`
+// (JSON members) added to the system configuration.
+RunResult RecordedRun(const std::string& name, const std::vector<std::vector<Node>>& ranks,
+                      const std::string& system_extra = "") {
+  const std::string prefix = Tmp(name);
+  std::ofstream(prefix + ".system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1600)"
+                                         << system_extra << "}";
+  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
+                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  EXPECT_TRUE(et::WriteRankFiles(prefix, ranks).ok());
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : RunResult();
+}
+
+// Every critical path runs from 0 to the step time without a gap or an overlap.
+void ExpectWholeStep(const RunResult& r) {
+  ASSERT_FALSE(r.critical_path.empty());
+  Time t;
+  for (const CriticalPathStep& s : r.critical_path) {
+    EXPECT_EQ(s.start, t) << "NPU " << s.npu << " node " << s.node_id;
+    EXPECT_LT(s.start, s.end);
+    t = s.end;
+  }
+  EXPECT_EQ(t, r.end);
+  const CriticalPathTotals totals = CriticalPathTotalsOf(r);
+  EXPECT_EQ(totals.total, r.end);
+  EXPECT_EQ(totals.compute + totals.cpu + totals.communication + totals.memory, r.end);
+}
+
+// MixedRun: NPU 0's 100 us kernel after fwd bounds the step (105 us); nothing else is on it.
+TEST(CriticalPath, MixedRunIsBoundByTheLongKernel) {
+  const RunResult r = MixedRun();
+  ExpectWholeStep(r);
+  ASSERT_EQ(r.critical_path.size(), 2u);
+  EXPECT_EQ(r.critical_path[0].name, "fwd");
+  EXPECT_EQ(r.critical_path[0].link, PathLink::kStart);
+  EXPECT_EQ(r.critical_path[1].name, "long_kernel");
+  EXPECT_EQ(r.critical_path[1].link, PathLink::kDependency);
+  EXPECT_EQ(r.critical_path[1].from_node_id, 1u);
+  EXPECT_NE(SummaryTable(r).find("\n  critical path: GPU compute 100.0% (2 nodes on NPU 0)\n"),
+            std::string::npos)
+      << SummaryTable(r);
+}
+
+// 4 NPUs: fwd (5 us; 20 us on the straggler, NPU 2) -> 1 MiB all-reduce behind a 3 us launch
+// floor -> bwd (10 us on NPU 0, 1 us on the others). NPU 0 ends last, but nobody's all-reduce
+// can end before NPU 2 joins it at 23 us: the path is NPU 2's fwd [0, 20 us) and launch floor
+// [20, 23 us), then NPU 0's all-reduce from 23 us and its bwd.
+TEST(CriticalPath, GoesThroughTheStragglerAndItsLaunchFloor) {
+  std::vector<std::vector<Node>> ranks(4);
+  for (int i = 0; i < 4; ++i) {
+    ranks[i] = {et::MakeCompNode(1, "fwd", i == 2 ? 20 : 5),
+                et::MakeCollNode(2, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1}),
+                et::MakeCompNode(3, "bwd", i == 0 ? 10 : 1, {2})};
+  }
+  const RunResult r = RecordedRun("straggler", ranks, R"(, "collective-launch-latency": 3000)");
+  ExpectWholeStep(r);
+  const std::vector<CriticalPathStep>& p = r.critical_path;
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].npu, 2);
+  EXPECT_EQ(p[0].name, "fwd");
+  EXPECT_EQ(p[0].link, PathLink::kStart);
+  EXPECT_EQ(p[0].end, Time::FromNs(20000));
+  EXPECT_EQ(p[1].npu, 2);
+  EXPECT_EQ(p[1].name, "grad_sync");
+  EXPECT_EQ(p[1].link, PathLink::kDependency);
+  EXPECT_EQ(p[1].end, Time::FromNs(23000));
+  EXPECT_EQ(p[2].npu, 0);
+  EXPECT_EQ(p[2].name, "grad_sync");
+  EXPECT_EQ(p[2].link, PathLink::kCollective);
+  EXPECT_EQ(p[2].from_npu, 2);
+  EXPECT_EQ(p[2].from_node_id, 2u);
+  EXPECT_EQ(p[3].npu, 0);
+  EXPECT_EQ(p[3].name, "bwd");
+  EXPECT_EQ(p[3].end - p[3].start, Time::FromNs(10000));
+  const CriticalPathTotals t = CriticalPathTotalsOf(r);
+  EXPECT_EQ(t.compute, Time::FromNs(30000));
+  EXPECT_EQ(t.communication, r.end - Time::FromNs(30000));
+  EXPECT_EQ(t.npus, (std::vector<int>{0, 2}));
+  EXPECT_EQ(t.nodes, 4);
+}
+
+// NPU 1 posts its receive at once; NPU 0 sends after 30 us of compute. The path is NPU 0's
+// compute, the message (on NPU 1, from the send), NPU 1's 2 us of compute.
+TEST(CriticalPath, GoesThroughALateSend) {
+  std::vector<std::vector<Node>> ranks(2);
+  ranks[0] = {et::MakeCompNode(1, "produce", 30),
+              et::MakeSendNode(2, /*peer=*/1, 1 << 20, /*tag=*/5, {1})};
+  ranks[1] = {et::MakeRecvNode(7, /*peer=*/0, 1 << 20, /*tag=*/5, {}),
+              et::MakeCompNode(8, "consume", 2, {7})};
+  const RunResult r = RecordedRun("late_send", ranks);
+  ExpectWholeStep(r);
+  const std::vector<CriticalPathStep>& p = r.critical_path;
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].npu, 0);
+  EXPECT_EQ(p[0].name, "produce");
+  EXPECT_EQ(p[1].npu, 1);
+  EXPECT_EQ(p[1].node_id, 7u);
+  EXPECT_EQ(p[1].start, Time::FromNs(30000));
+  EXPECT_EQ(p[1].link, PathLink::kMessage);
+  EXPECT_EQ(p[1].from_npu, 0);
+  EXPECT_EQ(p[1].from_node_id, 2u);
+  EXPECT_EQ(p[2].name, "consume");
+  EXPECT_EQ(p[2].start, r.end - Time::FromNs(2000));
+}
+
+// Two independent kernels on one GPU slot: the second (by id) waits for the first's slot.
+TEST(CriticalPath, NamesTheWaitForABusySlot) {
+  std::vector<std::vector<Node>> ranks(2);
+  for (auto& r : ranks) r = {et::MakeCompNode(1, "first", 10), et::MakeCompNode(2, "second", 5)};
+  const RunResult r = RecordedRun("slot", ranks);
+  ExpectWholeStep(r);
+  const std::vector<CriticalPathStep>& p = r.critical_path;
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].name, "first");
+  EXPECT_EQ(p[1].name, "second");
+  EXPECT_EQ(p[1].link, PathLink::kSlot);
+  EXPECT_EQ(p[1].from_node_id, 1u);
+  EXPECT_EQ(CriticalPathTotalsOf(r).slot_waits, 1);
+
+  // The report carries it: JSON, CSV and a process of the timeline.
+  const std::string json = Tmp("slot.report.json");
+  ASSERT_TRUE(WriteReportJson(r, json).ok());
+  const YAML::Node doc = YAML::LoadFile(json);
+  EXPECT_EQ(doc["critical_path"]["total"].as<int64_t>(), 15000);
+  EXPECT_EQ(doc["critical_path"]["compute"].as<int64_t>(), 15000);
+  EXPECT_EQ(doc["critical_path"]["slot_waits"].as<int>(), 1);
+  EXPECT_EQ(doc["critical_path"]["segments"][1]["after"].as<std::string>(), "slot");
+  EXPECT_EQ(doc["critical_path"]["segments"][1]["after_node_id"].as<uint64_t>(), 1u);
+  ASSERT_TRUE(WriteReportCsv(r, Tmp("slot.report")).ok());
+  EXPECT_EQ(Slurp(Tmp("slot.report.critical_path.csv")),
+            "npu,node_id,name,kind,start_ns,end_ns,duration_ns,after,after_npu,after_node_id\n"
+            "0,1,first,GPU compute,0,10000,10000,start,,\n"
+            "0,2,second,GPU compute,10000,15000,5000,slot,0,1\n");
+  ASSERT_TRUE(WriteChromeTrace(r, Tmp("slot.trace.json")).ok());
+  const std::string trace = Slurp(Tmp("slot.trace.json"));
+  EXPECT_NE(trace.find(R"("args":{"name":"critical path"})"), std::string::npos);
+  EXPECT_NE(trace.find(R"({"ph":"X","name":"NPU 0: second","cat":"critical path","pid":2,)"),
+            std::string::npos)
+      << trace;
+}
+
+// A dependency through a node that takes no time (metadata) is still a dependency: "second"
+// waits for "first" through "meta", not for its slot.
+TEST(CriticalPath, DependencyThroughMetadata) {
+  std::vector<std::vector<Node>> ranks(2);
+  for (auto& r : ranks) {
+    r = {et::MakeCompNode(1, "first", 10),
+         et::MakeNode(2, "meta", ChakraProtoMsg::METADATA_NODE, {1}),
+         et::MakeCompNode(3, "second", 5, {2})};
+  }
+  const RunResult r = RecordedRun("through_meta", ranks);
+  ExpectWholeStep(r);
+  const std::vector<CriticalPathStep>& p = r.critical_path;
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[1].name, "second");
+  EXPECT_EQ(p[1].link, PathLink::kDependency);
+  EXPECT_EQ(p[1].from_node_id, 1u);
 }
 
 }  // namespace

@@ -496,6 +496,30 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     auto peer_npu = [&](int r, int64_t rank) {
       return replication ? replication->PeerNpu(r, rank) : static_cast<int>(rank);
     };
+    std::vector<CriticalPathNpu> path_input(n);
+    for (int r = 0; r < n; ++r) {
+      path_input[r].activities = &executors[r]->activities();
+      path_input[r].joins = &executors[r]->joins();
+      path_input[r].point_to_point = &executors[r]->point_to_point();
+      path_input[r].finish = executors[r]->stats().finish;
+    }
+    for (const PathSegment& seg : FindCriticalPath(path_input)) {
+      const et::Trace& t = *traces[seg.npu % ranks];
+      CriticalPathStep step;
+      step.npu = seg.npu;
+      step.node_id = t.id(seg.node);
+      step.name = std::string(t.name(seg.node));
+      step.track = seg.track;
+      step.type = t.type(seg.node);
+      step.start = seg.start;
+      step.end = seg.end;
+      step.link = seg.link;
+      if (seg.from_node != kNoNode) {
+        step.from_npu = seg.from_npu;
+        step.from_node_id = traces[seg.from_npu % ranks]->id(seg.from_node);
+      }
+      result.critical_path.push_back(std::move(step));
+    }
     for (int r = 0; r < n; ++r) {
       const et::Trace& t = *traces[r % ranks];
       std::vector<NodeRecord>& out = result.activity[r];

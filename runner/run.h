@@ -101,6 +101,22 @@ struct QueueSample {
   int length = 0;
 };
 
+// One segment of the critical path (workload/critical_path.h), its nodes named (record).
+struct CriticalPathStep {
+  int npu = 0;
+  uint64_t node_id = 0;
+  std::string name;
+  Track track = Track::kGpu;
+  et::NodeType type = et::NodeType::kComp;
+  Time start;
+  Time end;
+  // What the segment before it is (PathSegment::link): node `from_node_id` of NPU `from_npu`
+  // (-1 for kStart).
+  PathLink link = PathLink::kStart;
+  int from_npu = -1;
+  uint64_t from_node_id = 0;
+};
+
 struct RunResult {
   std::vector<NpuStats> npus;
   std::vector<NpuBreakdown> breakdown;  // per NPU: HTA's temporal breakdown (always)
@@ -111,6 +127,7 @@ struct RunResult {
   std::vector<LinkStats> links;                       // congestion-aware and packet backends
   std::vector<std::vector<ChunkPhaseRecord>> phases;  // per NPU, in completion order (record)
   std::vector<std::vector<QueueSample>> queues;       // per NPU, in time order (record)
+  std::vector<CriticalPathStep> critical_path;        // in time order, 0 to `end` (record)
   bool local_mem_tracked = false;  // track-local-mem: NpuStats::peak_local_memory is filled in
   std::vector<QueueSeries> port_queues;  // network queue depths over time (record, packet)
   // With an NCCL model: each distinct collective and the choice it ran with, in first-use order.

@@ -48,6 +48,22 @@ int64_t Overlap(const Intervals& a, const Intervals& b) {
 
 }  // namespace
 
+const char* PathLinkName(PathLink l) {
+  switch (l) {
+    case PathLink::kStart:
+      return "start";
+    case PathLink::kDependency:
+      return "dependency";
+    case PathLink::kSlot:
+      return "slot";
+    case PathLink::kCollective:
+      return "collective";
+    case PathLink::kMessage:
+      return "message";
+  }
+  return "?";
+}
+
 const char* TrackName(Track t) {
   switch (t) {
     case Track::kCpu:

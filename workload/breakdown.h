@@ -24,12 +24,30 @@ namespace orrery {
 enum class Track : uint8_t { kCpu, kGpu, kComm, kRecv, kMemory };
 const char* TrackName(Track t);
 
+// No node: `Activity::after` of a node that began at the start of the run.
+inline constexpr uint32_t kNoNode = 0xFFFFFFFFu;
+
+// Why a node began when it did, or (on a critical path) what the segment before it is.
+enum class PathLink : uint8_t {
+  kStart,       // began at time 0, waiting for nothing
+  kDependency,  // began when `after`, the last of its dependencies, ended
+  kSlot,        // was ready earlier; began when `after` freed its hardware slot
+  kCollective,  // (critical path) a collective that could not end before another NPU joined it
+  kMessage,     // (critical path) a receive whose message another NPU sent later
+};
+const char* PathLinkName(PathLink l);
+
 // One node's execution on one NPU (NpuExecutor::activities()).
 struct Activity {
   uint32_t node;  // index in the NPU's trace
   Track track;
   Time start;
   Time end;
+  // Why it began at `start` (kStart, kDependency or kSlot), and the node of the same NPU whose
+  // end let it begin (kNoNode for kStart); a dependency through nodes that take no time
+  // (metadata) leads to the node those waited for.
+  PathLink link = PathLink::kStart;
+  uint32_t after = kNoNode;
 };
 
 struct NpuBreakdown {

@@ -46,6 +46,11 @@ NpuExecutor::NpuExecutor(int npu, const et::Trace& trace, SystemLayer& system, R
       memory_(memory),
       params_(params) {
   if (params.track_local_mem) memory_tracker_ = std::make_unique<LocalMemoryTracker>(npu);
+  if (params.keep_activities) {
+    end_.assign(trace.size(), Time::Zero());
+    after_.assign(trace.size(), kNoNode);
+    link_.assign(trace.size(), PathLink::kStart);
+  }
 }
 
 std::string NpuExecutor::NodeLabel(uint32_t node) const {
@@ -256,6 +261,7 @@ void NpuExecutor::Issue(uint32_t node) {
   feeder_.Take(node);
   ++used_[static_cast<int>(slot)];
   started_.FindOrInsert(node) = system_.sim().now();
+  if (params_.keep_activities) NoteWhyIssued(node);
   if (const std::optional<Track> track = TrackOf(node, slot)) {
     breakdown_.Begin(*track, system_.sim().now());
   }
@@ -336,6 +342,9 @@ void NpuExecutor::Issue(uint32_t node) {
       const uint64_t bytes =
           SaturatedBytes(static_cast<double>(*size) * system_.params().comm_scale);
       const int64_t tag = trace_.comm_tag(node).value_or(0);
+      if (params_.keep_activities) {
+        p2p_.push_back(PointToPoint{node, send, PeerNpu(*peer), tag, bytes});
+      }
       if (send) {
         stats_.bytes_sent += bytes;
         system_.npu(npu_).SendMessage(PeerNpu(*peer), tag, bytes, this, node);
@@ -434,7 +443,7 @@ void NpuExecutor::Issue(uint32_t node) {
         sim.ScheduleAfter(launch_latency, this, node | kLaunchDone);
         return;
       }
-      Status s = system_.npu(npu_).StartCollective(req, this, node);
+      Status s = StartCollective(node, req);
       if (!s.ok()) return Fail(AtNode(node, s));
       return;
     }
@@ -469,9 +478,12 @@ void NpuExecutor::Complete(uint32_t node) {
     }
     breakdown_.End(*track, system_.sim().now());
     if (params_.keep_activities) {
-      activities_.push_back(Activity{node, *track, started, system_.sim().now()});
+      activities_.push_back(
+          Activity{node, *track, started, system_.sim().now(), link_[node], after_[node]});
+      completing_ = node;
     }
   }
+  if (params_.keep_activities) end_[node] = system_.sim().now();
   if (memory_tracker_) {
     if (trace_.tensor_list_has_wrong_type(node)) {
       return Fail(Status::Error(Label(node) +
@@ -501,9 +513,41 @@ void NpuExecutor::OnEvent(uint64_t arg) {
   auto it = launching_.find(node);
   const CollectiveRequest req = std::move(it->second);
   launching_.erase(it);
-  Status s = system_.npu(npu_).StartCollective(req, this, node);
+  Status s = StartCollective(node, req);
   if (!s.ok()) Fail(AtNode(node, s));
 }
+
+Status NpuExecutor::StartCollective(uint32_t node, const CollectiveRequest& req) {
+  if (params_.keep_activities) {
+    joins_.push_back(CollectiveJoin{node, req.group, system_.sim().now()});
+  }
+  return system_.npu(npu_).StartCollective(req, this, node);
+}
+
+void NpuExecutor::NoteWhyIssued(uint32_t node) {
+  const Time now = system_.sim().now();
+  // The dependency that ended last (implied ones, dropped by the loader, end before it).
+  uint32_t last = kNoNode;
+  for (uint32_t p : trace_.parents(node)) {
+    if (last == kNoNode || end_[last] < end_[p]) last = p;
+  }
+  PathLink link = PathLink::kStart;
+  uint32_t after = kNoNode;
+  if (last != kNoNode && end_[last] == now) {
+    // A parent that takes no time (metadata) passes on what it waited for.
+    const bool timed = TrackOf(last, SlotOf(last)).has_value();
+    after = timed ? last : after_[last];
+    link = timed ? PathLink::kDependency : link_[last];
+  } else if (completing_ != kNoNode) {
+    // Ready before now: it waited for the slot that the node ending now freed (issuing runs
+    // only at the start and when a node that takes time ends).
+    after = completing_;
+    link = PathLink::kSlot;
+  }
+  after_[node] = after;
+  link_[node] = link;
+}
+
 void NpuExecutor::OnCollectiveDone(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 void NpuExecutor::OnMessage(uint64_t node) { Complete(static_cast<uint32_t>(node)); }
 

@@ -28,6 +28,7 @@
 #include "memory/remote_memory.h"
 #include "system/collective_engine.h"
 #include "workload/breakdown.h"
+#include "workload/critical_path.h"
 #include "workload/memory_tracker.h"
 #include "workload/replication.h"
 
@@ -67,8 +68,9 @@ struct WorkloadParams {
   // When set, this NPU runs one rank of one copy of the trace (--replicate-trace): peers, groups
   // and roots are the trace's ranks, placed in the NPU's copy (workload/replication.h).
   Replication* replication = nullptr;
-  // Keep every node's [start, end) (activities(), 24 B a node) for timelines and reports; the
-  // breakdown does not need them.
+  // Keep every node's [start, end) and why it began then (activities(), 32 B a node, and 13 B
+  // a node of the trace while running), and the collectives' joins and point-to-point messages,
+  // for timelines, reports and the critical path; the breakdown does not need them.
   bool keep_activities = true;
 };
 
@@ -108,6 +110,10 @@ class NpuExecutor : public EventTarget,
   const NpuStats& stats() const { return stats_; }
   // Every shown node's execution, with WorkloadParams::keep_activities (else empty).
   const std::vector<Activity>& activities() const { return activities_; }
+  // With keep_activities: when each collective reached the system layer, and every send and
+  // receive, in this NPU's order (for the critical path, workload/critical_path.h).
+  const std::vector<CollectiveJoin>& joins() const { return joins_; }
+  const std::vector<PointToPoint>& point_to_point() const { return p2p_; }
   // Where this NPU's time went (workload/breakdown.h), kept as it runs.
   NpuBreakdown breakdown() const { return breakdown_.Result(stats_.finish); }
   // First error met while issuing (bad node attributes, unsupported operations).
@@ -153,6 +159,10 @@ class NpuExecutor : public EventTarget,
   // take no time (metadata, invalid).
   std::optional<Track> TrackOf(uint32_t node, Slot slot) const;
   Status RegisterProcessGroups(uint32_t node);
+  // With keep_activities: why `node`, issued now, begins now (Activity::link and after).
+  void NoteWhyIssued(uint32_t node);
+  // The collective starts in the system layer now (after its launch floor).
+  Status StartCollective(uint32_t node, const CollectiveRequest& req);
 
   const int npu_;
   const et::Trace& trace_;
@@ -167,6 +177,14 @@ class NpuExecutor : public EventTarget,
   bool reissue_ = false;
   NpuStats stats_;
   std::vector<Activity> activities_;
+  // With keep_activities (NoteWhyIssued): the last node that took time to end here, and per
+  // node of the trace when it ended and why it began.
+  uint32_t completing_ = kNoNode;
+  std::vector<Time> end_;
+  std::vector<uint32_t> after_;
+  std::vector<PathLink> link_;
+  std::vector<CollectiveJoin> joins_;
+  std::vector<PointToPoint> p2p_;
   BreakdownAccumulator breakdown_;
   static constexpr uint64_t kLaunchDone = uint64_t{1} << 40;  // OnEvent: start the collective
   std::map<uint32_t, CollectiveRequest> launching_;           // collectives in their launch floor

@@ -1,0 +1,156 @@
+#include "workload/critical_path.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "common/status.h"
+
+namespace orrery {
+namespace {
+
+struct JoinRef {
+  int npu;
+  uint32_t node;
+  Time joined;
+};
+
+// A point-to-point message: (source, destination, tag, bytes).
+using MessageId = std::tuple<int, int, int64_t, uint64_t>;
+
+class Walker {
+ public:
+  explicit Walker(const std::vector<CriticalPathNpu>& npus) : npus_(npus), index_(npus.size()) {
+    // Collectives: the k-th of a group on each member is one collective; keep the member that
+    // joined it last (the lowest NPU among equals).
+    std::map<std::pair<int, uint64_t>, JoinRef> last;
+    std::vector<std::unordered_map<uint32_t, std::pair<int, uint64_t>>> which(npus.size());
+    // Sends of each message id in order; each receive's (id, ordinal).
+    std::map<MessageId, std::vector<uint32_t>> sends;
+    for (int n = 0; n < static_cast<int>(npus.size()); ++n) {
+      std::map<int, uint64_t> position;
+      if (npus[n].joins != nullptr) {
+        for (const CollectiveJoin& j : *npus[n].joins) {
+          const std::pair<int, uint64_t> key{j.group, position[j.group]++};
+          which[n].emplace(j.node, key);
+          auto [at, added] = last.emplace(key, JoinRef{n, j.node, j.joined});
+          if (!added && at->second.joined < j.joined) at->second = JoinRef{n, j.node, j.joined};
+        }
+      }
+      if (npus[n].point_to_point != nullptr) {
+        for (const PointToPoint& m : *npus[n].point_to_point) {
+          if (m.send) sends[MessageId{n, m.peer, m.tag, m.bytes}].push_back(m.node);
+        }
+      }
+    }
+    joins_.resize(npus.size());
+    for (int n = 0; n < static_cast<int>(npus.size()); ++n) {
+      if (npus[n].joins != nullptr) {
+        for (const CollectiveJoin& j : *npus[n].joins) {
+          joins_[n].emplace(j.node, std::make_pair(j.joined, last.at(which[n].at(j.node))));
+        }
+      }
+      if (npus[n].point_to_point != nullptr) {
+        std::map<MessageId, size_t> ordinal;
+        for (const PointToPoint& m : *npus[n].point_to_point) {
+          if (m.send) continue;
+          const MessageId id{m.peer, n, m.tag, m.bytes};
+          const size_t k = ordinal[id]++;
+          auto s = sends.find(id);
+          if (s != sends.end() && k < s->second.size()) {
+            senders_.emplace(std::make_pair(n, m.node), std::make_pair(m.peer, s->second[k]));
+          }
+        }
+      }
+    }
+  }
+
+  std::vector<PathSegment> Walk() {
+    std::vector<PathSegment> path;
+    int npu = -1;
+    for (int n = 0; n < static_cast<int>(npus_.size()); ++n) {
+      if (npus_[n].activities == nullptr || npus_[n].activities->empty()) continue;
+      if (npu < 0 || npus_[npu].finish < npus_[n].finish) npu = n;
+    }
+    if (npu < 0) return path;
+    const Activity* a = &npus_[npu].activities->back();
+    Time hi = a->end;
+    // Each step goes to a node that ended earlier on the same NPU, or strictly back in time to
+    // another NPU: it ends. The bound only guards against a broken record.
+    size_t steps = 0, bound = 1;
+    for (const CriticalPathNpu& n : npus_) bound += n.activities ? 2 * n.activities->size() : 0;
+    for (; a != nullptr; ++steps) {
+      ORRERY_CHECK(steps <= bound, "the critical path does not reach the start of the run");
+      PathSegment seg;
+      seg.npu = npu;
+      seg.node = a->node;
+      seg.track = a->track;
+      seg.end = hi;
+      const Activity* next = nullptr;
+      int next_npu = npu;
+      if (auto j = joins_[npu].find(a->node); j != joins_[npu].end()) {
+        const auto& [joined, latest] = j->second;
+        if (latest.joined > joined) {
+          // The collective could not end before `latest` joined it: go on from there.
+          seg.start = latest.joined;
+          seg.link = PathLink::kCollective;
+          next_npu = latest.npu;
+          next = Find(latest.npu, latest.node);
+        }
+      } else if (auto m = senders_.find({npu, a->node}); m != senders_.end()) {
+        const Activity* send = Find(m->second.first, m->second.second);
+        if (send != nullptr && send->start > a->start) {
+          // Its message was sent after it was posted: go on from the send.
+          seg.start = send->start;
+          seg.link = PathLink::kMessage;
+          next_npu = m->second.first;
+          next = send;
+        }
+      }
+      if (next == nullptr) {
+        seg.start = a->start;
+        seg.link = a->link;
+        if (a->after != kNoNode) next = Find(npu, a->after);
+      }
+      if (next != nullptr) {
+        seg.from_npu = next_npu;
+        seg.from_node = next->node;
+      }
+      if (seg.end > seg.start) path.push_back(seg);
+      hi = seg.start;
+      npu = next_npu;
+      a = next;
+    }
+    std::reverse(path.begin(), path.end());
+    return path;
+  }
+
+ private:
+  // The activity of `node` on `npu`, or nullptr.
+  const Activity* Find(int npu, uint32_t node) {
+    if (npus_[npu].activities == nullptr) return nullptr;
+    std::unordered_map<uint32_t, size_t>& index = index_[npu];
+    const std::vector<Activity>& acts = *npus_[npu].activities;
+    if (index.empty()) {
+      for (size_t i = 0; i < acts.size(); ++i) index.emplace(acts[i].node, i);
+    }
+    auto it = index.find(node);
+    return it == index.end() ? nullptr : &acts[it->second];
+  }
+
+  const std::vector<CriticalPathNpu>& npus_;
+  std::vector<std::unordered_map<uint32_t, size_t>> index_;  // built when first needed
+  // Per NPU: each collective node's join time and the member that joined it last.
+  std::vector<std::unordered_map<uint32_t, std::pair<Time, JoinRef>>> joins_;
+  // (NPU, receive node) -> (NPU, send node) of its message.
+  std::map<std::pair<int, uint32_t>, std::pair<int, uint32_t>> senders_;
+};
+
+}  // namespace
+
+std::vector<PathSegment> FindCriticalPath(const std::vector<CriticalPathNpu>& npus) {
+  return Walker(npus).Walk();
+}
+
+}  // namespace orrery
