@@ -200,6 +200,9 @@ int main(int argc, char** argv) {
     }
     Log().set_level(level);
     if (!log_file.empty()) {
+      // As every other output: spdlog would create a missing directory (a typo's tree).
+      const std::string problem = OutputPathProblem("log-file", log_file, false);
+      if (!problem.empty()) return Fail(problem);
       try {
         auto file = std::make_shared<spdlog::sinks::basic_file_sink_st>(log_file, true);
         file->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -155,6 +156,11 @@ TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   ExpectCleanFailure(o, {"--timeline '" + dir + "' is a directory; expected a file path"});
   o = Orrery(args + " --link-stats=/nonexistent-dir/links.csv");
   ExpectCleanFailure(o, {"--link-stats '/nonexistent-dir/links.csv'", "does not exist"});
+  // The log file too: spdlog alone would create the missing directory.
+  const std::string missing = dir + "/no-such-dir";
+  o = Orrery(args + " --log-file=" + missing + "/run.log");
+  ExpectCleanFailure(o, {"--log-file '" + missing + "/run.log'", "does not exist"});
+  EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
 // `orrery sweep`: Slurm's array variables pick the shard; `sweep merge` joins the shards into
