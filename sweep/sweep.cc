@@ -35,9 +35,18 @@ const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "o
 const std::vector<std::string> kBaseKeys = {
     "system",     "network",        "memory",      "workload",        "backend",
     "nccl-model", "nccl-algorithm", "comm-groups", "replicate-trace", "dp-groups"};
-const std::vector<std::string> kMetrics = {
-    "end_ns",          "compute_ns",  "communication_ns", "exposed_communication_ns",
-    "overlap_percent", "alg_bw_gbps", "bus_bw_gbps",      "events"};
+// critical_path_*: what the step's critical path spent in GPU compute and in communication
+// (report/breakdown.h); the rest of end_ns is CPU and remote memory.
+const std::vector<std::string> kMetrics = {"end_ns",
+                                           "compute_ns",
+                                           "communication_ns",
+                                           "exposed_communication_ns",
+                                           "overlap_percent",
+                                           "alg_bw_gbps",
+                                           "bus_bw_gbps",
+                                           "critical_path_compute_ns",
+                                           "critical_path_communication_ns",
+                                           "events"};
 
 std::string Where(const std::string& path, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
@@ -687,6 +696,9 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       row.push_back(num(overlap / n));
       row.push_back(colls.empty() ? "" : num(alg / colls.size()));
       row.push_back(colls.empty() ? "" : num(bus / colls.size()));
+      const CriticalPathTotals path = CriticalPathTotalsOf(*r);
+      row.push_back(std::to_string(path.compute.WholeNs()));
+      row.push_back(std::to_string(path.communication.WholeNs()));
       row.push_back(std::to_string(r->events));
       row.push_back("");
       std::string warnings;  // what a single run prints as warnings, one after the other

@@ -100,6 +100,11 @@ TEST(Sweep, GridPointsEqualSeparateRuns) {
       const std::string want = std::to_string(i) + ",ok,[" + bw + "]," + size + "," +
                                std::to_string(r->end.WholeNs()) + ",";
       EXPECT_EQ(lines[1 + i].rfind(want, 0), 0u) << lines[1 + i] << " vs " << want;
+      // One collective and nothing else: the critical path is all communication.
+      EXPECT_EQ(Column(lines[0], lines[1 + i], "critical_path_compute_ns"), "0") << lines[1 + i];
+      EXPECT_EQ(Column(lines[0], lines[1 + i], "critical_path_communication_ns"),
+                std::to_string(r->end.WholeNs()))
+          << lines[1 + i];
       ++i;
     }
   }
