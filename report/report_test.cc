@@ -24,6 +24,29 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
+// Runs `ranks` recorded on a ring of as many NPUs (50 GiB/s, 500 ns), with `system_extra`
+// (JSON members) added to the system configuration.
+RunResult RecordedRun(const std::string& name, const std::vector<std::vector<Node>>& ranks,
+                      const std::string& system_extra = "") {
+  const std::string prefix = Tmp(name);
+  std::ofstream(prefix + ".system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1600)"
+                                         << system_extra << "}";
+  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
+                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  EXPECT_TRUE(et::WriteRankFiles(prefix, ranks).ok());
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : RunResult();
+}
+
 // 4 NPUs on a ring (50 GiB/s, 500 ns). Every NPU: fwd (5 us) -> 1 MiB all-reduce (43000 ns,
 // ASTRA-sim's figure). NPU 0 also runs a 100 us kernel after fwd, overlapping the all-reduce,
 // then sends 1 MiB to NPU 1 after the all-reduce (20031 ns); NPU 1 receives it.
@@ -36,22 +59,7 @@ RunResult MixedRun() {
   ranks[0].push_back(et::MakeCompNode(3, "long_kernel", 100, {1}));
   ranks[0].push_back(et::MakeSendNode(4, /*peer=*/1, 1 << 20, /*tag=*/9, {2}));
   ranks[1].push_back(et::MakeRecvNode(4, /*peer=*/0, 1 << 20, /*tag=*/9, {2}));
-  const std::string prefix = Tmp("mixed");
-  std::ofstream(prefix + ".system.json") << R"({
-    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
-    "collective-optimization": "localBWAware", "local-mem-bw": 1600 })";
-  std::ofstream(prefix + ".net.yml")
-      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  EXPECT_TRUE(et::WriteRankFiles(prefix, ranks).ok());
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
-  o.record = true;
-  StatusOr<RunResult> r = RunSimulation(o);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? *r : RunResult();
+  return RecordedRun("mixed", ranks);
 }
 
 // NPU 0: compute = fwd [0, 5000) + kernel [5000, 105000) = 105000; communication = all-reduce
@@ -399,29 +407,6 @@ TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
   EXPECT_NE(text.find(R"("args":{"name":"network queues, bytes"})"), std::string::npos);
   const YAML::Node parsed = YAML::LoadFile(trace);
   EXPECT_GT(parsed["traceEvents"].size(), 2u);
-}
-
-// Runs `ranks` recorded on a ring of as many NPUs (50 GiB/s, 500 ns), with `system_extra`
-// (JSON members) added to the system configuration.
-RunResult RecordedRun(const std::string& name, const std::vector<std::vector<Node>>& ranks,
-                      const std::string& system_extra = "") {
-  const std::string prefix = Tmp(name);
-  std::ofstream(prefix + ".system.json") << R"({
-    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
-    "collective-optimization": "localBWAware", "local-mem-bw": 1600)"
-                                         << system_extra << "}";
-  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
-                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  EXPECT_TRUE(et::WriteRankFiles(prefix, ranks).ok());
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
-  o.record = true;
-  StatusOr<RunResult> r = RunSimulation(o);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? *r : RunResult();
 }
 
 // Every critical path runs from 0 to the step time without a gap or an overlap.
