@@ -16,50 +16,35 @@ struct JoinRef {
   Time joined;
 };
 
+// The k-th collective of a communicator group: the same collective on every member.
+using CollectiveId = std::pair<int, uint64_t>;
 // A point-to-point message: (source, destination, tag, bytes).
 using MessageId = std::tuple<int, int, int64_t, uint64_t>;
 
 class Walker {
  public:
-  explicit Walker(const std::vector<CriticalPathNpu>& npus) : npus_(npus), index_(npus.size()) {
-    // Collectives: the k-th of a group on each member is one collective; keep the member that
-    // joined it last (the lowest NPU among equals).
-    std::map<std::pair<int, uint64_t>, JoinRef> last;
-    std::vector<std::unordered_map<uint32_t, std::pair<int, uint64_t>>> which(npus.size());
-    // Sends of each message id in order; each receive's (id, ordinal).
-    std::map<MessageId, std::vector<uint32_t>> sends;
+  explicit Walker(const std::vector<CriticalPathNpu>& npus)
+      : npus_(npus), index_(npus.size()), joins_(npus.size()), receives_(npus.size()) {
     for (int n = 0; n < static_cast<int>(npus.size()); ++n) {
-      std::map<int, uint64_t> position;
       if (npus[n].joins != nullptr) {
+        std::map<int, uint64_t> position;
         for (const CollectiveJoin& j : *npus[n].joins) {
-          const std::pair<int, uint64_t> key{j.group, position[j.group]++};
-          which[n].emplace(j.node, key);
-          auto [at, added] = last.emplace(key, JoinRef{n, j.node, j.joined});
+          const CollectiveId id{j.group, position[j.group]++};
+          joins_[n].emplace(j.node, std::make_pair(j.joined, id));
+          // The member that joined it last (the lowest NPU among equals).
+          auto [at, added] = last_.emplace(id, JoinRef{n, j.node, j.joined});
           if (!added && at->second.joined < j.joined) at->second = JoinRef{n, j.node, j.joined};
         }
       }
       if (npus[n].point_to_point != nullptr) {
+        // The k-th send of a message id is received by the k-th receive of it.
+        std::map<MessageId, size_t> received;
         for (const PointToPoint& m : *npus[n].point_to_point) {
-          if (m.send) sends[MessageId{n, m.peer, m.tag, m.bytes}].push_back(m.node);
-        }
-      }
-    }
-    joins_.resize(npus.size());
-    for (int n = 0; n < static_cast<int>(npus.size()); ++n) {
-      if (npus[n].joins != nullptr) {
-        for (const CollectiveJoin& j : *npus[n].joins) {
-          joins_[n].emplace(j.node, std::make_pair(j.joined, last.at(which[n].at(j.node))));
-        }
-      }
-      if (npus[n].point_to_point != nullptr) {
-        std::map<MessageId, size_t> ordinal;
-        for (const PointToPoint& m : *npus[n].point_to_point) {
-          if (m.send) continue;
-          const MessageId id{m.peer, n, m.tag, m.bytes};
-          const size_t k = ordinal[id]++;
-          auto s = sends.find(id);
-          if (s != sends.end() && k < s->second.size()) {
-            senders_.emplace(std::make_pair(n, m.node), std::make_pair(m.peer, s->second[k]));
+          if (m.send) {
+            sends_[MessageId{n, m.peer, m.tag, m.bytes}].push_back(m.node);
+          } else {
+            const MessageId id{m.peer, n, m.tag, m.bytes};
+            receives_[n].emplace(m.node, std::make_pair(id, received[id]++));
           }
         }
       }
@@ -90,7 +75,8 @@ class Walker {
       const Activity* next = nullptr;
       int next_npu = npu;
       if (auto j = joins_[npu].find(a->node); j != joins_[npu].end()) {
-        const auto& [joined, latest] = j->second;
+        const Time joined = j->second.first;
+        const JoinRef& latest = last_.at(j->second.second);
         if (latest.joined > joined) {
           // The collective could not end before `latest` joined it: go on from there.
           seg.start = latest.joined;
@@ -98,13 +84,17 @@ class Walker {
           next_npu = latest.npu;
           next = Find(latest.npu, latest.node);
         }
-      } else if (auto m = senders_.find({npu, a->node}); m != senders_.end()) {
-        const Activity* send = Find(m->second.first, m->second.second);
+      } else if (auto r = receives_[npu].find(a->node); r != receives_[npu].end()) {
+        const auto& [id, k] = r->second;
+        auto s = sends_.find(id);
+        const int from = std::get<0>(id);
+        const Activity* send =
+            s != sends_.end() && k < s->second.size() ? Find(from, s->second[k]) : nullptr;
         if (send != nullptr && send->start > a->start) {
           // Its message was sent after it was posted: go on from the send.
           seg.start = send->start;
           seg.link = PathLink::kMessage;
-          next_npu = m->second.first;
+          next_npu = from;
           next = send;
         }
       }
@@ -141,10 +131,12 @@ class Walker {
 
   const std::vector<CriticalPathNpu>& npus_;
   std::vector<std::unordered_map<uint32_t, size_t>> index_;  // built when first needed
-  // Per NPU: each collective node's join time and the member that joined it last.
-  std::vector<std::unordered_map<uint32_t, std::pair<Time, JoinRef>>> joins_;
-  // (NPU, receive node) -> (NPU, send node) of its message.
-  std::map<std::pair<int, uint32_t>, std::pair<int, uint32_t>> senders_;
+  // Per NPU: each collective node's join time and which collective it is.
+  std::vector<std::unordered_map<uint32_t, std::pair<Time, CollectiveId>>> joins_;
+  std::map<CollectiveId, JoinRef> last_;  // the member that joined each collective last
+  // Per NPU: each receive node's message and its ordinal among that message's receives.
+  std::vector<std::unordered_map<uint32_t, std::pair<MessageId, size_t>>> receives_;
+  std::map<MessageId, std::vector<uint32_t>> sends_;  // send nodes of each message, in order
 };
 
 }  // namespace

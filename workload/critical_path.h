@@ -1,7 +1,8 @@
 // The critical path of a recorded run: the chain of node executions, across NPUs, that ends when
-// the slowest NPU finishes and runs back to time 0 without a gap. Every segment is a node (or
-// part of one) that nothing could have shortened the step without: the step is exactly as long
-// as the path, so the time it spends in compute, communication and memory says what bounds it.
+// the slowest NPU finishes and runs back to time 0 without a gap. Each segment is a node (or
+// the part of one after what it waited for); shortening one shortens the step unless another
+// chain takes over. The path is exactly as long as the step, so the time it spends in compute,
+// communication and memory says what bounds it.
 //
 //   std::vector<CriticalPathNpu> npus = ...;  // per NPU: NpuExecutor's activities(), joins(),
 //                                             // point_to_point() and finish
