@@ -26,7 +26,7 @@
 #include "sweep/sweep.h"
 #include "validate/calibrate.h"
 #include "validate/validate.h"
-#include "workload/replication.h"
+#include "workload/placement.h"
 
 namespace po = boost::program_options;
 
@@ -143,6 +143,10 @@ int main(int argc, char** argv) {
       "with --replicate-trace, the communicator groups that span every copy: 'world' (the "
       "default: the collectives without a pg_name), 'none' (K independent jobs), or a list of "
       "pg ids with or without 'world', e.g. world,2,3")(
+      "jobs", po::value(&o.jobs),
+      "a jobs file (YAML) in place of --workload-configuration: several traces sharing the "
+      "machine, each on its own NPUs (a list of jobs with 'workload', and optionally 'name', "
+      "'npus' and 'comm-groups'); the summary gives each job's step time")(
       "timeline", po::value(&timeline),
       "write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file")(
       "timeline-chakra", po::value(&timeline_chakra),
@@ -177,12 +181,13 @@ int main(int argc, char** argv) {
     return Fail(std::string(e.what()) + " (see --help)");
   }
   if (vm.count("help")) {
-    std::cout << kVersion << "\n\n"
-              << "usage: orrery --workload-configuration=PREFIX --system-configuration=FILE "
-                 "--network-configuration=FILE [options]\n"
-                 "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
-                 "validation and calibration)\n\n"
-              << desc << "\n";
+    std::cout
+        << kVersion << "\n\n"
+        << "usage: orrery --workload-configuration=PREFIX|--jobs=FILE --system-configuration=FILE "
+           "--network-configuration=FILE [options]\n"
+           "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
+           "validation and calibration)\n\n"
+        << desc << "\n";
     return 0;
   }
   if (vm.count("version")) {

@@ -30,13 +30,14 @@ int ParseDecimalId(std::string_view text) {
 }
 
 StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(const std::string& path, int num_npus,
-                                                              const std::set<int>* one_member_ok) {
+                                                              const std::set<int>* one_member_ok,
+                                                              const std::string& member) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   Status problems;
   std::map<int, std::vector<int>> groups;
   std::set<int> ids;
-  const std::string npu_range = "an NPU id in [0, " + std::to_string(num_npus) + ")";
+  const std::string npu_range = member + " in [0, " + std::to_string(num_npus) + ")";
   const YAML::Node& root = file->root();
   for (auto it = root.begin(); it != root.end(); ++it) {
     const int id = ParseId(it->first);

@@ -25,8 +25,10 @@ inline constexpr int kMaxCommGroupId = 999999999;
 int ParseDecimalId(std::string_view text);
 
 // `one_member_ok`: groups that may have a single member (with --replicate-trace, the
-// data-parallel groups, which span every copy); null = none.
+// data-parallel groups, which span every copy); null = none. `member` says what a member is,
+// for messages: "an NPU id" (members in [0, num_npus)), "a rank of job 'a'".
 StatusOr<std::map<int, std::vector<int>>> LoadCommGroupConfig(
-    const std::string& path, int num_npus, const std::set<int>* one_member_ok = nullptr);
+    const std::string& path, int num_npus, const std::set<int>* one_member_ok = nullptr,
+    const std::string& member = "an NPU id");
 
 }  // namespace orrery

@@ -888,6 +888,14 @@ class TraceLoader {
   std::vector<uint32_t> perm_;
 };
 
+Trace Trace::Empty(std::string path) {
+  Trace t;
+  t.path_ = std::move(path);
+  t.parent_offsets_.assign(1, 0);
+  t.child_offsets_.assign(1, 0);
+  return t;
+}
+
 StatusOr<Trace> Trace::Load(const std::string& path, const LoadOptions& options) {
   QuietProtobuf();
   if (options.dependencies != Dependencies::kAuto) {

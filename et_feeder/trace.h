@@ -102,6 +102,8 @@ class IndexRange {
 class Trace {
  public:
   static StatusOr<Trace> Load(const std::string& path, const LoadOptions& options = {});
+  // A trace of no nodes (an idle NPU's); `path` names it in messages.
+  static Trace Empty(std::string path);
 
   // Move-only: a trace can hold hundreds of megabytes.
   Trace(Trace&&) = default;

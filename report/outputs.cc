@@ -311,6 +311,20 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   std::string out = "{\n  \"units\": {\"time\": \"ns\", \"bandwidth\": \"GB/s (1e9 B/s)\"},\n";
   out += "  \"network_model\": " + JsonString(r.network_model) + ",\n";
   if (!r.replication.empty()) out += "  \"replication\": " + JsonString(r.replication) + ",\n";
+  if (!r.jobs.empty()) {
+    out += "  \"jobs\": [\n";
+    for (size_t i = 0; i < r.jobs.size(); ++i) {
+      const JobResult& j = r.jobs[i];
+      std::string npus;
+      for (size_t k = 0; k < j.npus.size(); ++k)
+        npus += (k ? ", " : "") + std::to_string(j.npus[k]);
+      out += "    {\"name\": " + JsonString(j.name) + ", \"npus\": [" + npus +
+             "], \"step_time_ns\": " + Ns(j.finish) +
+             ", \"slowest_npu\": " + std::to_string(j.slowest_npu) + "}" +
+             (i + 1 < r.jobs.size() ? ",\n" : "\n");
+    }
+    out += "  ],\n";
+  }
   out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
   out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
   for (int i = 0; i < r.num_npus(); ++i) {
@@ -451,7 +465,12 @@ std::string SummaryTable(const RunResult& r) {
     if (r.npus[slowest].finish < r.npus[i].finish) slowest = i;
   }
   auto breakdown = [&](int i) { return r.breakdown[i]; };
-  const NpuBreakdown mean = MeanBreakdown(r.breakdown);
+  // With --jobs, the mean is over the NPUs that run a job (idle ones would dilute it).
+  std::vector<NpuBreakdown> busy;
+  for (const JobResult& j : r.jobs) {
+    for (int npu : j.npus) busy.push_back(r.breakdown[npu]);
+  }
+  const NpuBreakdown mean = MeanBreakdown(r.jobs.empty() ? r.breakdown : busy);
   bool any_cpu = false, any_memory = false;
   for (const NpuBreakdown& b : r.breakdown) {
     any_cpu = any_cpu || b.cpu.ps() > 0;
@@ -469,8 +488,15 @@ std::string SummaryTable(const RunResult& r) {
                     " (slowest: NPU " + std::to_string(slowest) + ")\n";
   if (!r.network_model.empty()) out += "  network: " + r.network_model + "\n";
   if (!r.replication.empty()) out += "  workload: " + r.replication + "\n";
+  for (const JobResult& j : r.jobs) {
+    out += "  job '" + j.name + "' (NPU" + (j.npus.size() == 1 ? " " : "s ") +
+           FormatNpuRanges(j.npus) + "): step time " + j.finish.ToHuman() +
+           (j.slowest_npu >= 0 ? " (slowest: NPU " + std::to_string(j.slowest_npu) + ")" : "") +
+           "\n";
+  }
   char line[200];
-  std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit, "mean NPU",
+  std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit,
+                r.jobs.empty() ? "mean NPU" : "mean job NPU",
                 ("NPU " + std::to_string(slowest)).c_str());
   out += line;
   auto row = [&](const char* name, Time a, Time b) {

@@ -19,7 +19,7 @@
 #include "runner/system_params_from_config.h"
 #include "system/collective_engine.h"
 #include "workload/breakdown.h"
-#include "workload/replication.h"
+#include "workload/placement.h"
 
 namespace orrery {
 
@@ -52,15 +52,101 @@ int CountRankFiles(const std::string& prefix, int limit) {
   return count;
 }
 
+// With --jobs: each job's rank files on its NPUs (listed, or the lowest no job lists); the
+// jobs' comm-group files in `comm_groups` (job index -> path).
+StatusOr<std::unique_ptr<Placement>> PlanJobs(const RunOptions& o, int n,
+                                              std::vector<std::string>* prefixes,
+                                              std::vector<std::string>* comm_groups) {
+  StatusOr<std::vector<JobSpec>> specs = LoadJobsFile(o.jobs);
+  if (!specs.ok()) return specs.status();
+  Status problems;
+  std::vector<int> owner(n, -1);  // NPU -> job listing it
+  std::vector<JobPlacement> jobs(specs->size());
+  std::vector<int> ranks(specs->size());
+  const std::string machine = "the network (" + o.network_config + ") has " + std::to_string(n) +
+                              " NPUs, ids 0 to " + std::to_string(n - 1);
+  for (size_t j = 0; j < specs->size(); ++j) {
+    const JobSpec& spec = (*specs)[j];
+    const std::string job = spec.where + ": job '" + spec.name + "'";
+    jobs[j].name = spec.name;
+    ranks[j] = CountRankFiles(spec.workload, n + 1);
+    if (ranks[j] == 0) {
+      problems.Add(job + ": there is no " + et::RankTracePath(spec.workload, 0) +
+                   "; a job's ranks are read from " + et::RankTracePath(spec.workload, 0) + ", " +
+                   et::RankTracePath(spec.workload, 1) + ", ... up to the first missing one");
+      continue;
+    }
+    if (access(et::RankTracePath(spec.workload, ranks[j] + 1).c_str(), F_OK) == 0) {
+      problems.Add(job + ": " + et::RankTracePath(spec.workload, ranks[j]) + " is missing, but " +
+                   et::RankTracePath(spec.workload, ranks[j] + 1) +
+                   " exists; a job's rank files must have no gap");
+      continue;
+    }
+    if (!spec.npus) continue;
+    const std::string files =
+        std::to_string(ranks[j]) + " rank file" + (ranks[j] == 1 ? "" : "s") + " (" +
+        et::RankTracePath(spec.workload, 0) +
+        (ranks[j] == 1 ? "" : " .. " + et::RankTracePath(spec.workload, ranks[j] - 1)) + ")";
+    if (static_cast<int>(spec.npus->size()) != ranks[j]) {
+      problems.Add(job + ": 'npus' lists " + std::to_string(spec.npus->size()) + " NPUs (" +
+                   FormatNpuRanges(*spec.npus) + ") but the job has " + files +
+                   "; expected one NPU per rank");
+      continue;
+    }
+    for (int npu : *spec.npus) {
+      if (npu >= n) {
+        problems.Add(job + ": 'npus' lists NPU " + std::to_string(npu) + ", but " + machine);
+        break;
+      }
+      if (owner[npu] >= 0) {
+        problems.Add(job + ": 'npus' lists NPU " + std::to_string(npu) + ", which job '" +
+                     (*specs)[owner[npu]].name + "' runs on; expected NPUs of no other job");
+        break;
+      }
+      owner[npu] = static_cast<int>(j);
+    }
+    jobs[j].npus = *spec.npus;
+  }
+  if (!problems.ok()) return problems;
+  // Jobs without 'npus': the lowest NPUs no job lists, in the file's order.
+  int next = 0;
+  for (size_t j = 0; j < specs->size(); ++j) {
+    if ((*specs)[j].npus) continue;
+    for (int r = 0; r < ranks[j]; ++r) {
+      while (next < n && owner[next] >= 0) ++next;
+      if (next == n) {
+        return Status::Error((*specs)[j].where + ": job '" + (*specs)[j].name + "' has " +
+                             std::to_string(ranks[j]) + " rank files, but only " +
+                             std::to_string(r) + " NPUs are left for it: " + machine +
+                             ", and the other jobs take the rest");
+      }
+      owner[next] = static_cast<int>(j);
+      jobs[j].npus.push_back(next);
+    }
+  }
+  for (const JobSpec& spec : *specs) {
+    prefixes->push_back(spec.workload);
+    comm_groups->push_back(spec.comm_groups);
+  }
+  return std::make_unique<Placement>(std::move(jobs), n);
+}
+
 // With --replicate-trace: the trace's rank files (<prefix>.0.et, ... up to the first missing
-// one) as copies filling the network's `n` NPUs; nullptr without the flag.
-StatusOr<std::unique_ptr<Replication>> PlanReplication(const RunOptions& o, int n) {
+// one) as copies filling the network's `n` NPUs; with --jobs, the jobs on their NPUs; nullptr
+// with neither. `prefixes` gets each copy's (job's) trace prefix, `comm_groups` each job's
+// comm-group file.
+StatusOr<std::unique_ptr<Placement>> PlanPlacement(const RunOptions& o, int n,
+                                                   std::vector<std::string>* prefixes,
+                                                   std::vector<std::string>* comm_groups) {
   if (!o.dp_groups.empty() && !o.replicate_trace) {
     return Status::Error("--dp-groups '" + o.dp_groups +
                          "' applies only with --replicate-trace (it says which communicator "
                          "groups span every copy of the trace)");
   }
-  if (!o.replicate_trace) return std::unique_ptr<Replication>();
+  if (!o.jobs.empty()) return PlanJobs(o, n, prefixes, comm_groups);
+  prefixes->push_back(o.workload);
+  comm_groups->push_back(o.comm_group_config);
+  if (!o.replicate_trace) return std::unique_ptr<Placement>();
   StatusOr<DataParallelGroups> dp = ParseDataParallelGroups(o.dp_groups);
   if (!dp.ok()) return dp.status();
   const int ranks = CountRankFiles(o.workload, n + 1);
@@ -99,7 +185,7 @@ StatusOr<std::unique_ptr<Replication>> PlanReplication(const RunOptions& o, int 
         et::RankTracePath(o.workload, ranks) + "); expected a network of a multiple of " +
         std::to_string(ranks) + " NPUs (" + multiples + "...)");
   }
-  return std::make_unique<Replication>(ranks, n / ranks, *dp);
+  return std::make_unique<Placement>(ranks, n / ranks, *dp);
 }
 
 }  // namespace
@@ -140,10 +226,10 @@ class PhaseRecorder : public SystemObserver {
     }
   }
 
-  // NPU r ran traces[r % traces.size()] (one file per NPU, or copies of the trace's ranks).
-  void Finish(const std::vector<std::unique_ptr<et::Trace>>& traces, RunResult& result) {
+  // NPU r ran *npu_trace[r].
+  void Finish(const std::vector<const et::Trace*>& npu_trace, RunResult& result) {
     for (size_t r = 0; r < phases_.size(); ++r) {
-      const et::Trace& t = *traces[r % traces.size()];
+      const et::Trace& t = *npu_trace[r];
       for (ChunkPhaseRecord& c : phases_[r]) c.node_id = t.id(static_cast<uint32_t>(c.node_id));
     }
     result.phases = std::move(phases_);
@@ -160,7 +246,24 @@ class PhaseRecorder : public SystemObserver {
 StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   RunResult result;
   Status problems;
-  if (o.workload.empty()) problems.Add("--workload-configuration is required");
+  if (o.jobs.empty() && o.workload.empty()) {
+    problems.Add("--workload-configuration (or --jobs) is required");
+  }
+  if (!o.jobs.empty()) {
+    if (!o.workload.empty()) {
+      problems.Add("--jobs " + o.jobs + " and --workload-configuration " + o.workload +
+                   " were both given; expected one: --jobs names each job's workload");
+    }
+    if (o.replicate_trace) {
+      problems.Add("--replicate-trace does not apply with --jobs " + o.jobs +
+                   " (each job runs its own trace on its own NPUs)");
+    }
+    if (!o.comm_group_config.empty() && o.comm_group_config != "empty") {
+      problems.Add("--comm-group-configuration " + o.comm_group_config +
+                   " does not apply with --jobs " + o.jobs +
+                   "; give each job its groups with its 'comm-groups' key");
+    }
+  }
   if (o.system_config.empty()) problems.Add("--system-configuration is required");
   if (o.network_config.empty()) problems.Add("--network-configuration is required");
   // Scales beyond 1e6 would overflow simulated time (int64 picoseconds, about 106 days).
@@ -222,21 +325,40 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   if (!params.ok()) return params.status();
 
   // The trace's ranks: one file per NPU, or with --replicate-trace the files there are, run as
-  // n / ranks copies.
-  StatusOr<std::unique_ptr<Replication>> planned = PlanReplication(o, n);
+  // n / ranks copies, or with --jobs each job's files on its NPUs.
+  std::vector<std::string> prefixes, comm_group_files;
+  StatusOr<std::unique_ptr<Placement>> planned = PlanPlacement(o, n, &prefixes, &comm_group_files);
   if (!planned.ok()) return planned.status();
-  std::unique_ptr<Replication> replication = std::move(planned).value();
-  const int ranks = replication ? replication->ranks() : n;
-  if (replication) result.replication = replication->Describe();
+  std::unique_ptr<Placement> placement = std::move(planned).value();
+  if (placement) result.replication = placement->Describe();
+  if (placement && placement->jobs()) {
+    for (const JobPlacement& j : placement->job_list()) {
+      result.jobs.push_back(JobResult{j.name, j.npus, Time::Zero(), -1});
+    }
+  }
+  // trace_paths[i]: the file of loaded trace i; NPU r runs trace trace_of(r) (-1: idle).
+  std::vector<std::string> trace_paths;
+  if (placement && placement->jobs()) {
+    for (int j = 0; j < placement->copies(); ++j) {
+      for (int r = 0; r < placement->RanksOfCopy(j); ++r) {
+        trace_paths.push_back(et::RankTracePath(prefixes[j], r));
+      }
+    }
+  } else {
+    const int ranks = placement ? placement->ranks() : n;
+    for (int r = 0; r < ranks; ++r) trace_paths.push_back(et::RankTracePath(o.workload, r));
+  }
+  auto trace_of = [&](int npu) { return placement ? placement->TraceIndex(npu) : npu; };
+  const int num_traces = static_cast<int>(trace_paths.size());
 
   // Traces: one file per rank, loaded in parallel (each rank independently; same result).
-  std::vector<std::unique_ptr<et::Trace>> traces(ranks);
-  std::vector<Status> load_status(ranks);
+  std::vector<std::unique_ptr<et::Trace>> traces(num_traces);
+  std::vector<Status> load_status(num_traces);
   et::LoadOptions load_options;
   load_options.strict = o.strict;
 #pragma omp parallel for schedule(dynamic, 16)
-  for (int r = 0; r < ranks; ++r) {
-    StatusOr<et::Trace> t = et::Trace::Load(et::RankTracePath(o.workload, r), load_options);
+  for (int r = 0; r < num_traces; ++r) {
+    StatusOr<et::Trace> t = et::Trace::Load(trace_paths[r], load_options);
     if (t.ok()) {
       traces[r] = std::make_unique<et::Trace>(std::move(t).value());
     } else {
@@ -244,30 +366,36 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   int failed_ranks = 0, missing_files = 0;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < num_traces; ++r) {
     if (load_status[r].ok()) continue;
     if (++failed_ranks <= 8) problems.Merge(load_status[r]);
-    if (access(et::RankTracePath(o.workload, r).c_str(), F_OK) != 0) ++missing_files;
+    if (access(trace_paths[r].c_str(), F_OK) != 0) ++missing_files;
   }
   if (failed_ranks > 8) {
     problems.Add("... and " + std::to_string(failed_ranks - 8) + " more trace files failed");
   }
-  if (missing_files > 0) {
+  if (missing_files > 0 && !placement) {
     problems.Add("the network (" + o.network_config + ") has " + std::to_string(n) +
                  " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) + " .. " +
                  et::RankTracePath(o.workload, n - 1));
   }
   if (failed_ranks > 0) return problems;
-  if (!replication && access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
+  if (!placement && access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
     result.warnings.push_back(et::RankTracePath(o.workload, n) + " exists, but the network (" +
                               o.network_config + ") has " + std::to_string(n) +
                               " NPUs: only files " + et::RankTracePath(o.workload, 0) + " .. " +
                               et::RankTracePath(o.workload, n - 1) + " are simulated");
   }
+  // An idle NPU (no job runs on it) runs a trace of no nodes.
+  traces.push_back(std::make_unique<et::Trace>(et::Trace::Empty("(idle: no job)")));
+  std::vector<const et::Trace*> npu_trace(n);
+  for (int r = 0; r < n; ++r) {
+    npu_trace[r] = trace_of(r) < 0 ? traces.back().get() : traces[trace_of(r)].get();
+  }
   uint64_t dangling = 0;
   int dangling_files = 0;
   std::string example;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < num_traces; ++r) {
     if (traces[r]->dangling_dependency_count() == 0) continue;
     dangling += traces[r]->dangling_dependency_count();
     ++dangling_files;
@@ -286,7 +414,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   int ctrl_ignored_files = 0;
   std::string ctrl_example;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < num_traces; ++r) {
     if (traces[r]->ctrl_deps_ignored().empty()) continue;
     if (ctrl_ignored_files++ == 0) {
       ctrl_example = traces[r]->ctrl_deps_ignored();  // names the file already
@@ -302,24 +430,39 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   std::unique_ptr<Network> net = MakeNetwork(o.backend, sim, *topology, net_params);
   result.network_model = DescribeNetworkModel(o.backend, *topology, net_params);
   SystemLayer system_layer(sim, *net, *params);
-  if (!NoCommGroupFile(o.comm_group_config, &result.warnings)) {
-    // Members are the trace's ranks: NPUs, or with --replicate-trace ranks of every copy.
-    // With copies, a data-parallel group may have one member: it spans the copies.
-    StatusOr<std::map<int, std::vector<int>>> groups = LoadCommGroupConfig(
-        o.comm_group_config, ranks, replication ? &replication->data_parallel().groups : nullptr);
+  // Communicator groups: one file for the trace, or one per job (its 'comm-groups').
+  for (size_t job = 0; job < comm_group_files.size(); ++job) {
+    const std::string& file = comm_group_files[job];
+    if (NoCommGroupFile(file, &result.warnings)) continue;
+    // Members are the trace's ranks: NPUs, or with --replicate-trace ranks of every copy, or
+    // with --jobs ranks of the job. With copies, a data-parallel group may have one member: it
+    // spans the copies.
+    const bool jobs = placement && placement->jobs();
+    StatusOr<std::map<int, std::vector<int>>> groups =
+        LoadCommGroupConfig(file,
+                            jobs        ? placement->RanksOfCopy(static_cast<int>(job))
+                            : placement ? placement->ranks()
+                                        : n,
+                            placement && !jobs ? &placement->data_parallel().groups : nullptr,
+                            jobs        ? "a rank of job '" + placement->job_list()[job].name + "'"
+                            : placement ? "a rank of the trace"
+                                        : "an NPU id");
     if (!groups.ok()) return groups.status();
     for (auto& [id, members] : *groups) {
       Status s;
-      if (!replication) {
+      if (!placement) {
         s = system_layer.AddGroup(id, members);
+      } else if (jobs) {
+        s = placement->Define(system_layer, id, members, placement->Npu(static_cast<int>(job), 0))
+                .status();
       } else {
         // Defined for every copy: a data-parallel group once, spanning them all (Define returns
         // it again for the other copies), any other group once per copy.
-        for (int c = 0; c < replication->copies() && s.ok(); ++c) {
-          s = replication->Define(system_layer, id, members, replication->Npu(c, 0)).status();
+        for (int c = 0; c < placement->copies() && s.ok(); ++c) {
+          s = placement->Define(system_layer, id, members, placement->Npu(c, 0)).status();
         }
       }
-      if (!s.ok()) return s.WithContext(o.comm_group_config);
+      if (!s.ok()) return s.WithContext(file);
     }
   }
   {
@@ -373,24 +516,25 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.protocol_efficiency = system->protocol_efficiency;
   wp.track_local_mem = system->track_local_mem;
   wp.tuner = tuner.get();
-  wp.replication = replication.get();
+  wp.placement = placement.get();
   wp.keep_activities = o.record;
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);
   // One copy of each rank's slot classes, however many NPUs run that rank.
-  std::vector<std::shared_ptr<const std::vector<uint8_t>>> slot_classes(ranks);
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> slot_classes(traces.size());
   for (int r = 0; r < n; ++r) {
     WorkloadParams npu_wp = wp;
     npu_wp.compute_scale = o.compute_scale * (*npu_scales)[r];
-    std::shared_ptr<const std::vector<uint8_t>>& classes = slot_classes[r % ranks];
-    if (classes == nullptr) classes = NpuExecutor::SlotClassesOf(*traces[r % ranks]);
-    executors.push_back(std::make_unique<NpuExecutor>(r, *traces[r % ranks], system_layer, &memory,
-                                                      npu_wp, classes));
+    const int t = trace_of(r) < 0 ? num_traces : trace_of(r);
+    std::shared_ptr<const std::vector<uint8_t>>& classes = slot_classes[t];
+    if (classes == nullptr) classes = NpuExecutor::SlotClassesOf(*traces[t]);
+    executors.push_back(
+        std::make_unique<NpuExecutor>(r, *traces[t], system_layer, &memory, npu_wp, classes));
   }
   if (o.progress) {
     uint64_t total = 0;
-    for (int r = 0; r < n; ++r) total += traces[r % ranks]->size();
+    for (int r = 0; r < n; ++r) total += npu_trace[r]->size();
     sim.SetTicker(
         [&sim, &executors, &o, total] {
           Progress p;
@@ -474,13 +618,22 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     result.breakdown.push_back(e->breakdown());
     result.end = std::max(result.end, e->stats().finish);
   }
+  for (JobResult& job : result.jobs) {
+    for (int npu : job.npus) {
+      const Time finish = executors[npu]->stats().finish;
+      if (job.slowest_npu < 0 || finish > job.finish) {
+        job.finish = finish;
+        job.slowest_npu = npu;
+      }
+    }
+  }
   if (!o.link_stats.empty()) {
     Status written = WriteLinkStats(o.link_stats, net->Links(), result.end);
     if (!written.ok()) return written;
   }
   if (tuner) result.nccl_choices = tuner->tuned();
-  if (replication) {
-    for (int g : replication->UndefinedDataParallelGroups()) {
+  if (placement) {
+    for (int g : placement->UndefinedDataParallelGroups()) {
       result.warnings.push_back(
           "--dp-groups names communicator group " + std::to_string(g) +
           ", which neither --comm-group-configuration nor a METADATA node of the trace defines; "
@@ -489,12 +642,12 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
-    recorder->Finish(traces, result);
+    recorder->Finish(npu_trace, result);
     result.port_queues = net->QueueDepths();
     result.activity.resize(n);
     // A send's or receive's peer as an NPU: with --replicate-trace, the rank in NPU r's copy.
     auto peer_npu = [&](int r, int64_t rank) {
-      return replication ? replication->PeerNpu(r, rank) : static_cast<int>(rank);
+      return placement ? placement->PeerNpu(r, rank) : static_cast<int>(rank);
     };
     std::vector<CriticalPathNpu> path_input(n);
     for (int r = 0; r < n; ++r) {
@@ -504,7 +657,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       path_input[r].finish = executors[r]->stats().finish;
     }
     for (const PathSegment& seg : FindCriticalPath(path_input)) {
-      const et::Trace& t = *traces[seg.npu % ranks];
+      const et::Trace& t = *npu_trace[seg.npu];
       CriticalPathStep step;
       step.npu = seg.npu;
       step.node_id = t.id(seg.node);
@@ -516,12 +669,12 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       step.link = seg.link;
       if (seg.from_node != kNoNode) {
         step.from_npu = seg.from_npu;
-        step.from_node_id = traces[seg.from_npu % ranks]->id(seg.from_node);
+        step.from_node_id = npu_trace[seg.from_npu]->id(seg.from_node);
       }
       result.critical_path.push_back(std::move(step));
     }
     for (int r = 0; r < n; ++r) {
-      const et::Trace& t = *traces[r % ranks];
+      const et::Trace& t = *npu_trace[r];
       std::vector<NodeRecord>& out = result.activity[r];
       out.reserve(executors[r]->activities().size());
       for (const Activity& a : executors[r]->activities()) {
@@ -541,7 +694,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
             {
               StatusOr<int> g = ParseGroup(rec.group);
               std::optional<int> id;
-              if (g.ok()) id = replication ? replication->Lookup(*g, r) : std::optional<int>(*g);
+              if (g.ok()) id = placement ? placement->Lookup(*g, r) : std::optional<int>(*g);
               const std::vector<int>* members =
                   id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
               if (members != nullptr) rec.group_size = static_cast<int>(members->size());

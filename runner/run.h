@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "et_feeder/trace.h"
 #include "network/factory.h"
+#include "runner/jobs_config.h"
 #include "runner/nccl_tuner.h"
 #include "workload/breakdown.h"
 #include "workload/executor.h"
@@ -60,6 +61,9 @@ struct RunOptions {
   // groups that span every copy ("" = the default, "world").
   bool replicate_trace = false;
   std::string dp_groups;
+  // --jobs: a jobs file (runner/jobs_config.h) in place of `workload`: several traces sharing the
+  // machine, each on its own NPUs.
+  std::string jobs;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
 };
@@ -117,6 +121,14 @@ struct CriticalPathStep {
   uint64_t from_node_id = 0;
 };
 
+// One job of a --jobs run: where it ran and when its last NPU finished.
+struct JobResult {
+  std::string name;
+  std::vector<int> npus;  // rank r ran on npus[r]
+  Time finish;            // its step time: when its last NPU finished
+  int slowest_npu = -1;   // the NPU that finished last (the lowest rank on a tie)
+};
+
 struct RunResult {
   std::vector<NpuStats> npus;
   std::vector<NpuBreakdown> breakdown;  // per NPU: HTA's temporal breakdown (always)
@@ -135,6 +147,7 @@ struct RunResult {
   std::string network_model;  // the backend and its forwarding (DescribeNetworkModel)
   // With --replicate-trace: how the trace was laid out (Replication::Describe); "" otherwise.
   std::string replication;
+  std::vector<JobResult> jobs;  // with --jobs, in the file's order
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

@@ -22,7 +22,7 @@
 #include "memory/memory_config.h"
 #include "report/breakdown.h"
 #include "runner/run.h"
-#include "workload/replication.h"
+#include "workload/placement.h"
 
 namespace orrery {
 

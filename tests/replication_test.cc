@@ -266,8 +266,8 @@ TEST(ReplicateTrace, FlagsAndPeersOutsideTheTraceAreNamed) {
   o = Case("rep_peer", trace, 8);
   o.replicate_trace = true;
   EXPECT_NE(ErrorOf(o).find("NPU 2 (copy 0, rank 2) node 2 'send': 'comm_dst' is '4'; expected "
-                            "another rank of the trace in [0, 3] (--replicate-trace keeps sends "
-                            "and receives inside a copy)"),
+                            "another rank of the trace in [0, 3] (--replicate-trace keeps sends, "
+                            "receives and groups inside a copy)"),
             std::string::npos);
 
   // A broadcast rooted at rank 4 of a 4-rank trace (on 8 NPUs, NPU 4 exists: in copy 1).
@@ -277,7 +277,8 @@ TEST(ReplicateTrace, FlagsAndPeersOutsideTheTraceAreNamed) {
   o = Case("rep_root", rooted, 8);
   o.replicate_trace = true;
   EXPECT_NE(ErrorOf(o).find("node 1 'bcast': 'comm_src' (the root) is '4'; expected a rank of "
-                            "the trace in [0, 3] (--replicate-trace runs its ranks as copies)"),
+                            "the trace in [0, 3] (--replicate-trace keeps sends, receives and "
+                            "groups inside a copy)"),
             std::string::npos);
   // Rooted at rank 2, every copy broadcasts from NPU 2 (the root of a data-parallel group is in
   // copy 0), as the 8-rank job written out with comm_src 2 does.

@@ -59,29 +59,26 @@ std::string NpuExecutor::NodeLabel(uint32_t node) const {
 
 std::string NpuExecutor::NpuName() const {
   std::string name = "NPU " + std::to_string(npu_);
-  if (const Replication* rep = params_.replication) {
-    name += " (copy " + std::to_string(rep->Copy(npu_)) + ", rank " +
-            std::to_string(rep->Rank(npu_)) + ")";
-  }
+  if (const Placement* p = params_.placement) name += " (" + p->NameOf(npu_) + ")";
   return name;
 }
 
 std::string NpuExecutor::Label(uint32_t node) const { return NpuName() + " " + NodeLabel(node); }
 
 int NpuExecutor::PeerNpu(int64_t rank) const {
-  return params_.replication ? params_.replication->PeerNpu(npu_, rank) : static_cast<int>(rank);
+  return params_.placement ? params_.placement->PeerNpu(npu_, rank) : static_cast<int>(rank);
 }
 
 int NpuExecutor::TraceRank() const {
-  return params_.replication ? params_.replication->Rank(npu_) : npu_;
+  return params_.placement ? params_.placement->Rank(npu_) : npu_;
 }
 
 int NpuExecutor::TraceRanks() const {
-  return params_.replication ? params_.replication->ranks() : system_.num_npus();
+  return params_.placement ? params_.placement->RanksOf(npu_) : system_.num_npus();
 }
 
 std::optional<int> NpuExecutor::SystemGroup(int pg) {
-  if (params_.replication) return params_.replication->Find(system_, pg, npu_);
+  if (params_.placement) return params_.placement->Find(system_, pg, npu_);
   if (pg == 0 || system_.HasGroup(pg)) return pg;
   return std::nullopt;
 }
@@ -244,8 +241,8 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     if (ranks.empty()) {
       for (int i = 0; i < TraceRanks(); ++i) ranks.push_back(i);
     }
-    if (pg > 0 && params_.replication != nullptr) {
-      StatusOr<int> id = params_.replication->Define(system_, pg, ranks, npu_);
+    if (pg > 0 && params_.placement != nullptr) {
+      StatusOr<int> id = params_.placement->Define(system_, pg, ranks, npu_);
       if (!id.ok()) return AtNode(node, id.status());
     } else if (pg > 0 && !system_.HasGroup(pg)) {
       Status s = system_.AddGroup(pg, ranks);
@@ -314,9 +311,9 @@ void NpuExecutor::Issue(uint32_t node) {
       const auto self = send ? trace_.comm_src(node) : trace_.comm_dst(node);
       // Built only for an error: this is the issue path of every send and receive.
       auto valid_peer = [&] {
-        return params_.replication
+        return params_.placement
                    ? "another rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
-                         "] (--replicate-trace keeps sends and receives inside a copy)"
+                         "] (" + params_.placement->Scope() + ")"
                    : "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
       };
       if (!size) {
@@ -336,7 +333,7 @@ void NpuExecutor::Issue(uint32_t node) {
       if (self && *self != TraceRank()) {
         return Fail(Status::Invalid(
             Label(node), send ? "'comm_src'" : "'comm_dst'", std::to_string(*self),
-            (params_.replication ? "this NPU's rank in the trace " : "this NPU's id ") +
+            (params_.placement ? "this NPU's rank in the trace " : "this NPU's id ") +
                 std::to_string(TraceRank())));
       }
       const uint64_t bytes =
@@ -388,13 +385,13 @@ void NpuExecutor::Issue(uint32_t node) {
       // A root past the machine is the system layer's to name (it knows the group); a negative
       // one would silently be the group's first member, and with copies one past the trace's
       // ranks would land in another copy.
-      if (root && (*root < 0 || (params_.replication != nullptr && *root >= TraceRanks()))) {
+      if (root && (*root < 0 || (params_.placement != nullptr && *root >= TraceRanks()))) {
         return Fail(Status::Invalid(
             Label(node), root_sends ? "'comm_src' (the root)" : "'comm_dst' (the root)",
             std::to_string(*root),
-            params_.replication != nullptr
-                ? "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
-                      "] (--replicate-trace runs its ranks as copies)"
+            params_.placement != nullptr
+                ? "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) + "] (" +
+                      params_.placement->Scope() + ")"
                 : "an NPU id in [0, " + std::to_string(system_.num_npus() - 1) +
                       "], or none for the group's first member"));
       }
@@ -413,12 +410,15 @@ void NpuExecutor::Issue(uint32_t node) {
       if (!group) {
         return Fail(Status::Error(Label(node) + ": pg_name '" +
                                   std::string(trace_.pg_name(node).value_or("")) +
-                                  "' names a communicator group that is defined neither in "
-                                  "--comm-group-configuration nor by a METADATA node"));
+                                  "' names a communicator group that is defined neither in " +
+                                  (params_.placement != nullptr && params_.placement->jobs()
+                                       ? std::string("the job's 'comm-groups' file")
+                                       : std::string("--comm-group-configuration")) +
+                                  " nor by a METADATA node"));
       }
       req.group = *group;
-      if (params_.replication != nullptr) {
-        req.root = params_.replication->RootNpu(pg, req.root, npu_);
+      if (params_.placement != nullptr) {
+        req.root = params_.placement->RootNpu(pg, req.root, npu_);
       }
       Time launch_latency = params_.collective_launch_latency;
       double efficiency = params_.protocol_efficiency;

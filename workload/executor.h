@@ -30,7 +30,7 @@
 #include "workload/breakdown.h"
 #include "workload/critical_path.h"
 #include "workload/memory_tracker.h"
-#include "workload/replication.h"
+#include "workload/placement.h"
 
 namespace orrery {
 
@@ -66,8 +66,8 @@ struct WorkloadParams {
   bool track_local_mem = false;    // track-local-mem: record tensor reads/writes (memory_tracker.h)
   CollectiveTuner* tuner = nullptr;  // when set, chooses each collective's algorithms and costs
   // When set, this NPU runs one rank of one copy of the trace (--replicate-trace): peers, groups
-  // and roots are the trace's ranks, placed in the NPU's copy (workload/replication.h).
-  Replication* replication = nullptr;
+  // and roots are the trace's ranks, placed in the NPU's copy (workload/placement.h).
+  Placement* placement = nullptr;
   // Keep every node's [start, end) and why it began then (activities(), 32 B a node, and 13 B
   // a node of the trace while running), and the collectives' joins and point-to-point messages,
   // for timelines, reports and the critical path; the breakdown does not need them.

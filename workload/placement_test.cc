@@ -1,4 +1,4 @@
-#include "workload/replication.h"
+#include "workload/placement.h"
 
 #include <gtest/gtest.h>
 
@@ -62,8 +62,8 @@ TEST(DataParallelGroups, RefusesWhatIsNotAGroup) {
   EXPECT_EQ(d->groups, std::set<int>{999999999});
 }
 
-TEST(Replication, NpuRunsRankOfCopy) {
-  Replication rep(/*ranks=*/8, /*copies=*/4, DataParallelGroups{});
+TEST(Placement, NpuRunsRankOfCopy) {
+  Placement rep(/*ranks=*/8, /*copies=*/4, DataParallelGroups{});
   EXPECT_EQ(rep.num_npus(), 32);
   // NPU r = copy * 8 + rank.
   EXPECT_EQ(rep.Rank(13), 5);
@@ -74,13 +74,13 @@ TEST(Replication, NpuRunsRankOfCopy) {
   EXPECT_FALSE(rep.IsDataParallel(2));
   EXPECT_EQ(rep.Describe(),
             "trace of 8 ranks run as 4 copies on 32 NPUs; data-parallel groups: world");
-  EXPECT_EQ(Replication(1, 1, DataParallelGroups{false, {}}).Describe(),
+  EXPECT_EQ(Placement(1, 1, DataParallelGroups{false, {}}).Describe(),
             "trace of 1 rank run as 1 copy on 1 NPUs; data-parallel groups: none (independent "
             "jobs)");
 }
 
-TEST(Replication, RootsOfDataParallelGroupsAreInCopyZero) {
-  Replication rep(4, 3, DataParallelGroups{true, {2}});
+TEST(Placement, RootsOfDataParallelGroupsAreInCopyZero) {
+  Placement rep(4, 3, DataParallelGroups{true, {2}});
   // Every copy names the same root of a data-parallel group: rank 1 of copy 0.
   EXPECT_EQ(rep.RootNpu(/*pg=*/0, /*root=*/1, /*npu=*/9), 1);
   EXPECT_EQ(rep.RootNpu(2, 1, 9), 1);
@@ -96,11 +96,11 @@ struct Machine {
   SystemLayer system{sim, net, SystemParams{}};
 };
 
-TEST(Replication, DataParallelGroupsSpanEveryCopyOthersStayInTheirs) {
+TEST(Placement, DataParallelGroupsSpanEveryCopyOthersStayInTheirs) {
   // A trace of 4 ranks (tensor-parallel pairs {0,1} {2,3} as group 1, data-parallel pairs
   // {0,2} {1,3} as groups 2 and 3), run as 3 copies on 12 NPUs.
   Machine m(12);
-  Replication rep(4, 3, DataParallelGroups{true, {2, 3}});
+  Placement rep(4, 3, DataParallelGroups{true, {2, 3}});
 
   // Group 2 is data-parallel: ranks {0, 2} of every copy, {0,2, 4,6, 8,10}, defined once
   // whichever NPU defines it.
@@ -131,9 +131,9 @@ TEST(Replication, DataParallelGroupsSpanEveryCopyOthersStayInTheirs) {
   EXPECT_EQ(rep.UndefinedDataParallelGroups(), std::vector<int>{3});
 }
 
-TEST(Replication, AWorldThatIsNotDataParallelIsEachCopysOwnNpus) {
+TEST(Placement, AWorldThatIsNotDataParallelIsEachCopysOwnNpus) {
   Machine m(8);
-  Replication rep(4, 2, DataParallelGroups{false, {}});
+  Placement rep(4, 2, DataParallelGroups{false, {}});
   EXPECT_EQ(rep.Lookup(0, 5), std::nullopt);  // defined on first use
   std::optional<int> world1 = rep.Find(m.system, 0, 5);
   ASSERT_TRUE(world1.has_value());
@@ -144,14 +144,61 @@ TEST(Replication, AWorldThatIsNotDataParallelIsEachCopysOwnNpus) {
   EXPECT_EQ(*m.system.GroupMembers(*world0), (std::vector<int>{0, 1, 2, 3}));
 }
 
-TEST(Replication, AMemberOutsideTheTraceIsNamed) {
+TEST(Placement, AMemberOutsideTheTraceIsNamed) {
   Machine m(8);
-  Replication rep(4, 2, DataParallelGroups{});
+  Placement rep(4, 2, DataParallelGroups{});
   StatusOr<int> id = rep.Define(m.system, 5, {0, 4}, 0);
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.status().message(),
             "member of communicator group 5 is '4'; expected a rank of the trace in [0, 3] "
             "(--replicate-trace runs its 4 ranks as 2 copies)");
+}
+
+TEST(Placement, JobsRunTheirRanksOnTheirNpusTheRestIdle) {
+  Machine m(10);
+  Placement jobs({{"train", {6, 4, 7, 5}}, {"serve", {0, 1}}}, /*num_npus=*/10);
+  EXPECT_TRUE(jobs.jobs());
+  EXPECT_EQ(jobs.copies(), 2);
+  EXPECT_EQ(jobs.num_npus(), 10);
+  // Rank r of a job runs on the r-th NPU it lists.
+  EXPECT_EQ(jobs.Copy(4), 0);
+  EXPECT_EQ(jobs.Rank(4), 1);
+  EXPECT_EQ(jobs.Npu(0, 2), 7);
+  EXPECT_EQ(jobs.RanksOf(7), 4);
+  EXPECT_EQ(jobs.RanksOf(1), 2);
+  EXPECT_TRUE(jobs.Idle(2));
+  EXPECT_EQ(jobs.RanksOf(9), 0);
+  // Each job's traces follow the one before: train's ranks are traces 0..3, serve's 4..5.
+  EXPECT_EQ(jobs.num_traces(), 6);
+  EXPECT_EQ(jobs.TraceIndex(6), 0);
+  EXPECT_EQ(jobs.TraceIndex(5), 3);
+  EXPECT_EQ(jobs.TraceIndex(1), 5);
+  EXPECT_EQ(jobs.TraceIndex(3), -1);
+  EXPECT_EQ(jobs.PeerNpu(/*npu=*/5, /*rank=*/0), 6);
+  EXPECT_EQ(jobs.PeerNpu(1, 0), 0);
+  EXPECT_EQ(jobs.NameOf(7), "job 'train', rank 2");
+  EXPECT_EQ(jobs.NameOf(8), "idle");
+  EXPECT_EQ(jobs.Describe(), "2 jobs on 10 NPUs: 'train' on NPUs 4-7, 'serve' on NPUs 0-1; 4 idle");
+  // No group spans jobs: each job's world is its own NPUs
+  EXPECT_FALSE(jobs.IsDataParallel(0));
+  std::optional<int> world = jobs.Find(m.system, 0, 5);
+  ASSERT_TRUE(world.has_value());
+  // (the system layer keeps a group's members in id order, as from a comm-group file).
+  EXPECT_EQ(*m.system.GroupMembers(*world), (std::vector<int>{4, 5, 6, 7}));
+  StatusOr<int> tp = jobs.Define(m.system, 1, {0, 1}, /*npu=*/1);
+  ASSERT_TRUE(tp.ok()) << tp.status().message();
+  EXPECT_EQ(*m.system.GroupMembers(*tp), (std::vector<int>{0, 1}));
+  StatusOr<int> bad = jobs.Define(m.system, 2, {0, 2}, /*npu=*/0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "member of communicator group 2 is '2'; expected a rank of job 'serve' in [0, 1] "
+            "(--jobs keeps sends, receives and groups inside a job)");
+}
+
+TEST(Placement, NpuRangesAreWrittenAsTheFlagsReadThem) {
+  EXPECT_EQ(FormatNpuRanges({}), "");
+  EXPECT_EQ(FormatNpuRanges({3}), "3");
+  EXPECT_EQ(FormatNpuRanges({7, 0, 1, 2, 5, 9, 8}), "0-2,5,7-9");
 }
 
 }  // namespace

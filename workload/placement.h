@@ -1,9 +1,12 @@
-// Running an N-rank trace on a machine of K·N NPUs as K copies of the traced job
-// (`--replicate-trace`): the data-parallel scale-out of a job traced on a few GPUs, or K jobs
-// sharing one machine.
+// Where each rank of a trace runs. Two layouts:
+// - Copies (`--replicate-trace`): an N-rank trace on a machine of K·N NPUs as K copies of the
+//   traced job: the data-parallel scale-out of a job traced on a few GPUs, or K jobs sharing one
+//   machine.
+// - Jobs (`--jobs`): different traces on chosen NPUs of one machine, sharing its network; NPUs
+//   of no job are idle (runner/jobs_config.h reads the file).
 //
 //   StatusOr<DataParallelGroups> dp = ParseDataParallelGroups("world,2");
-//   Replication rep(/*ranks=*/8, /*copies=*/8, *dp);
+//   Placement rep(/*ranks=*/8, /*copies=*/8, *dp);
 //   rep.Rank(13) == 5; rep.Copy(13) == 1; rep.Npu(1, 5) == 13;
 //   StatusOr<int> id = rep.Define(system, /*pg=*/2, {0, 2, 4, 6}, /*npu=*/13);
 //
@@ -13,7 +16,8 @@
 // spans its ranks in every copy, {c·N + m : m in the group, c in 0..K-1}: the gradient
 // all-reduce of a job traced with DP degree d runs with DP degree K·d. The world group (the
 // collectives without a pg_name) is data-parallel unless the list leaves "world" out; then each
-// copy's world is its own N NPUs, and `none` makes the copies K independent jobs.
+// copy's world is its own N NPUs, and `none` makes the copies K independent jobs. Jobs are
+// copies of different traces, each on its own NPUs, with no data-parallel group.
 #pragma once
 
 #include <cstdint>
@@ -43,18 +47,45 @@ std::string FormatDataParallelGroups(const DataParallelGroups& dp);
 // What --dp-groups takes, for messages: "'world', 'none', or a comma list of ...".
 std::string DataParallelGroupsSyntax();
 
-class Replication {
- public:
-  Replication(int ranks, int copies, DataParallelGroups dp);
+// One job of a --jobs run: its name and the NPU each of its ranks runs on.
+struct JobPlacement {
+  std::string name;
+  std::vector<int> npus;  // rank r runs on npus[r]
+};
 
-  int ranks() const { return ranks_; }
-  int copies() const { return copies_; }
-  int num_npus() const { return ranks_ * copies_; }
-  int Rank(int npu) const { return npu % ranks_; }
-  int Copy(int npu) const { return npu / ranks_; }
-  int Npu(int copy, int rank) const { return copy * ranks_ + rank; }
+class Placement {
+ public:
+  // --replicate-trace: `copies` copies of a trace of `ranks` ranks; copy c on NPUs c·N .. c·N+N-1.
+  Placement(int ranks, int copies, DataParallelGroups dp);
+  // --jobs: job j (copy j) runs its ranks on its NPUs; NPUs of no job are idle; no group spans
+  // jobs (each job's world is its own NPUs). The NPU lists must be disjoint and in
+  // [0, num_npus) (CheckJobs says so first).
+  Placement(std::vector<JobPlacement> jobs, int num_npus);
+
+  bool jobs() const { return !jobs_.empty(); }
+  // --replicate-trace: the trace's ranks. With jobs, use RanksOf.
+  int ranks() const { return ranks_of_copy_.empty() ? 0 : ranks_of_copy_[0]; }
+  int copies() const { return static_cast<int>(copy_npus_.size()); }
+  int num_npus() const { return static_cast<int>(rank_of_npu_.size()); }
+  // The ranks of NPU `npu`'s copy (0 for an idle NPU).
+  int RanksOf(int npu) const { return Idle(npu) ? 0 : ranks_of_copy_[Copy(npu)]; }
+  int RanksOfCopy(int copy) const { return ranks_of_copy_[copy]; }
+  bool Idle(int npu) const { return copy_of_npu_[npu] < 0; }
+  int Rank(int npu) const { return rank_of_npu_[npu]; }
+  int Copy(int npu) const { return copy_of_npu_[npu]; }
+  int Npu(int copy, int rank) const { return copy_npus_[copy][rank]; }
+  // Which loaded trace NPU `npu` runs: its rank for copies of one trace, job j's rank r is
+  // TraceBase(j) + r with jobs; -1 for an idle NPU. num_traces() traces in all.
+  int TraceIndex(int npu) const { return Idle(npu) ? -1 : trace_base_[Copy(npu)] + Rank(npu); }
+  int num_traces() const { return num_traces_; }
+  const std::vector<JobPlacement>& job_list() const { return jobs_; }
   bool IsDataParallel(int pg) const { return pg == 0 ? dp_.world : dp_.groups.count(pg) > 0; }
   const DataParallelGroups& data_parallel() const { return dp_; }
+  // For messages: why a rank must be one of its copy's: "--replicate-trace keeps sends and
+  // receives inside a copy" / "--jobs keeps sends and receives inside a job".
+  std::string Scope() const;
+  // "copy 1, rank 5" / "job 'b', rank 5" for NPU names in messages.
+  std::string NameOf(int npu) const;
 
   // The system-layer group (0 = every NPU) that trace group `pg` (0 = the trace's world) is for
   // NPU `npu`, or nullopt when no comm-group file or METADATA node has defined it yet. A
@@ -77,18 +108,26 @@ class Replication {
   // The pg ids of --dp-groups that no comm-group file or METADATA node defined (for a warning).
   std::vector<int> UndefinedDataParallelGroups() const;
   // One line for the summary: "trace of 8 ranks run as 8 copies on 64 NPUs; data-parallel
-  // groups: world 2".
+  // groups: world 2", or "2 jobs on 16 NPUs: 'a' on NPUs 0-7, 'b' on NPUs 8-11; 4 idle".
   std::string Describe() const;
 
  private:
   StatusOr<int> Add(SystemLayer& system, int pg, int copy, std::vector<int> members);
 
-  int ranks_;
-  int copies_;
   DataParallelGroups dp_;
+  std::vector<JobPlacement> jobs_;           // --jobs; empty for copies
+  std::vector<std::vector<int>> copy_npus_;  // copy -> its NPUs by rank
+  std::vector<int> ranks_of_copy_;           // copy -> its rank count
+  std::vector<int> trace_base_;              // copy -> index of its rank 0's trace
+  std::vector<int> copy_of_npu_;             // NPU -> copy, -1 idle
+  std::vector<int> rank_of_npu_;             // NPU -> rank, -1 idle
+  int num_traces_ = 0;
   // (pg, copy) -> system-layer group id; copy -1 for a data-parallel group.
   std::map<std::pair<int, int>, int> ids_;
   int next_id_ = 1;
 };
+
+// "0-7,16-23": an NPU list, sorted, written as ranges (as --npu-compute-scale reads them).
+std::string FormatNpuRanges(std::vector<int> npus);
 
 }  // namespace orrery

@@ -1,0 +1,174 @@
+#include "runner/jobs_config.h"
+
+#include <cctype>
+#include <set>
+
+#include "config/schema.h"
+
+namespace orrery {
+namespace {
+
+const std::vector<std::string> kJobKeys = {"name", "workload", "npus", "comm-groups"};
+constexpr const char* kNpuSyntax =
+    "NPU ids and ranges first-last, e.g. 0-7,16-23 or [0, 1, 2, 3] (rank r runs on the r-th)";
+
+// A path written in the jobs file, relative to the file's directory unless absolute.
+std::string Resolve(const std::string& file, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
+}
+
+std::string Shown(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  return "";
+}
+
+bool ParseId(const std::string& s, long* out) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  *out = std::stol(s);
+  return true;
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+}  // namespace
+
+StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what) {
+  std::vector<int> npus;
+  Status problems;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = Trim(text.substr(start, comma - start));
+    start = comma + 1;
+    long first = 0, last = 0;
+    const size_t dash = item.find('-');
+    const bool ok = dash == std::string::npos
+                        ? ParseId(item, &first) && (last = first, true)
+                        : ParseId(Trim(item.substr(0, dash)), &first) &&
+                              ParseId(Trim(item.substr(dash + 1)), &last) && first <= last;
+    if (!ok) {
+      problems.Merge(Status::Invalid("", what + " item", item, kNpuSyntax));
+      continue;
+    }
+    for (long i = first; i <= last; ++i) npus.push_back(static_cast<int>(i));
+  }
+  if (!problems.ok()) return problems;
+  std::set<int> seen;
+  for (int npu : npus) {
+    if (!seen.insert(npu).second) {
+      return Status::Error(what + " lists NPU " + std::to_string(npu) +
+                           " twice; expected each NPU once (one rank per NPU)");
+    }
+  }
+  return npus;
+}
+
+StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
+  StatusOr<ConfigFile> file = ConfigFile::Read(path);
+  if (!file.ok()) return file.status();
+  Status problems;
+  const YAML::Node& root = file->root();
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (key == "jobs") continue;
+    const std::string close = DidYouMean(key, {"jobs"});
+    problems.Add(file->Where(it->first) + ": unknown key '" + key + "'" +
+                 (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                 "; a jobs file has one key, 'jobs': a list of jobs");
+  }
+  const YAML::Node list = file->Get("jobs");
+  if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
+    problems.Add(file->WhereKey("jobs") + ": 'jobs' is " +
+                 (list.IsDefined() ? "'" + Shown(list) + "'" : std::string("missing")) +
+                 "; expected a list of jobs, each with a 'workload' (a trace prefix) and "
+                 "optionally 'name', 'npus' and 'comm-groups'");
+    return problems;
+  }
+  std::vector<JobSpec> jobs;
+  std::set<std::string> names;
+  for (size_t j = 0; j < list.size(); ++j) {
+    const YAML::Node job = list[j];
+    JobSpec spec;
+    spec.where = file->Where(job);
+    spec.name = "job" + std::to_string(j);
+    const std::string which = spec.where + ": job " + std::to_string(j);
+    if (!job.IsMap()) {
+      problems.Add(which + " is '" + Shown(job) +
+                   "'; expected a map with a 'workload' and optionally 'name', 'npus' and "
+                   "'comm-groups'");
+      continue;
+    }
+    if (job["name"] && job["name"].IsScalar() && !job["name"].Scalar().empty()) {
+      spec.name = job["name"].Scalar();
+    }
+    for (auto it = job.begin(); it != job.end(); ++it) {
+      const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+      const YAML::Node& value = it->second;
+      const std::string at = file->Where(it->first);
+      bool known = false;
+      for (const std::string& k : kJobKeys) known = known || k == key;
+      if (!known) {
+        const std::string close = DidYouMean(key, kJobKeys);
+        problems.Add(at + ": job " + std::to_string(j) + ": unknown key '" + key + "'" +
+                     (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                     "; expected name, workload, npus or comm-groups");
+        continue;
+      }
+      if (key == "npus") {
+        std::string text;
+        if (value.IsScalar()) {
+          text = value.Scalar();
+        } else if (value.IsSequence() && value.size() > 0) {
+          for (size_t i = 0; i < value.size(); ++i) {
+            text += (i ? "," : "") + (value[i].IsScalar() ? value[i].Scalar() : "?");
+          }
+        }
+        StatusOr<std::vector<int>> npus =
+            ParseNpuList(text, at + ": job '" + spec.name + "': 'npus'");
+        if (!npus.ok()) {
+          problems.Merge(npus.status());
+        } else {
+          spec.npus = std::move(*npus);
+        }
+        continue;
+      }
+      if (!value.IsScalar() || value.Scalar().empty()) {
+        problems.Merge(Status::Invalid(at, "job " + std::to_string(j) + ": '" + key + "'",
+                                       Shown(value),
+                                       key == "name"       ? "a name"
+                                       : key == "workload" ? "a trace prefix (<prefix>.<rank>.et)"
+                                                           : "a comm-group JSON file"));
+        continue;
+      }
+      if (key == "name") spec.name = value.Scalar();
+      if (key == "workload") spec.workload = Resolve(path, value.Scalar());
+      if (key == "comm-groups") spec.comm_groups = Resolve(path, value.Scalar());
+    }
+    if (!job["workload"]) {
+      problems.Add(which + " ('" + spec.name +
+                   "') has no 'workload'; expected a trace prefix (<prefix>.<rank>.et), "
+                   "relative to " +
+                   path);
+    }
+    if (!names.insert(spec.name).second) {
+      problems.Add(which + ": name '" + spec.name +
+                   "' is used by an earlier job; expected each job's own name");
+    }
+    jobs.push_back(std::move(spec));
+  }
+  if (!problems.ok()) return problems;
+  return jobs;
+}
+
+}  // namespace orrery

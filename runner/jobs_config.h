@@ -1,0 +1,41 @@
+// The jobs file of `--jobs`: several traces sharing one machine, each on its own NPUs.
+//
+//   # jobs.yaml
+//   jobs:
+//     - name: llm                  # optional; default job0, job1, ...
+//       workload: traces/llm       # trace prefix (<prefix>.<rank>.et), relative to this file
+//       npus: 0-7,16-23            # optional: rank r on the r-th NPU listed; default: the
+//                                  # lowest NPUs no job lists, one per rank file
+//       comm-groups: llm.json      # optional: its communicator groups, in its own ranks
+//     - workload: traces/dlrm
+//
+//   StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile("jobs.yaml");
+//
+// Every problem (unknown key, missing workload, a bad NPU list, a name used twice) comes back
+// at once, each naming the file, line and key. NPU ids are checked against the machine later
+// (runner/run.cc), where the network is known.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace orrery {
+
+struct JobSpec {
+  std::string name;
+  std::string workload;                  // trace prefix, resolved against the file's directory
+  std::optional<std::vector<int>> npus;  // as listed; nullopt: the lowest NPUs no job lists
+  std::string comm_groups;               // comm-group JSON, resolved; "" = none
+  std::string where;                     // "jobs.yaml:3", for messages
+};
+
+StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path);
+
+// "0-7,16-23", "3", or "4-5,0-1": NPU ids and ranges first-last, in the order written (rank r
+// runs on the r-th). Errors name `what` and the bad item.
+StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what);
+
+}  // namespace orrery

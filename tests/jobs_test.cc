@@ -1,0 +1,313 @@
+// --jobs end to end: different traces sharing one machine, each on its own NPUs, must give
+// exactly what one trace written out for the whole machine gives (each job's sends renumbered
+// to its NPUs, its world and groups written as comm groups, idle NPUs running nothing), on
+// every backend; and every way to get the jobs file wrong is a named error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "et_feeder/writer.h"
+#include "report/outputs.h"
+#include "runner/run.h"
+#include "tests/test_case.h"
+
+namespace orrery {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+constexpr char kSystem[] = R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+    "local-mem-bw": 1600 })";
+
+constexpr int kNpus = 8;
+
+// Writes the system and an 8-NPU ring for case `name`; the options run nothing yet.
+RunOptions Machine(const std::string& name) {
+  RunOptions o;
+  o.system_config = TestTmp(name) + ".system.json";
+  o.network_config = TestTmp(name) + ".net.yml";
+  std::ofstream(o.system_config) << kSystem;
+  std::ofstream(o.network_config) << "topology: [ Ring ]\nnpus_count: [ " << kNpus
+                                  << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  return o;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = TestTmp(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+Node WithGroup(Node n, const std::string& pg) {
+  et::SetStringAttr(&n, "pg_name", pg);
+  return n;
+}
+
+// Job "train", rank r of 4: forward compute (5 + r us), a hand-off from rank 0 to 1 and 2 to 3,
+// a tensor-parallel all-gather in group 1 (ranks 0 and 1), the gradient all-reduce over its
+// world, an optimizer step. `npu` maps its ranks to NPUs and `world`/`tp` name its groups when
+// it is written out for the whole machine ("" and "1" as a job).
+std::vector<Node> TrainRank(int r, const std::vector<int>& npu, const std::string& world,
+                            const std::string& tp) {
+  std::vector<Node> n = {et::MakeCompNode(1, "fwd", 5 + static_cast<uint64_t>(r))};
+  if (r % 2 == 0) {
+    n.push_back(et::MakeSendNode(2, npu[r + 1], 1 << 18, /*tag=*/3, {1}));
+  } else {
+    n.push_back(et::MakeRecvNode(2, npu[r - 1], 1 << 18, /*tag=*/3, {1}));
+  }
+  Node all_reduce = et::MakeCollNode(4, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {3});
+  if (!world.empty()) all_reduce = WithGroup(all_reduce, world);
+  if (r < 2) {
+    n.push_back(
+        WithGroup(et::MakeCollNode(3, "tp_gather", ChakraProtoMsg::ALL_GATHER, 1 << 18, {2}), tp));
+  } else {
+    n.push_back(et::MakeCompNode(3, "wait", 1, {2}));
+  }
+  n.push_back(all_reduce);
+  n.push_back(et::MakeCompNode(5, "optimizer", 7, {4}));
+  return n;
+}
+
+// Job "serve", rank r of 2: compute, then an all-reduce over its world, twice.
+std::vector<Node> ServeRank(int r, const std::string& world) {
+  std::vector<Node> n;
+  for (int step = 0; step < 2; ++step) {
+    const uint64_t id = 1 + 2 * static_cast<uint64_t>(step);
+    const uint64_t micros = 3 + static_cast<uint64_t>(r);
+    n.push_back(step == 0 ? et::MakeCompNode(id, "decode", micros)
+                          : et::MakeCompNode(id, "decode", micros, {id - 1}));
+    Node ar = et::MakeCollNode(id + 1, "logits", ChakraProtoMsg::ALL_REDUCE, 1 << 19, {id});
+    if (!world.empty()) ar = WithGroup(ar, world);
+    n.push_back(ar);
+  }
+  return n;
+}
+
+// The two jobs as --jobs runs them: train on NPUs 6, 4, 7, 5 (rank r on the r-th), serve on the
+// lowest free NPUs (0, 1); NPUs 2 and 3 idle.
+RunOptions TwoJobs(const std::string& name) {
+  RunOptions o = Machine(name);
+  std::vector<std::vector<Node>> train, serve;
+  for (int r = 0; r < 4; ++r) train.push_back(TrainRank(r, {0, 1, 2, 3}, "", "1"));
+  for (int r = 0; r < 2; ++r) serve.push_back(ServeRank(r, ""));
+  EXPECT_TRUE(et::WriteRankFiles(TestTmp(name) + ".train", train).ok());
+  EXPECT_TRUE(et::WriteRankFiles(TestTmp(name) + ".serve", serve).ok());
+  WriteFile(name + ".train_groups.json", R"({"1": [0, 1]})");
+  // Paths in the jobs file are relative to it.
+  o.jobs = WriteFile(name + ".jobs.yaml",
+                     "jobs:\n"
+                     "  - name: train\n"
+                     "    workload: " +
+                         name +
+                         ".train\n"
+                         "    npus: [6, 4, 7, 5]\n"
+                         "    comm-groups: " +
+                         name +
+                         ".train_groups.json\n"
+                         "  - name: serve\n"
+                         "    workload: " +
+                         name + ".serve\n");
+  o.comm_group_config = "empty";
+  return o;
+}
+
+// The same two jobs written out as one 8-NPU trace.
+RunOptions WrittenOut(const std::string& name) {
+  RunOptions o = Machine(name);
+  const std::vector<int> train_npus = {6, 4, 7, 5};
+  std::vector<std::vector<Node>> all(kNpus);
+  for (int r = 0; r < 4; ++r) all[train_npus[r]] = TrainRank(r, train_npus, "2", "3");
+  for (int r = 0; r < 2; ++r) all[r] = ServeRank(r, "4");
+  EXPECT_TRUE(et::WriteRankFiles(TestTmp(name), all).ok());
+  o.workload = TestTmp(name);
+  o.comm_group_config =
+      WriteFile(name + ".groups.json", R"({"2": [6, 4, 7, 5], "3": [6, 4], "4": [0, 1]})");
+  return o;
+}
+
+TEST(Jobs, TwoJobsEqualTheMachineWrittenOut) {
+  for (Backend backend :
+       {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware, Backend::kPacket}) {
+    RunOptions a = TwoJobs("jobs_two");
+    RunOptions b = WrittenOut("jobs_two_written");
+    a.backend = b.backend = backend;
+    a.record = b.record = true;
+    StatusOr<RunResult> ra = RunSimulation(a);
+    StatusOr<RunResult> rb = RunSimulation(b);
+    const std::string what = "backend " + std::to_string(static_cast<int>(backend));
+    ASSERT_TRUE(ra.ok()) << what << ": " << ra.status().message();
+    ASSERT_TRUE(rb.ok()) << what << ": " << rb.status().message();
+    ASSERT_EQ(ra->num_npus(), kNpus);
+    ASSERT_EQ(rb->num_npus(), kNpus);
+    for (int i = 0; i < kNpus; ++i) {
+      EXPECT_EQ(ra->npus[i].finish, rb->npus[i].finish) << what << " NPU " << i;
+      EXPECT_EQ(ra->npus[i].communication, rb->npus[i].communication) << what << " NPU " << i;
+      EXPECT_EQ(ra->npus[i].bytes_sent, rb->npus[i].bytes_sent) << what << " NPU " << i;
+      EXPECT_EQ(ra->npus[i].bytes_collective, rb->npus[i].bytes_collective) << what;
+      EXPECT_EQ(ra->npus[i].nodes_done, rb->npus[i].nodes_done) << what << " NPU " << i;
+      ASSERT_EQ(ra->activity[i].size(), rb->activity[i].size()) << what << " NPU " << i;
+      for (size_t k = 0; k < ra->activity[i].size(); ++k) {
+        EXPECT_EQ(ra->activity[i][k].start, rb->activity[i][k].start) << what << " NPU " << i;
+        EXPECT_EQ(ra->activity[i][k].end, rb->activity[i][k].end) << what << " NPU " << i;
+        EXPECT_EQ(ra->activity[i][k].peer, rb->activity[i][k].peer) << what << " NPU " << i;
+        EXPECT_EQ(ra->activity[i][k].group_size, rb->activity[i][k].group_size) << what;
+      }
+    }
+    EXPECT_EQ(ra->end, rb->end) << what;
+    // The idle NPUs ran nothing.
+    for (int idle : {2, 3}) {
+      EXPECT_EQ(ra->npus[idle].nodes_done, 0u) << what;
+      EXPECT_EQ(ra->npus[idle].finish, Time::Zero()) << what;
+    }
+    // Each job's step time is its slowest NPU's finish.
+    ASSERT_EQ(ra->jobs.size(), 2u);
+    EXPECT_EQ(ra->jobs[0].name, "train");
+    EXPECT_EQ(ra->jobs[0].npus, (std::vector<int>{6, 4, 7, 5}));
+    EXPECT_EQ(ra->jobs[1].name, "serve");
+    EXPECT_EQ(ra->jobs[1].npus, (std::vector<int>{0, 1}));
+    for (const JobResult& j : ra->jobs) {
+      Time slowest;
+      for (int npu : j.npus) slowest = std::max(slowest, rb->npus[npu].finish);
+      EXPECT_EQ(j.finish, slowest) << what << " " << j.name;
+      EXPECT_EQ(ra->npus[j.slowest_npu].finish, slowest) << what << " " << j.name;
+      EXPECT_GT(j.finish, Time::Zero()) << what;
+    }
+    EXPECT_EQ(ra->replication,
+              "2 jobs on 8 NPUs: 'train' on NPUs 4-7, 'serve' on NPUs 0-1; 2 idle");
+  }
+}
+
+TEST(Jobs, SummaryAndReportNameEachJob) {
+  RunOptions o = TwoJobs("jobs_report");
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string summary = SummaryTable(*r);
+  EXPECT_NE(summary.find("workload: 2 jobs on 8 NPUs: 'train' on NPUs 4-7, 'serve' on NPUs 0-1; "
+                         "2 idle"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("job 'train' (NPUs 4-7): step time " + r->jobs[0].finish.ToHuman() +
+                         " (slowest: NPU " + std::to_string(r->jobs[0].slowest_npu) + ")"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("job 'serve' (NPUs 0-1): step time " + r->jobs[1].finish.ToHuman()),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("mean job NPU"), std::string::npos) << summary;
+  const std::string path = TestTmp("jobs_report.json");
+  ASSERT_TRUE(WriteReportJson(*r, path).ok());
+  std::ifstream in(path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("{\"name\": \"train\", \"npus\": [6, 4, 7, 5], \"step_time_ns\": "),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"name\": \"serve\", \"npus\": [0, 1], \"step_time_ns\": "),
+            std::string::npos);
+}
+
+// The error of running `jobs_yaml` (written beside the two jobs' traces) on the machine.
+std::string JobsError(const std::string& name, const std::string& jobs_yaml) {
+  RunOptions o = TwoJobs(name);
+  o.jobs = WriteFile(name + ".bad.yaml", jobs_yaml);
+  StatusOr<RunResult> r = RunSimulation(o);
+  EXPECT_FALSE(r.ok()) << jobs_yaml;
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(Jobs, PlacementErrorsNameTheJobAndWhatIsValid) {
+  const std::string n = "jobs_err";
+  std::string e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 0-2}\n");
+  EXPECT_NE(
+      e.find("job 't': 'npus' lists 3 NPUs (0-2) but the job has 4 rank files (" + TestTmp(n) +
+             ".train.0.et .. " + TestTmp(n) + ".train.3.et); expected one NPU per rank"),
+      std::string::npos)
+      << e;
+  e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 5-8}\n");
+  EXPECT_NE(e.find("job 't': 'npus' lists NPU 8, but the network (" + TestTmp(n) +
+                   ".net.yml) has 8 NPUs, ids 0 to 7"),
+            std::string::npos)
+      << e;
+  e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 0-3}\n" +
+                       "  - {name: s, workload: " + n + ".serve, npus: 3-4}\n");
+  EXPECT_NE(e.find("job 's': 'npus' lists NPU 3, which job 't' runs on; expected NPUs of no "
+                   "other job"),
+            std::string::npos)
+      << e;
+  e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 1-4}\n" +
+                       "  - {name: u, workload: " + n + ".train}\n" +
+                       "  - {name: s, workload: " + n + ".serve, npus: 5-6}\n");
+  EXPECT_NE(e.find("job 'u' has 4 rank files, but only 2 NPUs are left for it: the network (" +
+                   TestTmp(n) +
+                   ".net.yml) has 8 NPUs, ids 0 to 7, and the other jobs take "
+                   "the rest"),
+            std::string::npos)
+      << e;
+  // A job without its comm groups: the trace's pg_name names no group.
+  e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 1-4}\n");
+  EXPECT_NE(e.find("NPU 1 (job 't', rank 0) node 3 'tp_gather': pg_name '1' names a "
+                   "communicator group that is defined neither in the job's 'comm-groups' file "
+                   "nor by a METADATA node"),
+            std::string::npos)
+      << e;
+  e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".nothing}\n");
+  EXPECT_NE(e.find("job 't': there is no " + TestTmp(n) + ".nothing.0.et"), std::string::npos) << e;
+}
+
+TEST(Jobs, FlagsThatDoNotMixWithJobsAreRefused) {
+  RunOptions o = TwoJobs("jobs_flags");
+  o.workload = "x";
+  o.replicate_trace = true;
+  o.comm_group_config = "groups.json";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string e = r.status().message();
+  EXPECT_NE(e.find("--jobs " + o.jobs + " and --workload-configuration x were both given"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("--replicate-trace does not apply with --jobs"), std::string::npos) << e;
+  EXPECT_NE(e.find("--comm-group-configuration groups.json does not apply with --jobs " + o.jobs +
+                   "; give each job its groups with its 'comm-groups' key"),
+            std::string::npos)
+      << e;
+}
+
+TEST(Jobs, ATraceNamingARankOutsideItsJobIsAnError) {
+  const std::string n = "jobs_peer";
+  RunOptions o = Machine(n);
+  // A 2-rank job whose rank 0 sends to rank 2: NPU 2 exists, but not in the job.
+  std::vector<std::vector<Node>> job = {{et::MakeSendNode(1, 2, 4096, 0)},
+                                        {et::MakeCompNode(1, "c", 1)}};
+  ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".j", job).ok());
+  o.jobs = WriteFile(n + ".jobs.yaml", "jobs:\n  - {name: j, workload: " + n + ".j, npus: 3-4}\n");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "NPU 3 (job 'j', rank 0) node 1 'send': 'comm_dst' is '2'; expected another "
+                "rank of the trace in [0, 1] (--jobs keeps sends, receives and groups inside a "
+                "job)"),
+            std::string::npos)
+      << r.status().message();
+  // A comm group naming a rank past the job's.
+  o.jobs = WriteFile(n + ".jobs2.yaml", "jobs:\n  - {name: j, workload: " + n +
+                                            ".j, npus: 3-4, comm-groups: " + n + ".g.json}\n");
+  WriteFile(n + ".g.json", R"({"1": [0, 2]})");
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(TestTmp(n) + ".g.json"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(
+      r.status().message().find("group 1, member 2, is '2'; expected a rank of job 'j' in [0, 2)"),
+      std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace orrery
