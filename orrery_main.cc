@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
   std::string logging_config, logging_folder;
   std::string timeline, timeline_chakra, report, report_csv, log_level = "info", log_file;
   bool rendezvous = false;
+  bool jobs_alone = false;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
   desc.add_options()("help,h", "print this help")("version", "print the version")(
       "workload-configuration", po::value(&o.workload),
@@ -147,6 +148,9 @@ int main(int argc, char** argv) {
       "a jobs file (YAML) in place of --workload-configuration: several traces sharing the "
       "machine, each on its own NPUs (a list of jobs with 'workload', and optionally 'name', "
       "'npus' and 'comm-groups'); the summary gives each job's step time")(
+      "jobs-alone", po::bool_switch(&jobs_alone),
+      "with --jobs, also run each job alone on its NPUs (the other jobs removed) and give what "
+      "sharing the machine costs it")(
       "timeline", po::value(&timeline),
       "write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file")(
       "timeline-chakra", po::value(&timeline_chakra),
@@ -193,6 +197,9 @@ int main(int argc, char** argv) {
   if (vm.count("version")) {
     std::cout << kVersion << "\n";
     return 0;
+  }
+  if (jobs_alone && o.jobs.empty()) {
+    return Fail("--jobs-alone applies only with --jobs (it runs each job of the jobs file alone)");
   }
   if (vm.count("dp-groups") && o.dp_groups.find_first_not_of(" \t") == std::string::npos) {
     return Fail("--dp-groups is empty; expected " + orrery::DataParallelGroupsSyntax());
@@ -267,6 +274,10 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");
   if (!r.ok()) return Fail(r.status().message());
+  if (jobs_alone) {
+    const orrery::Status s = orrery::AddJobsAlone(o, &*r);
+    if (!s.ok()) return Fail(s.message());
+  }
   for (const auto& w : r->warnings) Log().warn("{}", w);
   // Files first: if one cannot be written, the run fails before printing results.
   struct Output {

@@ -320,7 +320,8 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
         npus += (k ? ", " : "") + std::to_string(j.npus[k]);
       out += "    {\"name\": " + JsonString(j.name) + ", \"npus\": [" + npus +
              "], \"step_time_ns\": " + Ns(j.finish) +
-             ", \"slowest_npu\": " + std::to_string(j.slowest_npu) + "}" +
+             ", \"slowest_npu\": " + std::to_string(j.slowest_npu) +
+             (j.alone ? ", \"alone_step_time_ns\": " + Ns(*j.alone) : std::string()) + "}" +
              (i + 1 < r.jobs.size() ? ",\n" : "\n");
     }
     out += "  ],\n";
@@ -491,8 +492,19 @@ std::string SummaryTable(const RunResult& r) {
   for (const JobResult& j : r.jobs) {
     out += "  job '" + j.name + "' (NPU" + (j.npus.size() == 1 ? " " : "s ") +
            FormatNpuRanges(j.npus) + "): step time " + j.finish.ToHuman() +
-           (j.slowest_npu >= 0 ? " (slowest: NPU " + std::to_string(j.slowest_npu) + ")" : "") +
-           "\n";
+           (j.slowest_npu >= 0 ? " (slowest: NPU " + std::to_string(j.slowest_npu) + ")" : "");
+    if (j.alone) {
+      // What sharing the machine costs the job: its step time against its own, alone.
+      char pct[48];
+      std::snprintf(
+          pct, sizeof pct, "%+.1f%%",
+          j.alone->ps() > 0
+              ? 100.0 *
+                    (static_cast<double>(j.finish.ps()) / static_cast<double>(j.alone->ps()) - 1.0)
+              : 0.0);
+      out += "; alone " + j.alone->ToHuman() + ", " + pct + " from sharing";
+    }
+    out += "\n";
   }
   char line[200];
   std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit,

@@ -128,6 +128,14 @@ StatusOr<std::unique_ptr<Placement>> PlanJobs(const RunOptions& o, int n,
     prefixes->push_back(spec.workload);
     comm_groups->push_back(spec.comm_groups);
   }
+  if (o.job_alone >= 0) {
+    // One job where the whole file puts it; the others' NPUs idle.
+    const size_t j = static_cast<size_t>(o.job_alone);
+    ORRERY_CHECK(j < jobs.size(), "job_alone past the jobs file's jobs");
+    jobs = {jobs[j]};
+    *prefixes = {(*prefixes)[j]};
+    *comm_groups = {(*comm_groups)[j]};
+  }
   return std::make_unique<Placement>(std::move(jobs), n);
 }
 
@@ -333,7 +341,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   if (placement) result.replication = placement->Describe();
   if (placement && placement->jobs()) {
     for (const JobPlacement& j : placement->job_list()) {
-      result.jobs.push_back(JobResult{j.name, j.npus, Time::Zero(), -1});
+      JobResult job;
+      job.name = j.name;
+      job.npus = j.npus;
+      result.jobs.push_back(std::move(job));
     }
   }
   // trace_paths[i]: the file of loaded trace i; NPU r runs trace trace_of(r) (-1: idle).
@@ -601,7 +612,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
     return s;
   }
-  if (system->track_local_mem) {
+  if (system->track_local_mem && o.job_alone < 0) {
     // ASTRA-sim's file per NPU: <local-mem-trace-filename>.<npu>.json.
     result.local_mem_tracked = true;
     for (auto& e : executors) {
@@ -721,6 +732,22 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   return result;
+}
+
+Status AddJobsAlone(const RunOptions& o, RunResult* result) {
+  for (size_t j = 0; j < result->jobs.size(); ++j) {
+    RunOptions alone = o;
+    alone.job_alone = static_cast<int>(j);
+    alone.record = false;
+    alone.link_stats.clear();
+    alone.progress = nullptr;
+    StatusOr<RunResult> r = RunSimulation(alone);
+    if (!r.ok()) {
+      return r.status().WithContext("--jobs-alone: job '" + result->jobs[j].name + "' alone");
+    }
+    result->jobs[j].alone = r->jobs.at(0).finish;
+  }
+  return Status::Ok();
 }
 
 Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Time end) {

@@ -64,6 +64,9 @@ struct RunOptions {
   // --jobs: a jobs file (runner/jobs_config.h) in place of `workload`: several traces sharing the
   // machine, each on its own NPUs.
   std::string jobs;
+  // With --jobs: run only this job (an index into the file's jobs) on the NPUs it has in the
+  // full placement, the other jobs' NPUs idle; -1 = every job. AddJobsAlone sets it.
+  int job_alone = -1;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
 };
@@ -127,6 +130,8 @@ struct JobResult {
   std::vector<int> npus;  // rank r ran on npus[r]
   Time finish;            // its step time: when its last NPU finished
   int slowest_npu = -1;   // the NPU that finished last (the lowest rank on a tie)
+  // --jobs-alone (AddJobsAlone): its step time on the same NPUs with every other job removed.
+  std::optional<Time> alone;
 };
 
 struct RunResult {
@@ -157,6 +162,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& options);
 //   rank,link,bytes,busy_ns,utilisation[,max_queue_bytes,mean_queue_bytes,pause_ns,drops]
 // (the port columns when the backend has output queues: the packet backend)
 // utilisation = busy / `end` (0 when end is 0); the first N rows are the top-N links.
+// --jobs-alone: runs each job of a --jobs run alone on its NPUs (`o` as the run had it, the
+// other jobs removed) and records its step time in result->jobs[j].alone.
+Status AddJobsAlone(const RunOptions& o, RunResult* result);
+
 Status WriteLinkStats(const std::string& path, std::vector<LinkStats> links, Time end);
 
 }  // namespace orrery

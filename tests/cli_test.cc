@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -755,6 +756,52 @@ TEST(Cli, SameInputsGiveTheSameBytes) {
     EXPECT_NE(a.out.find("sys[7] finished"), std::string::npos) << a.out;
     EXPECT_EQ(a.out, b.out) << backend;
   }
+}
+
+// The `+X% from sharing` of job `name` in a --jobs-alone summary (NaN when absent).
+double SharingCost(const std::string& out, const std::string& name) {
+  const size_t job = out.find("  job '" + name + "'");
+  if (job == std::string::npos) return std::nan("");
+  const size_t alone = out.find("; alone ", job);
+  const size_t comma = out.find(", ", alone);
+  if (alone == std::string::npos || comma == std::string::npos) return std::nan("");
+  double pct = std::nan("");
+  if (std::sscanf(out.c_str() + comma + 2, "%lf%% from sharing", &pct) != 1) return std::nan("");
+  return pct;
+}
+
+TEST(Cli, JobsExampleShowsWhatSharingTheTorusCosts) {
+  const std::string machine =
+      " --system-configuration=examples/dp_step/system.json "
+      "--network-configuration=configs/network/torus_2d_4x4.yml --jobs-alone";
+  // On blocks of rows the two jobs' rings share no link: each runs as it does alone.
+  const Outcome blocks = Orrery("--jobs=examples/jobs/blocks.yaml" + machine);
+  ASSERT_EQ(blocks.exit_code, 0) << blocks.err;
+  EXPECT_NE(blocks.out.find("workload: 2 jobs on 16 NPUs: 'train' on NPUs 0-7, 'sync' on NPUs "
+                            "8-15"),
+            std::string::npos)
+      << blocks.out;
+  EXPECT_EQ(SharingCost(blocks.out, "train"), 0.0) << blocks.out;
+  EXPECT_EQ(SharingCost(blocks.out, "sync"), 0.0) << blocks.out;
+  // Interleaved, their dimension-0 rings hop over each other's NPUs and share links: the
+  // training step slows down.
+  const Outcome inter = Orrery("--jobs=examples/jobs/interleaved.yaml" + machine);
+  ASSERT_EQ(inter.exit_code, 0) << inter.err;
+  EXPECT_GT(SharingCost(inter.out, "train"), 10.0) << inter.out;
+  EXPECT_GE(SharingCost(inter.out, "sync"), 0.0) << inter.out;
+  EXPECT_NE(inter.out.find("sys[15] finished"), std::string::npos) << inter.out;
+  // Without congestion the jobs cannot slow each other down.
+  const Outcome unaware = Orrery("--jobs=examples/jobs/interleaved.yaml" + machine +
+                                 " --network-backend=analytical-unaware");
+  ASSERT_EQ(unaware.exit_code, 0) << unaware.err;
+  EXPECT_EQ(SharingCost(unaware.out, "train"), 0.0) << unaware.out;
+  EXPECT_EQ(Orrery("--jobs=examples/jobs/interleaved.yaml" + machine).out, inter.out);
+
+  ExpectCleanFailure(Orrery("--workload-configuration=examples/dp_step/dp_step --jobs-alone" +
+                            machine.substr(0, machine.find(" --jobs-alone"))),
+                     {"--jobs-alone applies only with --jobs"});
+  ExpectCleanFailure(Orrery("--jobs=" + Tmp("no_jobs.yaml") + machine),
+                     {Tmp("no_jobs.yaml") + ": cannot open the file"});
 }
 
 TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {

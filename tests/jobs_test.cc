@@ -213,6 +213,30 @@ TEST(Jobs, SummaryAndReportNameEachJob) {
             std::string::npos);
 }
 
+TEST(Jobs, AloneRunsEachJobOnItsNpusWithTheOthersRemoved) {
+  RunOptions o = TwoJobs("jobs_alone");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(AddJobsAlone(o, &*r).ok());
+  // Job 'serve' alone is a jobs file with it alone, on the NPUs the full file gives it.
+  RunOptions serve = o;
+  serve.jobs = WriteFile("jobs_alone.serve.yaml",
+                         "jobs:\n  - {name: serve, workload: jobs_alone.serve, npus: 0-1}\n");
+  StatusOr<RunResult> s = RunSimulation(serve);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(r->jobs[1].alone.has_value());
+  EXPECT_EQ(*r->jobs[1].alone, s->jobs[0].finish);
+  ASSERT_TRUE(r->jobs[0].alone.has_value());
+  // Sharing never makes a job faster here (the ring's links are shared, not added).
+  for (const JobResult& j : r->jobs) EXPECT_GE(j.finish, *j.alone) << j.name;
+  EXPECT_NE(
+      SummaryTable(*r).find("job 'serve' (NPUs 0-1): step time " + r->jobs[1].finish.ToHuman() +
+                            " (slowest: NPU " + std::to_string(r->jobs[1].slowest_npu) +
+                            "); alone " + r->jobs[1].alone->ToHuman() + ", +"),
+      std::string::npos)
+      << SummaryTable(*r);
+}
+
 // The error of running `jobs_yaml` (written beside the two jobs' traces) on the machine.
 std::string JobsError(const std::string& name, const std::string& jobs_yaml) {
   RunOptions o = TwoJobs(name);
