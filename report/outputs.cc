@@ -93,10 +93,22 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
   };
   std::vector<Ev> events;
   std::vector<std::string> meta;
+  // With --jobs, each NPU's process names its job and rank: "NPU 4 (train, rank 1)".
+  std::vector<std::string> job_of(r.num_npus());
+  for (const JobResult& j : r.jobs) {
+    for (size_t rank = 0; rank < j.npus.size(); ++rank) {
+      job_of[j.npus[rank]] = " (" + j.name + ", rank " + std::to_string(rank) + ")";
+    }
+  }
+  if (!r.jobs.empty()) {
+    for (std::string& name : job_of) {
+      if (name.empty()) name = " (idle)";
+    }
+  }
   for (int npu = 0; npu < r.num_npus(); ++npu) {
     const std::string pid = std::to_string(npu);
     meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
-                   R"(,"tid":0,"args":{"name":"NPU )" + pid + R"("}})");
+                   R"(,"tid":0,"args":{"name":)" + JsonString("NPU " + pid + job_of[npu]) + "}}");
     meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
                    R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
     // Receives may overlap one another: give each the first lane free at its start.

@@ -211,6 +211,15 @@ TEST(Jobs, SummaryAndReportNameEachJob) {
       << json;
   EXPECT_NE(json.find("{\"name\": \"serve\", \"npus\": [0, 1], \"step_time_ns\": "),
             std::string::npos);
+  // The timeline names each NPU's job and rank.
+  const std::string timeline = TestTmp("jobs_report.trace.json");
+  ASSERT_TRUE(WriteChromeTrace(*r, timeline).ok());
+  std::ifstream tin(timeline);
+  const std::string trace((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+  for (const char* name : {"NPU 4 (train, rank 1)", "NPU 1 (serve, rank 1)", "NPU 2 (idle)"}) {
+    EXPECT_NE(trace.find("\"args\":{\"name\":\"" + std::string(name) + "\"}"), std::string::npos)
+        << name;
+  }
 }
 
 TEST(Jobs, AloneRunsEachJobOnItsNpusWithTheOthersRemoved) {
