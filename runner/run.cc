@@ -76,9 +76,14 @@ StatusOr<std::unique_ptr<Placement>> PlanJobs(const RunOptions& o, int n,
                    et::RankTracePath(spec.workload, 1) + ", ... up to the first missing one");
       continue;
     }
-    if (access(et::RankTracePath(spec.workload, ranks[j] + 1).c_str(), F_OK) == 0) {
+    // A gap would silently drop the ranks after it.
+    int after_gap = -1;
+    for (int r = ranks[j] + 1; r <= n && after_gap < 0; ++r) {
+      if (access(et::RankTracePath(spec.workload, r).c_str(), F_OK) == 0) after_gap = r;
+    }
+    if (after_gap >= 0) {
       problems.Add(job + ": " + et::RankTracePath(spec.workload, ranks[j]) + " is missing, but " +
-                   et::RankTracePath(spec.workload, ranks[j] + 1) +
+                   et::RankTracePath(spec.workload, after_gap) +
                    " exists; a job's rank files must have no gap");
       continue;
     }

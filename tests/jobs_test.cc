@@ -290,6 +290,16 @@ TEST(Jobs, PlacementErrorsNameTheJobAndWhatIsValid) {
                    "nor by a METADATA node"),
             std::string::npos)
       << e;
+  // Rank files 0 and 1, then a gap before 3: the ranks after it would be dropped.
+  ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".gap",
+                                 {{et::MakeCompNode(1, "c", 1)}, {et::MakeCompNode(1, "c", 1)}})
+                  .ok());
+  std::ofstream(TestTmp(n) + ".gap.3.et") << "";
+  e = JobsError(n, "jobs:\n  - {name: g, workload: " + n + ".gap}\n");
+  EXPECT_NE(e.find("job 'g': " + TestTmp(n) + ".gap.2.et is missing, but " + TestTmp(n) +
+                   ".gap.3.et exists; a job's rank files must have no gap"),
+            std::string::npos)
+      << e;
   e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".nothing}\n");
   EXPECT_NE(e.find("job 't': there is no " + TestTmp(n) + ".nothing.0.et"), std::string::npos) << e;
 }
@@ -340,6 +350,24 @@ TEST(Jobs, ATraceNamingARankOutsideItsJobIsAnError) {
       r.status().message().find("group 1, member 2, is '2'; expected a rank of job 'j' in [0, 2)"),
       std::string::npos)
       << r.status().message();
+}
+
+TEST(Jobs, AStuckJobIsNamedByJobAndRank) {
+  const std::string n = "jobs_stuck";
+  RunOptions o = Machine(n);
+  // Rank 1 waits for a message rank 0 never sends; the other job finishes.
+  std::vector<std::vector<Node>> stuck = {{et::MakeCompNode(1, "c", 1)},
+                                          {et::MakeRecvNode(1, 0, 4096, 0)}};
+  ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".stuck", stuck).ok());
+  ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".fine", {{et::MakeCompNode(1, "c", 1)}}).ok());
+  o.jobs = WriteFile(n + ".jobs.yaml", "jobs:\n  - {name: fine, workload: " + n +
+                                           ".fine}\n  - {name: s, workload: " + n +
+                                           ".stuck, npus: 5-6}\n");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string e = r.status().message();
+  EXPECT_NE(e.find("the simulation cannot finish: 1 of 8 NPUs are stuck"), std::string::npos) << e;
+  EXPECT_NE(e.find("NPU 6 (job 's', rank 1)"), std::string::npos) << e;
 }
 
 }  // namespace
