@@ -61,6 +61,12 @@ static size_t EditDistance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
   // Up to a third of the word's letters may differ (up to three for short words, but never
   // half of them): "latancy" -> "latency", "gird" -> "grid"; nothing for "foo" or "".

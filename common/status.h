@@ -93,6 +93,9 @@ class StatusOr {
     if (!(cond)) ::orrery::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)
 
+// `s` without the spaces, tabs, carriage returns and newlines around it.
+std::string Trim(const std::string& s);
+
 // Returns the closest candidate to `word` by edit distance, or "" if none is close.
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
 

@@ -53,5 +53,12 @@ TEST(StatusTest, DidYouMeanFindsCloseKey) {
   EXPECT_EQ(DidYouMean("foo", names), "");
 }
 
+TEST(Trim, DropsWhitespaceAroundOnly) {
+  EXPECT_EQ(Trim("  a b \t\r\n"), "a b");
+  EXPECT_EQ(Trim(" \t "), "");
+  EXPECT_EQ(Trim(""), "");
+  EXPECT_EQ(Trim("x"), "x");
+}
+
 }  // namespace
 }  // namespace orrery

@@ -34,13 +34,6 @@ bool ParseId(const std::string& s, long* out) {
   return true;
 }
 
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
 }  // namespace
 
 StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what) {

@@ -19,12 +19,7 @@ namespace {
 
 using ChakraProtoMsg::Node;
 
-constexpr char kSystem[] = R"({
-    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
-    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
-    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
-    "local-mem-bw": 1600 })";
+constexpr const char* kSystem = kRingTestSystem;
 
 constexpr int kNpus = 8;
 

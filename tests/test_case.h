@@ -16,6 +16,14 @@
 
 namespace orrery {
 
+// A system config of ring collectives, 4 chunks, one active chunk per dimension.
+inline constexpr char kRingTestSystem[] = R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+    "local-mem-bw": 1600 })";
+
 inline std::string TestTmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
 // `topology`: the one dimension's block, Ring, Switch or FullyConnected, of ranks.size() NPUs.

@@ -58,13 +58,6 @@ bool ParseCount(const std::string& s, int* v) {
   return true;
 }
 
-// Without surrounding spaces, tabs and carriage returns.
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 // The next line of `f` (its number in `n`), without the '\r' of a CRLF ending and, on the first
 // line, without a UTF-8 byte-order mark: files saved on Windows or by spreadsheets read as any.
 bool NextLine(std::istream& f, std::string* line, int* n) {

@@ -7,17 +7,6 @@
 
 namespace orrery {
 
-namespace {
-
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-}  // namespace
-
 std::string DataParallelGroupsSyntax() {
   return "'world', 'none', or a comma list of communicator group ids (1 to " +
          std::to_string(kMaxCommGroupId) +
