@@ -322,7 +322,10 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   if (Status s = NeedsRecording(r); !s.ok()) return s;
   std::string out = "{\n  \"units\": {\"time\": \"ns\", \"bandwidth\": \"GB/s (1e9 B/s)\"},\n";
   out += "  \"network_model\": " + JsonString(r.network_model) + ",\n";
-  if (!r.replication.empty()) out += "  \"replication\": " + JsonString(r.replication) + ",\n";
+  // Copies of a trace: how they were laid out (jobs have their own section below).
+  if (!r.placement.empty() && r.jobs.empty()) {
+    out += "  \"replication\": " + JsonString(r.placement) + ",\n";
+  }
   if (!r.jobs.empty()) {
     out += "  \"jobs\": [\n";
     for (size_t i = 0; i < r.jobs.size(); ++i) {
@@ -500,7 +503,7 @@ std::string SummaryTable(const RunResult& r) {
   std::string out = "\nsummary: " + std::to_string(n) + " NPUs, step time " + r.end.ToHuman() +
                     " (slowest: NPU " + std::to_string(slowest) + ")\n";
   if (!r.network_model.empty()) out += "  network: " + r.network_model + "\n";
-  if (!r.replication.empty()) out += "  workload: " + r.replication + "\n";
+  if (!r.placement.empty()) out += "  workload: " + r.placement + "\n";
   for (const JobResult& j : r.jobs) {
     out += "  job '" + j.name + "' (NPU" + (j.npus.size() == 1 ? " " : "s ") +
            FormatNpuRanges(j.npus) + "): step time " + j.finish.ToHuman() +

@@ -1,9 +1,9 @@
 #include "runner/jobs_config.h"
 
-#include <cctype>
 #include <set>
 
 #include "config/schema.h"
+#include "runner/npu_scale.h"
 
 namespace orrery {
 namespace {
@@ -26,14 +26,6 @@ std::string Shown(const YAML::Node& node) {
   return "";
 }
 
-bool ParseId(const std::string& s, long* out) {
-  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  *out = std::stol(s);
-  return true;
-}
-
 }  // namespace
 
 StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what) {
@@ -44,17 +36,12 @@ StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::stri
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = Trim(text.substr(start, comma - start));
     start = comma + 1;
-    long first = 0, last = 0;
-    const size_t dash = item.find('-');
-    const bool ok = dash == std::string::npos
-                        ? ParseId(item, &first) && (last = first, true)
-                        : ParseId(Trim(item.substr(0, dash)), &first) &&
-                              ParseId(Trim(item.substr(dash + 1)), &last) && first <= last;
-    if (!ok) {
+    int first = 0, last = 0;
+    if (!ParseNpuRange(item, &first, &last)) {
       problems.Merge(Status::Invalid("", what + " item", item, kNpuSyntax));
       continue;
     }
-    for (long i = first; i <= last; ++i) npus.push_back(static_cast<int>(i));
+    for (int i = first; i <= last; ++i) npus.push_back(i);
   }
   if (!problems.ok()) return problems;
   std::set<int> seen;

@@ -5,21 +5,22 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "config/comm_group_config.h"
+
 namespace orrery {
 
 namespace {
 
 constexpr const char* kFlag = "--npu-compute-scale";
 
-// Parses a whole non-negative decimal integer; false on anything else.
-bool ParseId(const std::string& s, long* out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  errno = 0;
-  *out = std::strtol(s.c_str(), nullptr, 10);
-  return errno == 0;
-}
-
 }  // namespace
+
+bool ParseNpuRange(const std::string& text, int* first, int* last) {
+  const size_t dash = text.find('-');
+  *first = ParseDecimalId(Trim(text.substr(0, dash)));
+  *last = dash == std::string::npos ? *first : ParseDecimalId(Trim(text.substr(dash + 1)));
+  return *first >= 0 && *last >= *first;
+}
 
 StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_npus) {
   std::vector<double> scales(static_cast<size_t>(num_npus), 1.0);
@@ -38,12 +39,8 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
     }
     const std::string ids = item.substr(0, colon);
     const std::string factor_text = item.substr(colon + 1);
-    long first = 0, last = 0;
-    const size_t dash = ids.find('-');
-    const bool ids_ok = dash == std::string::npos ? ParseId(ids, &first) && (last = first, true)
-                                                  : ParseId(ids.substr(0, dash), &first) &&
-                                                        ParseId(ids.substr(dash + 1), &last);
-    if (!ids_ok || first > last || last >= num_npus) {
+    int first = 0, last = 0;
+    if (!ParseNpuRange(ids, &first, &last) || last >= num_npus) {
       problems.Add(std::string(kFlag) + ": '" + ids + "' in '" + item + "' is not " + valid_ids +
                    " (one id, or a range first-last with first <= last)");
       continue;
@@ -57,7 +54,7 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
                    "' is not a number > 0 (1 = nominal speed, 2 = twice as slow)");
       continue;
     }
-    for (long i = first; i <= last; ++i) scales[static_cast<size_t>(i)] = factor;
+    for (int i = first; i <= last; ++i) scales[static_cast<size_t>(i)] = factor;
   }
   if (!problems.ok()) return problems;
   return scales;

@@ -17,4 +17,9 @@ namespace orrery {
 
 StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_npus);
 
+// One NPU id ("3") or an inclusive range ("8-15", first <= last), ids of 1 to 9 digits, spaces
+// around them allowed: true with the range in `first`..`last`. Shared by --npu-compute-scale and
+// the jobs file's 'npus'.
+bool ParseNpuRange(const std::string& text, int* first, int* last);
+
 }  // namespace orrery

@@ -30,5 +30,18 @@ TEST(NpuScaleTest, EveryBadItemIsReported) {
   EXPECT_NE(p[5].find("factor 'abc'"), std::string::npos) << p[5];
 }
 
+TEST(NpuRangeTest, OneIdOrAnInclusiveRange) {
+  int first = -1, last = -1;
+  ASSERT_TRUE(ParseNpuRange("3", &first, &last));
+  EXPECT_EQ(first, 3);
+  EXPECT_EQ(last, 3);
+  ASSERT_TRUE(ParseNpuRange(" 8 - 15 ", &first, &last));
+  EXPECT_EQ(first, 8);
+  EXPECT_EQ(last, 15);
+  for (const char* bad : {"", "-", "-1", "1-", "3-1", "a", "1.5", "1234567890", "1-2-3"}) {
+    EXPECT_FALSE(ParseNpuRange(bad, &first, &last)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace orrery

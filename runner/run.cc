@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "common/event_queue.h"
 #include "config/comm_group_config.h"
@@ -45,10 +46,25 @@ bool NoCommGroupFile(const std::string& path, std::vector<std::string>* warnings
   return true;
 }
 
-// How many rank files <prefix>.0.et, <prefix>.1.et, ... exist without a gap, at most `limit`.
-int CountRankFiles(const std::string& prefix, int limit) {
+// The rank files <prefix>.0.et, <prefix>.1.et, ... up to the first missing one: how many (at
+// most `limit`), or an error starting with `context` when there is none, or when a file up to
+// `limit` exists past the first missing one (the ranks after a gap would silently be dropped).
+StatusOr<int> CountRankFiles(const std::string& prefix, int limit, const std::string& context) {
   int count = 0;
   while (count < limit && access(et::RankTracePath(prefix, count).c_str(), F_OK) == 0) ++count;
+  if (count == 0) {
+    return Status::Error(context + ": there is no " + et::RankTracePath(prefix, 0) +
+                         "; the ranks are read from " + et::RankTracePath(prefix, 0) + ", " +
+                         et::RankTracePath(prefix, 1) + ", ... up to the first missing one");
+  }
+  for (int r = count + 1; r <= limit; ++r) {
+    if (access(et::RankTracePath(prefix, r).c_str(), F_OK) == 0) {
+      return Status::Error(context + ": " + et::RankTracePath(prefix, count) + " is missing, but " +
+                           et::RankTracePath(prefix, r) + " exists; the ranks are read from " +
+                           et::RankTracePath(prefix, 0) +
+                           " up to the first missing file, so the rank files must have no gap");
+    }
+  }
   return count;
 }
 
@@ -69,24 +85,12 @@ StatusOr<std::unique_ptr<Placement>> PlanJobs(const RunOptions& o, int n,
     const JobSpec& spec = (*specs)[j];
     const std::string job = spec.where + ": job '" + spec.name + "'";
     jobs[j].name = spec.name;
-    ranks[j] = CountRankFiles(spec.workload, n + 1);
-    if (ranks[j] == 0) {
-      problems.Add(job + ": there is no " + et::RankTracePath(spec.workload, 0) +
-                   "; a job's ranks are read from " + et::RankTracePath(spec.workload, 0) + ", " +
-                   et::RankTracePath(spec.workload, 1) + ", ... up to the first missing one");
+    StatusOr<int> count = CountRankFiles(spec.workload, n + 1, job);
+    if (!count.ok()) {
+      problems.Merge(count.status());
       continue;
     }
-    // A gap would silently drop the ranks after it.
-    int after_gap = -1;
-    for (int r = ranks[j] + 1; r <= n && after_gap < 0; ++r) {
-      if (access(et::RankTracePath(spec.workload, r).c_str(), F_OK) == 0) after_gap = r;
-    }
-    if (after_gap >= 0) {
-      problems.Add(job + ": " + et::RankTracePath(spec.workload, ranks[j]) + " is missing, but " +
-                   et::RankTracePath(spec.workload, after_gap) +
-                   " exists; a job's rank files must have no gap");
-      continue;
-    }
+    ranks[j] = *count;
     if (!spec.npus) continue;
     const std::string files =
         std::to_string(ranks[j]) + " rank file" + (ranks[j] == 1 ? "" : "s") + " (" +
@@ -162,24 +166,9 @@ StatusOr<std::unique_ptr<Placement>> PlanPlacement(const RunOptions& o, int n,
   if (!o.replicate_trace) return std::unique_ptr<Placement>();
   StatusOr<DataParallelGroups> dp = ParseDataParallelGroups(o.dp_groups);
   if (!dp.ok()) return dp.status();
-  const int ranks = CountRankFiles(o.workload, n + 1);
-  if (ranks == 0) {
-    return Status::Error("--replicate-trace: there is no " + et::RankTracePath(o.workload, 0) +
-                         "; the trace's ranks are read from " + et::RankTracePath(o.workload, 0) +
-                         ", " + et::RankTracePath(o.workload, 1) +
-                         ", ... up to the first missing one");
-  }
-  // A gap would silently drop the ranks after it.
-  for (int r = ranks + 1; r <= n; ++r) {
-    if (access(et::RankTracePath(o.workload, r).c_str(), F_OK) == 0) {
-      return Status::Error("--replicate-trace: " + et::RankTracePath(o.workload, ranks) +
-                           " is missing, but " + et::RankTracePath(o.workload, r) +
-                           " exists; the trace's ranks are read from " +
-                           et::RankTracePath(o.workload, 0) +
-                           " up to the first missing file, "
-                           "so its rank files must have no gap");
-    }
-  }
+  StatusOr<int> count = CountRankFiles(o.workload, n + 1, "--replicate-trace");
+  if (!count.ok()) return count.status();
+  const int ranks = *count;
   if (ranks > n) {
     return Status::Error("--replicate-trace: the trace has at least " + std::to_string(n + 1) +
                          " rank files (" + et::RankTracePath(o.workload, 0) + " .. " +
@@ -343,18 +332,17 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   StatusOr<std::unique_ptr<Placement>> planned = PlanPlacement(o, n, &prefixes, &comm_group_files);
   if (!planned.ok()) return planned.status();
   std::unique_ptr<Placement> placement = std::move(planned).value();
-  if (placement) result.replication = placement->Describe();
-  if (placement && placement->jobs()) {
-    for (const JobPlacement& j : placement->job_list()) {
-      JobResult job;
-      job.name = j.name;
-      job.npus = j.npus;
-      result.jobs.push_back(std::move(job));
-    }
+  if (placement) result.placement = placement->Describe();
+  const bool jobs = placement && placement->jobs();
+  for (int j = 0; jobs && j < placement->copies(); ++j) {
+    JobResult job;
+    job.name = placement->JobName(j);
+    job.npus = placement->CopyNpus(j);
+    result.jobs.push_back(std::move(job));
   }
-  // trace_paths[i]: the file of loaded trace i; NPU r runs trace trace_of(r) (-1: idle).
+  // trace_paths[i]: the file of loaded trace i.
   std::vector<std::string> trace_paths;
-  if (placement && placement->jobs()) {
+  if (jobs) {
     for (int j = 0; j < placement->copies(); ++j) {
       for (int r = 0; r < placement->RanksOfCopy(j); ++r) {
         trace_paths.push_back(et::RankTracePath(prefixes[j], r));
@@ -364,7 +352,6 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     const int ranks = placement ? placement->ranks() : n;
     for (int r = 0; r < ranks; ++r) trace_paths.push_back(et::RankTracePath(o.workload, r));
   }
-  auto trace_of = [&](int npu) { return placement ? placement->TraceIndex(npu) : npu; };
   const int num_traces = static_cast<int>(trace_paths.size());
 
   // Traces: one file per rank, loaded in parallel (each rank independently; same result).
@@ -402,11 +389,14 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
                               " NPUs: only files " + et::RankTracePath(o.workload, 0) + " .. " +
                               et::RankTracePath(o.workload, n - 1) + " are simulated");
   }
-  // An idle NPU (no job runs on it) runs a trace of no nodes.
+  // NPU r runs traces[trace_index[r]]; an idle NPU (no job runs on it), the last: no nodes.
   traces.push_back(std::make_unique<et::Trace>(et::Trace::Empty("(idle: no job)")));
+  std::vector<int> trace_index(n);
   std::vector<const et::Trace*> npu_trace(n);
   for (int r = 0; r < n; ++r) {
-    npu_trace[r] = trace_of(r) < 0 ? traces.back().get() : traces[trace_of(r)].get();
+    const int t = placement ? placement->TraceIndex(r) : r;
+    trace_index[r] = t < 0 ? num_traces : t;
+    npu_trace[r] = traces[trace_index[r]].get();
   }
   uint64_t dangling = 0;
   int dangling_files = 0;
@@ -453,16 +443,19 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     // Members are the trace's ranks: NPUs, or with --replicate-trace ranks of every copy, or
     // with --jobs ranks of the job. With copies, a data-parallel group may have one member: it
     // spans the copies.
-    const bool jobs = placement && placement->jobs();
+    int num_ranks = n;
+    std::string member = "an NPU id";
+    const std::set<int>* one_member_ok = nullptr;
+    if (jobs) {
+      num_ranks = placement->RanksOfCopy(static_cast<int>(job));
+      member = "a rank of job '" + placement->JobName(static_cast<int>(job)) + "'";
+    } else if (placement) {
+      num_ranks = placement->ranks();
+      member = "a rank of the trace";
+      one_member_ok = &placement->data_parallel().groups;
+    }
     StatusOr<std::map<int, std::vector<int>>> groups =
-        LoadCommGroupConfig(file,
-                            jobs        ? placement->RanksOfCopy(static_cast<int>(job))
-                            : placement ? placement->ranks()
-                                        : n,
-                            placement && !jobs ? &placement->data_parallel().groups : nullptr,
-                            jobs        ? "a rank of job '" + placement->job_list()[job].name + "'"
-                            : placement ? "a rank of the trace"
-                                        : "an NPU id");
+        LoadCommGroupConfig(file, num_ranks, one_member_ok, member);
     if (!groups.ok()) return groups.status();
     for (auto& [id, members] : *groups) {
       Status s;
@@ -542,7 +535,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   for (int r = 0; r < n; ++r) {
     WorkloadParams npu_wp = wp;
     npu_wp.compute_scale = o.compute_scale * (*npu_scales)[r];
-    const int t = trace_of(r) < 0 ? num_traces : trace_of(r);
+    const int t = trace_index[r];
     std::shared_ptr<const std::vector<uint8_t>>& classes = slot_classes[t];
     if (classes == nullptr) classes = NpuExecutor::SlotClassesOf(*traces[t]);
     executors.push_back(

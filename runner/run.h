@@ -57,7 +57,7 @@ struct RunOptions {
   // With an NCCL model: only this algorithm (ring, tree, nvls), as NCCL_ALGO; "" = any.
   std::string nccl_algorithm;
   // --replicate-trace: the trace's N rank files (<prefix>.0.et ..) run on the network's K·N
-  // NPUs as K copies (workload/replication.h); `dp_groups` (--dp-groups) names the communicator
+  // NPUs as K copies (workload/placement.h); `dp_groups` (--dp-groups) names the communicator
   // groups that span every copy ("" = the default, "world").
   bool replicate_trace = false;
   std::string dp_groups;
@@ -150,8 +150,9 @@ struct RunResult {
   // With an NCCL model: each distinct collective and the choice it ran with, in first-use order.
   std::vector<NcclTunedCollective> nccl_choices;
   std::string network_model;  // the backend and its forwarding (DescribeNetworkModel)
-  // With --replicate-trace: how the trace was laid out (Replication::Describe); "" otherwise.
-  std::string replication;
+  // With --replicate-trace or --jobs: how the ranks were laid out (Placement::Describe); ""
+  // otherwise.
+  std::string placement;
   std::vector<JobResult> jobs;  // with --jobs, in the file's order
   int num_npus() const { return static_cast<int>(npus.size()); }
 };

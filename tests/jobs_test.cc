@@ -174,7 +174,7 @@ TEST(Jobs, TwoJobsEqualTheMachineWrittenOut) {
       EXPECT_EQ(ra->npus[j.slowest_npu].finish, slowest) << what << " " << j.name;
       EXPECT_GT(j.finish, Time::Zero()) << what;
     }
-    EXPECT_EQ(ra->replication,
+    EXPECT_EQ(ra->placement,
               "2 jobs on 8 NPUs: 'train' on NPUs 4-7, 'serve' on NPUs 0-1; 2 idle");
   }
 }
@@ -292,7 +292,8 @@ TEST(Jobs, PlacementErrorsNameTheJobAndWhatIsValid) {
   std::ofstream(TestTmp(n) + ".gap.3.et") << "";
   e = JobsError(n, "jobs:\n  - {name: g, workload: " + n + ".gap}\n");
   EXPECT_NE(e.find("job 'g': " + TestTmp(n) + ".gap.2.et is missing, but " + TestTmp(n) +
-                   ".gap.3.et exists; a job's rank files must have no gap"),
+                   ".gap.3.et exists; the ranks are read from " + TestTmp(n) +
+                   ".gap.0.et up to the first missing file, so the rank files must have no gap"),
             std::string::npos)
       << e;
   e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".nothing}\n");

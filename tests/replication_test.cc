@@ -99,9 +99,9 @@ TEST(ReplicateTrace, DataParallelCopiesEqualTheJobWrittenOut) {
     ASSERT_TRUE(ra.ok()) << ra.status().message();
     ASSERT_TRUE(rb.ok()) << rb.status().message();
     ExpectSameRun(*ra, *rb, BackendName(backend));
-    EXPECT_EQ(ra->replication,
+    EXPECT_EQ(ra->placement,
               "trace of 4 ranks run as 3 copies on 12 NPUs; data-parallel groups: world");
-    EXPECT_EQ(rb->replication, "");
+    EXPECT_EQ(rb->placement, "");
     // The world all-reduce spans all 12 NPUs, and copy 2's hand-off goes from NPU 8 to 9.
     bool saw_all_reduce = false, saw_send = false;
     for (const NodeRecord& n : ra->activity[8]) {
@@ -200,7 +200,7 @@ TEST(ReplicateTrace, NoDataParallelGroupsMakesIndependentJobs) {
   ASSERT_TRUE(ra.ok()) << ra.status().message();
   ASSERT_TRUE(rb.ok()) << rb.status().message();
   ExpectSameRun(*ra, *rb, "--dp-groups none");
-  EXPECT_EQ(ra->replication,
+  EXPECT_EQ(ra->placement,
             "trace of 4 ranks run as 2 copies on 8 NPUs; data-parallel groups: none "
             "(independent jobs)");
 }
@@ -330,8 +330,8 @@ TEST(ReplicateTrace, AGapInTheRankFilesIsNamed) {
   std::remove((o.workload + ".3.et").c_str());
   o.replicate_trace = true;
   EXPECT_EQ(ErrorOf(o), "--replicate-trace: " + o.workload + ".3.et is missing, but " + o.workload +
-                            ".4.et exists; the trace's ranks are read from " + o.workload +
-                            ".0.et up to the first missing file, so its rank files must have no "
+                            ".4.et exists; the ranks are read from " + o.workload +
+                            ".0.et up to the first missing file, so the rank files must have no "
                             "gap");
 }
 

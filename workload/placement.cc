@@ -58,7 +58,6 @@ std::string FormatDataParallelGroups(const DataParallelGroups& dp) {
 Placement::Placement(int ranks, int copies, DataParallelGroups dp)
     : dp_(std::move(dp)),
       copy_npus_(copies),
-      ranks_of_copy_(copies, ranks),
       trace_base_(copies, 0),
       copy_of_npu_(static_cast<size_t>(ranks) * copies),
       rank_of_npu_(static_cast<size_t>(ranks) * copies),
@@ -74,14 +73,11 @@ Placement::Placement(int ranks, int copies, DataParallelGroups dp)
 }
 
 Placement::Placement(std::vector<JobPlacement> jobs, int num_npus)
-    : dp_{false, {}},
-      jobs_(std::move(jobs)),
-      copy_of_npu_(num_npus, -1),
-      rank_of_npu_(num_npus, -1) {
-  for (size_t j = 0; j < jobs_.size(); ++j) {
-    const std::vector<int>& npus = jobs_[j].npus;
-    copy_npus_.push_back(npus);
-    ranks_of_copy_.push_back(static_cast<int>(npus.size()));
+    : dp_{false, {}}, copy_of_npu_(num_npus, -1), rank_of_npu_(num_npus, -1) {
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    job_names_.push_back(std::move(jobs[j].name));
+    copy_npus_.push_back(std::move(jobs[j].npus));
+    const std::vector<int>& npus = copy_npus_.back();
     trace_base_.push_back(num_traces_);
     num_traces_ += static_cast<int>(npus.size());
     for (size_t r = 0; r < npus.size(); ++r) {
@@ -98,7 +94,7 @@ std::string Placement::Scope() const {
 
 std::string Placement::NameOf(int npu) const {
   if (Idle(npu)) return "idle";
-  return (jobs() ? "job '" + jobs_[Copy(npu)].name + "'" : "copy " + std::to_string(Copy(npu))) +
+  return (jobs() ? "job '" + job_names_[Copy(npu)] + "'" : "copy " + std::to_string(Copy(npu))) +
          ", rank " + std::to_string(Rank(npu));
 }
 
@@ -130,7 +126,7 @@ StatusOr<int> Placement::Define(SystemLayer& system, int pg, const std::vector<i
     if (m < 0 || m >= ranks) {
       return Status::Invalid("", "member of communicator group " + std::to_string(pg),
                              std::to_string(m),
-                             jobs() ? "a rank of job '" + jobs_[Copy(npu)].name + "' in [0, " +
+                             jobs() ? "a rank of job '" + job_names_[Copy(npu)] + "' in [0, " +
                                           std::to_string(ranks - 1) + "] (" + Scope() + ")"
                                     : "a rank of the trace in [0, " + std::to_string(ranks - 1) +
                                           "] (--replicate-trace runs its " + std::to_string(ranks) +
@@ -173,11 +169,11 @@ std::vector<int> Placement::UndefinedDataParallelGroups() const {
 
 std::string Placement::Describe() const {
   if (jobs()) {
-    std::string out = std::to_string(jobs_.size()) + (jobs_.size() == 1 ? " job" : " jobs") +
-                      " on " + std::to_string(num_npus()) + " NPUs:";
-    for (size_t j = 0; j < jobs_.size(); ++j) {
-      out += (j == 0 ? " '" : ", '") + jobs_[j].name + "' on NPU" +
-             (jobs_[j].npus.size() == 1 ? " " : "s ") + FormatNpuRanges(jobs_[j].npus);
+    std::string out = std::to_string(copies()) + (copies() == 1 ? " job" : " jobs") + " on " +
+                      std::to_string(num_npus()) + " NPUs:";
+    for (int j = 0; j < copies(); ++j) {
+      out += (j == 0 ? " '" : ", '") + job_names_[j] + "' on NPU" +
+             (RanksOfCopy(j) == 1 ? " " : "s ") + FormatNpuRanges(copy_npus_[j]);
     }
     const int idle = static_cast<int>(std::count(copy_of_npu_.begin(), copy_of_npu_.end(), -1));
     if (idle > 0) out += "; " + std::to_string(idle) + " idle";

@@ -62,14 +62,16 @@ class Placement {
   // [0, num_npus) (CheckJobs says so first).
   Placement(std::vector<JobPlacement> jobs, int num_npus);
 
-  bool jobs() const { return !jobs_.empty(); }
+  bool jobs() const { return !job_names_.empty(); }
   // --replicate-trace: the trace's ranks. With jobs, use RanksOf.
-  int ranks() const { return ranks_of_copy_.empty() ? 0 : ranks_of_copy_[0]; }
+  int ranks() const { return copies() == 0 ? 0 : RanksOfCopy(0); }
   int copies() const { return static_cast<int>(copy_npus_.size()); }
   int num_npus() const { return static_cast<int>(rank_of_npu_.size()); }
   // The ranks of NPU `npu`'s copy (0 for an idle NPU).
-  int RanksOf(int npu) const { return Idle(npu) ? 0 : ranks_of_copy_[Copy(npu)]; }
-  int RanksOfCopy(int copy) const { return ranks_of_copy_[copy]; }
+  int RanksOf(int npu) const { return Idle(npu) ? 0 : RanksOfCopy(Copy(npu)); }
+  int RanksOfCopy(int copy) const { return static_cast<int>(copy_npus_[copy].size()); }
+  // Copy `copy`'s NPUs, rank r on the r-th.
+  const std::vector<int>& CopyNpus(int copy) const { return copy_npus_[copy]; }
   bool Idle(int npu) const { return copy_of_npu_[npu] < 0; }
   int Rank(int npu) const { return rank_of_npu_[npu]; }
   int Copy(int npu) const { return copy_of_npu_[npu]; }
@@ -78,7 +80,8 @@ class Placement {
   // TraceBase(j) + r with jobs; -1 for an idle NPU. num_traces() traces in all.
   int TraceIndex(int npu) const { return Idle(npu) ? -1 : trace_base_[Copy(npu)] + Rank(npu); }
   int num_traces() const { return num_traces_; }
-  const std::vector<JobPlacement>& job_list() const { return jobs_; }
+  // With jobs: job `copy`'s name.
+  const std::string& JobName(int copy) const { return job_names_[copy]; }
   bool IsDataParallel(int pg) const { return pg == 0 ? dp_.world : dp_.groups.count(pg) > 0; }
   const DataParallelGroups& data_parallel() const { return dp_; }
   // For messages: why a rank must be one of its copy's: "--replicate-trace keeps sends and
@@ -115,9 +118,8 @@ class Placement {
   StatusOr<int> Add(SystemLayer& system, int pg, int copy, std::vector<int> members);
 
   DataParallelGroups dp_;
-  std::vector<JobPlacement> jobs_;           // --jobs; empty for copies
+  std::vector<std::string> job_names_;       // --jobs: copy -> job name; empty for copies
   std::vector<std::vector<int>> copy_npus_;  // copy -> its NPUs by rank
-  std::vector<int> ranks_of_copy_;           // copy -> its rank count
   std::vector<int> trace_base_;              // copy -> index of its rank 0's trace
   std::vector<int> copy_of_npu_;             // NPU -> copy, -1 idle
   std::vector<int> rank_of_npu_;             // NPU -> rank, -1 idle
