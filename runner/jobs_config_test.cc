@@ -2,28 +2,23 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
+
+#include "config/test_files.h"
 
 namespace orrery {
 namespace {
 
-std::string Write(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(JobsFile, ReadsJobsWithDefaultsAndPathsRelativeToTheFile) {
-  const std::string path = Write("jobs_ok.yaml",
-                                 "jobs:\n"
-                                 "  - name: llm\n"
-                                 "    workload: traces/llm\n"
-                                 "    npus: 0-3,8-11\n"
-                                 "    comm-groups: llm.json\n"
-                                 "  - workload: /abs/dlrm\n"
-                                 "    npus: [5, 4]\n"
-                                 "  - workload: other\n");
+  const std::string path = WriteTestFile("jobs_ok.yaml",
+                                         "jobs:\n"
+                                         "  - name: llm\n"
+                                         "    workload: traces/llm\n"
+                                         "    npus: 0-3,8-11\n"
+                                         "    comm-groups: llm.json\n"
+                                         "  - workload: /abs/dlrm\n"
+                                         "    npus: [5, 4]\n"
+                                         "  - workload: other\n");
   StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(path);
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   ASSERT_EQ(jobs->size(), 3u);
@@ -42,17 +37,17 @@ TEST(JobsFile, ReadsJobsWithDefaultsAndPathsRelativeToTheFile) {
 }
 
 TEST(JobsFile, EveryProblemIsNamedAtOnce) {
-  const std::string path = Write("jobs_bad.yaml",
-                                 "jobs:\n"
-                                 "  - name: a\n"
-                                 "    workload: x\n"
-                                 "    nupus: 0-3\n"
-                                 "  - name: a\n"
-                                 "    npus: 3-1\n"
-                                 "  - workload: y\n"
-                                 "    npus: 0,2,0\n"
-                                 "  - [1, 2]\n"
-                                 "job: 1\n");
+  const std::string path = WriteTestFile("jobs_bad.yaml",
+                                         "jobs:\n"
+                                         "  - name: a\n"
+                                         "    workload: x\n"
+                                         "    nupus: 0-3\n"
+                                         "  - name: a\n"
+                                         "    npus: 3-1\n"
+                                         "  - workload: y\n"
+                                         "    npus: 0,2,0\n"
+                                         "  - [1, 2]\n"
+                                         "job: 1\n");
   StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(path);
   ASSERT_FALSE(jobs.ok());
   const std::vector<std::string>& p = jobs.status().problems();
@@ -84,7 +79,7 @@ TEST(JobsFile, EveryProblemIsNamedAtOnce) {
 
 TEST(JobsFile, RefusesAFileWithoutJobs) {
   for (const char* text : {"jobs: []\n", "jobs: 3\n", "other: 1\n"}) {
-    StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(Write("jobs_none.yaml", text));
+    StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(WriteTestFile("jobs_none.yaml", text));
     ASSERT_FALSE(jobs.ok()) << text;
     EXPECT_NE(jobs.status().message().find("expected a list of jobs, each with a 'workload'"),
               std::string::npos)

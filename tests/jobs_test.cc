@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/test_files.h"
 #include "et_feeder/writer.h"
 #include "report/outputs.h"
 #include "runner/run.h"
@@ -32,12 +33,6 @@ RunOptions Machine(const std::string& name) {
   std::ofstream(o.network_config) << "topology: [ Ring ]\nnpus_count: [ " << kNpus
                                   << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
   return o;
-}
-
-std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = TestTmp(name);
-  std::ofstream(path) << text;
-  return path;
 }
 
 Node WithGroup(Node n, const std::string& pg) {
@@ -94,21 +89,21 @@ RunOptions TwoJobs(const std::string& name) {
   for (int r = 0; r < 2; ++r) serve.push_back(ServeRank(r, ""));
   EXPECT_TRUE(et::WriteRankFiles(TestTmp(name) + ".train", train).ok());
   EXPECT_TRUE(et::WriteRankFiles(TestTmp(name) + ".serve", serve).ok());
-  WriteFile(name + ".train_groups.json", R"({"1": [0, 1]})");
+  WriteTestFile(name + ".train_groups.json", R"({"1": [0, 1]})");
   // Paths in the jobs file are relative to it.
-  o.jobs = WriteFile(name + ".jobs.yaml",
-                     "jobs:\n"
-                     "  - name: train\n"
-                     "    workload: " +
-                         name +
-                         ".train\n"
-                         "    npus: [6, 4, 7, 5]\n"
-                         "    comm-groups: " +
-                         name +
-                         ".train_groups.json\n"
-                         "  - name: serve\n"
+  o.jobs = WriteTestFile(name + ".jobs.yaml",
+                         "jobs:\n"
+                         "  - name: train\n"
                          "    workload: " +
-                         name + ".serve\n");
+                             name +
+                             ".train\n"
+                             "    npus: [6, 4, 7, 5]\n"
+                             "    comm-groups: " +
+                             name +
+                             ".train_groups.json\n"
+                             "  - name: serve\n"
+                             "    workload: " +
+                             name + ".serve\n");
   o.comm_group_config = "empty";
   return o;
 }
@@ -123,7 +118,7 @@ RunOptions WrittenOut(const std::string& name) {
   EXPECT_TRUE(et::WriteRankFiles(TestTmp(name), all).ok());
   o.workload = TestTmp(name);
   o.comm_group_config =
-      WriteFile(name + ".groups.json", R"({"2": [6, 4, 7, 5], "3": [6, 4], "4": [0, 1]})");
+      WriteTestFile(name + ".groups.json", R"({"2": [6, 4, 7, 5], "3": [6, 4], "4": [0, 1]})");
   return o;
 }
 
@@ -174,8 +169,7 @@ TEST(Jobs, TwoJobsEqualTheMachineWrittenOut) {
       EXPECT_EQ(ra->npus[j.slowest_npu].finish, slowest) << what << " " << j.name;
       EXPECT_GT(j.finish, Time::Zero()) << what;
     }
-    EXPECT_EQ(ra->placement,
-              "2 jobs on 8 NPUs: 'train' on NPUs 4-7, 'serve' on NPUs 0-1; 2 idle");
+    EXPECT_EQ(ra->placement, "2 jobs on 8 NPUs: 'train' on NPUs 4-7, 'serve' on NPUs 0-1; 2 idle");
   }
 }
 
@@ -199,8 +193,7 @@ TEST(Jobs, SummaryAndReportNameEachJob) {
   EXPECT_NE(summary.find("mean job NPU"), std::string::npos) << summary;
   const std::string path = TestTmp("jobs_report.json");
   ASSERT_TRUE(WriteReportJson(*r, path).ok());
-  std::ifstream in(path);
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string json = ReadWholeFile(path);
   EXPECT_NE(json.find("{\"name\": \"train\", \"npus\": [6, 4, 7, 5], \"step_time_ns\": "),
             std::string::npos)
       << json;
@@ -209,8 +202,7 @@ TEST(Jobs, SummaryAndReportNameEachJob) {
   // The timeline names each NPU's job and rank.
   const std::string timeline = TestTmp("jobs_report.trace.json");
   ASSERT_TRUE(WriteChromeTrace(*r, timeline).ok());
-  std::ifstream tin(timeline);
-  const std::string trace((std::istreambuf_iterator<char>(tin)), std::istreambuf_iterator<char>());
+  const std::string trace = ReadWholeFile(timeline);
   for (const char* name : {"NPU 4 (train, rank 1)", "NPU 1 (serve, rank 1)", "NPU 2 (idle)"}) {
     EXPECT_NE(trace.find("\"args\":{\"name\":\"" + std::string(name) + "\"}"), std::string::npos)
         << name;
@@ -224,8 +216,8 @@ TEST(Jobs, AloneRunsEachJobOnItsNpusWithTheOthersRemoved) {
   ASSERT_TRUE(AddJobsAlone(o, &*r).ok());
   // Job 'serve' alone is a jobs file with it alone, on the NPUs the full file gives it.
   RunOptions serve = o;
-  serve.jobs = WriteFile("jobs_alone.serve.yaml",
-                         "jobs:\n  - {name: serve, workload: jobs_alone.serve, npus: 0-1}\n");
+  serve.jobs = WriteTestFile("jobs_alone.serve.yaml",
+                             "jobs:\n  - {name: serve, workload: jobs_alone.serve, npus: 0-1}\n");
   StatusOr<RunResult> s = RunSimulation(serve);
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_TRUE(r->jobs[1].alone.has_value());
@@ -244,7 +236,7 @@ TEST(Jobs, AloneRunsEachJobOnItsNpusWithTheOthersRemoved) {
 // The error of running `jobs_yaml` (written beside the two jobs' traces) on the machine.
 std::string JobsError(const std::string& name, const std::string& jobs_yaml) {
   RunOptions o = TwoJobs(name);
-  o.jobs = WriteFile(name + ".bad.yaml", jobs_yaml);
+  o.jobs = WriteTestFile(name + ".bad.yaml", jobs_yaml);
   StatusOr<RunResult> r = RunSimulation(o);
   EXPECT_FALSE(r.ok()) << jobs_yaml;
   return r.ok() ? "" : r.status().message();
@@ -325,7 +317,8 @@ TEST(Jobs, ATraceNamingARankOutsideItsJobIsAnError) {
   std::vector<std::vector<Node>> job = {{et::MakeSendNode(1, 2, 4096, 0)},
                                         {et::MakeCompNode(1, "c", 1)}};
   ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".j", job).ok());
-  o.jobs = WriteFile(n + ".jobs.yaml", "jobs:\n  - {name: j, workload: " + n + ".j, npus: 3-4}\n");
+  o.jobs =
+      WriteTestFile(n + ".jobs.yaml", "jobs:\n  - {name: j, workload: " + n + ".j, npus: 3-4}\n");
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(
@@ -335,9 +328,9 @@ TEST(Jobs, ATraceNamingARankOutsideItsJobIsAnError) {
             std::string::npos)
       << r.status().message();
   // A comm group naming a rank past the job's.
-  o.jobs = WriteFile(n + ".jobs2.yaml", "jobs:\n  - {name: j, workload: " + n +
-                                            ".j, npus: 3-4, comm-groups: " + n + ".g.json}\n");
-  WriteFile(n + ".g.json", R"({"1": [0, 2]})");
+  o.jobs = WriteTestFile(n + ".jobs2.yaml", "jobs:\n  - {name: j, workload: " + n +
+                                                ".j, npus: 3-4, comm-groups: " + n + ".g.json}\n");
+  WriteTestFile(n + ".g.json", R"({"1": [0, 2]})");
   r = RunSimulation(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(TestTmp(n) + ".g.json"), std::string::npos)
@@ -356,9 +349,9 @@ TEST(Jobs, AStuckJobIsNamedByJobAndRank) {
                                           {et::MakeRecvNode(1, 0, 4096, 0)}};
   ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".stuck", stuck).ok());
   ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".fine", {{et::MakeCompNode(1, "c", 1)}}).ok());
-  o.jobs = WriteFile(n + ".jobs.yaml", "jobs:\n  - {name: fine, workload: " + n +
-                                           ".fine}\n  - {name: s, workload: " + n +
-                                           ".stuck, npus: 5-6}\n");
+  o.jobs = WriteTestFile(n + ".jobs.yaml", "jobs:\n  - {name: fine, workload: " + n +
+                                               ".fine}\n  - {name: s, workload: " + n +
+                                               ".stuck, npus: 5-6}\n");
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_FALSE(r.ok());
   const std::string e = r.status().message();
