@@ -79,6 +79,15 @@ std::vector<QueueStat> QueueStats(const RunResult& r) {
   return out;
 }
 
+std::vector<NpuBreakdown> WorkingNpuBreakdowns(const RunResult& r) {
+  if (r.jobs.empty()) return r.breakdown;
+  std::vector<NpuBreakdown> working;
+  for (const JobResult& j : r.jobs) {
+    for (int npu : j.npus) working.push_back(r.breakdown[npu]);
+  }
+  return working;
+}
+
 CriticalPathTotals CriticalPathTotalsOf(const RunResult& r) {
   CriticalPathTotals t;
   std::set<std::pair<int, uint64_t>> nodes;

@@ -36,6 +36,10 @@ struct CollectiveStat {
 // (n-1)/n; broadcast, reduce 1.
 double BusBandwidthFactor(et::CollectiveType type, int n);
 
+// The breakdowns a run's means are over: every NPU's, or with --jobs those of the NPUs that run
+// a job (idle NPUs would dilute the mean).
+std::vector<NpuBreakdown> WorkingNpuBreakdowns(const RunResult& r);
+
 // Every collective on every NPU, by NPU then start time.
 std::vector<CollectiveStat> CollectiveStats(const RunResult& r);
 

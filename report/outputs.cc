@@ -482,11 +482,7 @@ std::string SummaryTable(const RunResult& r) {
   }
   auto breakdown = [&](int i) { return r.breakdown[i]; };
   // With --jobs, the mean is over the NPUs that run a job (idle ones would dilute it).
-  std::vector<NpuBreakdown> busy;
-  for (const JobResult& j : r.jobs) {
-    for (int npu : j.npus) busy.push_back(r.breakdown[npu]);
-  }
-  const NpuBreakdown mean = MeanBreakdown(r.jobs.empty() ? r.breakdown : busy);
+  const NpuBreakdown mean = MeanBreakdown(WorkingNpuBreakdowns(r));
   bool any_cpu = false, any_memory = false;
   for (const NpuBreakdown& b : r.breakdown) {
     any_cpu = any_cpu || b.cpu.ps() > 0;
@@ -511,12 +507,7 @@ std::string SummaryTable(const RunResult& r) {
     if (j.alone) {
       // What sharing the machine costs the job: its step time against its own, alone.
       char pct[48];
-      std::snprintf(
-          pct, sizeof pct, "%+.1f%%",
-          j.alone->ps() > 0
-              ? 100.0 *
-                    (static_cast<double>(j.finish.ps()) / static_cast<double>(j.alone->ps()) - 1.0)
-              : 0.0);
+      std::snprintf(pct, sizeof pct, "%+.1f%%", j.SharingPercent());
       out += "; alone " + j.alone->ToHuman() + ", " + pct + " from sharing";
     }
     out += "\n";

@@ -132,6 +132,12 @@ struct JobResult {
   int slowest_npu = -1;   // the NPU that finished last (the lowest rank on a tie)
   // --jobs-alone (AddJobsAlone): its step time on the same NPUs with every other job removed.
   std::optional<Time> alone;
+  // What sharing the machine cost it, in % of its step time alone: 100 (finish / alone - 1);
+  // 0 without `alone` or when that is 0.
+  double SharingPercent() const {
+    if (!alone || alone->ps() <= 0) return 0;
+    return 100.0 * (static_cast<double>(finish.ps()) / static_cast<double>(alone->ps()) - 1.0);
+  }
 };
 
 struct RunResult {

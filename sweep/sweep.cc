@@ -21,6 +21,7 @@
 #include "et_feeder/writer.h"
 #include "memory/memory_config.h"
 #include "report/breakdown.h"
+#include "runner/jobs_config.h"
 #include "runner/run.h"
 #include "workload/placement.h"
 
@@ -33,8 +34,24 @@ constexpr int kMaxSweepPoints = 1000000;
 
 const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "output"};
 const std::vector<std::string> kBaseKeys = {
-    "system",     "network",        "memory",      "workload",        "backend",
-    "nccl-model", "nccl-algorithm", "comm-groups", "replicate-trace", "dp-groups"};
+    "system",         "network",     "memory",          "workload",  "backend", "nccl-model",
+    "nccl-algorithm", "comm-groups", "replicate-trace", "dp-groups", "jobs",    "jobs-alone"};
+// The parameters that stand for a whole value (the others are system.<key>, network.<key> and
+// memory.<key>).
+const std::vector<std::string> kWholeParams = {"backend",
+                                               "system",
+                                               "network",
+                                               "memory",
+                                               "workload",
+                                               "nccl-model",
+                                               "nccl-algorithm",
+                                               "comm-groups",
+                                               "replicate-trace",
+                                               "dp-groups",
+                                               "jobs",
+                                               "jobs-alone",
+                                               "workload.collective",
+                                               "workload.size"};
 // critical_path_*: what the step's critical path spent in GPU compute and in communication
 // (report/breakdown.h); the rest of end_ns is CPU and remote memory.
 const std::vector<std::string> kMetrics = {"end_ns",
@@ -48,6 +65,9 @@ const std::vector<std::string> kMetrics = {"end_ns",
                                            "critical_path_communication_ns",
                                            "events"};
 
+// A per-job column ("job.<name>.<metric>"): numeric, as the metrics are.
+bool IsJobColumn(const std::string& col) { return col.compare(0, 4, "job.") == 0; }
+
 std::string Where(const std::string& path, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
   return m.is_null() ? path : path + ":" + std::to_string(m.line + 1);
@@ -56,12 +76,15 @@ std::string Where(const std::string& path, const YAML::Node& n) {
 // A key as messages show it: its name, or in flow style when YAML gives a list or a map there.
 std::string KeyText(const YAML::Node& key) { return key.IsScalar() ? key.Scalar() : FlowYaml(key); }
 
+// The names in `names`, comma-separated, for messages.
+std::string ListOf(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 bool IsParamName(const std::string& p) {
-  for (const char* whole :
-       {"backend", "system", "network", "memory", "workload", "nccl-model", "nccl-algorithm",
-        "comm-groups", "replicate-trace", "dp-groups", "workload.collective", "workload.size"}) {
-    if (p == whole) return true;
-  }
+  if (std::find(kWholeParams.begin(), kWholeParams.end(), p) != kWholeParams.end()) return true;
   for (const char* prefix : {"system.", "network.", "memory."}) {
     const size_t n = std::strlen(prefix);
     if (p.size() > n && p.compare(0, n, prefix) == 0) return true;
@@ -216,9 +239,9 @@ Status WriteOutputs(const Table& t, const std::string& out) {
     json += "  {";
     for (size_t i = 0; i < row.size(); ++i) {
       const std::string& col = t.header[i];
-      const bool numeric =
-          (col == "point" || std::find(kMetrics.begin(), kMetrics.end(), col) != kMetrics.end()) &&
-          !row[i].empty();
+      const bool numeric = (col == "point" || IsJobColumn(col) ||
+                            std::find(kMetrics.begin(), kMetrics.end(), col) != kMetrics.end()) &&
+                           !row[i].empty();
       json += (i ? ", " : "") + JsonString(col) + ": " + (numeric ? row[i] : JsonString(row[i]));
     }
     json += ++k < t.rows.size() ? "},\n" : "}\n";
@@ -244,8 +267,60 @@ Status WriteOutputs(const Table& t, const std::string& out) {
 // The files one point runs on, written under <out>.points/<index>/ when a key is overridden.
 struct Prepared {
   RunOptions run;
+  bool jobs_alone = false;  // jobs-alone: run each job alone too (AddJobsAlone)
   std::string error;
 };
+
+// Whole parameter `name` of point `p` as a scalar: the point's value, else the base's ("").
+std::string WholeValue(const SweepSpec& spec, const SweepPoint& p, const std::string& name) {
+  for (const auto& [n, v] : p.params) {
+    if (n == name) return YAML::Load(v).Scalar();
+  }
+  auto it = spec.base.find(name);
+  return it == spec.base.end() ? "" : it->second;
+}
+
+// The per-job columns of a sweep whose points name jobs files: every job name of every point's
+// file, in order of first appearance (point order, then the file's order), and whether any point
+// runs its jobs alone too. Taken from every point, not one shard's, so shards share a header.
+struct JobColumns {
+  std::vector<std::string> names;
+  bool alone = false;
+
+  std::vector<std::string> Header() const {
+    std::vector<std::string> h;
+    for (const std::string& n : names) {
+      h.push_back("job." + n + ".end_ns");
+      if (alone) {
+        h.push_back("job." + n + ".alone_ns");
+        h.push_back("job." + n + ".sharing_percent");
+      }
+    }
+    return h;
+  }
+};
+
+StatusOr<JobColumns> JobColumnsOf(const SweepSpec& spec) {
+  JobColumns c;
+  std::set<std::string> read;
+  for (const SweepPoint& p : spec.points) {
+    const std::string file = WholeValue(spec, p, "jobs");
+    if (file.empty()) continue;
+    if (WholeValue(spec, p, "jobs-alone") == "true") c.alone = true;
+    if (!read.insert(file).second) continue;
+    StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(Join(spec.dir, file));
+    if (!jobs.ok()) {
+      return jobs.status().WithContext(spec.path + ": point " + std::to_string(p.index) +
+                                       " names jobs file '" + file + "'");
+    }
+    for (const JobSpec& j : *jobs) {
+      if (std::find(c.names.begin(), c.names.end(), j.name) == c.names.end()) {
+        c.names.push_back(j.name);
+      }
+    }
+  }
+  return c;
+}
 
 }  // namespace
 
@@ -256,12 +331,12 @@ std::string SweepPoint::Key() const {
 }
 
 // Why `value` is not a valid value of key or parameter `name` ("" when it is, or when `name` takes
-// any value here): replicate-trace is true or false, dp-groups what --dp-groups takes.
+// any value here): replicate-trace and jobs-alone are true or false, dp-groups what --dp-groups
+// takes.
 std::string BadValue(const std::string& name, const YAML::Node& value) {
-  if (name == "replicate-trace") {
+  if (name == "replicate-trace" || name == "jobs-alone") {
     if (value.IsScalar() && (value.Scalar() == "true" || value.Scalar() == "false")) return "";
-    return "'replicate-trace' is " +
-           (value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value)) +
+    return "'" + name + "' is " + (value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value)) +
            "; expected true or false";
   }
   if (name == "dp-groups") {
@@ -309,17 +384,15 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   const YAML::Node base = root["base"];
   if (!base || !base.IsMap()) {
     problems.Add(path +
-                 ": 'base' is missing; it names system, network, workload (and optionally "
-                 "memory, backend)");
+                 ": 'base' is missing; it names system, network, workload or jobs (and "
+                 "optionally memory, backend)");
   } else {
     for (auto it = base.begin(); it != base.end(); ++it) {
       const std::string key = KeyText(it->first);
       if (std::find(kBaseKeys.begin(), kBaseKeys.end(), key) == kBaseKeys.end()) {
         const std::string guess = DidYouMean(key, kBaseKeys);
         problems.Add(Where(path, it->first) + ": unknown base key '" + key + "'" +
-                     (guess.empty() ? "; expected system, network, memory, workload, backend, "
-                                      "nccl-model, nccl-algorithm, comm-groups, "
-                                      "replicate-trace, dp-groups"
+                     (guess.empty() ? "; expected " + ListOf(kBaseKeys)
                                     : " (did you mean '" + guess + "'?)"));
         continue;
       }
@@ -363,11 +436,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
       return false;
     }
     if (!IsParamName(name)) {
-      problems.Add(Where(path, name_node) + ": parameter '" + name +
-                   "' is not one of backend, system, network, memory, workload, nccl-model, "
-                   "nccl-algorithm, comm-groups, replicate-trace, dp-groups, "
-                   "workload.collective, workload.size, system.<key>, network.<key>, "
-                   "memory.<key>");
+      problems.Add(Where(path, name_node) + ": parameter '" + name + "' is not one of " +
+                   ListOf(kWholeParams) + ", system.<key>, network.<key>, memory.<key>");
       return false;
     }
     return true;
@@ -469,6 +539,9 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   table.header = {"point", "status"};
   for (const std::string& p : spec.param_names) table.header.push_back(p);
   for (const std::string& m : kMetrics) table.header.push_back(m);
+  StatusOr<JobColumns> job_columns = JobColumnsOf(spec);
+  if (!job_columns.ok()) return job_columns.status();
+  for (const std::string& c : job_columns->Header()) table.header.push_back(c);
   table.header.push_back("error");
   table.header.push_back("warnings");
 
@@ -520,15 +593,18 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       std::map<std::string, std::vector<std::pair<std::string, std::string>>> overrides;
       std::string collective = spec.generate_collective;
       uint64_t size = spec.generate_size;
+      // A generated collective: given in base or by the point, or else the default when neither
+      // names a workload (or jobs).
+      bool generated_explicitly = !spec.generate_collective.empty();
       bool generate = spec.base.count("workload") == 0;
       for (const auto& [name, value] : p.params) {
         const size_t dot = name.find('.');
         if (name == "workload.collective") {
           collective = YAML::Load(value).Scalar();
-          generate = true;
+          generate = generated_explicitly = true;
         } else if (name == "workload.size") {
           size = YAML::Load(value).as<uint64_t>();
-          generate = true;
+          generate = generated_explicitly = true;
         } else if (dot == std::string::npos) {
           files[name] = YAML::Load(value).Scalar();
           if (name == "workload") generate = false;
@@ -597,6 +673,26 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
             "every NPU: copies apply to a trace of fewer ranks (base or point 'workload: PREFIX')");
       }
       if (files.count("dp-groups")) pr.run.dp_groups = files["dp-groups"];
+      // Several traces sharing the machine (--jobs), each job's own workload named in the file.
+      if (files.count("jobs")) {
+        if (generated_explicitly) {
+          throw std::runtime_error("jobs " + files["jobs"] +
+                                   " and a generated workload were both given; expected "
+                                   "one: the jobs file names each job's workload");
+        }
+        if (files.count("workload")) {
+          throw std::runtime_error("jobs " + files["jobs"] + " and workload " + files["workload"] +
+                                   " were both given; expected one: the jobs file names each "
+                                   "job's workload");
+        }
+        generate = false;
+        pr.run.jobs = Join(spec.dir, files["jobs"]);
+      }
+      pr.jobs_alone = files.count("jobs-alone") && files["jobs-alone"] == "true";
+      if (pr.jobs_alone && pr.run.jobs.empty()) {
+        throw std::runtime_error(
+            "jobs-alone is true, but no jobs file is given (base or point 'jobs')");
+      }
       if (generate) {
         static const std::map<std::string, ChakraProtoMsg::CollectiveCommType> kTypes = {
             {"all_reduce", ChakraProtoMsg::ALL_REDUCE},
@@ -630,7 +726,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
           g = generated.emplace(key, prefix).first;
         }
         pr.run.workload = g->second;
-      } else {
+      } else if (pr.run.jobs.empty()) {
         if (!files.count("workload")) throw std::runtime_error("no workload in base or point");
         pr.run.workload = Join(spec.dir, files["workload"]);
       }
@@ -673,11 +769,17 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     std::string error = prepared[i].error;
     StatusOr<RunResult> r = Status::Error(error);
     if (error.empty()) r = RunSimulation(prepared[i].run);
+    if (r.ok() && prepared[i].jobs_alone) {
+      Status alone = AddJobsAlone(prepared[i].run, &*r);
+      if (!alone.ok()) r = alone;
+    }
     if (r.ok()) {
-      const NpuBreakdown mean = MeanBreakdown(r->breakdown);
+      // With jobs files, the means are over the NPUs that run a job, as a single run's summary.
+      const std::vector<NpuBreakdown> working = WorkingNpuBreakdowns(*r);
+      const NpuBreakdown mean = MeanBreakdown(working);
       double overlap = 0;
-      for (const NpuBreakdown& b : r->breakdown) overlap += b.overlap_percent();
-      const int n = std::max(1, r->num_npus());
+      for (const NpuBreakdown& b : working) overlap += b.overlap_percent();
+      const int n = std::max(1, static_cast<int>(working.size()));
       double alg = 0, bus = 0;
       const std::vector<CollectiveStat> colls = CollectiveStats(*r);
       for (const CollectiveStat& c : colls) {
@@ -700,6 +802,16 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       row.push_back(std::to_string(path.compute.WholeNs()));
       row.push_back(std::to_string(path.communication.WholeNs()));
       row.push_back(std::to_string(r->events));
+      for (const std::string& name : job_columns->names) {
+        auto job = std::find_if(r->jobs.begin(), r->jobs.end(),
+                                [&](const JobResult& j) { return j.name == name; });
+        const bool ran = job != r->jobs.end();
+        row.push_back(ran ? std::to_string(job->finish.WholeNs()) : "");
+        if (!job_columns->alone) continue;
+        const bool alone = ran && job->alone.has_value();
+        row.push_back(alone ? std::to_string(job->alone->WholeNs()) : "");
+        row.push_back(alone ? num(job->SharingPercent()) : "");
+      }
       row.push_back("");
       std::string warnings;  // what a single run prints as warnings, one after the other
       for (const std::string& w : r->warnings) warnings += (warnings.empty() ? "" : " | ") + w;
@@ -707,7 +819,8 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       row.push_back(warnings);
     } else {
       row[1] = "error";
-      for (size_t k = 0; k < kMetrics.size(); ++k) row.push_back("");
+      const size_t blank = kMetrics.size() + job_columns->Header().size();
+      for (size_t k = 0; k < blank; ++k) row.push_back("");
       std::string msg = r.status().message();
       std::replace(msg.begin(), msg.end(), '\n', ' ');
       row.push_back(msg);

@@ -8,7 +8,8 @@
 // full `grid` (cartesian product, first parameter varying slowest) or an explicit list of
 // `points`. A parameter is `backend`, `system`/`network`/`memory`/`workload` (a whole file or
 // trace prefix), `system.<key>`, `network.<key>`, `memory.<key>` (one key of that config), or
-// `workload.collective` / `workload.size` for a generated single-collective workload. Every
+// `workload.collective` / `workload.size` for a generated single-collective workload, or `jobs`
+// (a jobs file, runner/jobs_config.h) and `jobs-alone`, which add columns per job. Every
 // point is an independent simulation; points run in parallel; each row of the output depends
 // only on its point, so the files are identical whatever the number of jobs. See README "Sweeps".
 #pragma once

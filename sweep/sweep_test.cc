@@ -31,9 +31,28 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 
 std::vector<std::string> Lines(const std::string& text) { return Split(text, '\n'); }
 
+// The fields of a CSV line, a quoted field's commas and doubled quotes kept as text.
+std::vector<std::string> CsvFields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (line[i] == '"') {
+      quoted = !quoted;
+    } else if (line[i] == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += line[i];
+    }
+  }
+  return out;
+}
+
 // Column `name` of CSV row `line` under header line `header` ("" when absent).
 std::string Column(const std::string& header, const std::string& line, const std::string& name) {
-  const std::vector<std::string> names = Split(header, ','), row = Split(line, ',');
+  const std::vector<std::string> names = CsvFields(header), row = CsvFields(line);
   for (size_t i = 0; i < names.size() && i < row.size(); ++i) {
     if (names[i] == name) return row[i];
   }
@@ -396,6 +415,186 @@ TEST(Sweep, ReplicatesATraceOverNpuCounts) {
                 .find("replicate-trace is true, but the workload is a generated collective"),
             std::string::npos)
       << Slurp(Tmp("copies.gen.csv"));
+}
+
+// Points that name jobs files (several traces sharing the machine, --jobs): one column per job
+// of any point's file, in first-appearance order, with its step time, its step time alone
+// (jobs-alone) and what sharing costs it, each equal to the single run's; blank where the
+// point's file has no such job or does not run it alone.
+TEST(Sweep, JobsFilesGiveEachJobsStepTimeAndSharingCost) {
+  const std::string name = "jobs";
+  const std::string prefix = Tmp(name);
+  WriteSpec(name);  // the system and network files: a ring of 4 NPUs
+  const std::vector<std::vector<ChakraProtoMsg::Node>> small(
+      2, {et::MakeCompNode(1, "fwd", 5),
+          et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})});
+  const std::vector<std::vector<ChakraProtoMsg::Node>> big(
+      2, {et::MakeCollNode(1, "sync", ChakraProtoMsg::ALL_REDUCE, 8 << 20)});
+  ASSERT_TRUE(et::WriteRankFiles(prefix + ".small", small).ok());
+  ASSERT_TRUE(et::WriteRankFiles(prefix + ".big", big).ok());
+  // Side by side, each pair on its own links; crossed, each pair's ring runs over the other's
+  // NPUs; alone, only one job under another name.
+  std::ofstream(prefix + ".apart.yaml")
+      << "jobs:\n  - {name: a, workload: " << name
+      << ".small, npus: 0-1}\n  - {name: b, workload: " << name << ".big, npus: 2-3}\n";
+  std::ofstream(prefix + ".crossed.yaml")
+      << "jobs:\n  - {name: a, workload: " << name
+      << ".small, npus: '0,2'}\n  - {name: b, workload: " << name << ".big, npus: '1,3'}\n";
+  std::ofstream(prefix + ".solo.yaml") << "jobs:\n  - {name: c, workload: " << name << ".small}\n";
+  const std::string spec_path = prefix + ".jobs.yaml";
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  backend: analytical-aware\n  jobs-alone: true\n"
+                           << "points:\n  - {jobs: " << name << ".apart.yaml}\n"
+                           << "  - {jobs: " << name << ".crossed.yaml}\n"
+                           << "  - {jobs: " << name << ".solo.yaml, jobs-alone: false}\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const SweepSummary s = RunPoints(*spec, Tmp("jobs.out"), 2);
+  const std::string csv = Slurp(Tmp("jobs.out.csv"));
+  EXPECT_EQ(s.failed, 0) << csv;
+  const std::vector<std::string> lines = Lines(csv);
+  ASSERT_EQ(lines.size(), 4u) << csv;
+  EXPECT_NE(lines[0].find(",events,job.a.end_ns,job.a.alone_ns,job.a.sharing_percent,"
+                          "job.b.end_ns,job.b.alone_ns,job.b.sharing_percent,job.c.end_ns,"
+                          "job.c.alone_ns,job.c.sharing_percent,error,"),
+            std::string::npos)
+      << lines[0];
+  double sharing[2][2] = {};
+  for (int i = 0; i < 3; ++i) {
+    const std::string& row = lines[1 + i];
+    EXPECT_EQ(Column(lines[0], row, "status"), "ok") << row;
+    RunOptions o;
+    o.system_config = prefix + ".system.json";
+    o.network_config = prefix + ".net.yml";
+    o.backend = Backend::kAnalyticalAware;
+    o.jobs = prefix + (i == 0 ? ".apart.yaml" : i == 1 ? ".crossed.yaml" : ".solo.yaml");
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(Column(lines[0], row, "end_ns"), std::to_string(r->end.WholeNs())) << row;
+    if (i == 2) {
+      ASSERT_EQ(r->jobs.size(), 1u);
+      EXPECT_EQ(Column(lines[0], row, "job.c.end_ns"), std::to_string(r->jobs[0].finish.WholeNs()));
+      // The mean NPU is over the job's two NPUs (both run the same compute), not the idle two.
+      ASSERT_GT(r->breakdown[0].compute, Time::Zero());
+      EXPECT_EQ(Column(lines[0], row, "compute_ns"),
+                std::to_string(r->breakdown[0].compute.WholeNs()))
+          << row;
+      for (const char* blank :
+           {"job.a.end_ns", "job.b.sharing_percent", "job.c.alone_ns", "job.c.sharing_percent"}) {
+        EXPECT_EQ(Column(lines[0], row, blank), "") << blank << ": " << row;
+      }
+      continue;
+    }
+    ASSERT_TRUE(AddJobsAlone(o, &*r).ok());
+    ASSERT_EQ(r->jobs.size(), 2u);
+    for (int j = 0; j < 2; ++j) {
+      const std::string col = std::string("job.") + (j == 0 ? "a" : "b") + ".";
+      EXPECT_EQ(Column(lines[0], row, col + "end_ns"), std::to_string(r->jobs[j].finish.WholeNs()))
+          << row;
+      EXPECT_EQ(Column(lines[0], row, col + "alone_ns"),
+                std::to_string(r->jobs[j].alone->WholeNs()))
+          << row;
+      sharing[i][j] = std::stod(Column(lines[0], row, col + "sharing_percent"));
+      EXPECT_NEAR(sharing[i][j], r->jobs[j].SharingPercent(), 1e-4) << row;
+    }
+    EXPECT_EQ(Column(lines[0], row, "job.c.end_ns"), "") << row;
+  }
+  // Apart, neither job slows the other; crossed, the small job waits on the big one's links.
+  EXPECT_EQ(sharing[0][0], 0);
+  EXPECT_EQ(sharing[0][1], 0);
+  EXPECT_GT(sharing[1][0], 0);
+  // The JSON gives the job columns as numbers, and blanks as empty strings.
+  const std::string json = Slurp(Tmp("jobs.out.json"));
+  EXPECT_NE(json.find("\"job.a.sharing_percent\": 0,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"job.a.end_ns\": \"\""), std::string::npos) << json;
+
+  // Jobs with a workload or a generated collective, or jobs-alone without jobs, fail their
+  // point, saying what to give instead.
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  jobs: " << name << ".apart.yaml\n"
+                           << "points:\n  - {workload: " << name << ".small}\n"
+                           << "  - {workload.size: 1048576}\n"
+                           << "  - {jobs-alone: true}\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(RunPoints(*spec, Tmp("jobs.both"), 1).failed, 2);
+  const std::vector<std::string> both = Lines(Slurp(Tmp("jobs.both.csv")));
+  ASSERT_EQ(both.size(), 4u);
+  EXPECT_NE(both[1].find("jobs " + name + ".apart.yaml and workload " + name +
+                         ".small were both given; expected one"),
+            std::string::npos)
+      << both[1];
+  EXPECT_NE(both[2].find("and a generated workload were both given"), std::string::npos) << both[2];
+  EXPECT_EQ(Column(both[0], both[3], "status"), "ok") << both[3];
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  workload: " << name << ".small\n"
+                           << "grid:\n  jobs-alone: [true]\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(RunPoints(*spec, Tmp("jobs.nojobs"), 1).failed, 1);
+  EXPECT_NE(Slurp(Tmp("jobs.nojobs.csv"))
+                .find("jobs-alone is true, but no jobs file is given (base or point 'jobs')"),
+            std::string::npos)
+      << Slurp(Tmp("jobs.nojobs.csv"));
+
+  // A bad jobs-alone value is named when the spec loads; a jobs file that cannot be read stops
+  // the sweep before any point runs (its jobs would be columns), naming the point and the file.
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n  jobs-alone: maybe\n"
+                           << "grid:\n  jobs: [" << name << ".apart.yaml, " << name
+                           << ".missing.yaml]\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(
+      spec.status().message().find(spec_path + ":4: base 'jobs-alone' is 'maybe'; expected true or "
+                                               "false"),
+      std::string::npos)
+      << spec.status().message();
+  std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                           << ".net.yml\n"
+                           << "grid:\n  jobs: [" << name << ".apart.yaml, " << name
+                           << ".missing.yaml]\n";
+  spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  SweepOptions o;
+  o.out = Tmp("jobs.missing");
+  StatusOr<SweepSummary> missing = RunSweep(*spec, o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(spec_path + ": point 1 names jobs file '" + name +
+                                            ".missing.yaml': " + prefix +
+                                            ".missing.yaml: cannot open the file"),
+            std::string::npos)
+      << missing.status().message();
+}
+
+// The shipped study of two jobs sharing a 4 x 4 torus: placed on blocks of rows, neither job
+// slows the other on any backend or bandwidth; interleaved, training slows, and less so as the
+// links get faster.
+TEST(Sweep, JobsSharingStudyRuns) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec("configs/sweeps/jobs_sharing.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  ASSERT_EQ(spec->points.size(), 12u);
+  const SweepSummary s = RunPoints(*spec, Tmp("jobs_sharing"), 2);
+  EXPECT_EQ(s.failed, 0);
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("jobs_sharing.csv")));
+  ASSERT_EQ(lines.size(), 13u);
+  for (int backend = 0; backend < 2; ++backend) {
+    double previous = 1e9;
+    for (int bw = 0; bw < 3; ++bw) {
+      const std::string& blocks = lines[1 + backend * 6 + bw];
+      const std::string& interleaved = lines[1 + backend * 6 + 3 + bw];
+      ASSERT_NE(blocks.find("blocks.yaml"), std::string::npos) << blocks;
+      ASSERT_NE(interleaved.find("interleaved.yaml"), std::string::npos) << interleaved;
+      for (const char* job : {"train", "sync"}) {
+        EXPECT_EQ(Column(lines[0], blocks, std::string("job.") + job + ".sharing_percent"), "0")
+            << blocks;
+      }
+      const double train = std::stod(Column(lines[0], interleaved, "job.train.sharing_percent"));
+      EXPECT_GT(train, 0) << interleaved;
+      EXPECT_LT(train, previous) << interleaved;
+      previous = train;
+    }
+  }
 }
 
 TEST(Sweep, BadSpecsAreNamed) {
