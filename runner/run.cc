@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -352,6 +355,22 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     const int ranks = placement ? placement->ranks() : n;
     for (int r = 0; r < ranks; ++r) trace_paths.push_back(et::RankTracePath(o.workload, r));
   }
+  // Jobs that name the same trace files (however the path is written) share them once loaded,
+  // as copies of one trace do: loaded_as[i] is the loaded trace of trace_paths[i].
+  std::vector<int> loaded_as(trace_paths.size());
+  {
+    std::map<std::string, int> first;  // canonical path -> loaded trace
+    std::vector<std::string> distinct;
+    for (size_t i = 0; i < trace_paths.size(); ++i) {
+      char canonical[PATH_MAX];
+      const std::string key =
+          realpath(trace_paths[i].c_str(), canonical) != nullptr ? canonical : trace_paths[i];
+      auto it = first.emplace(key, static_cast<int>(distinct.size())).first;
+      if (it->second == static_cast<int>(distinct.size())) distinct.push_back(trace_paths[i]);
+      loaded_as[i] = it->second;
+    }
+    trace_paths = std::move(distinct);
+  }
   const int num_traces = static_cast<int>(trace_paths.size());
 
   // Traces: one file per rank, loaded in parallel (each rank independently; same result).
@@ -395,7 +414,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   std::vector<const et::Trace*> npu_trace(n);
   for (int r = 0; r < n; ++r) {
     const int t = placement ? placement->TraceIndex(r) : r;
-    trace_index[r] = t < 0 ? num_traces : t;
+    trace_index[r] = t < 0 ? num_traces : loaded_as[t];
     npu_trace[r] = traces[trace_index[r]].get();
   }
   uint64_t dangling = 0;

@@ -173,6 +173,41 @@ TEST(Jobs, TwoJobsEqualTheMachineWrittenOut) {
   }
 }
 
+// Four jobs naming the same trace share its loaded files: the run equals four copies of the
+// trace (--replicate-trace, no group spanning them), NPU by NPU, on both queueing backends.
+TEST(Jobs, JobsOfOneTraceEqualItsCopies) {
+  for (Backend backend : {Backend::kAnalyticalAware, Backend::kPacket}) {
+    RunOptions jobs = Machine("jobs_same");
+    std::vector<std::vector<Node>> serve;
+    for (int r = 0; r < 2; ++r) serve.push_back(ServeRank(r, ""));
+    ASSERT_TRUE(et::WriteRankFiles(TestTmp("jobs_same") + ".serve", serve).ok());
+    jobs.jobs = WriteTestFile("jobs_same.jobs.yaml",
+                              "jobs:\n  - {workload: jobs_same.serve}\n"
+                              "  - {workload: jobs_same.serve}\n"
+                              "  - {workload: ./jobs_same.serve, npus: 6-7}\n"
+                              "  - {workload: jobs_same.serve}\n");
+    RunOptions copies = jobs;
+    copies.jobs.clear();
+    copies.workload = TestTmp("jobs_same") + ".serve";
+    copies.replicate_trace = true;
+    copies.dp_groups = "none";
+    jobs.backend = copies.backend = backend;
+    StatusOr<RunResult> a = RunSimulation(jobs);
+    StatusOr<RunResult> b = RunSimulation(copies);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    ASSERT_EQ(a->jobs.size(), 4u);
+    EXPECT_EQ(a->jobs[2].npus, (std::vector<int>{6, 7}));
+    EXPECT_EQ(a->jobs[3].npus, (std::vector<int>{4, 5}));
+    for (int i = 0; i < kNpus; ++i) {
+      EXPECT_GT(a->npus[i].nodes_done, 0u) << "NPU " << i;
+      EXPECT_EQ(a->npus[i].nodes_done, b->npus[i].nodes_done) << "NPU " << i;
+      EXPECT_EQ(a->npus[i].finish, b->npus[i].finish) << "NPU " << i;
+      EXPECT_EQ(a->npus[i].bytes_collective, b->npus[i].bytes_collective) << "NPU " << i;
+    }
+  }
+}
+
 TEST(Jobs, SummaryAndReportNameEachJob) {
   RunOptions o = TwoJobs("jobs_report");
   o.record = true;
