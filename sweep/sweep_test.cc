@@ -503,6 +503,13 @@ TEST(Sweep, JobsFilesGiveEachJobsStepTimeAndSharingCost) {
   EXPECT_EQ(sharing[0][0], 0);
   EXPECT_EQ(sharing[0][1], 0);
   EXPECT_GT(sharing[1][0], 0);
+  // Every shard takes its job columns from every point's file, so the shards merge: shard 1
+  // holds only the crossed point, yet its header names job c too.
+  RunPoints(*spec, Tmp("jobs.part0"), 1, false, 0, 2);
+  RunPoints(*spec, Tmp("jobs.part1"), 1, false, 1, 2);
+  ASSERT_TRUE(
+      MergeSweepOutputs({Tmp("jobs.part0.csv"), Tmp("jobs.part1.csv")}, Tmp("jobs.merged")).ok());
+  EXPECT_EQ(Slurp(Tmp("jobs.merged.csv")), csv);
   // The JSON gives the job columns as numbers, and blanks as empty strings.
   const std::string json = Slurp(Tmp("jobs.out.json"));
   EXPECT_NE(json.find("\"job.a.sharing_percent\": 0,"), std::string::npos) << json;
