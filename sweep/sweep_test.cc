@@ -91,6 +91,19 @@ SweepSummary RunPoints(const SweepSpec& spec, const std::string& out, int jobs, 
   return s.ok() ? *s : SweepSummary();
 }
 
+// Runs the shipped study `spec_file`, which has `points` points, on 2 threads: its CSV's lines
+// (none if it does not load or has another number of points; every point must succeed).
+std::vector<std::string> RunStudy(const std::string& spec_file, size_t points) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_file);
+  EXPECT_TRUE(spec.ok()) << spec.status().message();
+  if (!spec.ok()) return {};
+  EXPECT_EQ(spec->points.size(), points) << spec_file;
+  if (spec->points.size() != points) return {};
+  const std::string out = Tmp(spec_file.substr(spec_file.rfind('/') + 1) + ".out");
+  EXPECT_EQ(RunPoints(*spec, out, 2).failed, 0) << Slurp(out + ".csv");
+  return Lines(Slurp(out + ".csv"));
+}
+
 TEST(Sweep, GridPointsEqualSeparateRuns) {
   StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("grid"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -221,12 +234,7 @@ TEST(Sweep, ExampleStudySpecLoads) {
 // The 64-NPU machine comparison runs end to end through the system layer on whole-machine
 // networks (torus, DGX fat-tree); the NVSwitch machine wins the 1 GiB all-reduce.
 TEST(Sweep, MachineComparisonRuns) {
-  StatusOr<SweepSpec> spec = LoadSweepSpec("configs/sweeps/machines_64.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.status().message();
-  ASSERT_EQ(spec->points.size(), 4u);
-  const SweepSummary s = RunPoints(*spec, Tmp("machines"), 2);
-  EXPECT_EQ(s.failed, 0);
-  const std::vector<std::string> lines = Lines(Slurp(Tmp("machines.csv")));
+  const std::vector<std::string> lines = RunStudy("configs/sweeps/machines_64.yaml", 4);
   ASSERT_EQ(lines.size(), 5u);
   auto end_ns = [](const std::string& line) {  // the column after network and collective
     std::stringstream ss(line);
@@ -578,12 +586,7 @@ TEST(Sweep, JobsFilesGiveEachJobsStepTimeAndSharingCost) {
 // slows the other on any backend or bandwidth; interleaved, training slows, and less so as the
 // links get faster.
 TEST(Sweep, JobsSharingStudyRuns) {
-  StatusOr<SweepSpec> spec = LoadSweepSpec("configs/sweeps/jobs_sharing.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.status().message();
-  ASSERT_EQ(spec->points.size(), 12u);
-  const SweepSummary s = RunPoints(*spec, Tmp("jobs_sharing"), 2);
-  EXPECT_EQ(s.failed, 0);
-  const std::vector<std::string> lines = Lines(Slurp(Tmp("jobs_sharing.csv")));
+  const std::vector<std::string> lines = RunStudy("configs/sweeps/jobs_sharing.yaml", 12);
   ASSERT_EQ(lines.size(), 13u);
   for (int backend = 0; backend < 2; ++backend) {
     double previous = 1e9;
