@@ -662,17 +662,6 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       if (files.count("nccl-algorithm") && files["nccl-algorithm"] != "auto") {
         pr.run.nccl_algorithm = files["nccl-algorithm"];
       }
-      // A trace of fewer ranks than the point's NPUs, run as copies (--replicate-trace).
-      if (files.count("comm-groups")) {
-        pr.run.comm_group_config = Join(spec.dir, files["comm-groups"]);
-      }
-      pr.run.replicate_trace = files.count("replicate-trace") && files["replicate-trace"] == "true";
-      if (pr.run.replicate_trace && generate) {
-        throw std::runtime_error(
-            "replicate-trace is true, but the workload is a generated collective, written for "
-            "every NPU: copies apply to a trace of fewer ranks (base or point 'workload: PREFIX')");
-      }
-      if (files.count("dp-groups")) pr.run.dp_groups = files["dp-groups"];
       // Several traces sharing the machine (--jobs), each job's own workload named in the file.
       if (files.count("jobs")) {
         if (generated_explicitly) {
@@ -693,6 +682,17 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         throw std::runtime_error(
             "jobs-alone is true, but no jobs file is given (base or point 'jobs')");
       }
+      // A trace of fewer ranks than the point's NPUs, run as copies (--replicate-trace).
+      if (files.count("comm-groups")) {
+        pr.run.comm_group_config = Join(spec.dir, files["comm-groups"]);
+      }
+      pr.run.replicate_trace = files.count("replicate-trace") && files["replicate-trace"] == "true";
+      if (pr.run.replicate_trace && generate) {
+        throw std::runtime_error(
+            "replicate-trace is true, but the workload is a generated collective, written for "
+            "every NPU: copies apply to a trace of fewer ranks (base or point 'workload: PREFIX')");
+      }
+      if (files.count("dp-groups")) pr.run.dp_groups = files["dp-groups"];
       if (generate) {
         static const std::map<std::string, ChakraProtoMsg::CollectiveCommType> kTypes = {
             {"all_reduce", ChakraProtoMsg::ALL_REDUCE},

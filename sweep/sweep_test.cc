@@ -523,18 +523,21 @@ TEST(Sweep, JobsFilesGiveEachJobsStepTimeAndSharingCost) {
   EXPECT_NE(json.find("\"job.a.sharing_percent\": 0,"), std::string::npos) << json;
   EXPECT_NE(json.find("\"job.a.end_ns\": \"\""), std::string::npos) << json;
 
-  // Jobs with a workload or a generated collective, or jobs-alone without jobs, fail their
-  // point, saying what to give instead.
+  // Jobs with a workload, a generated collective or copies of a trace, or jobs-alone without
+  // jobs, fail their point, saying what to give instead.
   std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
                            << ".net.yml\n  jobs: " << name << ".apart.yaml\n"
                            << "points:\n  - {workload: " << name << ".small}\n"
                            << "  - {workload.size: 1048576}\n"
-                           << "  - {jobs-alone: true}\n";
+                           << "  - {jobs-alone: true}\n"
+                           << "  - {replicate-trace: true}\n";
   spec = LoadSweepSpec(spec_path);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  EXPECT_EQ(RunPoints(*spec, Tmp("jobs.both"), 1).failed, 2);
+  EXPECT_EQ(RunPoints(*spec, Tmp("jobs.both"), 1).failed, 3);
   const std::vector<std::string> both = Lines(Slurp(Tmp("jobs.both.csv")));
-  ASSERT_EQ(both.size(), 4u);
+  ASSERT_EQ(both.size(), 5u);
+  EXPECT_NE(both[4].find("--replicate-trace does not apply with --jobs"), std::string::npos)
+      << both[4];
   EXPECT_NE(both[1].find("jobs " + name + ".apart.yaml and workload " + name +
                          ".small were both given; expected one"),
             std::string::npos)
