@@ -51,6 +51,41 @@ Status Save(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+// With --jobs: each NPU's job (index into r.jobs) and rank there; job -1 for an idle NPU. Empty
+// without jobs.
+struct NpuJob {
+  int job = -1;
+  int rank = -1;
+};
+std::vector<NpuJob> NpuJobs(const RunResult& r) {
+  if (r.jobs.empty()) return {};
+  std::vector<NpuJob> of(r.num_npus());
+  for (size_t j = 0; j < r.jobs.size(); ++j) {
+    for (size_t rank = 0; rank < r.jobs[j].npus.size(); ++rank) {
+      of[r.jobs[j].npus[rank]] = {static_cast<int>(j), static_cast<int>(rank)};
+    }
+  }
+  return of;
+}
+
+// The `"job": .., "rank": ..` members of NPU `npu`'s JSON entry (null for an idle NPU), after a
+// comma; "" without jobs.
+std::string JobJson(const RunResult& r, const std::vector<NpuJob>& of, int npu) {
+  if (of.empty()) return "";
+  const NpuJob& j = of[npu];
+  if (j.job < 0) return ", \"job\": null, \"rank\": null";
+  return ", \"job\": " + JsonString(r.jobs[j.job].name) + ", \"rank\": " + std::to_string(j.rank);
+}
+
+// The `job,rank` fields of NPU `npu`'s CSV row (empty for an idle NPU), after a comma; "" without
+// jobs.
+std::string JobCsv(const RunResult& r, const std::vector<NpuJob>& of, int npu) {
+  if (of.empty()) return "";
+  const NpuJob& j = of[npu];
+  if (j.job < 0) return ",,";
+  return "," + CsvField(r.jobs[j.job].name) + "," + std::to_string(j.rank);
+}
+
 Status NeedsRecording(const RunResult& r) {
   if (static_cast<int>(r.activity.size()) != r.num_npus()) {
     return Status::Error("internal: the run was not recorded (RunOptions::record)");
@@ -94,21 +129,17 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
   std::vector<Ev> events;
   std::vector<std::string> meta;
   // With --jobs, each NPU's process names its job and rank: "NPU 4 (train, rank 1)".
-  std::vector<std::string> job_of(r.num_npus());
-  for (const JobResult& j : r.jobs) {
-    for (size_t rank = 0; rank < j.npus.size(); ++rank) {
-      job_of[j.npus[rank]] = " (" + j.name + ", rank " + std::to_string(rank) + ")";
-    }
-  }
-  if (!r.jobs.empty()) {
-    for (std::string& name : job_of) {
-      if (name.empty()) name = " (idle)";
-    }
-  }
+  const std::vector<NpuJob> job_of = NpuJobs(r);
   for (int npu = 0; npu < r.num_npus(); ++npu) {
     const std::string pid = std::to_string(npu);
+    std::string name = "NPU " + pid;
+    if (!job_of.empty()) {
+      const NpuJob& j = job_of[npu];
+      name += j.job < 0 ? " (idle)"
+                        : " (" + r.jobs[j.job].name + ", rank " + std::to_string(j.rank) + ")";
+    }
     meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
-                   R"(,"tid":0,"args":{"name":)" + JsonString("NPU " + pid + job_of[npu]) + "}}");
+                   R"(,"tid":0,"args":{"name":)" + JsonString(name) + "}}");
     meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
                    R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
     // Receives may overlap one another: give each the first lane free at its start.
@@ -343,11 +374,12 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   }
   out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
   out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
+  const std::vector<NpuJob> job_of = NpuJobs(r);  // with --jobs, each entry names its job and rank
   for (int i = 0; i < r.num_npus(); ++i) {
     const NpuBreakdown& b = r.breakdown[i];
-    out += "    {\"npu\": " + std::to_string(i) + ", \"total\": " + Ns(b.total) +
-           ", \"compute\": " + Ns(b.compute) + ", \"cpu\": " + Ns(b.cpu) +
-           ", \"communication\": " + Ns(b.communication) +
+    out += "    {\"npu\": " + std::to_string(i) + JobJson(r, job_of, i) +
+           ", \"total\": " + Ns(b.total) + ", \"compute\": " + Ns(b.compute) +
+           ", \"cpu\": " + Ns(b.cpu) + ", \"communication\": " + Ns(b.communication) +
            ", \"exposed_communication\": " + Ns(b.exposed) +
            ", \"overlapped_communication\": " + Ns(b.overlapped) + ", \"memory\": " + Ns(b.memory) +
            ", \"idle\": " + Ns(b.idle) + ", \"overlap_percent\": " + Num(b.overlap_percent()) +
@@ -358,7 +390,7 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   const std::vector<CollectiveStat> colls = CollectiveStats(r);
   for (size_t i = 0; i < colls.size(); ++i) {
     const CollectiveStat& c = colls[i];
-    out += "    {\"npu\": " + std::to_string(c.npu) +
+    out += "    {\"npu\": " + std::to_string(c.npu) + JobJson(r, job_of, c.npu) +
            ", \"node_id\": " + std::to_string(c.node_id) + ", \"name\": " + JsonString(c.name) +
            ", \"type\": \"" + et::CollectiveTypeName(c.type) +
            "\", \"group\": " + JsonString(c.group.empty() ? "all" : c.group) +
@@ -421,21 +453,25 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
 
 Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
   if (Status s = NeedsRecording(r); !s.ok()) return s;
-  std::string npus =
-      "npu,total_ns,compute_ns,cpu_ns,communication_ns,exposed_communication_ns,"
-      "overlapped_communication_ns,memory_ns,idle_ns,overlap_percent\n";
+  // With --jobs, the per-NPU files have each NPU's job and rank after its id.
+  const std::vector<NpuJob> job_of = NpuJobs(r);
+  const std::string job_columns = job_of.empty() ? "" : ",job,rank";
+  std::string npus = "npu" + job_columns +
+                     ",total_ns,compute_ns,cpu_ns,communication_ns,exposed_communication_ns,"
+                     "overlapped_communication_ns,memory_ns,idle_ns,overlap_percent\n";
   for (int i = 0; i < r.num_npus(); ++i) {
     const NpuBreakdown& b = r.breakdown[i];
-    npus += std::to_string(i) + "," + Ns(b.total) + "," + Ns(b.compute) + "," + Ns(b.cpu) + "," +
-            Ns(b.communication) + "," + Ns(b.exposed) + "," + Ns(b.overlapped) + "," +
-            Ns(b.memory) + "," + Ns(b.idle) + "," + Num(b.overlap_percent()) + "\n";
+    npus += std::to_string(i) + JobCsv(r, job_of, i) + "," + Ns(b.total) + "," + Ns(b.compute) +
+            "," + Ns(b.cpu) + "," + Ns(b.communication) + "," + Ns(b.exposed) + "," +
+            Ns(b.overlapped) + "," + Ns(b.memory) + "," + Ns(b.idle) + "," +
+            Num(b.overlap_percent()) + "\n";
   }
-  std::string colls =
-      "npu,node_id,name,type,group,group_size,bytes,start_ns,end_ns,duration_ns,alg_bw_gbps,"
-      "bus_bw_gbps\n";
+  std::string colls = "npu" + job_columns +
+                      ",node_id,name,type,group,group_size,bytes,start_ns,end_ns,duration_ns,"
+                      "alg_bw_gbps,bus_bw_gbps\n";
   for (const CollectiveStat& c : CollectiveStats(r)) {
-    colls += std::to_string(c.npu) + "," + std::to_string(c.node_id) + "," + CsvField(c.name) +
-             "," + et::CollectiveTypeName(c.type) + "," +
+    colls += std::to_string(c.npu) + JobCsv(r, job_of, c.npu) + "," + std::to_string(c.node_id) +
+             "," + CsvField(c.name) + "," + et::CollectiveTypeName(c.type) + "," +
              CsvField(c.group.empty() ? "all" : c.group) + "," + std::to_string(c.group_size) +
              "," + std::to_string(c.bytes) + "," + Ns(c.start) + "," + Ns(c.end) + "," +
              Ns(c.end - c.start) + "," + Num(c.alg_bw_gbps) + "," + Num(c.bus_bw_gbps) + "\n";

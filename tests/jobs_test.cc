@@ -234,6 +234,26 @@ TEST(Jobs, SummaryAndReportNameEachJob) {
       << json;
   EXPECT_NE(json.find("{\"name\": \"serve\", \"npus\": [0, 1], \"step_time_ns\": "),
             std::string::npos);
+  // Every NPU's and collective's entry names its job and rank (null for an idle NPU), in the
+  // JSON and the CSV files.
+  EXPECT_NE(json.find("{\"npu\": 4, \"job\": \"train\", \"rank\": 1, \"total\": "),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"npu\": 2, \"job\": null, \"rank\": null, \"total\": "), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"npu\": 1, \"job\": \"serve\", \"rank\": 1, \"node_id\": 2, "
+                      "\"name\": \"logits\""),
+            std::string::npos)
+      << json;
+  const std::string csv = TestTmp("jobs_report.csv");
+  ASSERT_TRUE(WriteReportCsv(*r, csv).ok());
+  const std::string npus = ReadWholeFile(csv + ".npus.csv");
+  EXPECT_EQ(npus.rfind("npu,job,rank,total_ns,compute_ns,", 0), 0u) << npus;
+  EXPECT_NE(npus.find("\n6,train,0,"), std::string::npos) << npus;
+  EXPECT_NE(npus.find("\n2,,,0,"), std::string::npos) << npus;
+  const std::string colls = ReadWholeFile(csv + ".collectives.csv");
+  EXPECT_EQ(colls.rfind("npu,job,rank,node_id,name,", 0), 0u) << colls;
+  EXPECT_NE(colls.find("\n7,train,2,4,grad_sync,ALL_REDUCE,"), std::string::npos) << colls;
   // The timeline names each NPU's job and rank.
   const std::string timeline = TestTmp("jobs_report.trace.json");
   ASSERT_TRUE(WriteChromeTrace(*r, timeline).ok());
