@@ -2,45 +2,26 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "config/test_files.h"
 #include "et_feeder/writer.h"
 #include "report/breakdown.h"
 #include "report/outputs.h"
+#include "tests/test_case.h"
 
 namespace orrery {
 namespace {
 
 using ChakraProtoMsg::Node;
 
-std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Runs `ranks` recorded on a ring of as many NPUs (50 GiB/s, 500 ns), with `system_extra`
-// (JSON members) added to the system configuration.
+// (JSON members after a comma) added to the ring test system configuration.
 RunResult RecordedRun(const std::string& name, const std::vector<std::vector<Node>>& ranks,
                       const std::string& system_extra = "") {
-  const std::string prefix = Tmp(name);
-  std::ofstream(prefix + ".system.json") << R"({
-    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
-    "collective-optimization": "localBWAware", "local-mem-bw": 1600)"
-                                         << system_extra << "}";
-  std::ofstream(prefix + ".net.yml") << "topology: [ Ring ]\nnpus_count: [ " << ranks.size()
-                                     << " ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  EXPECT_TRUE(et::WriteRankFiles(prefix, ranks).ok());
-  RunOptions o;
-  o.workload = prefix;
-  o.system_config = prefix + ".system.json";
-  o.network_config = prefix + ".net.yml";
+  std::string system = kRingTestSystem;
+  system.insert(system.rfind('}'), system_extra);
+  RunOptions o = WriteTestCase(name, ranks, system, "Ring");
   o.record = true;
   StatusOr<RunResult> r = RunSimulation(o);
   EXPECT_TRUE(r.ok()) << r.status().message();
@@ -50,17 +31,7 @@ RunResult RecordedRun(const std::string& name, const std::vector<std::vector<Nod
 // 4 NPUs on a ring (50 GiB/s, 500 ns). Every NPU: fwd (5 us) -> 1 MiB all-reduce (43000 ns,
 // ASTRA-sim's figure). NPU 0 also runs a 100 us kernel after fwd, overlapping the all-reduce,
 // then sends 1 MiB to NPU 1 after the all-reduce (20031 ns); NPU 1 receives it.
-RunResult MixedRun() {
-  std::vector<std::vector<Node>> ranks(4);
-  for (auto& r : ranks) {
-    r = {et::MakeCompNode(1, "fwd", 5),
-         et::MakeCollNode(2, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
-  }
-  ranks[0].push_back(et::MakeCompNode(3, "long_kernel", 100, {1}));
-  ranks[0].push_back(et::MakeSendNode(4, /*peer=*/1, 1 << 20, /*tag=*/9, {2}));
-  ranks[1].push_back(et::MakeRecvNode(4, /*peer=*/0, 1 << 20, /*tag=*/9, {2}));
-  return RecordedRun("mixed", ranks);
-}
+RunResult MixedRun() { return RecordedRun("mixed", MixedGraphRanks()); }
 
 // NPU 0: compute = fwd [0, 5000) + kernel [5000, 105000) = 105000; communication = all-reduce
 //   [5000, 48000) + send [48000, 68031) = 63031, all of it under the kernel: overlapped 63031,
@@ -137,7 +108,7 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
   o.record = true;
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const std::string path = Tmp("dp_step.trace.json");
+  const std::string path = TestTmp("dp_step.trace.json");
   ASSERT_TRUE(WriteChromeTrace(*r, path).ok());
   const YAML::Node doc = YAML::LoadFile(path);  // JSON is YAML: a parse error throws
   const YAML::Node events = doc["traceEvents"];
@@ -249,7 +220,7 @@ TEST(Timeline, ChunkPhasesAndQueueLengths) {
   }
   EXPECT_NEAR(stats[0].mean_length, area / 105000.0, 1e-9);
 
-  const std::string json = Tmp("mixed.queues.json");
+  const std::string json = TestTmp("mixed.queues.json");
   ASSERT_TRUE(WriteReportJson(r, json).ok());
   const YAML::Node doc = YAML::LoadFile(json);
   ASSERT_EQ(doc["queues"].size(), 4u);
@@ -257,17 +228,17 @@ TEST(Timeline, ChunkPhasesAndQueueLengths) {
   EXPECT_EQ(doc["queues"][1]["max_length"].as<int>(), 4);
   EXPECT_EQ(doc["queues"][1]["samples"][0][0].as<int64_t>(), 5000);
   EXPECT_EQ(doc["queues"][1]["samples"][4][1].as<int>(), 0);
-  const std::string prefix = Tmp("mixed.queues");
+  const std::string prefix = TestTmp("mixed.queues");
   ASSERT_TRUE(WriteReportCsv(r, prefix).ok());
-  EXPECT_NE(Slurp(prefix + ".queues.csv").find("npu,queue,time_ns,length\n0,0,5000,4\n"),
+  EXPECT_NE(ReadWholeFile(prefix + ".queues.csv").find("npu,queue,time_ns,length\n0,0,5000,4\n"),
             std::string::npos);
 }
 
 TEST(Timeline, ChakraVisualizerLinesPairIssueAndCallback) {
   const RunResult r = MixedRun();
-  const std::string path = Tmp("mixed.timeline.txt");
+  const std::string path = TestTmp("mixed.timeline.txt");
   ASSERT_TRUE(WriteChakraTimeline(r, path).ok());
-  const std::string text = Slurp(path);
+  const std::string text = ReadWholeFile(path);
   EXPECT_NE(text.find("issue,sys->id=0, tick=0, node->id=1, node->name=fwd, "
                       "node->type=COMP_NODE\n"),
             std::string::npos)
@@ -282,7 +253,7 @@ TEST(Timeline, ChakraVisualizerLinesPairIssueAndCallback) {
 
 TEST(Report, JsonAndCsvCarryTheBreakdown) {
   const RunResult r = MixedRun();
-  const std::string json = Tmp("mixed.report.json");
+  const std::string json = TestTmp("mixed.report.json");
   ASSERT_TRUE(WriteReportJson(r, json).ok());
   const YAML::Node doc = YAML::LoadFile(json);
   EXPECT_EQ(doc["step_time_ns"].as<int64_t>(), 105000);
@@ -296,20 +267,21 @@ TEST(Report, JsonAndCsvCarryTheBreakdown) {
   EXPECT_NE(SummaryTable(r).find("\n  network: analytical-aware, store-and-forward\n"),
             std::string::npos);
 
-  const std::string prefix = Tmp("mixed.report");
+  const std::string prefix = TestTmp("mixed.report");
   ASSERT_TRUE(WriteReportCsv(r, prefix).ok());
-  const std::string npus = Slurp(prefix + ".npus.csv");
+  const std::string npus = ReadWholeFile(prefix + ".npus.csv");
   EXPECT_NE(npus.find("\n1,68031,5000,0,63031,63031,0,0,0,0\n"), std::string::npos) << npus;
-  EXPECT_NE(Slurp(prefix + ".collectives.csv").find(",ALL_REDUCE,all,4,1048576,5000,48000,43000,"),
+  EXPECT_NE(ReadWholeFile(prefix + ".collectives.csv")
+                .find(",ALL_REDUCE,all,4,1048576,5000,48000,43000,"),
             std::string::npos);
 }
 
 TEST(Report, SameRunSameBytes) {
   const RunResult a = MixedRun();
   const RunResult b = MixedRun();
-  ASSERT_TRUE(WriteChromeTrace(a, Tmp("a.json")).ok());
-  ASSERT_TRUE(WriteChromeTrace(b, Tmp("b.json")).ok());
-  EXPECT_EQ(Slurp(Tmp("a.json")), Slurp(Tmp("b.json")));
+  ASSERT_TRUE(WriteChromeTrace(a, TestTmp("a.json")).ok());
+  ASSERT_TRUE(WriteChromeTrace(b, TestTmp("b.json")).ok());
+  EXPECT_EQ(ReadWholeFile(TestTmp("a.json")), ReadWholeFile(TestTmp("b.json")));
   EXPECT_EQ(SummaryTable(a), SummaryTable(b));
 }
 
@@ -386,7 +358,7 @@ TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
                          " max 8.19 KB (mean 1.5 KB, paused 100.0%)"),
             std::string::npos)
       << summary;
-  const std::string json = Tmp("ports.report.json");
+  const std::string json = TestTmp("ports.report.json");
   ASSERT_TRUE(WriteReportJson(r, json).ok());
   const YAML::Node doc = YAML::LoadFile(json);
   EXPECT_EQ(doc["links"][1]["max_queue_bytes"].as<uint64_t>(), 8192u);
@@ -396,9 +368,9 @@ TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
   // Queue depths over time become counters of one more process in the timeline.
   r.port_queues.push_back(
       QueueSeries{"sw0->npu3", {{Time::FromNs(1000), 8192}, {Time::FromNs(2000), 0}}});
-  const std::string trace = Tmp("ports.trace.json");
+  const std::string trace = TestTmp("ports.trace.json");
   ASSERT_TRUE(WriteChromeTrace(r, trace).ok());
-  const std::string text = Slurp(trace);
+  const std::string text = ReadWholeFile(trace);
   EXPECT_NE(
       text.find(
           R"({"ph":"C","name":"sw0->npu3","pid":4,"tid":0,"ts":1.000,"args":{"bytes":8192}})"),
@@ -516,7 +488,7 @@ TEST(CriticalPath, NamesTheWaitForABusySlot) {
   EXPECT_EQ(CriticalPathTotalsOf(r).slot_waits, 1);
 
   // The report carries it: JSON, CSV and a process of the timeline.
-  const std::string json = Tmp("slot.report.json");
+  const std::string json = TestTmp("slot.report.json");
   ASSERT_TRUE(WriteReportJson(r, json).ok());
   const YAML::Node doc = YAML::LoadFile(json);
   EXPECT_EQ(doc["critical_path"]["total"].as<int64_t>(), 15000);
@@ -524,13 +496,13 @@ TEST(CriticalPath, NamesTheWaitForABusySlot) {
   EXPECT_EQ(doc["critical_path"]["slot_waits"].as<int>(), 1);
   EXPECT_EQ(doc["critical_path"]["segments"][1]["after"].as<std::string>(), "slot");
   EXPECT_EQ(doc["critical_path"]["segments"][1]["after_node_id"].as<uint64_t>(), 1u);
-  ASSERT_TRUE(WriteReportCsv(r, Tmp("slot.report")).ok());
-  EXPECT_EQ(Slurp(Tmp("slot.report.critical_path.csv")),
+  ASSERT_TRUE(WriteReportCsv(r, TestTmp("slot.report")).ok());
+  EXPECT_EQ(ReadWholeFile(TestTmp("slot.report.critical_path.csv")),
             "npu,node_id,name,kind,start_ns,end_ns,duration_ns,after,after_npu,after_node_id\n"
             "0,1,first,GPU compute,0,10000,10000,start,,\n"
             "0,2,second,GPU compute,10000,15000,5000,slot,0,1\n");
-  ASSERT_TRUE(WriteChromeTrace(r, Tmp("slot.trace.json")).ok());
-  const std::string trace = Slurp(Tmp("slot.trace.json"));
+  ASSERT_TRUE(WriteChromeTrace(r, TestTmp("slot.trace.json")).ok());
+  const std::string trace = ReadWholeFile(TestTmp("slot.trace.json"));
   EXPECT_NE(trace.find(R"("args":{"name":"critical path"})"), std::string::npos);
   EXPECT_NE(trace.find(R"({"ph":"X","name":"NPU 0: second","cat":"critical path","pid":2,)"),
             std::string::npos)

@@ -16,16 +16,8 @@ namespace {
 
 using ChakraProtoMsg::Node;
 
-std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
-
 RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node>>& ranks) {
-  return WriteTestCase(name, ranks, R"({
-    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
-    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
-    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
-    "local-mem-bw": 1600 })",
-                       "Ring");
+  return WriteTestCase(name, ranks, kRingTestSystem, "Ring");
 }
 
 // 4 NPUs, Ring 50 GB/s 500 ns. Every NPU: fwd (5 us) -> 1 MiB all-reduce. NPU 0 also runs a
@@ -36,14 +28,7 @@ RunOptions WriteCase(const std::string& name, const std::vector<std::vector<Node
 //   NPU 1: 48000 + 20031 = 68031, exposed 68031 - 5000 = 63031
 //   NPUs 2, 3: 48000, exposed 43000
 TEST(EndToEnd, ComputeCollectiveAndSendRecvInOneGraph) {
-  std::vector<std::vector<Node>> ranks(4);
-  for (auto& r : ranks) {
-    r = {et::MakeCompNode(1, "fwd", 5),
-         et::MakeCollNode(2, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
-  }
-  ranks[0].push_back(et::MakeCompNode(3, "long_kernel", 100, {1}));
-  ranks[0].push_back(et::MakeSendNode(4, /*peer=*/1, 1 << 20, /*tag=*/9, {2}));
-  ranks[1].push_back(et::MakeRecvNode(4, /*peer=*/0, 1 << 20, /*tag=*/9, {2}));
+  const std::vector<std::vector<Node>> ranks = MixedGraphRanks();
   for (Backend backend : {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware}) {
     RunOptions o = WriteCase("mixed", ranks);
     o.backend = backend;
@@ -101,7 +86,7 @@ TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
 TEST(EndToEnd, LinkStatsFileRanksLinksByBusyTime) {
   RunOptions o = WriteCase("linkstats", TwoMessagesToNpu1());
   o.backend = Backend::kAnalyticalAware;
-  o.link_stats = Tmp("linkstats.csv");
+  o.link_stats = TestTmp("linkstats.csv");
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   std::ifstream in(o.link_stats);
@@ -270,7 +255,7 @@ TEST(EndToEnd, RemoteMemoryTypesQueueAsDocumented) {
   };
   for (const Case& c : cases) {
     RunOptions o = WriteCase("memory", ranks);
-    o.memory_config = Tmp("memory.mem.json");
+    o.memory_config = TestTmp("memory.mem.json");
     std::ofstream(o.memory_config) << c.memory;
     StatusOr<RunResult> r = RunSimulation(o);
     ASSERT_TRUE(r.ok()) << r.status().message();
@@ -345,7 +330,7 @@ TEST(EndToEnd, CollectiveNodeWithoutCommTypeIsHostWorkOrAnError) {
   r = RunSimulation(WriteCase("gpu_coll_without_type", ranks));
   ASSERT_FALSE(r.ok());
   const std::string m = r.status().message();
-  EXPECT_NE(m.find(Tmp("gpu_coll_without_type.1.et") +
+  EXPECT_NE(m.find(TestTmp("gpu_coll_without_type.1.et") +
                    ": NPU 1 node 1 'c10d::allreduce_': a "
                    "COMM_COLL_NODE with no 'comm_type'; a collective needs 'comm_type', 0..9 "
                    "(ALL_REDUCE"),

@@ -44,4 +44,19 @@ inline RunOptions WriteTestCase(const std::string& name,
   return o;
 }
 
+// Compute, a collective and a send/receive in one graph, on 4 NPUs. Every NPU: fwd (5 us) -> a
+// 1 MiB all-reduce. NPU 0 also runs a 100 us kernel after fwd, overlapping the all-reduce, then
+// sends 1 MiB to NPU 1 after the all-reduce; NPU 1 receives it.
+inline std::vector<std::vector<ChakraProtoMsg::Node>> MixedGraphRanks() {
+  std::vector<std::vector<ChakraProtoMsg::Node>> ranks(4);
+  for (auto& r : ranks) {
+    r = {et::MakeCompNode(1, "fwd", 5),
+         et::MakeCollNode(2, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
+  }
+  ranks[0].push_back(et::MakeCompNode(3, "long_kernel", 100, {1}));
+  ranks[0].push_back(et::MakeSendNode(4, /*peer=*/1, 1 << 20, /*tag=*/9, {2}));
+  ranks[1].push_back(et::MakeRecvNode(4, /*peer=*/0, 1 << 20, /*tag=*/9, {2}));
+  return ranks;
+}
+
 }  // namespace orrery
