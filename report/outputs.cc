@@ -51,39 +51,68 @@ Status Save(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-// With --jobs: each NPU's job (index into r.jobs) and rank there; job -1 for an idle NPU. Empty
-// without jobs.
-struct NpuJob {
-  int job = -1;
+// With --jobs or --replicate-trace: each NPU's job (index into r.jobs) or copy, and its rank
+// there; owner -1 for an idle NPU. Empty otherwise.
+struct NpuPlace {
+  int owner = -1;
   int rank = -1;
 };
-std::vector<NpuJob> NpuJobs(const RunResult& r) {
-  if (r.jobs.empty()) return {};
-  std::vector<NpuJob> of(r.num_npus());
-  for (size_t j = 0; j < r.jobs.size(); ++j) {
-    for (size_t rank = 0; rank < r.jobs[j].npus.size(); ++rank) {
-      of[r.jobs[j].npus[rank]] = {static_cast<int>(j), static_cast<int>(rank)};
+std::vector<NpuPlace> NpuPlaces(const RunResult& r) {
+  std::vector<NpuPlace> of;
+  if (r.copy_ranks > 0) {
+    for (int npu = 0; npu < r.num_npus(); ++npu) {
+      of.push_back({npu / r.copy_ranks, npu % r.copy_ranks});
+    }
+  } else if (!r.jobs.empty()) {
+    of.resize(r.num_npus());
+    for (size_t j = 0; j < r.jobs.size(); ++j) {
+      for (size_t rank = 0; rank < r.jobs[j].npus.size(); ++rank) {
+        of[r.jobs[j].npus[rank]] = {static_cast<int>(j), static_cast<int>(rank)};
+      }
     }
   }
   return of;
 }
 
-// The `"job": .., "rank": ..` members of NPU `npu`'s JSON entry (null for an idle NPU), after a
-// comma; "" without jobs.
-std::string JobJson(const RunResult& r, const std::vector<NpuJob>& of, int npu) {
-  if (of.empty()) return "";
-  const NpuJob& j = of[npu];
-  if (j.job < 0) return ", \"job\": null, \"rank\": null";
-  return ", \"job\": " + JsonString(r.jobs[j.job].name) + ", \"rank\": " + std::to_string(j.rank);
+// What the owner is called in reports: "job" (--jobs) or "copy" (--replicate-trace).
+const char* OwnerKind(const RunResult& r) { return r.copy_ranks > 0 ? "copy" : "job"; }
+
+// The owner as a JSON value: the job's name, or the copy's number.
+std::string OwnerJson(const RunResult& r, int owner) {
+  return r.copy_ranks > 0 ? std::to_string(owner) : JsonString(r.jobs[owner].name);
 }
 
-// The `job,rank` fields of NPU `npu`'s CSV row (empty for an idle NPU), after a comma; "" without
-// jobs.
-std::string JobCsv(const RunResult& r, const std::vector<NpuJob>& of, int npu) {
+// The `"job": .., "rank": ..` (or `"copy": ..`) members of NPU `npu`'s JSON entry (null for an
+// idle NPU), after a comma; "" without jobs or copies.
+std::string PlaceJson(const RunResult& r, const std::vector<NpuPlace>& of, int npu) {
   if (of.empty()) return "";
-  const NpuJob& j = of[npu];
-  if (j.job < 0) return ",,";
-  return "," + CsvField(r.jobs[j.job].name) + "," + std::to_string(j.rank);
+  const NpuPlace& p = of[npu];
+  const std::string owner = std::string(", \"") + OwnerKind(r) + "\": ";
+  if (p.owner < 0) return owner + "null, \"rank\": null";
+  return owner + OwnerJson(r, p.owner) + ", \"rank\": " + std::to_string(p.rank);
+}
+
+// The `job,rank` (or `copy,rank`) fields of NPU `npu`'s CSV row (empty for an idle NPU), after a
+// comma; "" without jobs or copies.
+std::string PlaceCsv(const RunResult& r, const std::vector<NpuPlace>& of, int npu) {
+  if (of.empty()) return "";
+  const NpuPlace& p = of[npu];
+  if (p.owner < 0) return ",,";
+  const std::string owner =
+      r.copy_ranks > 0 ? std::to_string(p.owner) : CsvField(r.jobs[p.owner].name);
+  return "," + owner + "," + std::to_string(p.rank);
+}
+
+// NPU `npu`'s name in the timeline: "NPU 4", "NPU 4 (train, rank 1)", "NPU 4 (idle)" or
+// "NPU 13 (copy 1, rank 5)".
+std::string NpuName(const RunResult& r, const std::vector<NpuPlace>& of, int npu) {
+  std::string name = "NPU " + std::to_string(npu);
+  if (of.empty()) return name;
+  const NpuPlace& p = of[npu];
+  if (p.owner < 0) return name + " (idle)";
+  const std::string owner =
+      r.copy_ranks > 0 ? "copy " + std::to_string(p.owner) : r.jobs[p.owner].name;
+  return name + " (" + owner + ", rank " + std::to_string(p.rank) + ")";
 }
 
 Status NeedsRecording(const RunResult& r) {
@@ -128,16 +157,12 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
   };
   std::vector<Ev> events;
   std::vector<std::string> meta;
-  // With --jobs, each NPU's process names its job and rank: "NPU 4 (train, rank 1)".
-  const std::vector<NpuJob> job_of = NpuJobs(r);
+  // With --jobs or --replicate-trace, each NPU's process names its job or copy and its rank:
+  // "NPU 4 (train, rank 1)", "NPU 13 (copy 1, rank 5)".
+  const std::vector<NpuPlace> place_of = NpuPlaces(r);
   for (int npu = 0; npu < r.num_npus(); ++npu) {
     const std::string pid = std::to_string(npu);
-    std::string name = "NPU " + pid;
-    if (!job_of.empty()) {
-      const NpuJob& j = job_of[npu];
-      name += j.job < 0 ? " (idle)"
-                        : " (" + r.jobs[j.job].name + ", rank " + std::to_string(j.rank) + ")";
-    }
+    const std::string name = NpuName(r, place_of, npu);
     meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
                    R"(,"tid":0,"args":{"name":)" + JsonString(name) + "}}");
     meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
@@ -374,10 +399,11 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   }
   out += "  \"num_npus\": " + std::to_string(r.num_npus()) + ",\n";
   out += "  \"step_time_ns\": " + Ns(r.end) + ",\n  \"npus\": [\n";
-  const std::vector<NpuJob> job_of = NpuJobs(r);  // with --jobs, each entry names its job and rank
+  // With --jobs or --replicate-trace, each entry names its job or copy, and its rank.
+  const std::vector<NpuPlace> place_of = NpuPlaces(r);
   for (int i = 0; i < r.num_npus(); ++i) {
     const NpuBreakdown& b = r.breakdown[i];
-    out += "    {\"npu\": " + std::to_string(i) + JobJson(r, job_of, i) +
+    out += "    {\"npu\": " + std::to_string(i) + PlaceJson(r, place_of, i) +
            ", \"total\": " + Ns(b.total) + ", \"compute\": " + Ns(b.compute) +
            ", \"cpu\": " + Ns(b.cpu) + ", \"communication\": " + Ns(b.communication) +
            ", \"exposed_communication\": " + Ns(b.exposed) +
@@ -390,7 +416,7 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
   const std::vector<CollectiveStat> colls = CollectiveStats(r);
   for (size_t i = 0; i < colls.size(); ++i) {
     const CollectiveStat& c = colls[i];
-    out += "    {\"npu\": " + std::to_string(c.npu) + JobJson(r, job_of, c.npu) +
+    out += "    {\"npu\": " + std::to_string(c.npu) + PlaceJson(r, place_of, c.npu) +
            ", \"node_id\": " + std::to_string(c.node_id) + ", \"name\": " + JsonString(c.name) +
            ", \"type\": \"" + et::CollectiveTypeName(c.type) +
            "\", \"group\": " + JsonString(c.group.empty() ? "all" : c.group) +
@@ -453,15 +479,16 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
 
 Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
   if (Status s = NeedsRecording(r); !s.ok()) return s;
-  // With --jobs, the per-NPU files have each NPU's job and rank after its id.
-  const std::vector<NpuJob> job_of = NpuJobs(r);
-  const std::string job_columns = job_of.empty() ? "" : ",job,rank";
+  // With --jobs or --replicate-trace, the per-NPU files have each NPU's job or copy, and its rank,
+  // after its id.
+  const std::vector<NpuPlace> place_of = NpuPlaces(r);
+  const std::string job_columns = place_of.empty() ? "" : std::string(",") + OwnerKind(r) + ",rank";
   std::string npus = "npu" + job_columns +
                      ",total_ns,compute_ns,cpu_ns,communication_ns,exposed_communication_ns,"
                      "overlapped_communication_ns,memory_ns,idle_ns,overlap_percent\n";
   for (int i = 0; i < r.num_npus(); ++i) {
     const NpuBreakdown& b = r.breakdown[i];
-    npus += std::to_string(i) + JobCsv(r, job_of, i) + "," + Ns(b.total) + "," + Ns(b.compute) +
+    npus += std::to_string(i) + PlaceCsv(r, place_of, i) + "," + Ns(b.total) + "," + Ns(b.compute) +
             "," + Ns(b.cpu) + "," + Ns(b.communication) + "," + Ns(b.exposed) + "," +
             Ns(b.overlapped) + "," + Ns(b.memory) + "," + Ns(b.idle) + "," +
             Num(b.overlap_percent()) + "\n";
@@ -470,11 +497,12 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
                       ",node_id,name,type,group,group_size,bytes,start_ns,end_ns,duration_ns,"
                       "alg_bw_gbps,bus_bw_gbps\n";
   for (const CollectiveStat& c : CollectiveStats(r)) {
-    colls += std::to_string(c.npu) + JobCsv(r, job_of, c.npu) + "," + std::to_string(c.node_id) +
-             "," + CsvField(c.name) + "," + et::CollectiveTypeName(c.type) + "," +
-             CsvField(c.group.empty() ? "all" : c.group) + "," + std::to_string(c.group_size) +
-             "," + std::to_string(c.bytes) + "," + Ns(c.start) + "," + Ns(c.end) + "," +
-             Ns(c.end - c.start) + "," + Num(c.alg_bw_gbps) + "," + Num(c.bus_bw_gbps) + "\n";
+    colls += std::to_string(c.npu) + PlaceCsv(r, place_of, c.npu) + "," +
+             std::to_string(c.node_id) + "," + CsvField(c.name) + "," +
+             et::CollectiveTypeName(c.type) + "," + CsvField(c.group.empty() ? "all" : c.group) +
+             "," + std::to_string(c.group_size) + "," + std::to_string(c.bytes) + "," +
+             Ns(c.start) + "," + Ns(c.end) + "," + Ns(c.end - c.start) + "," + Num(c.alg_bw_gbps) +
+             "," + Num(c.bus_bw_gbps) + "\n";
   }
   std::string links = "link,bytes,busy_ns,utilisation\n";
   for (const LinkStats& l : r.links) {

@@ -337,6 +337,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   std::unique_ptr<Placement> placement = std::move(planned).value();
   if (placement) result.placement = placement->Describe();
   const bool jobs = placement && placement->jobs();
+  if (placement && !jobs) result.copy_ranks = placement->ranks();
   for (int j = 0; jobs && j < placement->copies(); ++j) {
     JobResult job;
     job.name = placement->JobName(j);

@@ -160,6 +160,9 @@ struct RunResult {
   // otherwise.
   std::string placement;
   std::vector<JobResult> jobs;  // with --jobs, in the file's order
+  // With --replicate-trace: the trace's ranks N (NPU r runs rank r mod N of copy r / N); 0
+  // otherwise.
+  int copy_ranks = 0;
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "config/test_files.h"
 #include "et_feeder/writer.h"
+#include "report/outputs.h"
 #include "runner/run.h"
 #include "tests/test_case.h"
 
@@ -214,6 +216,47 @@ TEST(ReplicateTrace, OneCopyIsTheOrdinaryRun) {
   StatusOr<RunResult> one = RunSimulation(a);
   ASSERT_TRUE(plain.ok() && one.ok());
   ExpectSameRun(*one, *plain, "one copy");
+}
+
+TEST(ReplicateTrace, ReportsNameEachNpusCopyAndRank) {
+  // 2 copies of 4 ranks: NPU 6 is rank 2 of copy 1, in the JSON and CSV reports and the timeline.
+  std::vector<std::vector<Node>> trace;
+  for (int r = 0; r < 4; ++r) trace.push_back(DataParallelRank(r, 0));
+  RunOptions o = Case("rep_names", trace, 8);
+  o.replicate_trace = true;
+  o.record = true;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string path = TestTmp("rep_names");
+  ASSERT_TRUE(WriteReportJson(*r, path + ".json").ok());
+  const std::string json = ReadWholeFile(path + ".json");
+  EXPECT_NE(json.find("{\"npu\": 6, \"copy\": 1, \"rank\": 2, \"total\": "), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"npu\": 3, \"copy\": 0, \"rank\": 3, \"node_id\": 3, "
+                      "\"name\": \"grad_sync\""),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.find("\"job\""), std::string::npos) << json;
+  ASSERT_TRUE(WriteReportCsv(*r, path).ok());
+  const std::string npus = ReadWholeFile(path + ".npus.csv");
+  EXPECT_EQ(npus.rfind("npu,copy,rank,total_ns,compute_ns,", 0), 0u) << npus;
+  EXPECT_NE(npus.find("\n5,1,1,"), std::string::npos) << npus;
+  const std::string colls = ReadWholeFile(path + ".collectives.csv");
+  EXPECT_EQ(colls.rfind("npu,copy,rank,node_id,name,", 0), 0u) << colls;
+  EXPECT_NE(colls.find("\n7,1,3,3,grad_sync,ALL_REDUCE,"), std::string::npos) << colls;
+  ASSERT_TRUE(WriteChromeTrace(*r, path + ".trace.json").ok());
+  const std::string timeline = ReadWholeFile(path + ".trace.json");
+  for (const char* name : {"NPU 0 (copy 0, rank 0)", "NPU 6 (copy 1, rank 2)"}) {
+    EXPECT_NE(timeline.find("\"args\":{\"name\":\"" + std::string(name) + "\"}"), std::string::npos)
+        << name;
+  }
+  // Without --replicate-trace, the entries are as before: no copy, no rank.
+  RunOptions plain = Case("rep_names_plain", trace, 4);
+  plain.record = true;
+  StatusOr<RunResult> p = RunSimulation(plain);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_TRUE(WriteReportCsv(*p, path + ".plain").ok());
+  EXPECT_EQ(ReadWholeFile(path + ".plain.npus.csv").rfind("npu,total_ns,", 0), 0u);
 }
 
 std::string ErrorOf(const RunOptions& o) {
