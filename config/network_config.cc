@@ -48,6 +48,9 @@ struct NetworkFile {
   uint64_t packet_pfc_xon_bytes = NetworkParams().pfc_xon_bytes;
   // read by analytical-aware only
   NetworkParams::AwareForwarding aware_forwarding = NetworkParams().aware_forwarding;
+  // every machine, read by analytical-aware and packet
+  std::vector<std::string> slow_links;
+  double slow_link_bandwidth_scale = 1;
 };
 
 const char* const kListKeys[] = {"topology", "npus_count", "bandwidth", "latency", "lanes"};
@@ -271,6 +274,21 @@ Schema<NetworkFile> MakeNetworkSchema() {
           "(ASTRA-sim). pipelined: the chunk moves in packets of packet-mtu bytes, each hop "
           "starts once the first packet is in; over H free links H x latency + size / bw + "
           "(H - 1) x mtu / bw, the packet backend's timing without per-packet events.");
+  s.StringList("slow-links", &N::slow_links)
+      .AstraSim(
+          "Orrery only; read by analytical-aware and packet (an error with analytical-unaware).")
+      .Help(
+          "Links that run at slow-link-bandwidth-scale x their bandwidth (a degraded NVLink or "
+          "NIC, a cable trained at a lower rate), named as --link-stats names them: "
+          "'npu3->npu4', 'd1:npu2->sw1.2', 'npu8->leaf0#2'; 'a<->b' names both directions, "
+          "and a name without its 'd<k>:' prefix or '#<n>' suffix also names the links those "
+          "tell apart. A name that matches no link is an error.");
+  s.Number("slow-link-bandwidth-scale", &N::slow_link_bandwidth_scale)
+      .Greater(0)
+      .AstraSim(orrery_only)
+      .Help(
+          "The slow-links' bandwidth as a fraction of what the machine gives them (0.5: half "
+          "speed; above 1: faster); their latency is unchanged. Needs slow-links.");
   s.Integer("packet-buffer-bytes", &N::packet_buffer_bytes)
       .Min(0)
       .Max(1099511627776.0)
@@ -390,25 +408,18 @@ StatusOr<Topology> DgxFrom(const ConfigFile& file, const NetworkFile& n,
   return t;
 }
 
-}  // namespace
-
-StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net_params) {
-  StatusOr<ConfigFile> file = ConfigFile::Read(path);
-  if (!file.ok()) return file.status();
-  NetworkFile n;
-  std::set<std::string> present;
-  Status problems = MakeNetworkSchema().Apply(*file, &n, &present);
-  if (net_params != nullptr) {
-    net_params->mtu = n.packet_mtu;
-    net_params->buffer_bytes = n.packet_buffer_bytes;
-    net_params->flow_control = n.packet_flow_control;
-    net_params->routing = n.packet_routing;
-    net_params->pfc_xoff_bytes = n.packet_pfc_xoff_bytes;
-    net_params->pfc_xon_bytes = n.packet_pfc_xon_bytes;
-    net_params->aware_forwarding = n.aware_forwarding;
-  }
+// The machine `file` describes, without its slow links.
+StatusOr<Topology> MachineFrom(const std::string& path, const StatusOr<ConfigFile>& file,
+                               const NetworkFile& n, const std::set<std::string>& present,
+                               Status problems) {
   if (file->Has("machine") && !present.count("machine"))
     return problems.Capped(kMaxProblemsPerFile, path);  // bad machine value
+  if (present.count("slow-link-bandwidth-scale") && !file->Has("slow-links")) {
+    problems.Add(
+        file->WhereKey("slow-link-bandwidth-scale") +
+        ": key 'slow-link-bandwidth-scale' scales the links of 'slow-links', which is "
+        "missing; add slow-links: [\"npu0->npu1\", ...] (names as --link-stats gives them)");
+  }
 
   // Each machine uses its own keys: a key of another machine is a mistake, not a no-op.
   for (const KeyUse& u : kKeyUses) {
@@ -481,6 +492,31 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net
     if (!n.lanes.empty()) dim.lanes = static_cast<int>(n.lanes[d]);
     t.dims.push_back(dim);
   }
+  return t;
+}
+
+}  // namespace
+
+StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net_params) {
+  StatusOr<ConfigFile> file = ConfigFile::Read(path);
+  if (!file.ok()) return file.status();
+  NetworkFile n;
+  std::set<std::string> present;
+  Status problems = MakeNetworkSchema().Apply(*file, &n, &present);
+  if (net_params != nullptr) {
+    net_params->mtu = n.packet_mtu;
+    net_params->buffer_bytes = n.packet_buffer_bytes;
+    net_params->flow_control = n.packet_flow_control;
+    net_params->routing = n.packet_routing;
+    net_params->pfc_xoff_bytes = n.packet_pfc_xoff_bytes;
+    net_params->pfc_xon_bytes = n.packet_pfc_xon_bytes;
+    net_params->aware_forwarding = n.aware_forwarding;
+  }
+  StatusOr<Topology> t = MachineFrom(path, file, n, present, std::move(problems));
+  if (!t.ok()) return t;
+  t->slow_links.names = n.slow_links;
+  t->slow_links.bandwidth_scale = n.slow_link_bandwidth_scale;
+  t->slow_links.where = file->WhereKey("slow-links");
   return t;
 }
 

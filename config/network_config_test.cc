@@ -363,6 +363,43 @@ TEST(NetworkConfigTest, PacketKeysDefaultReadAndChecked) {
       << t.status().message();
 }
 
+TEST(NetworkConfig, SlowLinksOnEveryMachine) {
+  const std::string ring =
+      "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n";
+  const std::string path =
+      WriteTestFile("net_slow.yml", ring +
+                                        "slow-links: [\"npu3<->npu4\", \"npu0->npu1\"]\n"
+                                        "slow-link-bandwidth-scale: 0.5\n");
+  StatusOr<Topology> t = LoadNetworkConfig(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->slow_links.names, (std::vector<std::string>{"npu3<->npu4", "npu0->npu1"}));
+  EXPECT_EQ(t->slow_links.bandwidth_scale, 0.5);
+  EXPECT_EQ(t->slow_links.where, path + ":5");
+  // A machine: keys, not dimension lists.
+  t = LoadNetworkConfig(
+      WriteTestFile("net_slow_torus.yml",
+                    "machine: torus\nshape: [4, 4]\nlink-bandwidth: 50\nlink-latency: 500\n"
+                    "slow-links: [\"npu0->npu1\"]\n"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->slow_links.bandwidth_scale, 1);  // the default: as the machine says
+  // Without slow-links there is nothing to scale; a scale must be > 0.
+  t = LoadNetworkConfig(
+      WriteTestFile("net_slow_alone.yml", ring + "slow-link-bandwidth-scale: 0.5\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(),
+                       "net_slow_alone.yml:5: key 'slow-link-bandwidth-scale' scales "
+                       "the links of 'slow-links', which is missing"))
+      << t.status().message();
+  t = LoadNetworkConfig(WriteTestFile(
+      "net_slow_zero.yml", ring + "slow-links: [\"npu0->npu1\"]\nslow-link-bandwidth-scale: 0\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), "key 'slow-link-bandwidth-scale' is '0'; expected a number > 0"))
+      << t.status().message();
+  t = LoadNetworkConfig(WriteTestFile("net_slow_one.yml", ring + "slow-links: npu0->npu1\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), "key 'slow-links'")) << t.status().message();
+}
+
 TEST(NetworkConfig, LanesPerDimension) {
   StatusOr<Topology> t = LoadNetworkConfig(
       WriteTestFile("net_lanes.yml",

@@ -14,6 +14,96 @@ namespace orrery {
 namespace {
 constexpr Backend kAllBackends[] = {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware,
                                     Backend::kPacket};
+
+// `name` without its "d<k>:" dimension prefix, if it has one.
+std::string WithoutDimension(const std::string& name) {
+  if (name.size() < 3 || name[0] != 'd') return name;
+  size_t i = 1;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  return i > 1 && i < name.size() && name[i] == ':' ? name.substr(i + 1) : name;
+}
+
+// `name` without its "#<n>" parallel-link suffix, if it has one.
+std::string WithoutParallel(const std::string& name) {
+  const size_t hash = name.rfind('#');
+  return hash == std::string::npos ? name : name.substr(0, hash);
+}
+
+// "a<->b" as "a->b" and "b->a" (a "d<k>:" prefix kept on both); any other name as it is.
+std::vector<std::string> Directions(const std::string& name) {
+  const size_t both = name.find("<->");
+  if (both == std::string::npos) return {name};
+  const std::string bare = WithoutDimension(name);
+  const std::string prefix = name.substr(0, name.size() - bare.size());
+  const size_t at = bare.find("<->");
+  const std::string a = bare.substr(0, at), b = bare.substr(at + 3);
+  return {prefix + a + "->" + b, prefix + b + "->" + a};
+}
+
+// The indices in `links` (Network::Links()) of the links `slow` names (Topology::SlowLinks), in
+// link order; an error names the first name that matches no link.
+StatusOr<std::vector<size_t>> SlowLinkIndices(const Topology::SlowLinks& slow,
+                                              const std::vector<LinkStats>& links) {
+  std::vector<bool> chosen(links.size(), false);
+  for (const std::string& name : slow.names) {
+    for (const std::string& wanted : Directions(name)) {
+      bool found = false;
+      for (size_t i = 0; i < links.size(); ++i) {
+        const std::string& l = links[i].name;
+        const std::string bare = WithoutDimension(l);
+        if (wanted == l || wanted == WithoutParallel(l) || wanted == bare ||
+            wanted == WithoutParallel(bare)) {
+          chosen[i] = true;
+          found = true;
+        }
+      }
+      if (found) continue;
+      std::string msg = slow.where + ": key 'slow-links' names '" + name + "'";
+      if (wanted != name) msg += " (" + wanted + ")";
+      msg += ", but the network has no such link; expected a link as --link-stats names it";
+      std::vector<std::string> names;
+      for (const LinkStats& l : links) names.push_back(l.name);
+      const std::string guess = DidYouMean(wanted, names);
+      if (!guess.empty()) msg += " (did you mean '" + guess + "'?)";
+      if (!names.empty()) {
+        msg += ", e.g. '" + names.front() + "'";
+        if (names.size() > 1) msg += " or '" + names.back() + "'";
+      }
+      msg += ", or 'a<->b' for both directions";
+      return Status::Error(msg);
+    }
+  }
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (chosen[i]) indices.push_back(i);
+  }
+  return indices;
+}
+
+std::unique_ptr<Network> BuildNetwork(Backend backend, Simulation& sim, const Topology& topology,
+                                      const NetworkParams& net_params) {
+  switch (backend) {
+    case Backend::kAnalyticalAware: {
+      const uint64_t pipeline_mtu =
+          net_params.aware_forwarding == NetworkParams::AwareForwarding::kPipelined ? net_params.mtu
+                                                                                    : 0;
+      if (topology.graph != nullptr) {
+        GraphNetwork::Options options;
+        options.pipeline_mtu = pipeline_mtu;
+        return std::make_unique<GraphNetwork>(sim, topology, options);
+      }
+      AnalyticalAwareNetwork::Options options;
+      options.pipeline_mtu = pipeline_mtu;
+      return std::make_unique<AnalyticalAwareNetwork>(sim, topology, options);
+    }
+    case Backend::kAnalyticalUnaware:
+      return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);
+    case Backend::kPacket:
+      return std::make_unique<PacketNetwork>(sim, topology, net_params);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 const char* BackendName(Backend b) {
@@ -46,12 +136,25 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
   if (backend == Backend::kPacket) {
     Status s = CheckPacketTopology(topology, net_params);
     if (!s.ok()) return s.WithContext("--network-backend packet");
-    return s;
   }
   if (backend == Backend::kAnalyticalUnaware && topology.graph != nullptr) {
     return Status::Error("--network-backend analytical-unaware cannot model this machine (" +
                          topology.graph->description +
                          "): it has no links to route over; use analytical-aware");
+  }
+  if (!topology.slow_links.names.empty()) {
+    if (backend == Backend::kAnalyticalUnaware) {
+      return Status::Error(topology.slow_links.where +
+                           ": key 'slow-links' needs a backend that models links, "
+                           "analytical-aware or packet; --network-backend analytical-unaware "
+                           "has none");
+    }
+    Simulation sim;
+    Topology plain = topology;
+    plain.slow_links = {};
+    StatusOr<std::vector<size_t>> slow = SlowLinkIndices(
+        topology.slow_links, BuildNetwork(backend, sim, plain, net_params)->Links());
+    if (!slow.ok()) return slow.status();
   }
   return Status::Ok();
 }
@@ -86,26 +189,14 @@ std::string DescribeNetworkModel(Backend backend, const Topology& topology,
 
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
                                      const NetworkParams& net_params) {
-  switch (backend) {
-    case Backend::kAnalyticalAware: {
-      const uint64_t pipeline_mtu =
-          net_params.aware_forwarding == NetworkParams::AwareForwarding::kPipelined ? net_params.mtu
-                                                                                    : 0;
-      if (topology.graph != nullptr) {
-        GraphNetwork::Options options;
-        options.pipeline_mtu = pipeline_mtu;
-        return std::make_unique<GraphNetwork>(sim, topology, options);
-      }
-      AnalyticalAwareNetwork::Options options;
-      options.pipeline_mtu = pipeline_mtu;
-      return std::make_unique<AnalyticalAwareNetwork>(sim, topology, options);
-    }
-    case Backend::kAnalyticalUnaware:
-      return std::make_unique<AnalyticalUnawareNetwork>(sim, topology);
-    case Backend::kPacket:
-      return std::make_unique<PacketNetwork>(sim, topology, net_params);
+  std::unique_ptr<Network> net = BuildNetwork(backend, sim, topology, net_params);
+  if (!topology.slow_links.names.empty()) {
+    StatusOr<std::vector<size_t>> slow = SlowLinkIndices(topology.slow_links, net->Links());
+    ORRERY_CHECK(slow.ok(),
+                 "slow links not checked by CheckBackendSupports: " + slow.status().message());
+    for (size_t i : *slow) net->ScaleLinkBandwidth(i, topology.slow_links.bandwidth_scale);
   }
-  return nullptr;
+  return net;
 }
 
 }  // namespace orrery

@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "network/analytical_aware/analytical_aware.h"
 #include "network/analytical_unaware/analytical_unaware.h"
+#include "network/graph.h"
 
 namespace orrery {
 namespace {
@@ -154,6 +155,125 @@ TEST(Factory, PacketBackendChecksItsParameters) {
   ASSERT_NE(net, nullptr);
   EXPECT_EQ(net->Links().size(), 8u);  // 4 NPUs x 2 directions
   EXPECT_TRUE(net->Links()[0].port.has_value());
+}
+
+// The time one `bytes` message from `src` to `dst` takes on an idle network.
+Time OneMessage(Backend b, const Topology& t, int src, int dst, uint64_t bytes,
+                const NetworkParams& p = NetworkParams()) {
+  Simulation sim;
+  std::unique_ptr<Network> net = MakeNetwork(b, sim, t, p);
+  Recorder r(sim);
+  net->Send(src, dst, Bytes(bytes), &r, 1);
+  sim.Run();
+  EXPECT_EQ(r.got.size(), 1u);
+  return r.got.empty() ? Time() : r.got[0].second;
+}
+
+TEST(SlowLinks, RunAtTheirScaleOnEveryBackendWithLinks) {
+  // Ring of 4, 1 B/ns, 100 ns: 1000 B over one hop takes 1100 ns; at a quarter of the bandwidth
+  // 100 + 1000 / 0.25 = 4100 ns, in both directions of "npu2<->npu3"; other links keep theirs.
+  Topology t = Ring(4);
+  t.slow_links.names = {"npu2<->npu3"};
+  t.slow_links.bandwidth_scale = 0.25;
+  NetworkParams pipelined;
+  pipelined.aware_forwarding = NetworkParams::AwareForwarding::kPipelined;
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kPacket}) {
+    for (bool pipe : {false, true}) {
+      const NetworkParams p = pipe ? pipelined : NetworkParams();
+      const std::string what =
+          std::string(BackendName(b)) + (pipe ? " pipelined" : " store-and-forward");
+      ASSERT_TRUE(CheckBackendSupports(b, t, p).ok()) << what;
+      EXPECT_EQ(OneMessage(b, t, 2, 3, 1000, p), Time::FromNs(4100)) << what;
+      EXPECT_EQ(OneMessage(b, t, 3, 2, 1000, p), Time::FromNs(4100)) << what;
+      EXPECT_EQ(OneMessage(b, t, 1, 2, 1000, p), Time::FromNs(1100)) << what;
+      EXPECT_EQ(OneMessage(b, t, 0, 3, 1000, p), Time::FromNs(1100)) << what;  // the other way
+    }
+  }
+  // Scaling twice is not compounding: MakeNetwork applies the scale once per link, however
+  // many names match it.
+  t.slow_links.names = {"npu2->npu3", "npu2<->npu3"};
+  EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, t, 2, 3, 1000), Time::FromNs(4100));
+}
+
+// A graph machine: NPUs 0 and 1 on a switch, each with two parallel up-links (as a GPU's two
+// NICs), one down-link.
+Topology TwoNpusOnASwitch() {
+  auto g = std::make_shared<PhysicalGraph>();
+  g->AddNpus(2);
+  const int sw = g->AddDevice("sw0", /*npu=*/false, /*forwards=*/true);
+  for (int npu = 0; npu < 2; ++npu) {
+    g->AddLink(npu, sw, Bandwidth::FromBytesPerSec(1e9), Time::FromNs(100));
+    g->AddLink(npu, sw, Bandwidth::FromBytesPerSec(1e9), Time::FromNs(100));
+    g->AddLink(sw, npu, Bandwidth::FromBytesPerSec(1e9), Time::FromNs(100));
+  }
+  EXPECT_TRUE(g->BuildRoutes().ok());
+  Topology t;
+  t.dims.push_back(
+      Dimension{BlockType::kSwitch, 2, Bandwidth::FromBytesPerSec(1e9), Time::FromNs(100)});
+  t.graph = g;
+  return t;
+}
+
+TEST(SlowLinks, NamesMatchLinksAsLinkStatsListsThem) {
+  // On a graph: "sw0->npu1" is one link; "npu0->sw0" both parallel up-links, "npu0->sw0#2"
+  // only the second.
+  Topology t = TwoNpusOnASwitch();
+  t.slow_links.bandwidth_scale = 0.5;
+  t.slow_links.names = {"sw0->npu1"};
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kPacket}) {
+    ASSERT_TRUE(CheckBackendSupports(b, t).ok()) << BackendName(b);
+    // One packet, store-and-forward: 1100 up, then 100 + 1000 / 0.5 down.
+    EXPECT_EQ(OneMessage(b, t, 0, 1, 1000), Time::FromNs(3200)) << BackendName(b);
+    EXPECT_EQ(OneMessage(b, t, 1, 0, 1000), Time::FromNs(2200)) << BackendName(b);
+  }
+  Simulation sim;
+  t.slow_links.names = {"npu0->sw0"};
+  std::unique_ptr<Network> both = MakeNetwork(Backend::kAnalyticalAware, sim, t);
+  EXPECT_EQ(both->Links()[0].name, "npu0->sw0");
+  EXPECT_EQ(both->Links()[1].name, "npu0->sw0#2");
+  // A message 0 -> 1 takes one of the up-links (ECMP); both are slowed, so it arrives at
+  // 100 + 2000 + 1100 whichever it takes.
+  EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, t, 0, 1, 1000), Time::FromNs(3200));
+  t.slow_links.names = {"npu1->sw0#2"};
+  EXPECT_TRUE(CheckBackendSupports(Backend::kAnalyticalAware, t).ok());
+  // Dimension lists of several dimensions prefix their links with "d<k>:"; the bare name
+  // matches too.
+  Topology two = Ring(4);
+  two.dims.push_back(two.dims[0]);
+  two.dims[1].npus = 2;
+  two.slow_links.bandwidth_scale = 0.25;
+  for (const char* name : {"d1:npu1->npu5", "npu1->npu5", "npu1<->npu5", "d1:npu1<->npu5"}) {
+    two.slow_links.names = {name};
+    EXPECT_TRUE(CheckBackendSupports(Backend::kAnalyticalAware, two).ok()) << name;
+    EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, two, 1, 5, 1000), Time::FromNs(4100)) << name;
+  }
+  two.slow_links.names = {"npu1->npu5"};
+  EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, two, 0, 1, 1000), Time::FromNs(1100));
+}
+
+TEST(SlowLinks, ANameMatchingNoLinkAndALinklessBackendAreNamed) {
+  Topology t = Ring(4);
+  t.slow_links.names = {"npu0->npu1", "npu2->npu9"};
+  t.slow_links.where = "net.yml:7";
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kPacket}) {
+    const Status s = CheckBackendSupports(b, t);
+    ASSERT_FALSE(s.ok()) << BackendName(b);
+    EXPECT_EQ(s.message().rfind("net.yml:7: key 'slow-links' names 'npu2->npu9', but the network "
+                                "has no such link; expected a link as --link-stats names it "
+                                "(did you mean 'npu2->npu3'?), e.g. 'npu0->npu1' or ",
+                                0),
+              0u)
+        << s.message();
+  }
+  t.slow_links.names = {"npu2<->npu0"};
+  const Status both = CheckBackendSupports(Backend::kAnalyticalAware, t);
+  EXPECT_NE(both.message().find("names 'npu2<->npu0' (npu2->npu0), but"), std::string::npos)
+      << both.message();
+  t.slow_links.names = {"npu0->npu1"};
+  const Status unaware = CheckBackendSupports(Backend::kAnalyticalUnaware, t);
+  EXPECT_EQ(unaware.message(),
+            "net.yml:7: key 'slow-links' needs a backend that models links, analytical-aware or "
+            "packet; --network-backend analytical-unaware has none");
 }
 
 }  // namespace

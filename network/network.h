@@ -69,6 +69,18 @@ struct NetworkParams {
 struct Topology {
   std::vector<Dimension> dims;
   std::shared_ptr<const PhysicalGraph> graph = nullptr;  // null: `dims` are the physical network
+  // Links slower (or faster) than the machine's description says: the network YAML's
+  // `slow-links` and `slow-link-bandwidth-scale` (Orrery's). Each name is a link as Links() names
+  // it ("npu3->npu4", "d1:npu2->sw1.2", "sw0->npu5#2"); a name without a "d<k>:" prefix or a
+  // "#<n>" suffix also matches the prefixed and the parallel links it leaves out; "a<->b" is
+  // "a->b" and "b->a". Those links run at bandwidth x `bandwidth_scale` (latency unchanged).
+  // Applied by MakeNetwork; CheckBackendSupports says when a name matches no link.
+  struct SlowLinks {
+    std::vector<std::string> names;
+    double bandwidth_scale = 1;
+    std::string where;  // "file:line" of the key, for messages
+  };
+  SlowLinks slow_links;
 
   int num_npus() const;
   // Per-dimension coordinates of `npu`.
@@ -136,6 +148,9 @@ class Network {
   // Why the backend aborted the run (Simulation::Abort), when it met a message it cannot
   // simulate; OK otherwise.
   virtual Status error() const { return Status::Ok(); }
+  // Before any Send: link `index` (its position in Links()) runs at `scale` x its bandwidth
+  // (Topology::slow_links; applied by MakeNetwork). Backends without links have none.
+  virtual void ScaleLinkBandwidth(size_t index, double scale) {}
 };
 
 }  // namespace orrery

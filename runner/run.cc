@@ -317,7 +317,11 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   {
     Status supported = CheckBackendSupports(o.backend, *topology, net_params);
-    if (!supported.ok()) return supported.WithContext(o.network_config);
+    // Messages about the file's own keys already name it (slow-links).
+    if (!supported.ok() && supported.message().rfind(o.network_config + ":", 0) != 0) {
+      return supported.WithContext(o.network_config);
+    }
+    if (!supported.ok()) return supported;
   }
   const int n = topology->num_npus();
   {

@@ -610,6 +610,30 @@ TEST(Sweep, JobsSharingStudyRuns) {
   }
 }
 
+// The shipped study of one degraded link in the 64-GPU DGX-style machine: at full speed the three
+// links give the healthy machine's step; each one's slowdown grows as it gets slower; and at a
+// quarter of its bandwidth a GPU's NIC costs more than its NVLink, which costs more than one of
+// the leaf's four spine links (ECMP spreads the flows that cross it).
+TEST(Sweep, SlowLinkStudyRuns) {
+  const std::vector<std::string> lines = RunStudy("configs/sweeps/slow_link.yaml", 12);
+  ASSERT_EQ(lines.size(), 13u);
+  auto end_ns = [&](int link, int scale) {
+    const std::string& line = lines[1 + link * 4 + scale];
+    return std::stoll(Column(lines[0], line, "end_ns"));
+  };
+  const long long healthy = end_ns(0, 0);
+  for (int link = 0; link < 3; ++link) {
+    EXPECT_EQ(end_ns(link, 0), healthy) << lines[1 + link * 4];
+    for (int scale = 1; scale < 4; ++scale) {
+      EXPECT_GT(end_ns(link, scale), end_ns(link, scale - 1)) << lines[1 + link * 4 + scale];
+    }
+  }
+  EXPECT_NE(lines[1].find("npu0<->leaf0"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[9].find("npu0<->nvs0"), std::string::npos) << lines[9];
+  EXPECT_GT(end_ns(0, 3), end_ns(2, 3));  // the NIC over the NVLink
+  EXPECT_GT(end_ns(2, 3), end_ns(1, 3));  // the NVLink over a spine link
+}
+
 TEST(Sweep, BadSpecsAreNamed) {
   const std::string path = Tmp("bad.sweep.yaml");
   std::ofstream(path) << "base:\n  sytem: a.json\ngird:\n  x: [1]\n";

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,47 @@ TEST(EndToEnd, PerNpuComputeScaleModelsStragglers) {
   EXPECT_NE(r.status().message().find("--npu-compute-scale: '4' in '4:2' is not NPU ids in [0, 3]"),
             std::string::npos)
       << r.status().message();
+}
+
+// One degraded link in a ring: `slow-links` runs npu3 <-> npu4 at half its bandwidth. The ring
+// all-reduce crosses every clockwise link with the same bytes, so the slow link is busy twice as
+// long for them (to a nanosecond per chunk: each chunk's time is truncated on its own), and it
+// bounds the step: every ring step waits for it.
+TEST(EndToEnd, ASlowLinkCarriesTheSameBytesAtHalfTheRate) {
+  std::vector<std::vector<Node>> ranks(8);
+  for (auto& r : ranks) {
+    r = {et::MakeCollNode(1, "grad_sync", ChakraProtoMsg::ALL_REDUCE, 8 << 20)};
+  }
+  for (Backend backend : {Backend::kAnalyticalAware, Backend::kPacket}) {
+    RunOptions o = WriteCase("slow_link", ranks);
+    o.backend = backend;
+    o.record = true;
+    StatusOr<RunResult> plain = RunSimulation(o);
+    ASSERT_TRUE(plain.ok()) << plain.status().message();
+    std::ofstream(o.network_config, std::ios::app)
+        << "slow-links: [\"npu3<->npu4\"]\nslow-link-bandwidth-scale: 0.5\n";
+    StatusOr<RunResult> slow = RunSimulation(o);
+    ASSERT_TRUE(slow.ok()) << slow.status().message();
+    std::map<std::string, LinkStats> links;
+    for (const LinkStats& l : slow->links) links[l.name] = l;
+    const LinkStats& degraded = links["npu3->npu4"];
+    const LinkStats& healthy = links["npu2->npu3"];
+    ASSERT_GT(healthy.bytes, 0u) << BackendName(backend);
+    EXPECT_EQ(degraded.bytes, healthy.bytes) << BackendName(backend);
+    EXPECT_NEAR(degraded.busy.Ns(), 2 * healthy.busy.Ns(), 64) << BackendName(backend);
+    EXPECT_GT(slow->end.Ns(), 1.5 * plain->end.Ns()) << BackendName(backend);
+    EXPECT_LT(slow->end.Ns(), 2.0 * plain->end.Ns()) << BackendName(backend);
+  }
+  // The congestion-unaware backend has no links to slow: the file's key is named, once.
+  RunOptions o = WriteCase("slow_link_unaware", ranks);
+  o.backend = Backend::kAnalyticalUnaware;
+  std::ofstream(o.network_config, std::ios::app) << "slow-links: [\"npu3<->npu4\"]\n";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), o.network_config +
+                                      ":5: key 'slow-links' needs a backend that models links, "
+                                      "analytical-aware or packet; --network-backend "
+                                      "analytical-unaware has none");
 }
 
 // Roofline: peak-perf 100 TFLOPS, local-mem-bw 1000 GB/s (1e12 B/s).

@@ -210,17 +210,19 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   if (pipeline_mtu_ != 0) {
     // The destination takes the chunk when its last byte is in; a relay forwards its head.
     const bool last_hop = c.next_switch_dim < 0 && c.next_npu == c.dst;
+    const Bandwidth bw = l.slow == kNone ? p.bandwidth : slow_[l.slow].bandwidth;
     // Busy time is the whole link's: a lane's serialization / lanes (= bytes / bandwidth).
     l.busy_ps += StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
                                    (uint64_t{link} << 1) | kLinkFree, last_hop, &c.tail, size,
-                                   pipeline_mtu_, p.bandwidth, p.latency)
+                                   pipeline_mtu_, bw, p.latency)
                      .ps() /
                  p.lanes;
     return;
   }
-  p.delays.For(size);
-  const Time arrival = p.delays.arrival();
-  const Time busy = p.delays.busy();
+  StoreAndForwardDelays& delays = l.slow == kNone ? p.delays : slow_[l.slow].delays;
+  delays.For(size);
+  const Time arrival = delays.arrival();
+  const Time busy = delays.busy();
   l.busy_ps += busy.ps() / p.lanes;
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
   sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);
@@ -256,6 +258,28 @@ std::string AnalyticalAwareNetwork::DeviceName(int dim, int npu, bool is_switch)
   const int group = npu % p.stride + npu / (p.stride * p.npus) * p.stride;
   if (dims_.size() == 1) return "sw" + std::to_string(group);
   return "sw" + std::to_string(dim) + "." + std::to_string(group);
+}
+
+void AnalyticalAwareNetwork::ScaleLinkBandwidth(size_t index, double scale) {
+  ORRERY_CHECK(scale > 0, "a link's bandwidth scale must be > 0");
+  // `index` counts the links Links() lists, which leaves out Mesh placeholders.
+  size_t listed = 0;
+  for (Link& l : links_) {
+    if (l.kind == LinkKind::kAbsent) continue;
+    if (listed++ != index) continue;
+    const Dim& p = dims_[l.dim];
+    const Bandwidth bw = Bandwidth::FromBytesPerSec(
+        (l.slow == kNone ? p.bandwidth : slow_[l.slow].bandwidth).bytes_per_sec() * scale);
+    const SlowLink slow{bw, StoreAndForwardDelays(p.latency.Ns(), bw.bytes_per_ns())};
+    if (l.slow == kNone) {
+      l.slow = static_cast<uint32_t>(slow_.size());
+      slow_.push_back(slow);
+    } else {
+      slow_[l.slow] = slow;
+    }
+    return;
+  }
+  ORRERY_CHECK(false, "no link " + std::to_string(index));
 }
 
 std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {

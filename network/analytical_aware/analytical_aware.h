@@ -51,6 +51,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   // Every link built so far, in construction order (lazy FullyConnected links once used).
   // Dimension-ordered routing: dims_[d] before dims_[d + 1].
   std::vector<LinkStats> Links() const override;
+  void ScaleLinkBandwidth(size_t index, double scale) override;
 
   size_t num_links() const { return links_.size(); }
   // Messages sent and not yet delivered.
@@ -84,7 +85,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     int32_t peer;       // the other NPU for kNpuToNpu; unused otherwise
     uint8_t dim;
     LinkKind kind;
-    uint16_t busy = 0;  // lanes in use
+    uint16_t busy = 0;      // lanes in use
+    uint32_t slow = kNone;  // index into slow_ when the link is not at its dimension's bandwidth
     uint64_t bytes = 0;
     int64_t busy_ps = 0;
   };
@@ -126,6 +128,12 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   uint64_t pipeline_mtu_;
   std::vector<Dim> dims_;
   std::vector<Link> links_;
+  // Links slowed by ScaleLinkBandwidth: one lane's bandwidth and store-and-forward delays each.
+  struct SlowLink {
+    Bandwidth bandwidth;
+    StoreAndForwardDelays delays;
+  };
+  std::vector<SlowLink> slow_;
   // Lazy FullyConnected links, keyed by from * num_npus + to.
   std::unordered_map<uint64_t, uint32_t> lazy_links_;
   SlotPool<Chunk> chunks_;

@@ -37,6 +37,13 @@ GraphNetwork::GraphNetwork(Simulation& sim, Topology topology, Options options)
   }
 }
 
+void GraphNetwork::ScaleLinkBandwidth(size_t index, double scale) {
+  ORRERY_CHECK(index < links_.size() && scale > 0, "bad link or scale");
+  Link& l = links_[index];
+  l.bandwidth = Bandwidth::FromBytesPerSec(l.bandwidth.bytes_per_sec() * scale);
+  l.delays = StoreAndForwardDelays(l.latency.Ns(), l.bandwidth.bytes_per_ns());
+}
+
 void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
   CheckSendEndpoints(src, dst, graph_->num_npus);
   const uint32_t id = chunks_.Acquire();

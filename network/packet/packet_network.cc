@@ -602,6 +602,13 @@ std::vector<QueueSeries> PacketNetwork::QueueDepths() const {
   return out;
 }
 
+void PacketNetwork::ScaleLinkBandwidth(size_t index, double scale) {
+  ORRERY_CHECK(index < ports_.size() && scale > 0, "bad link or scale");
+  Port& p = ports_[index];
+  p.bandwidth = Bandwidth::FromBytesPerSec(p.bandwidth.bytes_per_sec() * scale);
+  p.mtu_serialization_ps = (Bytes(params_.mtu) / p.bandwidth).ps();
+}
+
 std::vector<LinkStats> PacketNetwork::Links() const {
   const int64_t now = sim_.now().ps();
   std::vector<LinkStats> out;

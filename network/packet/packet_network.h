@@ -68,6 +68,9 @@ class PacketNetwork final : public Network, private EventTarget {
   // Every link of the graph, in graph order, named "<from>-><to>" ("#2", ... for a parallel
   // link), with its output port's statistics up to the current simulated time.
   std::vector<LinkStats> Links() const override;
+  // The link serializes slower; its buffers and flow-control thresholds stay as built (the
+  // hardware's, sized for the full rate).
+  void ScaleLinkBandwidth(size_t index, double scale) override;
   // Undelivered messages and the ports flow control holds (a PFC deadlock names its cycle).
   std::vector<std::string> DescribeStuck(int max_lines) const override;
   void RecordQueueDepths() override;
