@@ -133,7 +133,9 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
   // On an explicit graph (a fat-tree, a custom file) two nodes may not be alike; the packet
   // backend breaks ties between equal routes by a hash of the NPU ids (network/graph.h), so
   // two copies of a group may route differently there.
-  if (topology_.graph != nullptr || backend_ == Backend::kPacket || members.empty()) {
+  // A slow link (Topology::slow_links) makes the copies of a group that cross it unlike the rest.
+  if (topology_.graph != nullptr || backend_ == Backend::kPacket || members.empty() ||
+      !topology_.slow_links.names.empty()) {
     return std::nullopt;
   }
   const std::vector<int> first = topology_.Address(members.front());

@@ -21,7 +21,7 @@
 // tensor-parallel group under --replicate-trace) share one probe, since a collective alone
 // uses only the links of the dimensions its group spans and every instance of a dimension is
 // alike (on the analytical backends: the packet backend breaks ties between routes by a hash of
-// the NPU ids).
+// the NPU ids; and without slow links, which make some instances unlike the others).
 #pragma once
 
 #include <array>

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/test_files.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
 #include "validate/validate.h"
@@ -337,7 +338,8 @@ TEST(NcclRun, TheTunerPicksWhatProbingEveryChoiceToTheEndPicks) {
 // only if probing each alone gives the same times, bit for bit, which this checks on a
 // [Ring 4, Switch 2, Switch 2] network: on the analytical backends one of each pair reuses the
 // other's probes, each probed alone gets the same times, and every group gets what it gets probed
-// alone; the packet backend (its ECMP hashes NPU ids) probes every group.
+// alone; the packet backend (its ECMP hashes NPU ids) probes every group, and so does any backend
+// when a slow link makes one copy unlike the others.
 TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
   const std::string profile = "configs/machines/dgx-h100-ndr";
   const std::string net = Tmp("copies_net.yml");
@@ -386,11 +388,15 @@ TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
     }
   };
   using Seen = std::map<std::tuple<int, int, uint64_t>, NcclTunedCollective>;
-  auto run = [&](Backend backend, int only) -> Seen {
+  // The same network with one link of group 2's ring at half speed: copies are no longer alike.
+  const std::string slow_net = Tmp("copies_slow_net.yml");
+  std::ofstream(slow_net) << ReadWholeFile(net)
+                          << "slow-links: [\"npu12<->npu13\"]\nslow-link-bandwidth-scale: 0.5\n";
+  auto run = [&](Backend backend, bool slow, int only) -> Seen {
     RunOptions o;
     o.workload = Tmp("copies_" + std::to_string(only));
     o.system_config = profile + "/system.yaml";
-    o.network_config = net;
+    o.network_config = slow ? slow_net : net;
     o.comm_group_config = comm_groups;
     o.backend = backend;
     write_trace(o.workload, only);
@@ -403,13 +409,16 @@ TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
     }
     return seen;
   };
-  for (Backend backend :
-       {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware, Backend::kPacket}) {
-    const Seen together = run(backend, 0);
+  for (const auto& [backend, slow] :
+       std::vector<std::pair<Backend, bool>>{{Backend::kAnalyticalAware, false},
+                                             {Backend::kAnalyticalUnaware, false},
+                                             {Backend::kPacket, false},
+                                             {Backend::kAnalyticalAware, true}}) {
+    const Seen together = run(backend, slow, 0);
     ASSERT_EQ(together.size(), groups.size() * collectives.size());
     Seen alone;
     for (const auto& [g, members] : groups) {
-      const Seen one = run(backend, g);
+      const Seen one = run(backend, slow, g);
       ASSERT_EQ(one.size(), collectives.size());
       alone.insert(one.begin(), one.end());
     }
@@ -423,13 +432,19 @@ TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
       if (g % 2 == 1) continue;
       // Of a pair, the one asked second (they run at once) reuses the other's probes.
       const std::tuple<int, int, uint64_t> other{g - 1, std::get<1>(key), std::get<2>(key)};
-      if (backend == Backend::kPacket) {
+      if (backend == Backend::kPacket || slow) {
         EXPECT_FALSE(c.shared || together.at(other).shared) << "groups " << g - 1 << ", " << g;
         continue;
       }
       EXPECT_NE(c.shared, together.at(other).shared) << "groups " << g - 1 << ", " << g;
       EXPECT_EQ(by_itself.choice, alone.at(other).choice) << "group " << g << " " << c.size;
       EXPECT_EQ(by_itself.predicted, alone.at(other).predicted) << "group " << g << " " << c.size;
+    }
+    // With the slow link, group 2's 8 MiB all-reduce is slower than that of its copy, group 1.
+    if (slow) {
+      const int all_reduce = static_cast<int>(ChakraProtoMsg::ALL_REDUCE);
+      EXPECT_GT(together.at({2, all_reduce, 8u << 20}).predicted,
+                together.at({1, all_reduce, 8u << 20}).predicted);
     }
   }
 }
