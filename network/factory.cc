@@ -1,5 +1,6 @@
 #include "network/factory.h"
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -169,12 +170,20 @@ std::string DescribeNetworkModel(Backend backend, const Topology& topology,
     several = several || d.lanes > 1;
   }
   lanes = several ? ", lanes [" + lanes + "]" : "";
+  std::string slow;
+  if (!topology.slow_links.names.empty()) {
+    std::string names;
+    for (const std::string& n : topology.slow_links.names) names += (names.empty() ? "" : " ") + n;
+    std::ostringstream scale;
+    scale << topology.slow_links.bandwidth_scale;
+    slow = ", slow links [" + names + "] at " + scale.str() + "x bandwidth";
+  }
   switch (backend) {
     case Backend::kAnalyticalAware:
       return (net_params.aware_forwarding == NetworkParams::AwareForwarding::kPipelined
                   ? "analytical-aware, pipelined in " + packets
                   : std::string("analytical-aware, store-and-forward")) +
-             lanes;
+             lanes + slow;
     case Backend::kAnalyticalUnaware:
       return "analytical-unaware" + lanes;
     case Backend::kPacket:
@@ -182,7 +191,7 @@ std::string DescribeNetworkModel(Backend backend, const Topology& topology,
              (net_params.flow_control == NetworkParams::FlowControl::kPfc ? "pfc" : "credit") +
              " flow control, " +
              (net_params.routing == NetworkParams::Routing::kAdaptive ? "adaptive" : "ecmp") +
-             " routing";
+             " routing" + slow;
   }
   return "?";
 }
@@ -194,7 +203,7 @@ std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Top
     StatusOr<std::vector<size_t>> slow = SlowLinkIndices(topology.slow_links, net->Links());
     ORRERY_CHECK(slow.ok(),
                  "slow links not checked by CheckBackendSupports: " + slow.status().message());
-    for (size_t i : *slow) net->ScaleLinkBandwidth(i, topology.slow_links.bandwidth_scale);
+    net->ScaleLinkBandwidths(*slow, topology.slow_links.bandwidth_scale);
   }
   return net;
 }

@@ -28,7 +28,8 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
 // One line naming the model a backend runs with these parameters, for reports:
 // "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets, lanes
 // [16]" (lanes when a dimension has more than one), "analytical-unaware", "packet, 4096 B
-// packets, credit flow control, ecmp routing".
+// packets, credit flow control, ecmp routing"; with slow links, ", slow links [npu3<->npu4] at
+// 0.5x bandwidth" after it.
 std::string DescribeNetworkModel(Backend backend, const Topology& topology,
                                  const NetworkParams& net_params = NetworkParams());
 

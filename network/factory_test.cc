@@ -129,6 +129,12 @@ TEST(Factory, DescribesTheModel) {
             "analytical-aware, pipelined in 1024 B packets, lanes [16, 1]");
   EXPECT_EQ(DescribeNetworkModel(Backend::kAnalyticalUnaware, t, p),
             "analytical-unaware, lanes [16, 1]");
+  t.dims[0].lanes = 1;
+  t.slow_links.names = {"d0:npu3<->sw0.0", "npu9->npu1"};
+  t.slow_links.bandwidth_scale = 0.25;
+  EXPECT_EQ(DescribeNetworkModel(Backend::kPacket, t, p),
+            "packet, 1024 B packets, pfc flow control, adaptive routing, slow links "
+            "[d0:npu3<->sw0.0 npu9->npu1] at 0.25x bandwidth");
 }
 
 TEST(Factory, PacketBackendNeedsOneLane) {

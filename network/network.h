@@ -148,9 +148,10 @@ class Network {
   // Why the backend aborted the run (Simulation::Abort), when it met a message it cannot
   // simulate; OK otherwise.
   virtual Status error() const { return Status::Ok(); }
-  // Before any Send: link `index` (its position in Links()) runs at `scale` x its bandwidth
-  // (Topology::slow_links; applied by MakeNetwork). Backends without links have none.
-  virtual void ScaleLinkBandwidth(size_t index, double scale) {}
+  // Before any Send: the links at `indices` (positions in Links(), increasing) run at `scale` x
+  // their bandwidth (Topology::slow_links; applied by MakeNetwork). Backends without links have
+  // none.
+  virtual void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) {}
 };
 
 }  // namespace orrery

@@ -260,13 +260,16 @@ std::string AnalyticalAwareNetwork::DeviceName(int dim, int npu, bool is_switch)
   return "sw" + std::to_string(dim) + "." + std::to_string(group);
 }
 
-void AnalyticalAwareNetwork::ScaleLinkBandwidth(size_t index, double scale) {
+void AnalyticalAwareNetwork::ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) {
   ORRERY_CHECK(scale > 0, "a link's bandwidth scale must be > 0");
-  // `index` counts the links Links() lists, which leaves out Mesh placeholders.
+  // `indices` count the links Links() lists, which leaves out Mesh placeholders.
   size_t listed = 0;
+  auto next = indices.begin();
   for (Link& l : links_) {
+    if (next == indices.end()) break;
     if (l.kind == LinkKind::kAbsent) continue;
-    if (listed++ != index) continue;
+    if (listed++ != *next) continue;
+    ++next;
     const Dim& p = dims_[l.dim];
     const Bandwidth bw = Bandwidth::FromBytesPerSec(
         (l.slow == kNone ? p.bandwidth : slow_[l.slow].bandwidth).bytes_per_sec() * scale);
@@ -277,9 +280,8 @@ void AnalyticalAwareNetwork::ScaleLinkBandwidth(size_t index, double scale) {
     } else {
       slow_[l.slow] = slow;
     }
-    return;
   }
-  ORRERY_CHECK(false, "no link " + std::to_string(index));
+  ORRERY_CHECK(next == indices.end(), "a link index past the last link, or out of order");
 }
 
 std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {

@@ -51,7 +51,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   // Every link built so far, in construction order (lazy FullyConnected links once used).
   // Dimension-ordered routing: dims_[d] before dims_[d + 1].
   std::vector<LinkStats> Links() const override;
-  void ScaleLinkBandwidth(size_t index, double scale) override;
+  void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) override;
 
   size_t num_links() const { return links_.size(); }
   // Messages sent and not yet delivered.
@@ -128,7 +128,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   uint64_t pipeline_mtu_;
   std::vector<Dim> dims_;
   std::vector<Link> links_;
-  // Links slowed by ScaleLinkBandwidth: one lane's bandwidth and store-and-forward delays each.
+  // Links slowed by ScaleLinkBandwidths: one lane's bandwidth and store-and-forward delays each.
   struct SlowLink {
     Bandwidth bandwidth;
     StoreAndForwardDelays delays;

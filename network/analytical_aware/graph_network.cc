@@ -37,11 +37,14 @@ GraphNetwork::GraphNetwork(Simulation& sim, Topology topology, Options options)
   }
 }
 
-void GraphNetwork::ScaleLinkBandwidth(size_t index, double scale) {
-  ORRERY_CHECK(index < links_.size() && scale > 0, "bad link or scale");
-  Link& l = links_[index];
-  l.bandwidth = Bandwidth::FromBytesPerSec(l.bandwidth.bytes_per_sec() * scale);
-  l.delays = StoreAndForwardDelays(l.latency.Ns(), l.bandwidth.bytes_per_ns());
+void GraphNetwork::ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) {
+  ORRERY_CHECK(scale > 0, "a link's bandwidth scale must be > 0");
+  for (size_t i : indices) {
+    ORRERY_CHECK(i < links_.size(), "no link " + std::to_string(i));
+    Link& l = links_[i];
+    l.bandwidth = Bandwidth::FromBytesPerSec(l.bandwidth.bytes_per_sec() * scale);
+    l.delays = StoreAndForwardDelays(l.latency.Ns(), l.bandwidth.bytes_per_ns());
+  }
 }
 
 void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {

@@ -41,7 +41,7 @@ class GraphNetwork final : public Network, private EventTarget {
   // Every link of the graph, in the graph's order, named "<from>-><to>" (a parallel link gets
   // "#2", "#3", ... appended).
   std::vector<LinkStats> Links() const override;
-  void ScaleLinkBandwidth(size_t index, double scale) override;
+  void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) override;
 
   size_t in_flight() const { return chunks_.in_use(); }
 

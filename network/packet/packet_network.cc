@@ -602,11 +602,14 @@ std::vector<QueueSeries> PacketNetwork::QueueDepths() const {
   return out;
 }
 
-void PacketNetwork::ScaleLinkBandwidth(size_t index, double scale) {
-  ORRERY_CHECK(index < ports_.size() && scale > 0, "bad link or scale");
-  Port& p = ports_[index];
-  p.bandwidth = Bandwidth::FromBytesPerSec(p.bandwidth.bytes_per_sec() * scale);
-  p.mtu_serialization_ps = (Bytes(params_.mtu) / p.bandwidth).ps();
+void PacketNetwork::ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) {
+  ORRERY_CHECK(scale > 0, "a link's bandwidth scale must be > 0");
+  for (size_t i : indices) {
+    ORRERY_CHECK(i < ports_.size(), "no link " + std::to_string(i));
+    Port& p = ports_[i];
+    p.bandwidth = Bandwidth::FromBytesPerSec(p.bandwidth.bytes_per_sec() * scale);
+    p.mtu_serialization_ps = (Bytes(params_.mtu) / p.bandwidth).ps();
+  }
 }
 
 std::vector<LinkStats> PacketNetwork::Links() const {

@@ -70,7 +70,7 @@ class PacketNetwork final : public Network, private EventTarget {
   std::vector<LinkStats> Links() const override;
   // The link serializes slower; its buffers and flow-control thresholds stay as built (the
   // hardware's, sized for the full rate).
-  void ScaleLinkBandwidth(size_t index, double scale) override;
+  void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) override;
   // Undelivered messages and the ports flow control holds (a PFC deadlock names its cycle).
   std::vector<std::string> DescribeStuck(int max_lines) const override;
   void RecordQueueDepths() override;
