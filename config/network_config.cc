@@ -409,14 +409,14 @@ StatusOr<Topology> DgxFrom(const ConfigFile& file, const NetworkFile& n,
 }
 
 // The machine `file` describes, without its slow links.
-StatusOr<Topology> MachineFrom(const std::string& path, const StatusOr<ConfigFile>& file,
+StatusOr<Topology> MachineFrom(const std::string& path, const ConfigFile& file,
                                const NetworkFile& n, const std::set<std::string>& present,
                                Status problems) {
-  if (file->Has("machine") && !present.count("machine"))
+  if (file.Has("machine") && !present.count("machine"))
     return problems.Capped(kMaxProblemsPerFile, path);  // bad machine value
-  if (present.count("slow-link-bandwidth-scale") && !file->Has("slow-links")) {
+  if (present.count("slow-link-bandwidth-scale") && !file.Has("slow-links")) {
     problems.Add(
-        file->WhereKey("slow-link-bandwidth-scale") +
+        file.WhereKey("slow-link-bandwidth-scale") +
         ": key 'slow-link-bandwidth-scale' scales the links of 'slow-links', which is "
         "missing; add slow-links: [\"npu0->npu1\", ...] (names as --link-stats gives them)");
   }
@@ -424,17 +424,17 @@ StatusOr<Topology> MachineFrom(const std::string& path, const StatusOr<ConfigFil
   // Each machine uses its own keys: a key of another machine is a mistake, not a no-op.
   for (const KeyUse& u : kKeyUses) {
     const bool used = UsedBy(u, n.machine);
-    if (file->Has(u.key) && !used) {
-      problems.Add(file->WhereKey(u.key) + ": key '" + u.key + "' is not used with machine: " +
+    if (file.Has(u.key) && !used) {
+      problems.Add(file.WhereKey(u.key) + ": key '" + u.key + "' is not used with machine: " +
                    n.machine + " (it belongs to machine: " + u.machines + ")");
-    } else if (used && u.required && !file->Has(u.key)) {
-      problems.Add(file->path() + ": required key '" + u.key +
+    } else if (used && u.required && !file.Has(u.key)) {
+      problems.Add(file.path() + ": required key '" + u.key +
                    "' is missing (machine: " + n.machine + " needs it)");
     }
   }
   if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
-  if (n.machine == "torus" || n.machine == "mesh") return TorusOrMeshFrom(*file, n);
-  if (n.machine == "dgx") return DgxFrom(*file, n, present);
+  if (n.machine == "torus" || n.machine == "mesh") return TorusOrMeshFrom(file, n);
+  if (n.machine == "dgx") return DgxFrom(file, n, present);
   if (n.machine == "custom") {
     std::string custom = n.custom_file;
     if (!custom.empty() && custom[0] != '/') {
@@ -443,7 +443,7 @@ StatusOr<Topology> MachineFrom(const std::string& path, const StatusOr<ConfigFil
     }
     StatusOr<Topology> t = LoadCustomTopology(custom);
     if (!t.ok()) {
-      return t.status().WithContext(file->WhereKey("custom-file") + ": custom-file '" +
+      return t.status().WithContext(file.WhereKey("custom-file") + ": custom-file '" +
                                     n.custom_file + "'");
     }
     return t;
@@ -454,7 +454,7 @@ StatusOr<Topology> MachineFrom(const std::string& path, const StatusOr<ConfigFil
   size_t first_length = 0;
   bool all_lists = true, same = true;
   for (const char* key : kListKeys) {
-    const YAML::Node list = file->Get(key);
+    const YAML::Node list = file.Get(key);
     if (!list.IsDefined() || !list.IsSequence()) {
       all_lists = all_lists && std::string(key) == "lanes";  // lanes is optional
       continue;
@@ -477,7 +477,7 @@ StatusOr<Topology> MachineFrom(const std::string& path, const StatusOr<ConfigFil
   if (total > kMaxNpus) {
     std::string product;
     for (double d : n.npus_count) product += (product.empty() ? "" : " x ") + FormatNumber(d);
-    return Status::Error(file->WhereKey("npus_count") + ": key 'npus_count' describes " + product +
+    return Status::Error(file.WhereKey("npus_count") + ": key 'npus_count' describes " + product +
                          " = " + FormatNumber(total) + " NPUs; expected at most " +
                          std::to_string(kMaxNpus));
   }
@@ -512,7 +512,7 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net
     net_params->pfc_xon_bytes = n.packet_pfc_xon_bytes;
     net_params->aware_forwarding = n.aware_forwarding;
   }
-  StatusOr<Topology> t = MachineFrom(path, file, n, present, std::move(problems));
+  StatusOr<Topology> t = MachineFrom(path, *file, n, present, std::move(problems));
   if (!t.ok()) return t;
   t->slow_links.names = n.slow_links;
   t->slow_links.bandwidth_scale = n.slow_link_bandwidth_scale;

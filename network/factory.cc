@@ -137,27 +137,28 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
   if (backend == Backend::kPacket) {
     Status s = CheckPacketTopology(topology, net_params);
     if (!s.ok()) return s.WithContext("--network-backend packet");
+    return s;
   }
   if (backend == Backend::kAnalyticalUnaware && topology.graph != nullptr) {
     return Status::Error("--network-backend analytical-unaware cannot model this machine (" +
                          topology.graph->description +
                          "): it has no links to route over; use analytical-aware");
   }
-  if (!topology.slow_links.names.empty()) {
-    if (backend == Backend::kAnalyticalUnaware) {
-      return Status::Error(topology.slow_links.where +
-                           ": key 'slow-links' needs a backend that models links, "
-                           "analytical-aware or packet; --network-backend analytical-unaware "
-                           "has none");
-    }
-    Simulation sim;
-    Topology plain = topology;
-    plain.slow_links = {};
-    StatusOr<std::vector<size_t>> slow = SlowLinkIndices(
-        topology.slow_links, BuildNetwork(backend, sim, plain, net_params)->Links());
-    if (!slow.ok()) return slow.status();
-  }
   return Status::Ok();
+}
+
+Status CheckSlowLinks(Backend backend, const Topology& topology, const NetworkParams& net_params) {
+  if (topology.slow_links.names.empty()) return Status::Ok();
+  if (backend == Backend::kAnalyticalUnaware) {
+    return Status::Error(topology.slow_links.where +
+                         ": key 'slow-links' needs a backend that models links, "
+                         "analytical-aware or packet; --network-backend analytical-unaware "
+                         "has none");
+  }
+  Simulation sim;  // the links' names, from the network as the backend builds it
+  return SlowLinkIndices(topology.slow_links,
+                         BuildNetwork(backend, sim, topology, net_params)->Links())
+      .status();
 }
 
 std::string DescribeNetworkModel(Backend backend, const Topology& topology,
@@ -201,8 +202,7 @@ std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Top
   std::unique_ptr<Network> net = BuildNetwork(backend, sim, topology, net_params);
   if (!topology.slow_links.names.empty()) {
     StatusOr<std::vector<size_t>> slow = SlowLinkIndices(topology.slow_links, net->Links());
-    ORRERY_CHECK(slow.ok(),
-                 "slow links not checked by CheckBackendSupports: " + slow.status().message());
+    ORRERY_CHECK(slow.ok(), "slow links not checked by CheckSlowLinks: " + slow.status().message());
     net->ScaleLinkBandwidths(*slow, topology.slow_links.bandwidth_scale);
   }
   return net;

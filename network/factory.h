@@ -25,6 +25,12 @@ const char* BackendName(Backend b);
 Status CheckBackendSupports(Backend backend, const Topology& topology,
                             const NetworkParams& net_params = NetworkParams());
 
+// An error when `topology.slow_links` names a link that `backend`'s network does not have, or
+// the backend models no links (analytical-unaware); the message starts with the key's
+// "file:line". The topology must pass CheckBackendSupports first.
+Status CheckSlowLinks(Backend backend, const Topology& topology,
+                      const NetworkParams& net_params = NetworkParams());
+
 // One line naming the model a backend runs with these parameters, for reports:
 // "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets, lanes
 // [16]" (lanes when a dimension has more than one), "analytical-unaware", "packet, 4096 B
@@ -33,8 +39,9 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
 std::string DescribeNetworkModel(Backend backend, const Topology& topology,
                                  const NetworkParams& net_params = NetworkParams());
 
-// The topology must pass CheckBackendSupports. A topology with a graph gets GraphNetwork (aware).
-// `net_params` is read by the packet backend, and by analytical-aware for its forwarding.
+// The topology must pass CheckBackendSupports and CheckSlowLinks. A topology with a graph gets
+// GraphNetwork (aware). `net_params` is read by the packet backend, and by analytical-aware for its
+// forwarding.
 std::unique_ptr<Network> MakeNetwork(Backend backend, Simulation& sim, const Topology& topology,
                                      const NetworkParams& net_params = NetworkParams());
 

@@ -188,7 +188,7 @@ TEST(SlowLinks, RunAtTheirScaleOnEveryBackendWithLinks) {
       const NetworkParams p = pipe ? pipelined : NetworkParams();
       const std::string what =
           std::string(BackendName(b)) + (pipe ? " pipelined" : " store-and-forward");
-      ASSERT_TRUE(CheckBackendSupports(b, t, p).ok()) << what;
+      ASSERT_TRUE(CheckSlowLinks(b, t, p).ok()) << what;
       EXPECT_EQ(OneMessage(b, t, 2, 3, 1000, p), Time::FromNs(4100)) << what;
       EXPECT_EQ(OneMessage(b, t, 3, 2, 1000, p), Time::FromNs(4100)) << what;
       EXPECT_EQ(OneMessage(b, t, 1, 2, 1000, p), Time::FromNs(1100)) << what;
@@ -227,7 +227,7 @@ TEST(SlowLinks, NamesMatchLinksAsLinkStatsListsThem) {
   t.slow_links.bandwidth_scale = 0.5;
   t.slow_links.names = {"sw0->npu1"};
   for (Backend b : {Backend::kAnalyticalAware, Backend::kPacket}) {
-    ASSERT_TRUE(CheckBackendSupports(b, t).ok()) << BackendName(b);
+    ASSERT_TRUE(CheckSlowLinks(b, t).ok()) << BackendName(b);
     // One packet, store-and-forward: 1100 up, then 100 + 1000 / 0.5 down.
     EXPECT_EQ(OneMessage(b, t, 0, 1, 1000), Time::FromNs(3200)) << BackendName(b);
     EXPECT_EQ(OneMessage(b, t, 1, 0, 1000), Time::FromNs(2200)) << BackendName(b);
@@ -241,7 +241,7 @@ TEST(SlowLinks, NamesMatchLinksAsLinkStatsListsThem) {
   // 100 + 2000 + 1100 whichever it takes.
   EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, t, 0, 1, 1000), Time::FromNs(3200));
   t.slow_links.names = {"npu1->sw0#2"};
-  EXPECT_TRUE(CheckBackendSupports(Backend::kAnalyticalAware, t).ok());
+  EXPECT_TRUE(CheckSlowLinks(Backend::kAnalyticalAware, t).ok());
   // Dimension lists of several dimensions prefix their links with "d<k>:"; the bare name
   // matches too.
   Topology two = Ring(4);
@@ -250,7 +250,7 @@ TEST(SlowLinks, NamesMatchLinksAsLinkStatsListsThem) {
   two.slow_links.bandwidth_scale = 0.25;
   for (const char* name : {"d1:npu1->npu5", "npu1->npu5", "npu1<->npu5", "d1:npu1<->npu5"}) {
     two.slow_links.names = {name};
-    EXPECT_TRUE(CheckBackendSupports(Backend::kAnalyticalAware, two).ok()) << name;
+    EXPECT_TRUE(CheckSlowLinks(Backend::kAnalyticalAware, two).ok()) << name;
     EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, two, 1, 5, 1000), Time::FromNs(4100)) << name;
   }
   two.slow_links.names = {"npu1->npu5"};
@@ -262,7 +262,7 @@ TEST(SlowLinks, ANameMatchingNoLinkAndALinklessBackendAreNamed) {
   t.slow_links.names = {"npu0->npu1", "npu2->npu9"};
   t.slow_links.where = "net.yml:7";
   for (Backend b : {Backend::kAnalyticalAware, Backend::kPacket}) {
-    const Status s = CheckBackendSupports(b, t);
+    const Status s = CheckSlowLinks(b, t);
     ASSERT_FALSE(s.ok()) << BackendName(b);
     EXPECT_EQ(s.message().rfind("net.yml:7: key 'slow-links' names 'npu2->npu9', but the network "
                                 "has no such link; expected a link as --link-stats names it "
@@ -272,11 +272,11 @@ TEST(SlowLinks, ANameMatchingNoLinkAndALinklessBackendAreNamed) {
         << s.message();
   }
   t.slow_links.names = {"npu2<->npu0"};
-  const Status both = CheckBackendSupports(Backend::kAnalyticalAware, t);
+  const Status both = CheckSlowLinks(Backend::kAnalyticalAware, t);
   EXPECT_NE(both.message().find("names 'npu2<->npu0' (npu2->npu0), but"), std::string::npos)
       << both.message();
   t.slow_links.names = {"npu0->npu1"};
-  const Status unaware = CheckBackendSupports(Backend::kAnalyticalUnaware, t);
+  const Status unaware = CheckSlowLinks(Backend::kAnalyticalUnaware, t);
   EXPECT_EQ(unaware.message(),
             "net.yml:7: key 'slow-links' needs a backend that models links, analytical-aware or "
             "packet; --network-backend analytical-unaware has none");

@@ -74,7 +74,7 @@ struct Topology {
   // it ("npu3->npu4", "d1:npu2->sw1.2", "sw0->npu5#2"); a name without a "d<k>:" prefix or a
   // "#<n>" suffix also matches the prefixed and the parallel links it leaves out; "a<->b" is
   // "a->b" and "b->a". Those links run at bandwidth x `bandwidth_scale` (latency unchanged).
-  // Applied by MakeNetwork; CheckBackendSupports says when a name matches no link.
+  // Applied by MakeNetwork; CheckSlowLinks says when a name matches no link.
   struct SlowLinks {
     std::vector<std::string> names;
     double bandwidth_scale = 1;

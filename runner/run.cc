@@ -317,11 +317,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
 
   {
     Status supported = CheckBackendSupports(o.backend, *topology, net_params);
-    // Messages about the file's own keys already name it (slow-links).
-    if (!supported.ok() && supported.message().rfind(o.network_config + ":", 0) != 0) {
-      return supported.WithContext(o.network_config);
-    }
-    if (!supported.ok()) return supported;
+    if (!supported.ok()) return supported.WithContext(o.network_config);
+    Status slow = CheckSlowLinks(o.backend, *topology, net_params);  // names its file and line
+    if (!slow.ok()) return slow;
   }
   const int n = topology->num_npus();
   {
