@@ -1,9 +1,12 @@
 #include "runner/nccl_tuner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
+#include <unordered_map>
 
 #include "common/event_queue.h"
+#include "network/graph.h"
 #include "runner/system_params_from_config.h"
 
 namespace orrery {
@@ -71,7 +74,40 @@ std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call) {
   return "";
 }
 
+// Groups larger than this are not compared (n (n - 1) routes each); their probes are not shared.
+constexpr size_t kMaxRouteClassMembers = 256;
+
 }  // namespace
+
+std::vector<int64_t> RouteSignature(const PhysicalGraph& graph, const std::vector<bool>& slow,
+                                    const std::vector<int>& members) {
+  std::vector<int64_t> signature;
+  std::unordered_map<uint32_t, int64_t> renamed;  // graph link -> order of first use
+  std::vector<uint32_t> used;
+  for (int src : members) {
+    for (int dst : members) {
+      if (src == dst) continue;
+      const std::vector<uint32_t> route = graph.Route(src, dst);
+      signature.push_back(static_cast<int64_t>(route.size()));
+      for (uint32_t l : route) {
+        auto [it, added] = renamed.emplace(l, static_cast<int64_t>(used.size()));
+        if (added) used.push_back(l);
+        signature.push_back(it->second);
+      }
+    }
+  }
+  for (uint32_t l : used) {
+    const PhysicalGraph::Link& link = graph.links[l];
+    int64_t bandwidth;
+    const double bps = link.bandwidth.bytes_per_sec();
+    static_assert(sizeof bandwidth == sizeof bps, "a double is 64 bits");
+    std::memcpy(&bandwidth, &bps, sizeof bps);
+    signature.push_back(bandwidth);
+    signature.push_back(link.latency.ps());
+    signature.push_back(l < slow.size() && slow[l] ? 1 : 0);
+  }
+  return signature;
+}
 
 StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
                                                      const std::string& algorithm,
@@ -88,6 +124,10 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
   t->backend_ = backend;
   t->params_ = params;
   t->groups_ = groups;
+  if (topology.graph != nullptr) {
+    t->slow_links_.assign(topology.graph->links.size(), false);
+    for (size_t l : NamedSlowLinks(backend, topology, net_params)) t->slow_links_[l] = true;
+  }
   std::string failures;
   const int dims = static_cast<int>(topology.dims.size());
   for (const NcclChoice& c : *choices) {
@@ -128,32 +168,45 @@ StatusOr<std::vector<int>> NcclTuner::Members(const CollectiveRequest& req) cons
   return *m;
 }
 
+std::optional<int> NcclTuner::RouteClass(const std::vector<int>& members) {
+  auto known = route_class_.find(members);
+  if (known != route_class_.end()) return known->second;
+  std::optional<int> cls;
+  // Every ordered pair's route: n (n - 1) routes, compared once per group.
+  if (members.size() <= kMaxRouteClassMembers) {
+    const std::vector<int64_t> signature = RouteSignature(*topology_.graph, slow_links_, members);
+    cls = route_classes_.emplace(signature, static_cast<int>(route_classes_.size())).first->second;
+  }
+  route_class_.emplace(members, cls);
+  return cls;
+}
+
 std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& req,
-                                                      const std::vector<int>& members) const {
-  // On an explicit graph (a fat-tree, a custom file) two nodes may not be alike; the packet
-  // backend breaks ties between equal routes by a hash of the NPU ids (network/graph.h), so
-  // two copies of a group may route differently there.
-  // A slow link (Topology::slow_links) makes the copies of a group that cross it unlike the rest.
-  if (topology_.graph != nullptr || backend_ == Backend::kPacket || members.empty() ||
-      !topology_.slow_links.names.empty()) {
+                                                      const std::vector<int>& members) {
+  // The packet backend's switches pause and route by the state of a device's ports (PFC,
+  // adaptive routing), which the routes alone do not describe.
+  // On a network of dimensions a slow link (Topology::slow_links) makes the copies of a group
+  // that cross it unlike the rest; on a graph the route class says which links are slow.
+  if (backend_ == Backend::kPacket || members.empty() ||
+      (topology_.graph == nullptr && !topology_.slow_links.names.empty())) {
     return std::nullopt;
   }
-  const std::vector<int> first = topology_.Address(members.front());
-  std::vector<bool> constant(first.size(), true);
+  // The whole machine has no copy elsewhere.
+  if (static_cast<int>(members.size()) == topology_.num_npus()) return std::nullopt;
+  // Subtracting the group's least coordinate in each dimension moves every member by the same
+  // amount without wrapping around: their order stays, and so does every route among them (a
+  // ring routes by the difference of coordinates modulo its size, a mesh by their difference,
+  // a switch or a fully connected dimension alike for any two). A copy in another node or slot,
+  // or shifted along a ring or mesh, gets the same key.
+  std::vector<int> least = topology_.Address(members.front());
   for (int m : members) {
     const std::vector<int> a = topology_.Address(m);
-    for (size_t d = 0; d < a.size(); ++d) constant[d] = constant[d] && a[d] == first[d];
+    for (size_t d = 0; d < a.size(); ++d) least[d] = std::min(least[d], a[d]);
   }
-  // A group spanning every dimension has no copy elsewhere (its own key covers it).
-  if (std::none_of(constant.begin(), constant.end(), [](bool c) { return c; })) {
-    return std::nullopt;
-  }
-  // Subtracting the group's coordinate in each dimension it does not span moves every member
-  // by the same amount, so their order and everything among them stays.
   int offset = 0;
   int stride = 1;
-  for (size_t d = 0; d < first.size(); ++d) {
-    if (constant[d]) offset += first[d] * stride;
+  for (size_t d = 0; d < least.size(); ++d) {
+    offset += least[d] * stride;
     stride *= topology_.dims[d].npus;
   }
   std::vector<int> moved(members.size());
@@ -163,7 +216,16 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
     if (std::find(members.begin(), members.end(), root) == members.end()) return std::nullopt;
     root -= offset;
   }
-  return ShapeKey{static_cast<int>(req.type), req.size, std::move(moved), req.involved_dims, root};
+  // On a graph two nodes or slots need not be alike (a leaf's uplinks, ECMP's hash, a slow
+  // link): the routes among the members must be alike too.
+  int routes = -1;
+  if (topology_.graph != nullptr) {
+    const std::optional<int> cls = RouteClass(members);
+    if (!cls) return std::nullopt;
+    routes = *cls;
+  }
+  return ShapeKey{static_cast<int>(req.type), req.size, std::move(moved),
+                  req.involved_dims,          root,     routes};
 }
 
 NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& members) const {

@@ -55,6 +55,14 @@ struct NcclTunedCollective {
   bool shared = false;  // chosen by the probes of a copy of its group elsewhere (ShapeOf)
 };
 
+// The routes among `members` on `graph`, every ordered pair in member order, with each link
+// renamed by its first use, then each used link's bandwidth, latency and whether it is one of
+// `slow` (by link index). Two member lists with equal signatures put their traffic on alike
+// links in alike ways, so a collective alone on either takes the same time on GraphNetwork,
+// which has no state but its links'.
+std::vector<int64_t> RouteSignature(const PhysicalGraph& graph, const std::vector<bool>& slow,
+                                    const std::vector<int>& members);
+
 class NcclTuner : public CollectiveTuner {
  public:
   // `algorithm` "" = every algorithm of the model; else only that one (NCCL_ALGO). `groups`
@@ -79,9 +87,10 @@ class NcclTuner : public CollectiveTuner {
   };
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
   // A collective up to where its group sits: (type, size, members, involved dimensions, root)
-  // with the members and root moved to coordinate 0 in every dimension in which the whole
-  // group has one coordinate (ShapeOf).
-  using ShapeKey = std::tuple<int, uint64_t, std::vector<int>, std::vector<bool>, int>;
+  // with the members and root moved so that the group's least coordinate in every dimension is
+  // 0, and on an explicit graph the class of the routes among the members (RouteClass; -1
+  // otherwise) (ShapeOf).
+  using ShapeKey = std::tuple<int, uint64_t, std::vector<int>, std::vector<bool>, int, int>;
 
   NcclTuner() = default;
   // The option a distinct collective runs, and the efficiency and floor it has there.
@@ -103,9 +112,12 @@ class NcclTuner : public CollectiveTuner {
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
   // Where the probes of a collective on `members` may be shared with an identical group
-  // elsewhere on the network, or nullopt (an explicit graph, or a root outside the group).
-  std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req,
-                                  const std::vector<int>& members) const;
+  // elsewhere on the network, or nullopt (the packet backend, slow links on a network of
+  // dimensions, a group whose routes are not classed, or a root outside the group).
+  std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req, const std::vector<int>& members);
+  // On an explicit graph (aware backend): a number shared by exactly the member lists whose
+  // routes are alike (RouteSignature), or nullopt for a group too large to compare.
+  std::optional<int> RouteClass(const std::vector<int>& members);
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
   NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;
 
@@ -118,6 +130,9 @@ class NcclTuner : public CollectiveTuner {
   std::vector<std::unique_ptr<Option>> options_;  // stable addresses: requests point into them
   std::map<Key, Chosen> chosen_;
   std::map<ShapeKey, std::pair<Chosen, Time>> by_shape_;  // the choice and its probed time
+  std::vector<bool> slow_links_;  // per link of topology_.graph: one of topology_.slow_links
+  std::map<std::vector<int>, std::optional<int>> route_class_;  // by member list
+  std::map<std::vector<int64_t>, int> route_classes_;           // by RouteSignature
   std::vector<NcclTunedCollective> tuned_;
 };
 

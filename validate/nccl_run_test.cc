@@ -333,50 +333,47 @@ TEST(NcclRun, TheTunerPicksWhatProbingEveryChoiceToTheEndPicks) {
   }
 }
 
-// Groups that are copies of each other on a network of dimensions (the same members, in the same
-// order, in another node or another slot of every node) share one set of probes. That is sound
-// only if probing each alone gives the same times, bit for bit, which this checks on a
-// [Ring 4, Switch 2, Switch 2] network: on the analytical backends one of each pair reuses the
-// other's probes, each probed alone gets the same times, and every group gets what it gets probed
-// alone; the packet backend (its ECMP hashes NPU ids) probes every group, and so does any backend
-// when a slow link makes one copy unlike the others.
-TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
-  const std::string profile = "configs/machines/dgx-h100-ndr";
-  const std::string net = Tmp("copies_net.yml");
-  std::ofstream(net) << "topology: [ Ring, Switch, Switch ]\nnpus_count: [ 4, 2, 2 ]\n"
-                        "bandwidth: [ 100.0, 50.0, 12.5 ]\nlatency: [ 500.0, 700.0, 3000.0 ]\n";
-  // NPU id = ring position + 4 * slot + 8 * node. Pairs (1, 2), (3, 4), ...: a whole ring in
-  // another slot and node; three of a ring in another slot; two of a ring in another slot and
-  // node; one NPU in each node; one in each slot and node; one in each slot.
-  const std::map<int, std::vector<int>> groups = {
-      {1, {0, 1, 2, 3}},  {2, {12, 13, 14, 15}}, {3, {0, 2, 3}}, {4, {4, 6, 7}},
-      {5, {1, 2}},        {6, {13, 14}},         {7, {0, 8}},    {8, {5, 13}},
-      {9, {0, 4, 8, 12}}, {10, {3, 7, 11, 15}},  {11, {0, 4}},   {12, {10, 14}}};
-  const std::string comm_groups = Tmp("copies_groups.json");
-  {
-    std::ofstream f(comm_groups);
+// What an NCCL-model run chose for each (group, collective type, size).
+using Seen = std::map<std::tuple<int, int, uint64_t>, NcclTunedCollective>;
+
+// Communicator groups that each run a few collectives, on a network, with dgx-h100-ndr's system
+// and NCCL model: run together (one trace, every group) and each group alone.
+class ProbeSharing {
+ public:
+  ProbeSharing(std::string name, std::map<int, std::vector<int>> groups, int npus)
+      : name_(std::move(name)), groups_(std::move(groups)), npus_(npus) {
+    std::ofstream f(Tmp(name_ + "_groups.json"));
     f << "{";
-    for (const auto& [g, members] : groups) {
-      f << (g == 1 ? "" : ", ") << "\"" << g << "\": [";
+    for (const auto& [g, members] : groups_) {
+      f << (g == groups_.begin()->first ? "" : ", ") << "\"" << g << "\": [";
       for (size_t i = 0; i < members.size(); ++i) f << (i ? ", " : "") << members[i];
       f << "]";
     }
     f << "}";
   }
-  const std::vector<std::pair<ChakraProtoMsg::CollectiveCommType, uint64_t>> collectives = {
+
+  static constexpr std::pair<ChakraProtoMsg::CollectiveCommType, uint64_t> kCollectives[] = {
       {ChakraProtoMsg::ALL_REDUCE, 65536},
       {ChakraProtoMsg::ALL_REDUCE, 8u << 20},
       {ChakraProtoMsg::ALL_GATHER, 1u << 20}};
-  // Every NPU runs the collectives of its groups in `only` (all when empty), one after another.
-  auto write_trace = [&](const std::string& prefix, int only) {
-    for (int npu = 0; npu < 16; ++npu) {
+
+  // The choices of a run of group `only`'s collectives (every group's when 0), each NPU running
+  // its groups' one after another.
+  Seen Run(const std::string& network, Backend backend, int only) const {
+    RunOptions o;
+    o.workload = Tmp(name_ + "_" + std::to_string(only));
+    o.system_config = "configs/machines/dgx-h100-ndr/system.yaml";
+    o.network_config = network;
+    o.comm_group_config = Tmp(name_ + "_groups.json");
+    o.backend = backend;
+    for (int npu = 0; npu < npus_; ++npu) {
       std::vector<ChakraProtoMsg::Node> nodes = {et::MakeCompNode(1, "start", 1)};
-      for (const auto& [g, members] : groups) {
+      for (const auto& [g, members] : groups_) {
         if ((only != 0 && g != only) ||
             std::find(members.begin(), members.end(), npu) == members.end()) {
           continue;
         }
-        for (const auto& [type, size] : collectives) {
+        for (const auto& [type, size] : kCollectives) {
           const uint64_t id = nodes.size() + 1;
           ChakraProtoMsg::Node n = et::MakeCollNode(id, "c" + std::to_string(id), type, size);
           et::AddDataDeps(&n, {id - 1});
@@ -384,22 +381,8 @@ TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
           nodes.push_back(n);
         }
       }
-      ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, npu), nodes).ok());
+      EXPECT_TRUE(et::WriteTraceFile(et::RankTracePath(o.workload, npu), nodes).ok());
     }
-  };
-  using Seen = std::map<std::tuple<int, int, uint64_t>, NcclTunedCollective>;
-  // The same network with one link of group 2's ring at half speed: copies are no longer alike.
-  const std::string slow_net = Tmp("copies_slow_net.yml");
-  std::ofstream(slow_net) << ReadWholeFile(net)
-                          << "slow-links: [\"npu12<->npu13\"]\nslow-link-bandwidth-scale: 0.5\n";
-  auto run = [&](Backend backend, bool slow, int only) -> Seen {
-    RunOptions o;
-    o.workload = Tmp("copies_" + std::to_string(only));
-    o.system_config = profile + "/system.yaml";
-    o.network_config = slow ? slow_net : net;
-    o.comm_group_config = comm_groups;
-    o.backend = backend;
-    write_trace(o.workload, only);
     StatusOr<RunResult> r = RunSimulation(o);
     EXPECT_TRUE(r.ok()) << r.status().message();
     Seen seen;
@@ -408,41 +391,170 @@ TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
       seen[{c.group, static_cast<int>(c.type), c.size}] = c;
     }
     return seen;
-  };
-  for (const auto& [backend, slow] :
-       std::vector<std::pair<Backend, bool>>{{Backend::kAnalyticalAware, false},
-                                             {Backend::kAnalyticalUnaware, false},
-                                             {Backend::kPacket, false},
-                                             {Backend::kAnalyticalAware, true}}) {
-    const Seen together = run(backend, slow, 0);
-    ASSERT_EQ(together.size(), groups.size() * collectives.size());
-    Seen alone;
-    for (const auto& [g, members] : groups) {
-      const Seen one = run(backend, slow, g);
-      ASSERT_EQ(one.size(), collectives.size());
-      alone.insert(one.begin(), one.end());
+  }
+
+  // Every group run together, then each alone: each gets the same choice and time either way
+  // (alone, nothing is shared). Returns the run together.
+  Seen Together(const std::string& network, Backend backend) const {
+    const Seen together = Run(network, backend, 0);
+    EXPECT_EQ(together.size(), groups_.size() * std::size(kCollectives));
+    alone_.clear();
+    for (const auto& [g, members] : groups_) {
+      const Seen one = Run(network, backend, g);
+      EXPECT_EQ(one.size(), std::size(kCollectives));
+      alone_.insert(one.begin(), one.end());
     }
-    ASSERT_EQ(alone.size(), together.size());
+    EXPECT_EQ(alone_.size(), together.size());
     for (const auto& [key, c] : together) {
-      const int g = std::get<0>(key);
-      const NcclTunedCollective& by_itself = alone.at(key);
+      const NcclTunedCollective& by_itself = alone_.at(key);
       EXPECT_FALSE(by_itself.shared);
-      EXPECT_EQ(c.choice, by_itself.choice) << "group " << g << " " << c.size << " B";
-      EXPECT_EQ(c.predicted, by_itself.predicted) << "group " << g << " " << c.size << " B";
+      EXPECT_EQ(c.choice, by_itself.choice) << "group " << std::get<0>(key) << " " << c.size;
+      EXPECT_EQ(c.predicted, by_itself.predicted) << "group " << std::get<0>(key) << " " << c.size;
+    }
+    return together;
+  }
+  // What group `g`'s collective got when run alone, after Together.
+  const NcclTunedCollective& Alone(int g, int type, uint64_t size) const {
+    return alone_.at({g, type, size});
+  }
+
+ private:
+  std::string name_;
+  std::map<int, std::vector<int>> groups_;
+  int npus_;
+  mutable Seen alone_;
+};
+
+// Groups that are copies of each other on a network of dimensions (the same members, in the same
+// order, moved to another node or slot, or along a ring or mesh) share one set of probes. That is
+// sound only if probing each alone gives the same times, bit for bit, which this checks on
+// [Ring 4, Switch 2, Switch 4] and [Mesh 4, Switch 2, Switch 4] networks: on the analytical
+// backends one of each pair reuses the other's probes, each probed alone gets the same times,
+// and every group gets what it gets probed alone; the packet backend (its switches' ports hold
+// state that routes do not describe) probes every group, and so does any backend when a slow
+// link makes one copy unlike the others.
+TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
+  const std::string dims =
+      "npus_count: [ 4, 2, 4 ]\nbandwidth: [ 100.0, 50.0, 12.5 ]\n"
+      "latency: [ 500.0, 700.0, 3000.0 ]\n";
+  const std::string ring = Tmp("copies_net.yml");
+  std::ofstream(ring) << "topology: [ Ring, Switch, Switch ]\n" << dims;
+  const std::string mesh = Tmp("copies_mesh_net.yml");
+  std::ofstream(mesh) << "topology: [ Mesh, Switch, Switch ]\n" << dims;
+  // The ring network with one link of group 2's ring at half speed: copies are no longer alike.
+  const std::string slow = Tmp("copies_slow_net.yml");
+  std::ofstream(slow) << ReadWholeFile(ring)
+                      << "slow-links: [\"npu12<->npu13\"]\nslow-link-bandwidth-scale: 0.5\n";
+  // NPU id = ring (or mesh) position + 4 * slot + 8 * node. Pairs (1, 2), (3, 4), ...: a whole
+  // ring in another slot and node; three of a ring in another slot; two of a ring moved along
+  // it, to another slot and node; one NPU in each of nodes 0-1 and its copy in another slot;
+  // one in each slot and nodes 0-1, and in another position; one in each slot in another node;
+  // three of a ring moved along it, to another slot; one NPU in each of nodes 0-2 and its copy
+  // in nodes 1-3, another slot and position.
+  const ProbeSharing sharing("copies",
+                             {{1, {0, 1, 2, 3}},
+                              {2, {12, 13, 14, 15}},
+                              {3, {0, 2, 3}},
+                              {4, {4, 6, 7}},
+                              {5, {1, 2}},
+                              {6, {12, 13}},
+                              {7, {0, 8}},
+                              {8, {5, 13}},
+                              {9, {0, 4, 8, 12}},
+                              {10, {3, 7, 11, 15}},
+                              {11, {0, 4}},
+                              {12, {10, 14}},
+                              {13, {1, 2, 3}},
+                              {14, {4, 5, 6}},
+                              {15, {0, 8, 16}},
+                              {16, {13, 21, 29}}},
+                             32);
+  const struct {
+    const std::string& network;
+    Backend backend;
+    bool alike;
+  } kRuns[] = {{ring, Backend::kAnalyticalAware, true},
+               {ring, Backend::kAnalyticalUnaware, true},
+               {mesh, Backend::kAnalyticalAware, true},
+               {ring, Backend::kPacket, false},
+               {slow, Backend::kAnalyticalAware, false}};
+  for (const auto& run : kRuns) {
+    const Seen together = sharing.Together(run.network, run.backend);
+    for (const auto& [key, c] : together) {
+      const auto [g, type, size] = key;
       if (g % 2 == 1) continue;
-      // Of a pair, the one asked second (they run at once) reuses the other's probes.
-      const std::tuple<int, int, uint64_t> other{g - 1, std::get<1>(key), std::get<2>(key)};
-      if (backend == Backend::kPacket || slow) {
-        EXPECT_FALSE(c.shared || together.at(other).shared) << "groups " << g - 1 << ", " << g;
+      const NcclTunedCollective& other = together.at({g - 1, type, size});
+      if (!run.alike) {
+        EXPECT_FALSE(c.shared || other.shared)
+            << run.network << " groups " << g - 1 << ", " << g << " " << size;
         continue;
       }
-      EXPECT_NE(c.shared, together.at(other).shared) << "groups " << g - 1 << ", " << g;
-      EXPECT_EQ(by_itself.choice, alone.at(other).choice) << "group " << g << " " << c.size;
-      EXPECT_EQ(by_itself.predicted, alone.at(other).predicted) << "group " << g << " " << c.size;
+      // Of a pair, the one asked second (they run at once) reuses the other's probes.
+      EXPECT_NE(c.shared, other.shared)
+          << run.network << " groups " << g - 1 << ", " << g << " " << size;
+      EXPECT_EQ(sharing.Alone(g, type, size).choice, sharing.Alone(g - 1, type, size).choice)
+          << run.network << " group " << g << " " << size;
+      EXPECT_EQ(sharing.Alone(g, type, size).predicted, sharing.Alone(g - 1, type, size).predicted)
+          << run.network << " group " << g << " " << size;
     }
     // With the slow link, group 2's 8 MiB all-reduce is slower than that of its copy, group 1.
-    if (slow) {
+    if (run.network == slow) {
       const int all_reduce = static_cast<int>(ChakraProtoMsg::ALL_REDUCE);
+      EXPECT_GT(together.at({2, all_reduce, 8u << 20}).predicted,
+                together.at({1, all_reduce, 8u << 20}).predicted);
+    }
+  }
+}
+
+// On an explicit graph (a DGX-style machine: 3 nodes of 4 GPUs, each GPU's NIC on a two-tier
+// fat-tree of 2 leaves of 6 NICs and 2 spines) copies share probes only when the routes among
+// their members are alike (RouteSignature). NICs 0-5 (node 0, GPUs 0-1 of node 1) are on leaf 0,
+// NICs 6-11 on leaf 1. Pairs (1, 2) and (3, 4): the same GPUs of another node; (5, 6): GPUs of
+// nodes 0 and 2 in another slot, across the leaves either way; (7, 8) are not alike: GPU 0 of
+// nodes 0 and 1 share a leaf, GPU 2 of those nodes do not, so their messages take a spine. With
+// node 2's GPU 9 NVSwitch link slow, (1, 2) and (3, 4) are not alike either. Each group probed
+// alone gets what it gets run together.
+TEST(NcclRun, CopiesOnAGraphShareProbesWhenTheirRoutesAreAlike) {
+  const std::string net = Tmp("graph_copies_net.yml");
+  std::ofstream(net) << "machine: dgx\ngpus-per-node: 4\nnodes: 3\nnvswitch-bandwidth: 419.0\n"
+                        "nvswitch-latency: 350.0\nnic-per-gpu: 1\nnic-bandwidth: 400.0\n"
+                        "fabric-latency: 1000.0\nleaf-radix: 6\nspines: 2\n";
+  const ProbeSharing sharing("graph_copies",
+                             {{1, {0, 1, 2, 3}},
+                              {2, {8, 9, 10, 11}},
+                              {3, {1, 2}},
+                              {4, {9, 10}},
+                              {5, {0, 8}},
+                              {6, {3, 11}},
+                              {7, {0, 4}},
+                              {8, {2, 6}}},
+                             12);
+  const std::string slow_net = Tmp("graph_copies_slow_net.yml");
+  std::ofstream(slow_net) << ReadWholeFile(net)
+                          << "slow-links: [\"npu9<->nvs2\"]\nslow-link-bandwidth-scale: 0.5\n";
+  const int all_reduce = static_cast<int>(ChakraProtoMsg::ALL_REDUCE);
+  for (bool slow : {false, true}) {
+    const Seen together = sharing.Together(slow ? slow_net : net, Backend::kAnalyticalAware);
+    for (const auto& [key, c] : together) {
+      const auto [g, type, size] = key;
+      if (g % 2 == 1) continue;
+      const NcclTunedCollective& other = together.at({g - 1, type, size});
+      const bool alike = g != 8 && !(slow && g <= 4);
+      if (alike) {
+        // Of a pair, the one asked second (they run at once) reuses the other's probes.
+        EXPECT_NE(c.shared, other.shared) << "groups " << g - 1 << ", " << g << " " << size;
+        EXPECT_EQ(sharing.Alone(g, type, size).predicted,
+                  sharing.Alone(g - 1, type, size).predicted)
+            << "group " << g << " " << size;
+      } else {
+        EXPECT_FALSE(c.shared || other.shared)
+            << "groups " << g - 1 << ", " << g << " " << size << (slow ? " slow" : "");
+      }
+    }
+    // Through a spine: two more links each way.
+    EXPECT_GT(together.at({8, all_reduce, 8u << 20}).predicted,
+              together.at({7, all_reduce, 8u << 20}).predicted);
+    if (slow) {
       EXPECT_GT(together.at({2, all_reduce, 8u << 20}).predicted,
                 together.at({1, all_reduce, 8u << 20}).predicted);
     }
