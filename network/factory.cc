@@ -161,16 +161,6 @@ Status CheckSlowLinks(Backend backend, const Topology& topology, const NetworkPa
       .status();
 }
 
-std::vector<size_t> NamedSlowLinks(Backend backend, const Topology& topology,
-                                   const NetworkParams& net_params) {
-  if (topology.slow_links.names.empty()) return {};
-  Simulation sim;
-  StatusOr<std::vector<size_t>> slow = SlowLinkIndices(
-      topology.slow_links, BuildNetwork(backend, sim, topology, net_params)->Links());
-  ORRERY_CHECK(slow.ok(), "slow links not checked by CheckSlowLinks: " + slow.status().message());
-  return *slow;
-}
-
 std::string DescribeNetworkModel(Backend backend, const Topology& topology,
                                  const NetworkParams& net_params) {
   const std::string packets = std::to_string(net_params.mtu) + " B packets";

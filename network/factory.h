@@ -6,7 +6,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "common/event_queue.h"
 #include "common/status.h"
@@ -31,11 +30,6 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
 // "file:line". The topology must pass CheckBackendSupports first.
 Status CheckSlowLinks(Backend backend, const Topology& topology,
                       const NetworkParams& net_params = NetworkParams());
-
-// The indices, in Links() order, of the links `topology.slow_links` names on `backend`'s network
-// (empty without slow links). The topology must pass CheckSlowLinks.
-std::vector<size_t> NamedSlowLinks(Backend backend, const Topology& topology,
-                                   const NetworkParams& net_params = NetworkParams());
 
 // One line naming the model a backend runs with these parameters, for reports:
 // "analytical-aware, store-and-forward", "analytical-aware, pipelined in 4096 B packets, lanes

@@ -282,5 +282,68 @@ TEST(SlowLinks, ANameMatchingNoLinkAndALinklessBackendAreNamed) {
             "packet; --network-backend analytical-unaware has none");
 }
 
+// Network::RouteSignature: equal for member lists whose routes are alike, position for
+// position; different where a route crosses a slow link or takes another shape; none where the
+// backend cannot say.
+TEST(RouteSignature, IsEqualExactlyForAlikeRoutes) {
+  // A ring of 8 (1 B/ns, 100 ns) with npu2 <-> npu3 at half speed.
+  Topology ring = Ring(8);
+  ring.slow_links.names = {"npu2<->npu3"};
+  ring.slow_links.bandwidth_scale = 0.5;
+  Simulation sim;
+  std::unique_ptr<Network> aware = MakeNetwork(Backend::kAnalyticalAware, sim, ring);
+  auto sig = [](const Network& n, const std::vector<int>& members) {
+    return n.RouteSignature(members);
+  };
+  ASSERT_TRUE(sig(*aware, {0, 1}).has_value());
+  EXPECT_EQ(sig(*aware, {0, 1}), sig(*aware, {5, 6}));  // one hop each way
+  EXPECT_NE(sig(*aware, {0, 1}), sig(*aware, {2, 3}));  // the slow link
+  EXPECT_NE(sig(*aware, {0, 1}), sig(*aware, {0, 2}));  // two hops each way
+  EXPECT_EQ(sig(*aware, {0, 2}), sig(*aware, {4, 6}));
+  EXPECT_NE(sig(*aware, {0, 2}), sig(*aware, {1, 3}));  // 1 -> 3 crosses 2 -> 3
+  EXPECT_EQ(sig(*aware, {0, 1, 2}), sig(*aware, {4, 5, 6}));
+  EXPECT_NE(sig(*aware, {0, 1, 2}), sig(*aware, {0, 2, 1}));  // the same NPUs, another order
+  // Without slow links every rotation of a ring is alike.
+  Simulation sim2;
+  std::unique_ptr<Network> plain = MakeNetwork(Backend::kAnalyticalAware, sim2, Ring(8));
+  EXPECT_EQ(sig(*plain, {0, 2}), sig(*plain, {1, 3}));
+  EXPECT_EQ(sig(*plain, {7, 1}), sig(*plain, {0, 2}));
+
+  // A graph: NPUs 0, 1 on switch s0, NPUs 2, 3 on s1, the switches joined by one link each way.
+  auto g = std::make_shared<PhysicalGraph>();
+  g->AddNpus(4);
+  const int s0 = g->AddDevice("s0", false, true);
+  const int s1 = g->AddDevice("s1", false, true);
+  const Bandwidth bw = Bandwidth::FromBytesPerSec(1e9);
+  for (int npu = 0; npu < 4; ++npu)
+    g->AddBidirectional(npu, npu < 2 ? s0 : s1, bw, Time::FromNs(100));
+  g->AddBidirectional(s0, s1, bw, Time::FromNs(100));
+  ASSERT_TRUE(g->BuildRoutes().ok());
+  Topology graph;
+  graph.dims = {Dimension{BlockType::kSwitch, 2, bw, Time::FromNs(100)},
+                Dimension{BlockType::kSwitch, 2, bw, Time::FromNs(100)}};
+  graph.graph = g;
+  Simulation sim3;
+  std::unique_ptr<Network> fabric = MakeNetwork(Backend::kAnalyticalAware, sim3, graph);
+  EXPECT_EQ(sig(*fabric, {0, 1}), sig(*fabric, {2, 3}));
+  EXPECT_EQ(sig(*fabric, {0, 2}), sig(*fabric, {1, 3}));  // both through s0 <-> s1
+  EXPECT_NE(sig(*fabric, {0, 1}), sig(*fabric, {0, 2}));
+  graph.slow_links.names = {"s0->s1"};
+  graph.slow_links.bandwidth_scale = 0.5;
+  Simulation sim4;
+  std::unique_ptr<Network> slowed = MakeNetwork(Backend::kAnalyticalAware, sim4, graph);
+  EXPECT_EQ(sig(*slowed, {0, 1}), sig(*fabric, {0, 1}));
+  EXPECT_NE(sig(*slowed, {0, 2}), sig(*fabric, {0, 2}));
+
+  // No signature: the unaware backend (no links), the packet backend (its ports hold state),
+  // a FullyConnected dimension whose links are built on first use (over 2^20 of them).
+  Simulation sim5;
+  EXPECT_FALSE(MakeNetwork(Backend::kAnalyticalUnaware, sim5, Ring(8))->RouteSignature({0, 1}));
+  EXPECT_FALSE(MakeNetwork(Backend::kPacket, sim5, Ring(8))->RouteSignature({0, 1}));
+  Topology huge = Ring(1025);
+  huge.dims[0].type = BlockType::kFullyConnected;
+  EXPECT_FALSE(MakeNetwork(Backend::kAnalyticalAware, sim5, huge)->RouteSignature({0, 1}));
+}
+
 }  // namespace
 }  // namespace orrery

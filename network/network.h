@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/event_queue.h"
@@ -152,6 +153,48 @@ class Network {
   // their bandwidth (Topology::slow_links; applied by MakeNetwork). Backends without links have
   // none.
   virtual void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) {}
+  // How traffic among `members` loads this network: for every ordered pair, in member order,
+  // the links of its route, each numbered by its first use; then each used link's bandwidth,
+  // latency and lanes (SignatureOfRoutes). On a backend whose only state is its links' FIFO
+  // queues, two member lists with equal signatures give the same times, bit for bit, to the
+  // same traffic among them, position for position. nullopt when the backend cannot say
+  // (no links, state beyond its links, or links not built yet).
+  virtual std::optional<std::vector<int64_t>> RouteSignature(
+      const std::vector<int>& members) const {
+    return std::nullopt;
+  }
 };
+
+// RouteSignature from a backend's routes: `route(src, dst, &links)` appends the links a message
+// from `src` to `dst` crosses, in order; `describe(link)` gives what the link's timing depends
+// on (bandwidth, latency, lanes, as integers).
+template <typename RouteFn, typename DescribeFn>
+std::vector<int64_t> SignatureOfRoutes(const std::vector<int>& members, RouteFn route,
+                                       DescribeFn describe) {
+  std::vector<int64_t> signature;
+  std::unordered_map<uint32_t, int64_t> numbered;  // link -> order of first use
+  std::vector<uint32_t> used;
+  std::vector<uint32_t> links;
+  for (int src : members) {
+    for (int dst : members) {
+      if (src == dst) continue;
+      links.clear();
+      route(src, dst, &links);
+      signature.push_back(static_cast<int64_t>(links.size()));
+      for (uint32_t l : links) {
+        auto [it, added] = numbered.emplace(l, static_cast<int64_t>(used.size()));
+        if (added) used.push_back(l);
+        signature.push_back(it->second);
+      }
+    }
+  }
+  for (uint32_t l : used) {
+    for (int64_t v : describe(l)) signature.push_back(v);
+  }
+  return signature;
+}
+
+// A bandwidth as an integer for SignatureOfRoutes: its bits.
+int64_t BandwidthBits(Bandwidth bw);
 
 }  // namespace orrery

@@ -1,6 +1,16 @@
+#include <cstring>
+
 #include "network/network.h"
 
 namespace orrery {
+
+int64_t BandwidthBits(Bandwidth bw) {
+  const double bps = bw.bytes_per_sec();
+  int64_t bits;
+  static_assert(sizeof bits == sizeof bps, "a double is 64 bits");
+  std::memcpy(&bits, &bps, sizeof bps);
+  return bits;
+}
 
 const char* BlockTypeName(BlockType t) {
   switch (t) {

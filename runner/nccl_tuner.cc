@@ -1,12 +1,9 @@
 #include "runner/nccl_tuner.h"
 
 #include <algorithm>
-#include <cstring>
 #include <set>
-#include <unordered_map>
 
 #include "common/event_queue.h"
-#include "network/graph.h"
 #include "runner/system_params_from_config.h"
 
 namespace orrery {
@@ -79,36 +76,6 @@ constexpr size_t kMaxRouteClassMembers = 256;
 
 }  // namespace
 
-std::vector<int64_t> RouteSignature(const PhysicalGraph& graph, const std::vector<bool>& slow,
-                                    const std::vector<int>& members) {
-  std::vector<int64_t> signature;
-  std::unordered_map<uint32_t, int64_t> renamed;  // graph link -> order of first use
-  std::vector<uint32_t> used;
-  for (int src : members) {
-    for (int dst : members) {
-      if (src == dst) continue;
-      const std::vector<uint32_t> route = graph.Route(src, dst);
-      signature.push_back(static_cast<int64_t>(route.size()));
-      for (uint32_t l : route) {
-        auto [it, added] = renamed.emplace(l, static_cast<int64_t>(used.size()));
-        if (added) used.push_back(l);
-        signature.push_back(it->second);
-      }
-    }
-  }
-  for (uint32_t l : used) {
-    const PhysicalGraph::Link& link = graph.links[l];
-    int64_t bandwidth;
-    const double bps = link.bandwidth.bytes_per_sec();
-    static_assert(sizeof bandwidth == sizeof bps, "a double is 64 bits");
-    std::memcpy(&bandwidth, &bps, sizeof bps);
-    signature.push_back(bandwidth);
-    signature.push_back(link.latency.ps());
-    signature.push_back(l < slow.size() && slow[l] ? 1 : 0);
-  }
-  return signature;
-}
-
 StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
                                                      const std::string& algorithm,
                                                      const Topology& topology,
@@ -124,9 +91,11 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
   t->backend_ = backend;
   t->params_ = params;
   t->groups_ = groups;
-  if (topology.graph != nullptr) {
-    t->slow_links_.assign(topology.graph->links.size(), false);
-    for (size_t l : NamedSlowLinks(backend, topology, net_params)) t->slow_links_[l] = true;
+  // On a graph, or with slow links, two copies of a group are alike only if their routes are.
+  if (backend == Backend::kAnalyticalAware &&
+      (topology.graph != nullptr || !topology.slow_links.names.empty())) {
+    t->routes_sim_ = std::make_unique<Simulation>();
+    t->routes_ = MakeNetwork(backend, *t->routes_sim_, topology, net_params);
   }
   std::string failures;
   const int dims = static_cast<int>(topology.dims.size());
@@ -174,8 +143,11 @@ std::optional<int> NcclTuner::RouteClass(const std::vector<int>& members) {
   std::optional<int> cls;
   // Every ordered pair's route: n (n - 1) routes, compared once per group.
   if (members.size() <= kMaxRouteClassMembers) {
-    const std::vector<int64_t> signature = RouteSignature(*topology_.graph, slow_links_, members);
-    cls = route_classes_.emplace(signature, static_cast<int>(route_classes_.size())).first->second;
+    std::optional<std::vector<int64_t>> signature = routes_->RouteSignature(members);
+    if (signature) {
+      cls = route_classes_.emplace(std::move(*signature), static_cast<int>(route_classes_.size()))
+                .first->second;
+    }
   }
   route_class_.emplace(members, cls);
   return cls;
@@ -185,12 +157,7 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
                                                       const std::vector<int>& members) {
   // The packet backend's switches pause and route by the state of a device's ports (PFC,
   // adaptive routing), which the routes alone do not describe.
-  // On a network of dimensions a slow link (Topology::slow_links) makes the copies of a group
-  // that cross it unlike the rest; on a graph the route class says which links are slow.
-  if (backend_ == Backend::kPacket || members.empty() ||
-      (topology_.graph == nullptr && !topology_.slow_links.names.empty())) {
-    return std::nullopt;
-  }
+  if (backend_ == Backend::kPacket || members.empty()) return std::nullopt;
   // The whole machine has no copy elsewhere.
   if (static_cast<int>(members.size()) == topology_.num_npus()) return std::nullopt;
   // Subtracting the group's least coordinate in each dimension moves every member by the same
@@ -216,10 +183,10 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
     if (std::find(members.begin(), members.end(), root) == members.end()) return std::nullopt;
     root -= offset;
   }
-  // On a graph two nodes or slots need not be alike (a leaf's uplinks, ECMP's hash, a slow
-  // link): the routes among the members must be alike too.
+  // On a graph two nodes or slots need not be alike (a leaf's uplinks, ECMP's hash), nor with
+  // slow links: the routes among the members must be alike too.
   int routes = -1;
-  if (topology_.graph != nullptr) {
+  if (routes_ != nullptr) {
     const std::optional<int> cls = RouteClass(members);
     if (!cls) return std::nullopt;
     routes = *cls;

@@ -55,14 +55,6 @@ struct NcclTunedCollective {
   bool shared = false;  // chosen by the probes of a copy of its group elsewhere (ShapeOf)
 };
 
-// The routes among `members` on `graph`, every ordered pair in member order, with each link
-// renamed by its first use, then each used link's bandwidth, latency and whether it is one of
-// `slow` (by link index). Two member lists with equal signatures put their traffic on alike
-// links in alike ways, so a collective alone on either takes the same time on GraphNetwork,
-// which has no state but its links'.
-std::vector<int64_t> RouteSignature(const PhysicalGraph& graph, const std::vector<bool>& slow,
-                                    const std::vector<int>& members);
-
 class NcclTuner : public CollectiveTuner {
  public:
   // `algorithm` "" = every algorithm of the model; else only that one (NCCL_ALGO). `groups`
@@ -112,11 +104,12 @@ class NcclTuner : public CollectiveTuner {
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
   // Where the probes of a collective on `members` may be shared with an identical group
-  // elsewhere on the network, or nullopt (the packet backend, slow links on a network of
-  // dimensions, a group whose routes are not classed, or a root outside the group).
+  // elsewhere on the network, or nullopt (the packet backend, the whole machine, a group whose
+  // routes are not classed, or a root outside the group).
   std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req, const std::vector<int>& members);
-  // On an explicit graph (aware backend): a number shared by exactly the member lists whose
-  // routes are alike (RouteSignature), or nullopt for a group too large to compare.
+  // With routes_: a number shared by exactly the member lists whose routes are alike
+  // (Network::RouteSignature), or nullopt for a group too large to compare or routes the
+  // network cannot describe.
   std::optional<int> RouteClass(const std::vector<int>& members);
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
   NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;
@@ -130,7 +123,10 @@ class NcclTuner : public CollectiveTuner {
   std::vector<std::unique_ptr<Option>> options_;  // stable addresses: requests point into them
   std::map<Key, Chosen> chosen_;
   std::map<ShapeKey, std::pair<Chosen, Time>> by_shape_;  // the choice and its probed time
-  std::vector<bool> slow_links_;  // per link of topology_.graph: one of topology_.slow_links
+  // The network as the probes build it, for RouteSignature: on a graph or with slow links
+  // (aware backend); null otherwise.
+  std::unique_ptr<Simulation> routes_sim_;
+  std::unique_ptr<Network> routes_;
   std::map<std::vector<int>, std::optional<int>> route_class_;  // by member list
   std::map<std::vector<int64_t>, int> route_classes_;           // by RouteSignature
   std::vector<NcclTunedCollective> tuned_;

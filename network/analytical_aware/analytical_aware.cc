@@ -1,6 +1,8 @@
 #include "network/analytical_aware/analytical_aware.h"
 
+#include <array>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "common/status.h"
@@ -115,13 +117,7 @@ void AnalyticalAwareNetwork::AddLink(int dim, LinkKind kind, int npu, int peer) 
   links_.push_back(l);
 }
 
-uint32_t AnalyticalAwareNetwork::FullyConnectedLink(int d, int from, int to) {
-  const Dim& p = dims_[d];
-  if (!p.lazy) {
-    const int c = Coord(from, p);
-    const int t = Coord(to, p);
-    return p.first_link + static_cast<uint32_t>(from) * p.links_per_npu + (t < c ? t : t - 1);
-  }
+uint32_t AnalyticalAwareNetwork::LazyFullyConnectedLink(int d, int from, int to) {
   const uint64_t key = static_cast<uint64_t>(from) * num_npus_ + to;
   auto it = lazy_links_.find(key);
   if (it != lazy_links_.end()) return it->second;
@@ -132,44 +128,74 @@ uint32_t AnalyticalAwareNetwork::FullyConnectedLink(int d, int from, int to) {
   return id;
 }
 
-AnalyticalAwareNetwork::Hop AnalyticalAwareNetwork::NextHop(const Chunk& c) {
-  if (c.switch_dim >= 0) {
+template <typename Self>
+AnalyticalAwareNetwork::Hop AnalyticalAwareNetwork::Step(Self& self, int npu, int switch_dim,
+                                                         int dst) {
+  const std::vector<Dim>& dims = self.dims_;
+  if (switch_dim >= 0) {
     // In a switch: go down to the NPU whose coordinate in that dimension matches dst's.
-    const Dim& p = dims_[c.switch_dim];
-    const int to = c.npu + (Coord(c.dst, p) - Coord(c.npu, p)) * p.stride;
+    const Dim& p = dims[switch_dim];
+    const int to = npu + (self.Coord(dst, p) - self.Coord(npu, p)) * p.stride;
     return Hop{p.first_link + static_cast<uint32_t>(to) * 2 + 1, to, -1};
   }
   // Dimension-ordered: the lowest dimension whose coordinate still differs.
-  for (size_t d = 0; d < dims_.size(); ++d) {
-    const Dim& p = dims_[d];
-    const int a = Coord(c.npu, p);
-    const int b = Coord(c.dst, p);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const Dim& p = dims[d];
+    const int a = self.Coord(npu, p);
+    const int b = self.Coord(dst, p);
     if (a == b) continue;
-    const uint32_t base = p.first_link + static_cast<uint32_t>(c.npu) * p.links_per_npu;
+    const uint32_t base = p.first_link + static_cast<uint32_t>(npu) * p.links_per_npu;
     switch (p.type) {
       case BlockType::kRing: {
         int clockwise = b - a;
         if (clockwise < 0) clockwise += p.npus;
         if (p.npus - clockwise < clockwise) {  // strictly shorter anticlockwise; ties go clockwise
           const int prev = a == 0 ? p.npus - 1 : a - 1;
-          return Hop{base + 1, c.npu + (prev - a) * p.stride, -1};
+          return Hop{base + 1, npu + (prev - a) * p.stride, -1};
         }
         const int next = a + 1 == p.npus ? 0 : a + 1;
-        return Hop{base, c.npu + (next - a) * p.stride, -1};
+        return Hop{base, npu + (next - a) * p.stride, -1};
       }
       case BlockType::kFullyConnected: {
-        const int to = c.npu + (b - a) * p.stride;
-        return Hop{FullyConnectedLink(static_cast<int>(d), c.npu, to), to, -1};
+        const int to = npu + (b - a) * p.stride;
+        if (!p.lazy) return Hop{base + static_cast<uint32_t>(b < a ? b : b - 1), to, -1};
+        if constexpr (std::is_const_v<Self>) {
+          return Hop{kNone, to, -1};
+        } else {
+          return Hop{self.LazyFullyConnectedLink(static_cast<int>(d), npu, to), to, -1};
+        }
       }
       case BlockType::kSwitch:
-        return Hop{base, c.npu, static_cast<int8_t>(d)};
+        return Hop{base, npu, static_cast<int8_t>(d)};
       case BlockType::kMesh:
         // Straight along the line: link 0 goes up, link 1 goes down.
-        return b > a ? Hop{base, c.npu + p.stride, -1} : Hop{base + 1, c.npu - p.stride, -1};
+        return b > a ? Hop{base, npu + p.stride, -1} : Hop{base + 1, npu - p.stride, -1};
     }
   }
   ORRERY_CHECK(false, "chunk at its destination has no next hop");
   return Hop{kNone, -1, -1};
+}
+
+std::optional<std::vector<int64_t>> AnalyticalAwareNetwork::RouteSignature(
+    const std::vector<int>& members) const {
+  for (const Dim& p : dims_) {
+    if (p.lazy) return std::nullopt;
+  }
+  return SignatureOfRoutes(
+      members,
+      [this](int src, int dst, std::vector<uint32_t>* links) {
+        Hop h{kNone, src, -1};
+        do {
+          h = Step(*this, h.npu, h.switch_dim, dst);
+          links->push_back(h.link);
+        } while (h.switch_dim >= 0 || h.npu != dst);
+      },
+      [this](uint32_t l) {
+        const Link& link = links_[l];
+        const Dim& p = dims_[link.dim];
+        const Bandwidth bw = link.slow == kNone ? p.bandwidth : slow_[link.slow].bandwidth;
+        return std::array<int64_t, 3>{BandwidthBits(bw), p.latency.ps(), p.lanes};
+      });
 }
 
 void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,

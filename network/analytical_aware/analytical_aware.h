@@ -52,6 +52,10 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   // Dimension-ordered routing: dims_[d] before dims_[d + 1].
   std::vector<LinkStats> Links() const override;
   void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) override;
+  // Dimension-ordered routes and each link's bandwidth (slowed or not), latency and lanes: the
+  // network keeps no state but its links'. nullopt with a FullyConnected dimension built lazily.
+  std::optional<std::vector<int64_t>> RouteSignature(
+      const std::vector<int>& members) const override;
 
   size_t num_links() const { return links_.size(); }
   // Messages sent and not yet delivered.
@@ -106,7 +110,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   };
 
   struct Hop {
-    uint32_t link;
+    uint32_t link;  // kNone: a lazy FullyConnected link not built yet (Step on a const network)
     int32_t npu;
     int8_t switch_dim;
   };
@@ -116,8 +120,14 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   int Coord(int npu, const Dim& dim) const {
     return (dim.stride == 1 ? npu : npu / dim.stride) % dim.npus;
   }
-  Hop NextHop(const Chunk& c);
-  uint32_t FullyConnectedLink(int d, int from, int to);
+  // The next hop from `npu` (in dimension `switch_dim`'s switch when >= 0) towards `dst`. A
+  // lazy FullyConnected link is built on first use when `self` is not const; a const `self`
+  // gives link kNone for one not built yet. One template for both, so that the hot path
+  // (NextHop) compiles to what it was before RouteSignature shared it.
+  template <typename Self>
+  static Hop Step(Self& self, int npu, int switch_dim, int dst);
+  Hop NextHop(const Chunk& c) { return Step(*this, c.npu, c.switch_dim, c.dst); }
+  uint32_t LazyFullyConnectedLink(int d, int from, int to);
   void Forward(uint32_t chunk);
   void Transmit(uint32_t link, uint32_t chunk);
   std::string DeviceName(int dim, int npu, bool is_switch) const;

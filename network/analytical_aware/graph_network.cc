@@ -1,5 +1,6 @@
 #include "network/analytical_aware/graph_network.h"
 
+#include <array>
 #include <map>
 #include <string>
 #include <utility>
@@ -45,6 +46,21 @@ void GraphNetwork::ScaleLinkBandwidths(const std::vector<size_t>& indices, doubl
     l.bandwidth = Bandwidth::FromBytesPerSec(l.bandwidth.bytes_per_sec() * scale);
     l.delays = StoreAndForwardDelays(l.latency.Ns(), l.bandwidth.bytes_per_ns());
   }
+}
+
+std::optional<std::vector<int64_t>> GraphNetwork::RouteSignature(
+    const std::vector<int>& members) const {
+  return SignatureOfRoutes(
+      members,
+      [this](int src, int dst, std::vector<uint32_t>* links) {
+        for (int at = src; at != dst; at = graph_->links[links->back()].dst) {
+          links->push_back(graph_->NextLink(at, src, dst));
+        }
+      },
+      [this](uint32_t l) {
+        return std::array<int64_t, 3>{BandwidthBits(links_[l].bandwidth), links_[l].latency.ps(),
+                                      1};
+      });
 }
 
 void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {

@@ -42,6 +42,10 @@ class GraphNetwork final : public Network, private EventTarget {
   // "#2", "#3", ... appended).
   std::vector<LinkStats> Links() const override;
   void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) override;
+  // The graph's routes (PhysicalGraph::Route) and each link's bandwidth (slowed or not) and
+  // latency: the network keeps no state but its links'.
+  std::optional<std::vector<int64_t>> RouteSignature(
+      const std::vector<int>& members) const override;
 
   size_t in_flight() const { return chunks_.in_use(); }
 
