@@ -80,8 +80,8 @@ class NcclTuner : public CollectiveTuner {
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
   // A collective up to where its group sits: (type, size, members, involved dimensions, root)
   // with the members and root moved so that the group's least coordinate in every dimension is
-  // 0, and on an explicit graph the class of the routes among the members (RouteClass; -1
-  // otherwise) (ShapeOf).
+  // 0, and on an explicit graph or with slow links the class of the routes among the members
+  // (RouteClass; -1 otherwise) (ShapeOf).
   using ShapeKey = std::tuple<int, uint64_t, std::vector<int>, std::vector<bool>, int, int>;
 
   NcclTuner() = default;
