@@ -165,21 +165,19 @@ class Network {
   }
 };
 
-// RouteSignature from a backend's routes: `route(src, dst, &links)` appends the links a message
-// from `src` to `dst` crosses, in order; `describe(link)` gives what the link's timing depends
-// on (bandwidth, latency, lanes, as integers).
+// RouteSignature from a backend's routes: `route(src, dst)` gives the links a message from `src`
+// to `dst` crosses, in order; `describe(link)` gives what the link's timing depends on
+// (bandwidth, latency, lanes, as integers).
 template <typename RouteFn, typename DescribeFn>
 std::vector<int64_t> SignatureOfRoutes(const std::vector<int>& members, RouteFn route,
                                        DescribeFn describe) {
   std::vector<int64_t> signature;
   std::unordered_map<uint32_t, int64_t> numbered;  // link -> order of first use
   std::vector<uint32_t> used;
-  std::vector<uint32_t> links;
   for (int src : members) {
     for (int dst : members) {
       if (src == dst) continue;
-      links.clear();
-      route(src, dst, &links);
+      const std::vector<uint32_t> links = route(src, dst);
       signature.push_back(static_cast<int64_t>(links.size()));
       for (uint32_t l : links) {
         auto [it, added] = numbered.emplace(l, static_cast<int64_t>(used.size()));

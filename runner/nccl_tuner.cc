@@ -76,12 +76,10 @@ constexpr size_t kMaxRouteClassMembers = 256;
 
 }  // namespace
 
-StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
-                                                     const std::string& algorithm,
-                                                     const Topology& topology,
-                                                     const NetworkParams& net_params,
-                                                     Backend backend, const SystemParams& params,
-                                                     const SystemLayer* groups) {
+StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(
+    const NcclModel& model, const std::string& algorithm, const Topology& topology,
+    const NetworkParams& net_params, Backend backend, const SystemParams& params,
+    const SystemLayer* groups, const Network& network) {
   StatusOr<std::vector<NcclChoice>> choices = Choices(model, algorithm);
   if (!choices.ok()) return choices.status();
   std::unique_ptr<NcclTuner> t(new NcclTuner());
@@ -91,12 +89,7 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(const NcclModel& model,
   t->backend_ = backend;
   t->params_ = params;
   t->groups_ = groups;
-  // On a graph, or with slow links, two copies of a group are alike only if their routes are.
-  if (backend == Backend::kAnalyticalAware &&
-      (topology.graph != nullptr || !topology.slow_links.names.empty())) {
-    t->routes_sim_ = std::make_unique<Simulation>();
-    t->routes_ = MakeNetwork(backend, *t->routes_sim_, topology, net_params);
-  }
+  t->network_ = &network;
   std::string failures;
   const int dims = static_cast<int>(topology.dims.size());
   for (const NcclChoice& c : *choices) {
@@ -143,7 +136,7 @@ std::optional<int> NcclTuner::RouteClass(const std::vector<int>& members) {
   std::optional<int> cls;
   // Every ordered pair's route: n (n - 1) routes, compared once per group.
   if (members.size() <= kMaxRouteClassMembers) {
-    std::optional<std::vector<int64_t>> signature = routes_->RouteSignature(members);
+    std::optional<std::vector<int64_t>> signature = network_->RouteSignature(members);
     if (signature) {
       cls = route_classes_.emplace(std::move(*signature), static_cast<int>(route_classes_.size()))
                 .first->second;
@@ -186,7 +179,7 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
   // On a graph two nodes or slots need not be alike (a leaf's uplinks, ECMP's hash), nor with
   // slow links: the routes among the members must be alike too.
   int routes = -1;
-  if (routes_ != nullptr) {
+  if (topology_.graph != nullptr || !topology_.slow_links.names.empty()) {
     const std::optional<int> cls = RouteClass(members);
     if (!cls) return std::nullopt;
     routes = *cls;

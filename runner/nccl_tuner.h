@@ -58,14 +58,13 @@ struct NcclTunedCollective {
 class NcclTuner : public CollectiveTuner {
  public:
   // `algorithm` "" = every algorithm of the model; else only that one (NCCL_ALGO). `groups`
-  // (the run's system layer) is asked for communicator groups' members. Fails when the model
-  // offers no choice this network can run (e.g. only tree on one node).
-  static StatusOr<std::unique_ptr<NcclTuner>> Make(const NcclModel& model,
-                                                   const std::string& algorithm,
-                                                   const Topology& topology,
-                                                   const NetworkParams& net_params, Backend backend,
-                                                   const SystemParams& params,
-                                                   const SystemLayer* groups);
+  // (the run's system layer) is asked for communicator groups' members, `network` (the run's)
+  // for route signatures. Fails when the model offers no choice this network can run (e.g.
+  // only tree on one node).
+  static StatusOr<std::unique_ptr<NcclTuner>> Make(
+      const NcclModel& model, const std::string& algorithm, const Topology& topology,
+      const NetworkParams& net_params, Backend backend, const SystemParams& params,
+      const SystemLayer* groups, const Network& network);
 
   StatusOr<CollectiveChoice> Choose(const CollectiveRequest& req) override;
 
@@ -107,8 +106,8 @@ class NcclTuner : public CollectiveTuner {
   // elsewhere on the network, or nullopt (the packet backend, the whole machine, a group whose
   // routes are not classed, or a root outside the group).
   std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req, const std::vector<int>& members);
-  // With routes_: a number shared by exactly the member lists whose routes are alike
-  // (Network::RouteSignature), or nullopt for a group too large to compare or routes the
+  // On a graph or with slow links: a number shared by exactly the member lists whose routes are
+  // alike (Network::RouteSignature), or nullopt for a group too large to compare or routes the
   // network cannot describe.
   std::optional<int> RouteClass(const std::vector<int>& members);
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
@@ -122,11 +121,8 @@ class NcclTuner : public CollectiveTuner {
   const SystemLayer* groups_ = nullptr;
   std::vector<std::unique_ptr<Option>> options_;  // stable addresses: requests point into them
   std::map<Key, Chosen> chosen_;
-  std::map<ShapeKey, std::pair<Chosen, Time>> by_shape_;  // the choice and its probed time
-  // The network as the probes build it, for RouteSignature: on a graph or with slow links
-  // (aware backend); null otherwise.
-  std::unique_ptr<Simulation> routes_sim_;
-  std::unique_ptr<Network> routes_;
+  std::map<ShapeKey, std::pair<Chosen, Time>> by_shape_;        // the choice and its probed time
+  const Network* network_ = nullptr;                            // the run's, for RouteSignature
   std::map<std::vector<int>, std::optional<int>> route_class_;  // by member list
   std::map<std::vector<int64_t>, int> route_classes_;           // by RouteSignature
   std::vector<NcclTunedCollective> tuned_;

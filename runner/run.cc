@@ -525,7 +525,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       StatusOr<NcclModel> model = LoadNcclModel(model_path);
       if (!model.ok()) return model.status().WithContext(where);
       StatusOr<std::unique_ptr<NcclTuner>> t = NcclTuner::Make(
-          *model, o.nccl_algorithm, *topology, net_params, o.backend, *params, &system_layer);
+          *model, o.nccl_algorithm, *topology, net_params, o.backend, *params, &system_layer, *net);
       if (!t.ok()) return t.status().WithContext(where);
       tuner = std::move(*t);
     }

@@ -395,7 +395,7 @@ class ProbeSharing {
 
   // Every group run together, then each alone: each gets the same choice and time either way
   // (alone, nothing is shared). Returns the run together.
-  Seen Together(const std::string& network, Backend backend) const {
+  Seen Together(const std::string& network, Backend backend) {
     const Seen together = Run(network, backend, 0);
     EXPECT_EQ(together.size(), groups_.size() * std::size(kCollectives));
     alone_.clear();
@@ -422,7 +422,7 @@ class ProbeSharing {
   std::string name_;
   std::map<int, std::vector<int>> groups_;
   int npus_;
-  mutable Seen alone_;
+  Seen alone_;
 };
 
 // Groups that are copies of each other on a network of dimensions (the same members, in the same
@@ -451,24 +451,24 @@ TEST(NcclRun, GroupsThatAreCopiesOfEachOtherShareTheirProbes) {
   // one in each slot and nodes 0-1, and in another position; one in each slot in another node;
   // three of a ring moved along it, to another slot; one NPU in each of nodes 0-2 and its copy
   // in nodes 1-3, another slot and position.
-  const ProbeSharing sharing("copies",
-                             {{1, {0, 1, 2, 3}},
-                              {2, {12, 13, 14, 15}},
-                              {3, {0, 2, 3}},
-                              {4, {4, 6, 7}},
-                              {5, {1, 2}},
-                              {6, {12, 13}},
-                              {7, {0, 8}},
-                              {8, {5, 13}},
-                              {9, {0, 4, 8, 12}},
-                              {10, {3, 7, 11, 15}},
-                              {11, {0, 4}},
-                              {12, {10, 14}},
-                              {13, {1, 2, 3}},
-                              {14, {4, 5, 6}},
-                              {15, {0, 8, 16}},
-                              {16, {13, 21, 29}}},
-                             32);
+  ProbeSharing sharing("copies",
+                       {{1, {0, 1, 2, 3}},
+                        {2, {12, 13, 14, 15}},
+                        {3, {0, 2, 3}},
+                        {4, {4, 6, 7}},
+                        {5, {1, 2}},
+                        {6, {12, 13}},
+                        {7, {0, 8}},
+                        {8, {5, 13}},
+                        {9, {0, 4, 8, 12}},
+                        {10, {3, 7, 11, 15}},
+                        {11, {0, 4}},
+                        {12, {10, 14}},
+                        {13, {1, 2, 3}},
+                        {14, {4, 5, 6}},
+                        {15, {0, 8, 16}},
+                        {16, {13, 21, 29}}},
+                       32);
   // Per run, the pairs (by their second group) that are not alike: on the packet backend every
   // one; with the slow link, those whose routes cross it.
   const std::set<int> every = {2, 4, 6, 8, 10, 12, 14, 16};
@@ -522,16 +522,16 @@ TEST(NcclRun, CopiesOnAGraphShareProbesWhenTheirRoutesAreAlike) {
   std::ofstream(net) << "machine: dgx\ngpus-per-node: 4\nnodes: 3\nnvswitch-bandwidth: 419.0\n"
                         "nvswitch-latency: 350.0\nnic-per-gpu: 1\nnic-bandwidth: 400.0\n"
                         "fabric-latency: 1000.0\nleaf-radix: 6\nspines: 2\n";
-  const ProbeSharing sharing("graph_copies",
-                             {{1, {0, 1, 2, 3}},
-                              {2, {8, 9, 10, 11}},
-                              {3, {1, 2}},
-                              {4, {9, 10}},
-                              {5, {0, 8}},
-                              {6, {3, 11}},
-                              {7, {0, 4}},
-                              {8, {2, 6}}},
-                             12);
+  ProbeSharing sharing("graph_copies",
+                       {{1, {0, 1, 2, 3}},
+                        {2, {8, 9, 10, 11}},
+                        {3, {1, 2}},
+                        {4, {9, 10}},
+                        {5, {0, 8}},
+                        {6, {3, 11}},
+                        {7, {0, 4}},
+                        {8, {2, 6}}},
+                       12);
   const std::string slow_net = Tmp("graph_copies_slow_net.yml");
   std::ofstream(slow_net) << ReadWholeFile(net)
                           << "slow-links: [\"npu9<->nvs2\"]\nslow-link-bandwidth-scale: 0.5\n";

@@ -183,12 +183,14 @@ std::optional<std::vector<int64_t>> AnalyticalAwareNetwork::RouteSignature(
   }
   return SignatureOfRoutes(
       members,
-      [this](int src, int dst, std::vector<uint32_t>* links) {
+      [this](int src, int dst) {
+        std::vector<uint32_t> links;
         Hop h{kNone, src, -1};
         do {
           h = Step(*this, h.npu, h.switch_dim, dst);
-          links->push_back(h.link);
+          links.push_back(h.link);
         } while (h.switch_dim >= 0 || h.npu != dst);
+        return links;
       },
       [this](uint32_t l) {
         const Link& link = links_[l];

@@ -51,12 +51,7 @@ void GraphNetwork::ScaleLinkBandwidths(const std::vector<size_t>& indices, doubl
 std::optional<std::vector<int64_t>> GraphNetwork::RouteSignature(
     const std::vector<int>& members) const {
   return SignatureOfRoutes(
-      members,
-      [this](int src, int dst, std::vector<uint32_t>* links) {
-        for (int at = src; at != dst; at = graph_->links[links->back()].dst) {
-          links->push_back(graph_->NextLink(at, src, dst));
-        }
-      },
+      members, [this](int src, int dst) { return graph_->Route(src, dst); },
       [this](uint32_t l) {
         return std::array<int64_t, 3>{BandwidthBits(links_[l].bandwidth), links_[l].latency.ps(),
                                       1};
