@@ -6,6 +6,7 @@
 #include "network/analytical_aware/analytical_aware.h"
 #include "network/analytical_unaware/analytical_unaware.h"
 #include "network/graph.h"
+#include "network/packet/packet_network.h"
 
 namespace orrery {
 namespace {
@@ -335,14 +336,93 @@ TEST(RouteSignature, IsEqualExactlyForAlikeRoutes) {
   EXPECT_EQ(sig(*slowed, {0, 1}), sig(*fabric, {0, 1}));
   EXPECT_NE(sig(*slowed, {0, 2}), sig(*fabric, {0, 2}));
 
-  // No signature: the unaware backend (no links), the packet backend (its ports hold state),
-  // a FullyConnected dimension whose links are built on first use (over 2^20 of them).
+  // No signature: the unaware backend (no links), a FullyConnected dimension whose links are
+  // built on first use (over 2^20 of them).
   Simulation sim5;
   EXPECT_FALSE(MakeNetwork(Backend::kAnalyticalUnaware, sim5, Ring(8))->RouteSignature({0, 1}));
-  EXPECT_FALSE(MakeNetwork(Backend::kPacket, sim5, Ring(8))->RouteSignature({0, 1}));
   Topology huge = Ring(1025);
   huge.dims[0].type = BlockType::kFullyConnected;
   EXPECT_FALSE(MakeNetwork(Backend::kAnalyticalAware, sim5, huge)->RouteSignature({0, 1}));
+}
+
+// The packet backend's RouteSignature: ECMP's pick where a ring has two shortest routes, every
+// candidate with adaptive routing, and the slow link.
+TEST(RouteSignature, OnThePacketBackendFollowsEcmpAndAdaptiveChoices) {
+  auto sig = [](const Network& n, const std::vector<int>& members) {
+    return n.RouteSignature(members);
+  };
+  Topology ring = Ring(8);
+  ring.slow_links.names = {"npu2<->npu3"};
+  ring.slow_links.bandwidth_scale = 0.5;
+  Simulation sim;
+  std::unique_ptr<Network> packet = MakeNetwork(Backend::kPacket, sim, ring);
+  ASSERT_TRUE(sig(*packet, {0, 1}).has_value());
+  EXPECT_EQ(sig(*packet, {0, 1}), sig(*packet, {5, 6}));  // one hop each way
+  EXPECT_NE(sig(*packet, {0, 1}), sig(*packet, {2, 3}));  // the slow link
+
+  // NPUs 4 apart on a ring of 8: two shortest routes, and ECMP's hash of the NPU ids picks one
+  // each way. With ECMP, copies are alike exactly when the picks go the same way round, or both
+  // the other way (a mirror image); with adaptive routing, only the same way round (ties at an
+  // idle port go to ECMP's pick, and the other candidate is listed too, in out-link order).
+  NetworkParams adaptive_params;
+  adaptive_params.routing = NetworkParams::Routing::kAdaptive;
+  Simulation sim2, sim3;
+  std::unique_ptr<Network> ecmp = MakeNetwork(Backend::kPacket, sim2, Ring(8));
+  std::unique_ptr<Network> adaptive = MakeNetwork(Backend::kPacket, sim3, Ring(8), adaptive_params);
+  const PhysicalGraph& g = static_cast<const PacketNetwork&>(*ecmp).graph();
+  auto clockwise = [&](int src, int dst) {
+    return g.links[g.NextLink(src, src, dst)].dst == (src + 1) % 8;
+  };
+  auto picks = [&](int a) { return std::pair{clockwise(a, a + 4), clockwise(a + 4, a)}; };
+  int same = 0, mirrored = 0, other = 0;
+  for (int a = 0; a < 4; ++a) {
+    for (int b = a + 1; b < 4; ++b) {
+      const auto [x, y] = picks(a);
+      const bool is_same = picks(b) == std::pair{x, y};
+      const bool is_mirror = picks(b) == std::pair{!x, !y};
+      (is_same ? same : is_mirror ? mirrored : other) += 1;
+      EXPECT_EQ(sig(*ecmp, {a, a + 4}) == sig(*ecmp, {b, b + 4}), is_same || is_mirror)
+          << a << " " << b;
+      EXPECT_EQ(sig(*adaptive, {a, a + 4}) == sig(*adaptive, {b, b + 4}), is_same) << a << " " << b;
+    }
+  }
+  // The cases that tell the rules apart occur.
+  EXPECT_GT(mirrored, 0);
+  EXPECT_GT(other, 0);
+
+  // A graph: NPUs 0, 1 on switch s0 and 2, 3 on s1, with s0 and s1 joined through two spines;
+  // NPUs 4, 5 on s2 and 6, 7 on s3, joined through three. With ECMP a message crosses the one
+  // spine its hash picks, so {0, 2} and {4, 6} are alike; adaptive routing chooses among every
+  // spine, so they are not. (s1 and s2 are joined too, off those routes.)
+  auto fabric = std::make_shared<PhysicalGraph>();
+  fabric->AddNpus(8);
+  const Bandwidth bw = Bandwidth::FromBytesPerSec(1e9);
+  const Time lat = Time::FromNs(100);
+  std::vector<int> leaf;
+  for (int i = 0; i < 4; ++i)
+    leaf.push_back(fabric->AddDevice("s" + std::to_string(i), false, true));
+  for (int npu = 0; npu < 8; ++npu) fabric->AddBidirectional(npu, leaf[npu / 2], bw, lat);
+  for (int spine = 0; spine < 5; ++spine) {
+    const int t = fabric->AddDevice("t" + std::to_string(spine), false, true);
+    const int pair = spine < 2 ? 0 : 2;
+    fabric->AddBidirectional(leaf[pair], t, bw, lat);
+    fabric->AddBidirectional(leaf[pair + 1], t, bw, lat);
+  }
+  fabric->AddBidirectional(leaf[1], leaf[2], bw, lat);  // the two halves joined
+  ASSERT_TRUE(fabric->BuildRoutes().ok());
+  Topology graph;
+  graph.dims = {Dimension{BlockType::kSwitch, 2, bw, lat},
+                Dimension{BlockType::kSwitch, 4, bw, lat}};
+  graph.graph = fabric;
+  Simulation sim4, sim5;
+  std::unique_ptr<Network> on_ecmp = MakeNetwork(Backend::kPacket, sim4, graph);
+  std::unique_ptr<Network> on_adaptive =
+      MakeNetwork(Backend::kPacket, sim5, graph, adaptive_params);
+  EXPECT_EQ(sig(*on_ecmp, {0, 2}), sig(*on_ecmp, {4, 6}));
+  EXPECT_NE(sig(*on_adaptive, {0, 2}), sig(*on_adaptive, {4, 6}));
+
+  EXPECT_EQ(sig(*on_adaptive, {0, 1}), sig(*on_adaptive, {4, 5}));  // one switch
+  EXPECT_EQ(sig(*on_adaptive, {0, 1}), sig(*on_adaptive, {2, 3}));
 }
 
 }  // namespace

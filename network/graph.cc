@@ -114,11 +114,7 @@ Status PhysicalGraph::BuildRoutes() {
 }
 
 uint32_t PhysicalGraph::NextLink(int at, int src, int dst) const {
-  const int here = Distance(at, dst);
-  auto candidate = [&](uint32_t link) {
-    const int w = links[link].dst;
-    return (w == dst || devices[w].forwards) && Distance(w, dst) + links[link].cost == here;
-  };
+  auto candidate = [&](uint32_t link) { return IsNextHop(at, link, dst); };
   uint32_t count = 0;
   for (uint32_t k = out_begin_[at]; k < out_begin_[at + 1]; ++k) count += candidate(out_links_[k]);
   ORRERY_CHECK(count > 0, "no route from " + devices[at].name + " to " + devices[dst].name);

@@ -62,6 +62,13 @@ struct PhysicalGraph {
   int Distance(int from, int dst_npu) const {
     return hops_[static_cast<size_t>(from) * num_npus + dst_npu];
   }
+  // Whether `link`, out of device `at`, starts a least-cost route to NPU `dst`: the candidates
+  // that ECMP (NextLink) and the packet backend's adaptive routing choose among.
+  bool IsNextHop(int at, uint32_t link, int dst) const {
+    const Link& l = links[link];
+    return (l.dst == dst || devices[l.dst].forwards) &&
+           Distance(l.dst, dst) + l.cost == Distance(at, dst);
+  }
   // The link a message from NPU `src` to NPU `dst` takes out of device `at` (at != dst).
   // Allocation-free: O(out-degree of `at`).
   uint32_t NextLink(int at, int src, int dst) const;

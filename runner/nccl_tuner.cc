@@ -148,9 +148,7 @@ std::optional<int> NcclTuner::RouteClass(const std::vector<int>& members) {
 
 std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& req,
                                                       const std::vector<int>& members) {
-  // The packet backend's switches pause and route by the state of a device's ports (PFC,
-  // adaptive routing), which the routes alone do not describe.
-  if (backend_ == Backend::kPacket || members.empty()) return std::nullopt;
+  if (members.empty()) return std::nullopt;
   // The whole machine has no copy elsewhere.
   if (static_cast<int>(members.size()) == topology_.num_npus()) return std::nullopt;
   // Subtracting the group's least coordinate in each dimension moves every member by the same
@@ -177,9 +175,11 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
     root -= offset;
   }
   // On a graph two nodes or slots need not be alike (a leaf's uplinks, ECMP's hash), nor with
-  // slow links: the routes among the members must be alike too.
+  // slow links, nor on the packet backend (ECMP's hash picks among a ring's or the dimensions'
+  // equal routes): the routes among the members must be alike too.
   int routes = -1;
-  if (topology_.graph != nullptr || !topology_.slow_links.names.empty()) {
+  if (topology_.graph != nullptr || !topology_.slow_links.names.empty() ||
+      backend_ == Backend::kPacket) {
     const std::optional<int> cls = RouteClass(members);
     if (!cls) return std::nullopt;
     routes = *cls;

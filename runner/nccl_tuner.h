@@ -16,12 +16,13 @@
 // that cannot run there (tree on one node, ...) or that NCCL does not offer for the collective
 // (tree for anything but all-reduce, NVLS for a reduce-scatter or all-gather across nodes, anything
 // but ring for the rest) is skipped. Choices are cached, so a training trace pays one probe per
-// distinct collective; and groups that are copies of each other on a network of dimensions (the
-// same members, in the same order, in another node or another slot of every node: each copy's
-// tensor-parallel group under --replicate-trace) share one probe, since a collective alone
-// uses only the links of the dimensions its group spans and every instance of a dimension is
-// alike (on the analytical backends: the packet backend breaks ties between routes by a hash of
-// the NPU ids; and without slow links, which make some instances unlike the others).
+// distinct collective; and groups that are copies of each other (the same members, in the same
+// order, moved to another node or slot, or along a ring or mesh without wrapping: each copy's
+// tensor-parallel group under --replicate-trace) share one probe. On a network of dimensions
+// without slow links that is their shape alone, since a collective alone uses only the links
+// of the dimensions its group spans and every instance of a dimension is alike; on a graph,
+// with slow links, or on the packet backend (whose ECMP hash picks among equal routes by the
+// NPU ids) the routes among the members must be alike too (Network::RouteSignature).
 #pragma once
 
 #include <array>
@@ -103,10 +104,11 @@ class NcclTuner : public CollectiveTuner {
   // The members of the request's group (all NPUs for group 0), or why there are none.
   StatusOr<std::vector<int>> Members(const CollectiveRequest& req) const;
   // Where the probes of a collective on `members` may be shared with an identical group
-  // elsewhere on the network, or nullopt (the packet backend, the whole machine, a group whose
-  // routes are not classed, or a root outside the group).
+  // elsewhere on the network, or nullopt (the whole machine, a group whose routes are not
+  // classed, or a root outside the group).
   std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req, const std::vector<int>& members);
-  // On a graph or with slow links: a number shared by exactly the member lists whose routes are
+  // On a graph, with slow links or on the packet backend: a number shared by exactly the member
+  // lists whose routes are
   // alike (Network::RouteSignature), or nullopt for a group too large to compare or routes the
   // network cannot describe.
   std::optional<int> RouteClass(const std::vector<int>& members);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace orrery {
@@ -283,13 +284,10 @@ PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const NetworkPa
     for (size_t at = 0; at < nd; ++at) {
       for (size_t dst = 0; dst < n; ++dst) {
         if (at == dst || graph_->Distance(at, dst) == PhysicalGraph::kUnreachable) continue;
-        const int here = graph_->Distance(at, dst);
         uint32_t only = kNone, count = 0;
         for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
           const uint32_t link = graph_->out_links_[k];
-          const int w = graph_->links[link].dst;
-          if ((w == static_cast<int>(dst) || graph_->devices[w].forwards) &&
-              graph_->Distance(w, dst) + graph_->links[link].cost == here) {
+          if (graph_->IsNextHop(at, link, dst)) {
             only = link;
             ++count;
           }
@@ -300,33 +298,108 @@ PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const NetworkPa
   }
 }
 
-uint32_t PacketNetwork::Route(int at, int src, int dst) const {
+// Inline: the single-path lookup is most of the hops, on the hot path.
+inline uint32_t PacketNetwork::Route(int at, int src, int dst) const {
   if (!unique_next_.empty()) {
     const uint32_t only = unique_next_[static_cast<size_t>(at) * graph_->num_npus + dst];
     if (only != kNone) return only;
   }
+  return RouteAmong(at, src, dst);
+}
+
+uint32_t PacketNetwork::RouteAmong(int at, int src, int dst) const {
   const uint32_t ecmp = graph_->NextLink(at, src, dst);
   if (params_.routing != NetworkParams::Routing::kAdaptive) return ecmp;
-  // Least loaded next hop among the shortest-path candidates: fewest bytes waiting at the port
-  // (the packet being serialized, transit packets and, at an NPU, messages to inject); ties keep
-  // the ECMP choice.
+  // Adaptive: the least loaded candidate, by bytes waiting at the port (the packet being
+  // serialized, transit packets and, at an NPU, messages to inject); ties keep ECMP's pick.
   auto load = [&](uint32_t link) {
     const Port& p = ports_[link];
     return (p.busy ? p.serving_bytes : 0) + p.queue_bytes + p.message_bytes;
   };
   uint32_t best = ecmp;
   uint64_t best_load = load(ecmp);
-  const int here = graph_->Distance(at, dst);
   for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
     const uint32_t link = graph_->out_links_[k];
-    const int w = graph_->links[link].dst;
-    if ((w == dst || graph_->devices[w].forwards) &&
-        graph_->Distance(w, dst) + graph_->links[link].cost == here && load(link) < best_load) {
+    if (graph_->IsNextHop(at, link, dst) && load(link) < best_load) {
       best = link;
       best_load = load(link);
     }
   }
   return best;
+}
+
+std::optional<std::vector<int64_t>> PacketNetwork::RouteSignature(
+    const std::vector<int>& members) const {
+  const bool adaptive = params_.routing == NetworkParams::Routing::kAdaptive;
+  std::vector<int64_t> signature;
+  std::unordered_map<int, int64_t> device_no;     // device -> order of first visit
+  std::unordered_map<uint32_t, int64_t> link_no;  // link -> order of first use
+  std::vector<uint32_t> used;
+  auto device = [&](int d) {
+    return device_no.emplace(d, static_cast<int64_t>(device_no.size())).first->second;
+  };
+  auto link = [&](uint32_t l) {
+    auto [it, added] = link_no.emplace(l, static_cast<int64_t>(used.size()));
+    if (added) used.push_back(l);
+    return it->second;
+  };
+  std::vector<uint32_t> expanded(graph_->devices.size(), 0);  // pair number + 1 when expanded
+  uint32_t pair = 0;
+  std::vector<int> stack;
+  std::vector<uint32_t> candidates;
+  for (int src : members) {
+    for (int dst : members) {
+      if (src == dst) continue;
+      ++pair;
+      // Every device a packet from src to dst can be at, depth first: its next links (with ECMP
+      // the one NextLink picks; adaptive: every candidate, in out-link order, and which is
+      // ECMP's, which wins ties), each with its far device.
+      signature.push_back(-1);
+      signature.push_back(device(src));
+      stack.assign(1, src);
+      expanded[src] = pair;
+      while (!stack.empty()) {
+        const int at = stack.back();
+        stack.pop_back();
+        const uint32_t ecmp = graph_->NextLink(at, src, dst);
+        candidates.clear();
+        if (adaptive) {
+          for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
+            if (graph_->IsNextHop(at, graph_->out_links_[k], dst)) {
+              candidates.push_back(graph_->out_links_[k]);
+            }
+          }
+        } else {
+          candidates.push_back(ecmp);
+        }
+        signature.push_back(device(at));
+        signature.push_back(static_cast<int64_t>(candidates.size()));
+        signature.push_back(std::find(candidates.begin(), candidates.end(), ecmp) -
+                            candidates.begin());
+        for (uint32_t l : candidates) {
+          const int w = graph_->links[l].dst;
+          signature.push_back(link(l));
+          signature.push_back(device(w));
+          if (w != dst && expanded[w] != pair) {
+            expanded[w] = pair;
+            stack.push_back(w);
+          }
+        }
+        if (signature.size() > kMaxSignatureValues) return std::nullopt;
+      }
+    }
+  }
+  // What a port's timing and flow control depend on.
+  for (uint32_t l : used) {
+    const Port& p = ports_[l];
+    for (int64_t v :
+         {BandwidthBits(p.bandwidth), p.latency_ps, p.mtu_serialization_ps,
+          static_cast<int64_t>(p.bubble), static_cast<int64_t>(p.limits.buffer_bytes),
+          static_cast<int64_t>(p.limits.xoff_bytes), static_cast<int64_t>(p.limits.xon_bytes)}) {
+      signature.push_back(v);
+    }
+  }
+  return signature;
 }
 
 uint32_t PacketNetwork::NewPacket() {

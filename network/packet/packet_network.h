@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,16 @@ class PacketNetwork final : public Network, private EventTarget {
   void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) override;
   // Undelivered messages and the ports flow control holds (a PFC deadlock names its cycle).
   std::vector<std::string> DescribeStuck(int max_lines) const override;
+  // Every ordered pair's routes as a depth-first walk over the devices its packets can reach:
+  // with ECMP each device's one next link, with adaptive routing every candidate in out-link
+  // order and which of them is ECMP's (it wins ties); devices and links numbered by first use.
+  // Then each used port's bandwidth, latency, packet serialization, bubble and flow-control
+  // limits. A port's state (queues, credits, pauses) is its own, and routing reads only the
+  // ports it chooses among, so equal signatures give the same times to the same traffic among
+  // the members, position for position. nullopt past kMaxSignatureValues values.
+  std::optional<std::vector<int64_t>> RouteSignature(
+      const std::vector<int>& members) const override;
+  static constexpr size_t kMaxSignatureValues = size_t{1} << 22;
   void RecordQueueDepths() override;
   std::vector<QueueSeries> QueueDepths() const override;
   Status error() const override { return error_; }
@@ -164,6 +175,9 @@ class PacketNetwork final : public Network, private EventTarget {
   void ReleaseIngress(uint32_t port, uint64_t bytes);
   void SetQueueBytes(uint32_t port, uint64_t bytes);
   uint32_t Route(int at, int src, int dst) const;
+  // Route where a device has several next links toward `dst`: ECMP's pick, or with adaptive
+  // routing the least loaded candidate (ties keep ECMP's pick).
+  uint32_t RouteAmong(int at, int src, int dst) const;
   uint32_t NewPacket();
   void RecordDepth(uint32_t port, uint64_t bytes);
 
