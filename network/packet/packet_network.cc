@@ -343,7 +343,7 @@ std::optional<std::vector<int64_t>> PacketNetwork::RouteSignature(
     if (added) used.push_back(l);
     return it->second;
   };
-  std::vector<uint32_t> expanded(graph_->devices.size(), 0);  // pair number + 1 when expanded
+  std::vector<uint32_t> expanded(graph_->devices.size(), 0);  // the pair (from 1) that expanded it
   uint32_t pair = 0;
   std::vector<int> stack;
   std::vector<uint32_t> candidates;
