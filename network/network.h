@@ -154,15 +154,32 @@ class Network {
   // none.
   virtual void ScaleLinkBandwidths(const std::vector<size_t>& indices, double scale) {}
   // How traffic among `members` loads this network: for every ordered pair, in member order,
-  // the links of its route, each numbered by its first use; then each used link's bandwidth,
-  // latency and lanes (SignatureOfRoutes). On a backend whose only state is its links' FIFO
-  // queues, two member lists with equal signatures give the same times, bit for bit, to the
-  // same traffic among them, position for position. nullopt when the backend cannot say
-  // (no links, state beyond its links, or links not built yet).
+  // the links its traffic may take, each numbered by its first use; then what each used link's
+  // timing depends on (the analytical backends: SignatureOfRoutes, bandwidth, latency, lanes).
+  // Two member lists with equal signatures give the same times, bit for bit, to the same
+  // traffic among them, position for position. nullopt when the backend cannot say (no links,
+  // or links not built yet).
   virtual std::optional<std::vector<int64_t>> RouteSignature(
       const std::vector<int>& members) const {
     return std::nullopt;
   }
+};
+
+// Numbers ids (links, devices) in the order they are first seen, for RouteSignature: two
+// member lists whose routes are alike get the same numbers.
+class FirstUse {
+ public:
+  int64_t Number(uint32_t id) {
+    auto [it, added] = numbers_.emplace(id, static_cast<int64_t>(used_.size()));
+    if (added) used_.push_back(id);
+    return it->second;
+  }
+  // The ids seen, in the order of their numbers.
+  const std::vector<uint32_t>& used() const { return used_; }
+
+ private:
+  std::unordered_map<uint32_t, int64_t> numbers_;
+  std::vector<uint32_t> used_;
 };
 
 // RouteSignature from a backend's routes: `route(src, dst)` gives the links a message from `src`
@@ -172,21 +189,16 @@ template <typename RouteFn, typename DescribeFn>
 std::vector<int64_t> SignatureOfRoutes(const std::vector<int>& members, RouteFn route,
                                        DescribeFn describe) {
   std::vector<int64_t> signature;
-  std::unordered_map<uint32_t, int64_t> numbered;  // link -> order of first use
-  std::vector<uint32_t> used;
+  FirstUse links;
   for (int src : members) {
     for (int dst : members) {
       if (src == dst) continue;
-      const std::vector<uint32_t> links = route(src, dst);
-      signature.push_back(static_cast<int64_t>(links.size()));
-      for (uint32_t l : links) {
-        auto [it, added] = numbered.emplace(l, static_cast<int64_t>(used.size()));
-        if (added) used.push_back(l);
-        signature.push_back(it->second);
-      }
+      const std::vector<uint32_t> route_links = route(src, dst);
+      signature.push_back(static_cast<int64_t>(route_links.size()));
+      for (uint32_t l : route_links) signature.push_back(links.Number(l));
     }
   }
-  for (uint32_t l : used) {
+  for (uint32_t l : links.used()) {
     for (int64_t v : describe(l)) signature.push_back(v);
   }
   return signature;

@@ -80,8 +80,8 @@ class NcclTuner : public CollectiveTuner {
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
   // A collective up to where its group sits: (type, size, members, involved dimensions, root)
   // with the members and root moved so that the group's least coordinate in every dimension is
-  // 0, and on an explicit graph or with slow links the class of the routes among the members
-  // (RouteClass; -1 otherwise) (ShapeOf).
+  // 0, and on an explicit graph, with slow links or on the packet backend the class of the
+  // routes among the members (RouteClass; -1 otherwise) (ShapeOf).
   using ShapeKey = std::tuple<int, uint64_t, std::vector<int>, std::vector<bool>, int, int>;
 
   NcclTuner() = default;
@@ -108,9 +108,8 @@ class NcclTuner : public CollectiveTuner {
   // classed, or a root outside the group).
   std::optional<ShapeKey> ShapeOf(const CollectiveRequest& req, const std::vector<int>& members);
   // On a graph, with slow links or on the packet backend: a number shared by exactly the member
-  // lists whose routes are
-  // alike (Network::RouteSignature), or nullopt for a group too large to compare or routes the
-  // network cannot describe.
+  // lists whose routes are alike (Network::RouteSignature), or nullopt for a group too large to
+  // compare or routes the network cannot describe.
   std::optional<int> RouteClass(const std::vector<int>& members);
   // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
   NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;

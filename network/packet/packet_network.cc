@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 namespace orrery {
@@ -332,17 +331,8 @@ std::optional<std::vector<int64_t>> PacketNetwork::RouteSignature(
     const std::vector<int>& members) const {
   const bool adaptive = params_.routing == NetworkParams::Routing::kAdaptive;
   std::vector<int64_t> signature;
-  std::unordered_map<int, int64_t> device_no;     // device -> order of first visit
-  std::unordered_map<uint32_t, int64_t> link_no;  // link -> order of first use
-  std::vector<uint32_t> used;
-  auto device = [&](int d) {
-    return device_no.emplace(d, static_cast<int64_t>(device_no.size())).first->second;
-  };
-  auto link = [&](uint32_t l) {
-    auto [it, added] = link_no.emplace(l, static_cast<int64_t>(used.size()));
-    if (added) used.push_back(l);
-    return it->second;
-  };
+  FirstUse devices, links;
+  auto device = [&](int d) { return devices.Number(static_cast<uint32_t>(d)); };
   std::vector<uint32_t> expanded(graph_->devices.size(), 0);  // the pair (from 1) that expanded it
   uint32_t pair = 0;
   std::vector<int> stack;
@@ -378,7 +368,7 @@ std::optional<std::vector<int64_t>> PacketNetwork::RouteSignature(
                             candidates.begin());
         for (uint32_t l : candidates) {
           const int w = graph_->links[l].dst;
-          signature.push_back(link(l));
+          signature.push_back(links.Number(l));
           signature.push_back(device(w));
           if (w != dst && expanded[w] != pair) {
             expanded[w] = pair;
@@ -390,7 +380,7 @@ std::optional<std::vector<int64_t>> PacketNetwork::RouteSignature(
     }
   }
   // What a port's timing and flow control depend on.
-  for (uint32_t l : used) {
+  for (uint32_t l : links.used()) {
     const Port& p = ports_[l];
     for (int64_t v :
          {BandwidthBits(p.bandwidth), p.latency_ps, p.mtu_serialization_ps,
