@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "et_feeder/text_workload.h"
 #include "report/outputs.h"
 #include "runner/run.h"
 #include "sweep/sweep.h"
@@ -90,6 +91,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "sweep") return orrery::SweepMain(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     return orrery::ValidateMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "convert-text") {
+    return orrery::et::ConvertTextMain(argc - 1, argv + 1);
   }
   if (argc >= 2 && std::string(argv[1]) == "calibrate") {
     return orrery::CalibrateMain(argc - 1, argv + 1);
@@ -190,7 +194,9 @@ int main(int argc, char** argv) {
         << "usage: orrery --workload-configuration=PREFIX|--jobs=FILE --system-configuration=FILE "
            "--network-configuration=FILE [options]\n"
            "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
-           "validation and calibration)\n\n"
+           "validation and calibration)\n"
+           "       orrery convert-text --help   (ASTRA-sim 1.0 text workloads to Chakra ET "
+           "files)\n\n"
         << desc << "\n";
     return 0;
   }

@@ -889,5 +889,111 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
       << two.err;
 }
 
+// ASTRA-sim 1.0 text workloads: converted as chakra_converter Text does, then run. Every NPU's
+// file is the same, so one file with --replicate-trace runs alike; Chakra-compatible files
+// (ids numbered on across NPUs) simulate the same when there is no NONE to write.
+TEST(Cli, TextWorkloadsConvertAndRun) {
+  const std::string configs =
+      " --system-configuration=examples/dp_step/system.json "
+      "--network-configuration=examples/dp_step/network.yml";
+  // GPU compute per NPU: two passes of every layer's forward, weight- and input-gradient times
+  // (the first layer's input gradient is not computed; none in the MICRO file).
+  const struct {
+    const char* name;
+    const char* compute;
+  } kCases[] = {{"cnn_data", "6.370"}, {"dlrm_hybrid", "50.340"}, {"allreduce_micro", "0.000"}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    const std::string input = std::string("examples/text/") + c.name + ".txt";
+    const std::string eight = Tmp(std::string("text8_") + c.name);
+    const std::string chakra = Tmp(std::string("textc_") + c.name);
+    const std::string one = Tmp(std::string("text1_") + c.name);
+    const Outcome convert = Orrery("convert-text --input " + input + " --output " + eight +
+                                   " --num-npus 8 "
+                                   "--num-passes 2");
+    ASSERT_EQ(convert.exit_code, 0) << convert.err;
+    EXPECT_NE(convert.out.find(eight + ".0.et ... " + eight + ".7.et"), std::string::npos)
+        << convert.out;
+    // Chakra's own flag spellings.
+    ASSERT_EQ(Orrery("convert-text --input_filename " + input + " --output_filename " + chakra +
+                     " --num_npus 8 --num_passes 2 --chakra-compatible")
+                  .exit_code,
+              0);
+    ASSERT_EQ(Orrery("convert-text --input=" + input + " --output=" + one +
+                     " --num-npus=1 --num-passes=2")
+                  .exit_code,
+              0);
+    const Outcome run = Orrery("--workload-configuration=" + eight + configs);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("sys[7] finished"), std::string::npos) << run.out;
+    const std::string compute_line = "  GPU compute";
+    const size_t at = run.out.find(compute_line);
+    ASSERT_NE(at, std::string::npos) << run.out;
+    EXPECT_NE(run.out.substr(at, run.out.find('\n', at) - at).find(c.compute), std::string::npos)
+        << run.out;
+    EXPECT_EQ(Orrery("--workload-configuration=" + chakra + configs).out, run.out);
+    const Outcome replicated =
+        Orrery("--workload-configuration=" + one + configs + " --replicate-trace");
+    ASSERT_EQ(replicated.exit_code, 0) << replicated.err;
+    const std::string line =
+        "  workload: trace of 1 rank run as 8 copies on 8 NPUs; data-parallel groups: world\n";
+    const size_t w = replicated.out.find(line);
+    ASSERT_NE(w, std::string::npos) << replicated.out;
+    EXPECT_EQ(replicated.out.substr(0, w) + replicated.out.substr(w + line.size()), run.out);
+  }
+
+  // NONE communications: no node, or with --chakra-compatible Chakra's all-reduces of 0 B,
+  // which still cost time.
+  const std::string model = Tmp("text_model.txt");
+  Spit(model,
+       "MODEL\n3\n"
+       "a -1 10 ALLGATHER 1000 11 NONE 0 12 NONE 0 1\n"
+       "b -1 10 NONE 0 11 REDUCESCATTER 1000 12 NONE 0 1\n"
+       "c -1 10 NONE 0 11 NONE 0 12 NONE 0 1\n");
+  const Outcome plain =
+      Orrery("convert-text --input " + model + " --output " + Tmp("text_model") + " --num-npus 8");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("11 nodes per NPU (2 collectives)"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.err.find("note: 3 NONE communication(s) written as no node"), std::string::npos)
+      << plain.err;
+  const Outcome compatible = Orrery("convert-text --input " + model + " --output " +
+                                    Tmp("text_model_c") + " --num-npus 8 --chakra-compatible");
+  ASSERT_EQ(compatible.exit_code, 0) << compatible.err;
+  EXPECT_NE(compatible.out.find("14 nodes per NPU (5 collectives)"), std::string::npos)
+      << compatible.out;
+  auto step = [&](const std::string& prefix) {
+    const Outcome o = Orrery("--workload-configuration=" + prefix + configs);
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    const size_t at = o.out.find("step time ");
+    return at == std::string::npos ? 0.0 : std::atof(o.out.c_str() + at + 10);
+  };
+  const double without = step(Tmp("text_model")), with = step(Tmp("text_model_c"));
+  EXPECT_GT(without, 99.0);  // 99 us of compute, and the two real collectives
+  EXPECT_GT(with, without);
+
+  // Bad input: one message naming the file, line and value; bad flags name the flag.
+  ExpectCleanFailure(
+      Orrery("convert-text --input " + model + "x --output " + Tmp("t") + " --num-npus 8"),
+      {"text_model.txtx: cannot read the text workload"});
+  Spit(Tmp("text_bad.txt"), "DATA\n1\na -1 10 NONE 0 11 NONE 0 12 ALLREDUC 1000 1\n");
+  ExpectCleanFailure(
+      Orrery("convert-text --input " + Tmp("text_bad.txt") + " --output " + Tmp("t") +
+             " --num-npus 8"),
+      {"text_bad.txt:3: column 10 (weight-gradient communication type) of layer 'a' is "
+       "'ALLREDUC'; expected ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL or NONE"});
+  ExpectCleanFailure(
+      Orrery("convert-text --input " + model + " --output " + Tmp("t") + " --num-npus -3"),
+      {"--num-npus '-3': expected a whole number from 1 to 1048576"});
+  ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t")),
+                     {"--input FILE, --output PREFIX and --num-npus N are required"});
+  ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t") +
+                            " --num-npus 8 --num-passes 0"),
+                     {"--num-passes '0': expected a whole number from 1 to 100000"});
+  ExpectCleanFailure(Orrery("convert-text --inptu " + model),
+                     {"convert-text: unrecognised option"});
+  EXPECT_NE(Orrery("--help").out.find("orrery convert-text --help"), std::string::npos);
+  EXPECT_NE(Orrery("convert-text --help").out.find("--chakra-compatible"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace orrery

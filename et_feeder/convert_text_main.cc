@@ -1,0 +1,123 @@
+// `orrery convert-text`: ASTRA-sim 1.0 text workloads to Chakra ET files (et_feeder/README.md).
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "et_feeder/text_workload.h"
+
+namespace orrery {
+namespace et {
+namespace {
+
+// A whole number from 1 to `most`, read as text (boost would take "-1" for 2^64 - 1).
+bool ParseCountFlag(const std::string& s, int most, int* out) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  const int v = std::stoi(s);
+  if (v < 1 || v > most) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+int ConvertTextMain(int argc, char** argv) {
+  namespace po = boost::program_options;
+  std::string input, output, npus, passes = "1";
+  std::string input_chakra, output_chakra, npus_chakra, passes_chakra;
+  bool compatible = false;
+  po::options_description desc(
+      "orrery convert-text: an ASTRA-sim 1.0 text workload to Chakra ET files, one "
+      "<output>.<r>.et per NPU (as chakra_converter Text)");
+  desc.add_options()("help,h", "print this help")(
+      "input", po::value(&input), "the text workload (e.g. DATA, 1 line per layer)")(
+      "output", po::value(&output), "output prefix: NPU r's file is <output>.<r>.et")(
+      "num-npus", po::value(&npus),
+      "how many files to write (1 to 1048576); 1 is enough with "
+      "--replicate-trace, which runs it on every NPU")(
+      "num-passes", po::value(&passes)->default_value("1"),
+      "training passes (1 to 100000): pass p+1's forward waits for pass p's weight updates")(
+      "chakra-compatible", po::bool_switch(&compatible),
+      "write exactly Chakra's nodes: a NONE communication as its all-reduce of that size, ids "
+      "numbered on across the NPUs' files")("input_filename", po::value(&input_chakra),
+                                            "the same as --input (Chakra's older spelling)")(
+      "output_filename", po::value(&output_chakra), "the same as --output")(
+      "num_npus", po::value(&npus_chakra), "the same as --num-npus")(
+      "num_passes", po::value(&passes_chakra), "the same as --num-passes");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "error: convert-text: %s (see orrery convert-text --help)\n", e.what());
+    return 1;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (!input_chakra.empty()) input = input_chakra;
+  if (!output_chakra.empty()) output = output_chakra;
+  if (!npus_chakra.empty()) npus = npus_chakra;
+  if (!passes_chakra.empty()) passes = passes_chakra;
+  if (input.empty() || output.empty() || npus.empty()) {
+    std::fprintf(stderr,
+                 "error: convert-text: --input FILE, --output PREFIX and --num-npus N are "
+                 "required\n");
+    return 1;
+  }
+  TextWorkloadOptions o;
+  o.chakra_compatible = compatible;
+  int num_npus = 0;
+  if (!ParseCountFlag(npus, 1 << 20, &num_npus)) {
+    std::fprintf(stderr,
+                 "error: convert-text: --num-npus '%s': expected a whole number from 1 "
+                 "to 1048576\n",
+                 npus.c_str());
+    return 1;
+  }
+  if (!ParseCountFlag(passes, 100000, &o.num_passes)) {
+    std::fprintf(stderr,
+                 "error: convert-text: --num-passes '%s': expected a whole number from 1 "
+                 "to 100000\n",
+                 passes.c_str());
+    return 1;
+  }
+  StatusOr<TextWorkload> w = ConvertTextWorkload(input, o);
+  if (!w.ok()) {
+    std::fprintf(stderr, "error: %s\n", w.status().message().c_str());
+    return 1;
+  }
+  Status s = WriteTextWorkload(*w, output, num_npus);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  int collectives = 0;
+  for (const auto& node : w->nodes) collectives += node.type() == ChakraProtoMsg::COMM_COLL_NODE;
+  std::printf("%s: %s, %d layer%s, %d pass%s: %zu nodes per NPU (%d collective%s) in %s.0.et",
+              input.c_str(), w->parallelism.c_str(), w->layers, w->layers == 1 ? "" : "s",
+              o.num_passes, o.num_passes == 1 ? "" : "es", w->nodes.size(), collectives,
+              collectives == 1 ? "" : "s", output.c_str());
+  if (num_npus > 1) std::printf(" ... %s.%d.et", output.c_str(), num_npus - 1);
+  std::printf("\n");
+  if (w->none_left_out > 0) {
+    std::fprintf(stderr,
+                 "note: %d NONE communication(s) written as no node (what waits for one waits "
+                 "for what it would have waited for); Chakra writes each as an all-reduce of its "
+                 "size (--chakra-compatible)\n",
+                 w->none_left_out);
+  }
+  if (w->none_written > 0) {
+    std::fprintf(stderr,
+                 "note: %d NONE communication(s) written as all-reduces of their size, as "
+                 "Chakra's converter does (each still costs its algorithm's step latencies)\n",
+                 w->none_written);
+  }
+  return 0;
+}
+
+}  // namespace et
+}  // namespace orrery
