@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -49,6 +50,27 @@ bool NoCommGroupFile(const std::string& path, std::vector<std::string>* warnings
   return true;
 }
 
+// When a trace prefix is itself a file (a text workload, or one rank's file given whole), what
+// to give instead; "" otherwise.
+std::string PrefixIsAFile(const std::string& prefix) {
+  std::error_code ec;
+  if (prefix.empty() || !std::filesystem::is_regular_file(prefix, ec)) return "";
+  std::string hint;
+  if (prefix.size() > 3 && prefix.compare(prefix.size() - 3, 3, ".et") == 0) {
+    const size_t dot = prefix.find_last_of('.', prefix.size() - 4);
+    hint = "NPU r reads <prefix>.<r>.et";
+    if (dot != std::string::npos) hint += ", so give " + prefix.substr(0, dot);
+  } else {
+    hint =
+        "if it is an ASTRA-sim 1.0 text workload, convert it first: orrery convert-text "
+        "--input " +
+        prefix +
+        " --output PREFIX --num-npus 1, then run --workload-configuration=PREFIX "
+        "--replicate-trace";
+  }
+  return prefix + " is a file, not a trace prefix: " + hint;
+}
+
 // The rank files <prefix>.0.et, <prefix>.1.et, ... up to the first missing one: how many (at
 // most `limit`), or an error starting with `context` when there is none, or when a file up to
 // `limit` exists past the first missing one (the ranks after a gap would silently be dropped).
@@ -56,9 +78,12 @@ StatusOr<int> CountRankFiles(const std::string& prefix, int limit, const std::st
   int count = 0;
   while (count < limit && access(et::RankTracePath(prefix, count).c_str(), F_OK) == 0) ++count;
   if (count == 0) {
-    return Status::Error(context + ": there is no " + et::RankTracePath(prefix, 0) +
-                         "; the ranks are read from " + et::RankTracePath(prefix, 0) + ", " +
-                         et::RankTracePath(prefix, 1) + ", ... up to the first missing one");
+    Status s = Status::Error(context + ": there is no " + et::RankTracePath(prefix, 0) +
+                             "; the ranks are read from " + et::RankTracePath(prefix, 0) + ", " +
+                             et::RankTracePath(prefix, 1) + ", ... up to the first missing one");
+    const std::string hint = PrefixIsAFile(prefix);
+    if (!hint.empty()) s.Add(hint);
+    return s;
   }
   for (int r = count + 1; r <= limit; ++r) {
     if (access(et::RankTracePath(prefix, r).c_str(), F_OK) == 0) {
@@ -403,6 +428,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     problems.Add("the network (" + o.network_config + ") has " + std::to_string(n) +
                  " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) + " .. " +
                  et::RankTracePath(o.workload, n - 1));
+  }
+  if (missing_files > 0) {
+    const std::string hint = PrefixIsAFile(o.workload);
+    if (!hint.empty()) problems.Add(hint);
   }
   if (failed_ranks > 0) return problems;
   if (!placement && access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {

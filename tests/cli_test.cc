@@ -991,6 +991,20 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
                      {"--num-passes '0': expected a whole number from 1 to 100000"});
   ExpectCleanFailure(Orrery("convert-text --inptu " + model),
                      {"convert-text: unrecognised option"});
+  // A text workload, or one rank's file, given as the trace prefix says what to give instead.
+  ExpectCleanFailure(
+      Orrery("--workload-configuration=examples/text/cnn_data.txt" + configs),
+      {"examples/text/cnn_data.txt is a file, not a trace prefix: if it is an ASTRA-sim 1.0 text "
+       "workload, convert it first: orrery convert-text --input examples/text/cnn_data.txt "
+       "--output PREFIX --num-npus 1, then run --workload-configuration=PREFIX "
+       "--replicate-trace"});
+  ExpectCleanFailure(
+      Orrery("--workload-configuration=examples/text/cnn_data.txt --replicate-trace" + configs),
+      {"--replicate-trace: there is no examples/text/cnn_data.txt.0.et",
+       "examples/text/cnn_data.txt is a file, not a trace prefix"});
+  ExpectCleanFailure(Orrery("--workload-configuration=examples/dp_step/dp_step.3.et" + configs),
+                     {"examples/dp_step/dp_step.3.et is a file, not a trace prefix: NPU r reads "
+                      "<prefix>.<r>.et, so give examples/dp_step/dp_step"});
   EXPECT_NE(Orrery("--help").out.find("orrery convert-text --help"), std::string::npos);
   EXPECT_NE(Orrery("convert-text --help").out.find("--chakra-compatible"), std::string::npos);
 }
