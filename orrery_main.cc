@@ -22,6 +22,7 @@
 
 #include "common/status.h"
 #include "et_feeder/text_workload.h"
+#include "et_feeder/trace_info.h"
 #include "report/outputs.h"
 #include "runner/run.h"
 #include "sweep/sweep.h"
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "sweep") return orrery::SweepMain(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     return orrery::ValidateMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "trace-info") {
+    return orrery::et::TraceInfoMain(argc - 1, argv + 1);
   }
   if (argc >= 2 && std::string(argv[1]) == "convert-text") {
     return orrery::et::ConvertTextMain(argc - 1, argv + 1);
@@ -196,7 +200,8 @@ int main(int argc, char** argv) {
            "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
            "validation and calibration)\n"
            "       orrery convert-text --help   (ASTRA-sim 1.0 text workloads to Chakra ET "
-           "files)\n\n"
+           "files)\n"
+           "       orrery trace-info PATH [--json FILE]   (what a Chakra trace holds)\n\n"
         << desc << "\n";
     return 0;
   }

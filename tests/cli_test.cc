@@ -1009,5 +1009,50 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
   EXPECT_NE(Orrery("convert-text --help").out.find("--chakra-compatible"), std::string::npos);
 }
 
+// `orrery trace-info`: a prefix's files described (alike ones once, as a range), one file's
+// JSON, and the errors a run would give.
+TEST(Cli, TraceInfoDescribesTracesAndWritesJson) {
+  const Outcome dp = Orrery("trace-info examples/dp_step/dp_step");
+  ASSERT_EQ(dp.exit_code, 0) << dp.err;
+  // The ranks differ in their send and receive peers only, so each is listed.
+  EXPECT_NE(dp.out.find("examples/dp_step/dp_step.7.et:\n  nodes: 15 (trace version 0.0.4)"),
+            std::string::npos)
+      << dp.out;
+  EXPECT_NE(dp.out.find("    ALL_REDUCE: 4 (10485760 B, 1048576 to 4194304 B)"), std::string::npos)
+      << dp.out;
+  EXPECT_NE(dp.out.find("sends: 1 (262144 B) to 0; receives: 1 (262144 B) from 6"),
+            std::string::npos)
+      << dp.out;
+
+  const std::string text = Tmp("info_text");
+  ASSERT_EQ(
+      Orrery("convert-text --input examples/text/cnn_data.txt --output " + text + " --num-npus 8")
+          .exit_code,
+      0);
+  const Outcome alike = Orrery("trace-info " + text);
+  ASSERT_EQ(alike.exit_code, 0) << alike.err;
+  EXPECT_EQ(alike.out.find(text + ".0.et .. " + text + ".7.et (8 files, each):\n  nodes: 23\n"), 0u)
+      << alike.out;
+  EXPECT_NE(alike.out.find("compute (duration_micros): GPU 3.185 ms, CPU 0 us"), std::string::npos)
+      << alike.out;
+
+  const std::string json = Tmp("info.json");
+  const Outcome one = Orrery("trace-info examples/dp_step/dp_step.3.et --json " + json);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("wrote " + json), std::string::npos);
+  EXPECT_NE(Slurp(json).find("\"name\": \"optimizer_step\""), std::string::npos);
+
+  ExpectCleanFailure(Orrery("trace-info examples/dp_step/dp_step --json " + json),
+                     {"--json writes one file's nodes; examples/dp_step/dp_step is a prefix of 8 "
+                      "files, give one of them (e.g. examples/dp_step/dp_step.0.et)"});
+  ExpectCleanFailure(Orrery("trace-info examples/dp_step/nothing"),
+                     {"there is no file examples/dp_step/nothing, nor "
+                      "examples/dp_step/nothing.0.et"});
+  Spit(Tmp("info_bad.0.et"), std::string("\x07\x0a\x03") + "0.0");
+  ExpectCleanFailure(Orrery("trace-info " + Tmp("info_bad.0.et")), {"info_bad.0.et: truncated"});
+  ExpectCleanFailure(Orrery("trace-info"), {"give a .et file or a trace prefix"});
+  EXPECT_NE(Orrery("--help").out.find("orrery trace-info PATH"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace orrery
