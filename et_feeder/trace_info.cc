@@ -15,23 +15,15 @@
 #include <sstream>
 #include <vector>
 
+#include "common/units.h"
 #include "et_feeder/proto/et_def.pb.h"
 
 namespace orrery {
 namespace et {
 namespace {
 
-std::string Micros(double us) {
-  char buf[64];
-  if (us >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.3f s", us / 1e6);
-  } else if (us >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", us / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f us", us);
-  }
-  return buf;
-}
+// "3.185 ms", as the rest of Orrery prints times.
+std::string Micros(double us) { return Time::FromNsDouble(us * 1000).ToHuman(); }
 
 // Sizes of one kind of message: how many, their sum, the smallest and largest.
 struct Sizes {

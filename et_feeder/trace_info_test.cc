@@ -48,7 +48,7 @@ TEST(TraceInfo, DescribesEveryKindOfNodeAndTheLongestChain) {
             "    COMM_SEND_NODE: 1\n"
             "    COMM_RECV_NODE: 1\n"
             "    COMM_COLL_NODE: 2\n"
-            "  compute (duration_micros): GPU 30 us, CPU 5 us\n"
+            "  compute (duration_micros): GPU 30.000 us, CPU 5.000 us\n"
             "  collectives (comm_type: count (comm_size)):\n"
             "    ALL_REDUCE: 1 (1024 B)\n"
             "    ALL_GATHER: 1 (2048 B)\n"
@@ -58,7 +58,7 @@ TEST(TraceInfo, DescribesEveryKindOfNodeAndTheLongestChain) {
             "  dependencies: 6 kept, 1 implied by others (dropped), 1 naming ids not in the file "
             "(count as done), e.g. node 7 -> 99\n"
             // fwd (10) -> host (5) -> bwd (20); the way through the collectives has 30 us
-            "  longest dependency chain by compute: 35 us over 3 nodes, ending at node 7 'bwd' "
+            "  longest dependency chain by compute: 35.000 us over 3 nodes, ending at node 7 'bwd' "
             "(a step takes at least this on any network, and at least its GPU compute on one GPU "
             "stream)\n");
 }

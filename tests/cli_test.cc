@@ -1033,7 +1033,7 @@ TEST(Cli, TraceInfoDescribesTracesAndWritesJson) {
   ASSERT_EQ(alike.exit_code, 0) << alike.err;
   EXPECT_EQ(alike.out.find(text + ".0.et .. " + text + ".7.et (8 files, each):\n  nodes: 23\n"), 0u)
       << alike.out;
-  EXPECT_NE(alike.out.find("compute (duration_micros): GPU 3.185 ms, CPU 0 us"), std::string::npos)
+  EXPECT_NE(alike.out.find("compute (duration_micros): GPU 3.185 ms, CPU 0 ns"), std::string::npos)
       << alike.out;
 
   const std::string json = Tmp("info.json");
