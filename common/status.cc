@@ -67,6 +67,20 @@ std::string Trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
+std::optional<uint64_t> ParseWholeNumber(const std::string& s, uint64_t most) {
+  if (s.empty()) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > most / 10) return std::nullopt;
+    v *= 10;
+    if (d > most - v) return std::nullopt;
+    v += d;
+  }
+  return v;
+}
+
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
   // Up to a third of the word's letters may differ (up to three for short words, but never
   // half of them): "latancy" -> "latency", "gird" -> "grid"; nothing for "foo" or "".

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -95,6 +96,10 @@ class StatusOr {
 
 // `s` without the spaces, tabs, carriage returns and newlines around it.
 std::string Trim(const std::string& s);
+
+// `s` as a whole number from 0 to `most` (digits only: no sign, space, point or exponent), or
+// nullopt. For counts and sizes read as text (boost would take "-1" for 2^64 - 1).
+std::optional<uint64_t> ParseWholeNumber(const std::string& s, uint64_t most);
 
 // Returns the closest candidate to `word` by edit distance, or "" if none is close.
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);

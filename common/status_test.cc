@@ -61,4 +61,17 @@ TEST(Trim, DropsWhitespaceAroundOnly) {
 }
 
 }  // namespace
+TEST(ParseWholeNumber, DigitsOnlyUpToTheLimit) {
+  EXPECT_EQ(ParseWholeNumber("0", 10), std::optional<uint64_t>(0));
+  EXPECT_EQ(ParseWholeNumber("10", 10), std::optional<uint64_t>(10));
+  EXPECT_EQ(ParseWholeNumber("11", 10), std::nullopt);
+  EXPECT_EQ(ParseWholeNumber("18446744073709551615", UINT64_MAX),
+            std::optional<uint64_t>(UINT64_MAX));
+  EXPECT_EQ(ParseWholeNumber("18446744073709551616", UINT64_MAX), std::nullopt);
+  EXPECT_EQ(ParseWholeNumber("9223372036854775808", INT64_MAX), std::nullopt);
+  for (const char* bad : {"", "-1", "+1", " 1", "1.0", "1e3", "0x10", "one"}) {
+    EXPECT_EQ(ParseWholeNumber(bad, 100), std::nullopt) << bad;
+  }
+}
+
 }  // namespace orrery

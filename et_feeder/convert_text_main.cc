@@ -2,27 +2,13 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "et_feeder/text_workload.h"
 
 namespace orrery {
 namespace et {
-namespace {
-
-// A whole number from 1 to `most`, read as text (boost would take "-1" for 2^64 - 1).
-bool ParseCountFlag(const std::string& s, int most, int* out) {
-  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  const int v = std::stoi(s);
-  if (v < 1 || v > most) return false;
-  *out = v;
-  return true;
-}
-
-}  // namespace
-
 int ConvertTextMain(int argc, char** argv) {
   namespace po = boost::program_options;
   std::string input, output, npus, passes = "1";
@@ -40,9 +26,9 @@ int ConvertTextMain(int argc, char** argv) {
       "num-passes", po::value(&passes)->default_value("1"),
       "training passes (1 to 100000): pass p+1's forward waits for pass p's weight updates")(
       "chakra-compatible", po::bool_switch(&compatible),
-      "write exactly Chakra's nodes: a NONE communication as its all-reduce of that size, ids "
-      "numbered on across the NPUs' files")("input_filename", po::value(&input_chakra),
-                                            "the same as --input (Chakra's older spelling)")(
+      "write the nodes Chakra's converter writes (as read from its source): a NONE "
+      "communication as its all-reduce of that size, ids numbered on across the NPUs' files")(
+      "input_filename", po::value(&input_chakra), "the same as --input (Chakra's older spelling)")(
       "output_filename", po::value(&output_chakra), "the same as --output")(
       "num_npus", po::value(&npus_chakra), "the same as --num-npus")(
       "num_passes", po::value(&passes_chakra), "the same as --num-passes");
@@ -70,27 +56,29 @@ int ConvertTextMain(int argc, char** argv) {
   }
   TextWorkloadOptions o;
   o.chakra_compatible = compatible;
-  int num_npus = 0;
-  if (!ParseCountFlag(npus, 1 << 20, &num_npus)) {
+  const std::optional<uint64_t> num_npus = ParseWholeNumber(npus, 1 << 20);
+  if (!num_npus || *num_npus < 1) {
     std::fprintf(stderr,
                  "error: convert-text: --num-npus '%s': expected a whole number from 1 "
                  "to 1048576\n",
                  npus.c_str());
     return 1;
   }
-  if (!ParseCountFlag(passes, 100000, &o.num_passes)) {
+  const std::optional<uint64_t> num_passes = ParseWholeNumber(passes, 100000);
+  if (!num_passes || *num_passes < 1) {
     std::fprintf(stderr,
                  "error: convert-text: --num-passes '%s': expected a whole number from 1 "
                  "to 100000\n",
                  passes.c_str());
     return 1;
   }
+  o.num_passes = static_cast<int>(*num_passes);
   StatusOr<TextWorkload> w = ConvertTextWorkload(input, o);
   if (!w.ok()) {
     std::fprintf(stderr, "error: %s\n", w.status().message().c_str());
     return 1;
   }
-  Status s = WriteTextWorkload(*w, output, num_npus);
+  Status s = WriteTextWorkload(*w, output, static_cast<int>(*num_npus));
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;
@@ -101,7 +89,7 @@ int ConvertTextMain(int argc, char** argv) {
               input.c_str(), w->parallelism.c_str(), w->layers, w->layers == 1 ? "" : "s",
               o.num_passes, o.num_passes == 1 ? "" : "es", w->nodes.size(), collectives,
               collectives == 1 ? "" : "s", output.c_str());
-  if (num_npus > 1) std::printf(" ... %s.%d.et", output.c_str(), num_npus - 1);
+  if (*num_npus > 1) std::printf(" ... %s.%d.et", output.c_str(), static_cast<int>(*num_npus) - 1);
   std::printf("\n");
   if (w->none_left_out > 0) {
     std::fprintf(stderr,

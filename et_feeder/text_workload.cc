@@ -63,18 +63,9 @@ std::vector<TextLine> SplitLines(const std::string& text) {
   return lines;
 }
 
-// A whole number >= 0 (an optional '+', then digits) that fits in int64.
+// A count or size of the text: a whole number that fits comm_size's int64.
 std::optional<uint64_t> ParseCount(const std::string& s) {
-  size_t i = (!s.empty() && s[0] == '+') ? 1 : 0;
-  if (i == s.size()) return std::nullopt;
-  uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    const uint64_t d = static_cast<uint64_t>(s[i] - '0');
-    if (v > (uint64_t{INT64_MAX} - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  return v;
+  return ParseWholeNumber(s, uint64_t{INT64_MAX});
 }
 
 ChakraProtoMsg::CollectiveCommType CommType(const std::string& type) {

@@ -28,8 +28,9 @@
 //  - Any other unknown type, a bad number, a short line, a layer count that differs from the
 //    lines, or an unsupported parallelism is an error naming the file, line, column and value.
 //  - Every NPU's file is the same (node ids from 0), where Chakra numbers on across the files.
-// `chakra_compatible` writes exactly Chakra's nodes: `NONE` as its all-reduce, ids numbered on
-// across NPUs (the errors stay errors).
+// `chakra_compatible` writes the nodes Chakra's converter writes (read from its source, not
+// compared with its files): `NONE` as its all-reduce, ids numbered on across NPUs (the errors
+// stay errors).
 #pragma once
 
 #include <cstdint>
