@@ -139,6 +139,18 @@ Schema<SystemConfig> MakeSystemSchema() {
           "and efficiency in place of the *-implementation lists, collective-launch-latency and "
           "protocol-efficiency.")
       .AstraSim("Not in ASTRA-sim.");
+  s.Integer("communication-slots", &C::communication_slots)
+      .Min(1)
+      .Max(1024)
+      .Help(
+          "How many collectives, sends and remote-memory accesses an NPU runs at once: its "
+          "communication streams (a real GPU runs NCCL kernels of different communicators, e.g. "
+          "a data-parallel reduction beside a tensor-parallel all-reduce, on separate streams). "
+          "More than 1 lets collectives of different groups overlap (as far as "
+          "active-chunks-per-dimension lets a dimension serve their chunks at once); a trace "
+          "must then order each group's collectives alike on every member, or the run stops "
+          "naming the NPUs that wait for each other.")
+      .AstraSim("Not in ASTRA-sim (one slot there).");
   s.Bool("trace-enabled", &C::trace_enabled)
       .Help("1 = print a line per node issue/completion.")
       .AstraSim(kNonZeroIsOn);

@@ -39,6 +39,8 @@ struct SystemConfig {
   // An NCCL model (config/nccl_model.h) choosing each collective's algorithm, protocol, floor and
   // efficiency by size and group; relative to this file's directory. "" = the keys above.
   std::string nccl_model;
+  // Collectives, sends and remote-memory accesses an NPU runs at once (1: ASTRA-sim's one slot).
+  int communication_slots = 1;
   bool trace_enabled = false;
   bool replay_only = false;
   bool track_local_mem = false;

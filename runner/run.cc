@@ -575,6 +575,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.collective_launch_latency = Time::FromNsDouble(system->collective_launch_latency_ns);
   wp.protocol_efficiency = system->protocol_efficiency;
   wp.track_local_mem = system->track_local_mem;
+  wp.comm_slots = system->communication_slots;
   wp.tuner = tuner.get();
   wp.placement = placement.get();
   wp.keep_activities = o.record;

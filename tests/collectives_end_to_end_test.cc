@@ -305,6 +305,54 @@ TEST(CollectivesEndToEnd, OverlappingGroupsFromFileAndMetadataNodes) {
   }
 }
 
+// communication-slots: how many collectives an NPU runs at once. NPUs 0 and 1 all-reduce D in
+// two groups of the same two members, with no dependency between the two, and the system layer
+// may run two chunks at once on the dimension. On the unaware
+// backend (no contention) one collective alone takes S; with one slot (ASTRA-sim's) the second
+// waits for the first, 2S; with two slots they run side by side, S. On the congestion-aware
+// backend they share the links: between S and 2S.
+TEST(CollectivesEndToEnd, CommunicationSlotsLetCollectivesOfDifferentGroupsOverlap) {
+  auto ranks = [](bool both) {
+    std::vector<std::vector<Node>> out(2);
+    for (auto& rank : out) {
+      rank.push_back(et::MakeMetadataNode(
+          0, "process_group:init",
+          R"([[{"pg_name": "1", "ranks": [0, 1]}, {"pg_name": "2", "ranks": [0, 1]}]])"));
+      for (int g = 1; g <= (both ? 2 : 1); ++g) {
+        Node n = et::MakeCollNode(g, "ar_g" + std::to_string(g), ChakraProtoMsg::ALL_REDUCE, kD);
+        et::SetStringAttr(&n, "pg_name", std::to_string(g));
+        rank.push_back(n);
+      }
+    }
+    return out;
+  };
+  for (Backend b : kBackends) {
+    auto run = [&](bool both, int slots) {
+      std::string system = kSystem;
+      system.insert(system.find('{') + 1,
+                    " \"communication-slots\": " + std::to_string(slots) + ",");
+      // Two chunks in flight per dimension, so the system layer can serve both at once.
+      system.replace(system.find("\"active-chunks-per-dimension\": 1"), 32,
+                     "\"active-chunks-per-dimension\": 2");
+      RunOptions o = WriteCase("slots", ranks(both), system);
+      o.backend = b;
+      StatusOr<RunResult> r = RunSimulation(o);
+      EXPECT_TRUE(r.ok()) << r.status().message();
+      return r.ok() ? r->end.WholeNs() : int64_t{-1};
+    };
+    const int64_t alone = run(false, 1);
+    ASSERT_GT(alone, 0);
+    EXPECT_EQ(run(false, 2), alone);
+    EXPECT_EQ(run(true, 1), 2 * alone);
+    if (b == Backend::kAnalyticalUnaware) {
+      EXPECT_EQ(run(true, 2), alone);
+    } else {
+      EXPECT_GT(run(true, 2), alone);
+      EXPECT_LT(run(true, 2), 2 * alone);
+    }
+  }
+}
+
 TEST(CollectivesEndToEnd, RootOutsideTheMachineIsAnErrorNamingTheNode) {
   RunOptions o = WriteCase("bad_root", OneCollective(4, ChakraProtoMsg::GATHER, kD, 9));
   StatusOr<RunResult> r = RunSimulation(o);

@@ -81,7 +81,8 @@ struct NpuStats {
   Time finish;
   Time gpu_compute;    // sum of GPU compute node durations (slot-serialised: also their union)
   Time cpu_compute;    // CPU ops
-  Time communication;  // time the communication slot was busy with collectives and sends
+  Time communication;  // time the communication slots were busy with collectives and sends (summed
+                       // over slots when communication-slots > 1)
   Time memory;         // remote-memory accesses
   uint64_t nodes_done = 0;
   uint64_t collectives = 0;
