@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "et_feeder/llm_workload.h"
 #include "et_feeder/text_workload.h"
 #include "et_feeder/trace_info.h"
 #include "report/outputs.h"
@@ -98,6 +99,9 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && std::string(argv[1]) == "convert-text") {
     return orrery::et::ConvertTextMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "generate-llm") {
+    return orrery::et::GenerateLlmMain(argc - 1, argv + 1);
   }
   if (argc >= 2 && std::string(argv[1]) == "calibrate") {
     return orrery::CalibrateMain(argc - 1, argv + 1);
@@ -201,7 +205,9 @@ int main(int argc, char** argv) {
            "validation and calibration)\n"
            "       orrery convert-text --help   (ASTRA-sim 1.0 text workloads to Chakra ET "
            "files)\n"
-           "       orrery trace-info PATH [--json FILE]   (what a Chakra trace holds)\n\n"
+           "       orrery trace-info PATH [--json FILE]   (what a Chakra trace holds)\n"
+           "       orrery generate-llm --help   (a GPT or Llama training step with data, tensor "
+           "and pipeline parallelism, as Chakra ET files)\n\n"
         << desc << "\n";
     return 0;
   }

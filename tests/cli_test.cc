@@ -892,6 +892,66 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
 // ASTRA-sim 1.0 text workloads: converted as chakra_converter Text does, then run. Every NPU's
 // file is the same, so one file with --replicate-trace runs alike; Chakra-compatible files
 // (ids numbered on across NPUs) simulate the same when there is no NONE to write.
+// orrery generate-llm: a preset model with data, tensor and pipeline parallelism on the
+// dgx-h100-ndr profile (2 nodes of 8: each stage's tensor- and data-parallel groups inside a
+// node, the pipeline across); its files describe themselves to trace-info; bad flags are named.
+TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
+  const std::string prefix = Tmp("llm");
+  const Outcome gen = Orrery("generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
+                             "--micro-batches 3 --seq-length 1024 --output " +
+                             prefix);
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_NE(gen.out.find("gpt3-13b: 8 layers, hidden 5120, 40 heads, ffn 20480 (gelu), vocabulary "
+                         "50257 (padded 50688), sequence 1024"),
+            std::string::npos)
+      << gen.out;
+  EXPECT_NE(gen.out.find("16 NPUs = dp 2 × tp 4 × pp 2; 1F1B, 3 micro-batches of 1 (global batch 6)"),
+            std::string::npos)
+      << gen.out;
+  EXPECT_NE(gen.out.find(prefix + ".0.et ... " + prefix + ".15.et"), std::string::npos) << gen.out;
+  EXPECT_NE(gen.err.find("roofline-enabled"), std::string::npos) << gen.err;
+  const std::string groups = Slurp(prefix + ".comm_groups.json");
+  EXPECT_NE(groups.find("\"1\": [0, 1, 2, 3]"), std::string::npos) << groups;
+  EXPECT_NE(groups.find("\"5\": [0, 4]"), std::string::npos) << groups;
+
+  const Outcome info = Orrery("trace-info " + prefix + ".15.et");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  // The last stage: 3 micro-batches × (4 layers × 4 + 1 LM head + 3 cross entropy) all-reduces
+  // of its tensor-parallel group (group 4: stage 1, replica 1), and one of every weight over its
+  // data-parallel group (group 12: after the 4 tensor-parallel groups, stage 1's tp rank 3) at
+  // the end.
+  EXPECT_NE(info.out.find("groups (pg_name: collectives): '12': 1, '4': 60"), std::string::npos)
+      << info.out;
+
+  const std::string machine = " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
+                              "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml";
+  const Outcome run = Orrery("--workload-configuration=" + prefix + machine);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("sys[15] finished"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("summary: 16 NPUs, step time"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("all-reduce 10485760 B on 4 NPUs"), std::string::npos) << run.out;
+
+  const Outcome bad = Orrery("generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --tp x "
+                             "--schedule zigzag --output " + prefix);
+  EXPECT_EQ(bad.exit_code, 1);
+  for (const char* m : {"--tp is 'x'; expected a whole number",
+                        "--schedule is 'zigzag'; expected 1f1b or gpipe",
+                        "--pp is '2'; expected a divisor of --layers (9)",
+                        "--hidden is '1000'; expected a multiple of --heads (3)"}) {
+    EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
+  }
+  const Outcome unnamed = Orrery("generate-llm --output " + prefix);
+  EXPECT_EQ(unnamed.exit_code, 1);
+  EXPECT_NE(unnamed.err.find("--layers is required without --model"), std::string::npos)
+      << unnamed.err;
+  const Outcome models = Orrery("generate-llm --list-models");
+  ASSERT_EQ(models.exit_code, 0);
+  EXPECT_NE(models.out.find("llama2-70b: Llama 2 70B, 80 layers, hidden 8192, 64 heads (8 "
+                            "key-value), ffn 28672 (swiglu)"),
+            std::string::npos)
+      << models.out;
+}
+
 TEST(Cli, TextWorkloadsConvertAndRun) {
   const std::string configs =
       " --system-configuration=examples/dp_step/system.json "

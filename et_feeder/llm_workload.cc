@@ -1,0 +1,626 @@
+#include "et_feeder/llm_workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "et_feeder/trace.h"
+#include "et_feeder/writer.h"
+
+namespace orrery {
+namespace et {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+struct Preset {
+  const char* name;
+  const char* what;
+  int64_t layers, hidden, heads, kv_heads, ffn_hidden;
+  Mlp mlp;
+  int64_t vocab, seq_length;
+};
+
+// Published shapes: GPT-3 (Brown et al., 2020, table 2.1; GPT-2's BPE vocabulary), Llama 2
+// (Touvron et al., 2023; the released models' config.json), Llama 3 (Meta, 2024; config.json).
+constexpr Preset kPresets[] = {
+    {"gpt3-13b", "GPT-3 13B", 40, 5120, 40, 40, 20480, Mlp::kGelu, 50257, 2048},
+    {"gpt3-175b", "GPT-3 175B", 96, 12288, 96, 96, 49152, Mlp::kGelu, 50257, 2048},
+    {"llama2-7b", "Llama 2 7B", 32, 4096, 32, 32, 11008, Mlp::kSwiglu, 32000, 4096},
+    {"llama2-70b", "Llama 2 70B", 80, 8192, 64, 8, 28672, Mlp::kSwiglu, 32000, 4096},
+    {"llama3-8b", "Llama 3 8B", 32, 4096, 32, 8, 14336, Mlp::kSwiglu, 128256, 8192},
+    {"llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, Mlp::kSwiglu, 128256, 8192},
+};
+
+// Megatron-LM pads the vocabulary so every tensor-parallel shard is a multiple of 128 entries.
+constexpr int64_t kVocabMultiple = 128;
+// Adam with fp32 master weights and moments, per parameter: FLOPs (two moment updates, two bias
+// corrections, the square root, division and update) and bytes (gradient, master weight and the
+// two moments read; master weight, moments and the working-precision copy written).
+constexpr int64_t kAdamFlopsPerParam = 13;
+constexpr int64_t kAdamStateBytes = 4 * 3 + 4 * 3;  // + gradient read + parameter written
+// Vocabulary-parallel cross entropy all-reduces three fp32 values per token (the logits' maximum,
+// the target's logit, the sum of exponentials).
+constexpr int kCrossEntropyAllReduces = 3;
+constexpr int64_t kCrossEntropyBytesPerToken = 4;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string MlpName(Mlp m) { return m == Mlp::kGelu ? "gelu" : "swiglu"; }
+
+// The GEMM X[m×k]·W[k×n]: FLOPs 2mkn, bytes (mk + kn + mn)·e (each operand read once, the result
+// written once).
+struct Work {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+Work Gemm(int64_t m, int64_t k, int64_t n, int64_t e) {
+  return {2 * m * k * n, (m * k + k * n + m * n) * e};
+}
+
+// One layer's forward work per tensor-parallel rank, per micro-batch.
+struct LayerWork {
+  Work qkv, attention, projection, fc1, fc2;
+};
+
+LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
+  const int64_t tokens = c.micro_batch_size * c.seq_length;
+  const int64_t e = c.element_bytes;
+  const int64_t qkv_width = s.head_dim * (c.heads + 2 * c.kv_heads) / c.tp;
+  LayerWork w;
+  w.qkv = Gemm(tokens, c.hidden, qkv_width, e);
+  // Q·Kᵀ and the scores times V: 2·b·s²·h each over the rank's heads; as flash attention, the
+  // bytes are Q, K and V read and the context written (no s² matrix in memory).
+  w.attention.flops = 4 * c.micro_batch_size * c.seq_length * c.seq_length * c.hidden / c.tp;
+  w.attention.bytes = tokens * (qkv_width + c.hidden / c.tp) * e;
+  w.projection = Gemm(tokens, c.hidden / c.tp, c.hidden, e);
+  const int64_t up = (c.mlp == Mlp::kSwiglu ? 2 : 1) * c.ffn_hidden / c.tp;
+  w.fc1 = Gemm(tokens, c.hidden, up, e);
+  w.fc2 = Gemm(tokens, c.ffn_hidden / c.tp, c.hidden, e);
+  return w;
+}
+
+Work HeadWorkOf(const LlmConfig& c, const LlmShape& s) {
+  return Gemm(c.micro_batch_size * c.seq_length, c.hidden, s.padded_vocab / c.tp, c.element_bytes);
+}
+
+// The communicator groups: tensor-parallel group of (stage, replica) and data-parallel group of
+// (stage, tp rank), numbered from 1; only groups of two or more NPUs exist.
+int64_t TpGroup(const LlmConfig& c, int64_t stage, int64_t replica) {
+  return 1 + stage * c.dp + replica;
+}
+int64_t DpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank) {
+  return 1 + (c.tp > 1 ? c.pp * c.dp : 0) + stage * c.tp + tp_rank;
+}
+
+struct Group {
+  int64_t id;
+  std::vector<int64_t> ranks;
+};
+std::vector<Group> GroupsOf(const LlmConfig& c) {
+  std::vector<Group> groups;
+  if (c.tp > 1) {
+    for (int64_t stage = 0; stage < c.pp; ++stage) {
+      for (int64_t replica = 0; replica < c.dp; ++replica) {
+        Group g{TpGroup(c, stage, replica), {}};
+        for (int64_t t = 0; t < c.tp; ++t) g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+        groups.push_back(std::move(g));
+      }
+    }
+  }
+  if (c.dp > 1) {
+    for (int64_t stage = 0; stage < c.pp; ++stage) {
+      for (int64_t t = 0; t < c.tp; ++t) {
+        Group g{DpGroup(c, stage, t), {}};
+        for (int64_t replica = 0; replica < c.dp; ++replica) {
+          g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+        }
+        groups.push_back(std::move(g));
+      }
+    }
+  }
+  return groups;
+}
+
+// The order of a stage's forward (F) and backward (B) passes over the micro-batches.
+struct Pass {
+  bool forward;
+  int64_t micro_batch;
+};
+std::vector<Pass> ScheduleOf(const LlmConfig& c, int64_t stages, int64_t stage, int64_t m) {
+  std::vector<Pass> order;
+  if (c.schedule == PipelineSchedule::kGpipe) {
+    for (int64_t i = 0; i < m; ++i) order.push_back({true, i});
+    for (int64_t i = 0; i < m; ++i) order.push_back({false, i});
+    return order;
+  }
+  // 1F1B (PipeDream-Flush, Megatron-LM's default): stage k runs pp − k − 1 warm-up forward
+  // passes, then alternates one forward and one backward, then drains the backward passes.
+  const int64_t warmup = std::min(stages - stage - 1, m);
+  for (int64_t i = 0; i < warmup; ++i) order.push_back({true, i});
+  for (int64_t i = 0; i < m - warmup; ++i) {
+    order.push_back({true, warmup + i});
+    order.push_back({false, i});
+  }
+  for (int64_t i = m - warmup; i < m; ++i) order.push_back({false, i});
+  return order;
+}
+
+int32_t ForwardTag(const LlmConfig& c, int64_t micro_batch, int64_t from_stage) {
+  return static_cast<int32_t>((micro_batch * c.pp + from_stage) * 2);
+}
+int32_t BackwardTag(const LlmConfig& c, int64_t micro_batch, int64_t to_stage) {
+  return static_cast<int32_t>((micro_batch * c.pp + to_stage) * 2 + 1);
+}
+
+class RankBuilder {
+ public:
+  RankBuilder(const LlmConfig& c, int64_t rank)
+      : c_(c),
+        s_(ShapeOf(c)),
+        layer_(LayerWorkOf(c, s_)),
+        head_(HeadWorkOf(c, s_)),
+        rank_(rank),
+        tp_rank_(rank % c.tp),
+        replica_((rank / c.tp) % c.dp),
+        stage_(rank / (c.tp * c.dp)),
+        first_layer_(stage_ * s_.layers_per_stage),
+        act_bytes_(s_.activation_bytes) {}
+
+  std::vector<Node> Build() {
+    const std::vector<Group> groups = GroupsOf(c_);
+    if (!groups.empty()) {
+      std::ostringstream pgs;
+      pgs << "[[";
+      for (size_t i = 0; i < groups.size(); ++i) {
+        pgs << (i ? ", " : "") << "{\"pg_name\": \"" << groups[i].id << "\", \"ranks\": [";
+        for (size_t j = 0; j < groups[i].ranks.size(); ++j) {
+          pgs << (j ? ", " : "") << groups[i].ranks[j];
+        }
+        pgs << "]}";
+      }
+      pgs << "]]";
+      nodes_.push_back(MakeMetadataNode(next_id_++, "process_group:init", pgs.str()));
+    }
+    for (const Pass& p : ScheduleOf(c_, c_.pp, stage_, s_.micro_batches)) {
+      if (p.forward) {
+        Forward(p.micro_batch);
+      } else {
+        Backward(p.micro_batch);
+      }
+    }
+    FinishStep();
+    return std::move(nodes_);
+  }
+
+ private:
+  bool first_stage() const { return stage_ == 0; }
+  bool last_stage() const { return stage_ == c_.pp - 1; }
+  bool last_micro_batch(int64_t m) const { return m == s_.micro_batches - 1; }
+  int64_t Peer(int64_t stage) const { return rank_ + (stage - stage_) * c_.dp * c_.tp; }
+
+  // A node on the stream of work: after the previous one and whatever is pending (a receive).
+  Node& Chained(Node node) {
+    if (last_ != kNone) AddDataDeps(&node, {last_});
+    for (uint64_t d : pending_) AddDataDeps(&node, {d});
+    pending_.clear();
+    last_ = node.id();
+    nodes_.push_back(std::move(node));
+    return nodes_.back();
+  }
+
+  uint64_t Compute(const std::string& name, Work w, int64_t times = 1) {
+    const int64_t flops = w.flops * times, bytes = w.bytes * times;
+    const double seconds = std::max(static_cast<double>(flops) / (c_.peak_tflops * 1e12),
+                                    static_cast<double>(bytes) / (c_.mem_bw_gbps * 1e9));
+    Node n = MakeCompNode(next_id_++, name, static_cast<uint64_t>(std::llround(seconds * 1e6)));
+    SetIntAttr(&n, "num_ops", flops);
+    SetIntAttr(&n, "tensor_size", bytes);
+    return Chained(std::move(n)).id();
+  }
+
+  // A collective of a communication stream: every collective of a stream waits for the one
+  // before it, so the members of every group issue theirs in one order (NCCL's one stream per
+  // communicator; with one stream, no two collectives race for one communication slot).
+  Node MakeCollective(const std::string& name, ChakraProtoMsg::CollectiveCommType type,
+                      int64_t bytes, int64_t group, bool data_parallel) {
+    Node n = MakeCollNode(next_id_++, name, type, static_cast<uint64_t>(bytes));
+    SetStringAttr(&n, "pg_name", std::to_string(group));
+    uint64_t& last = data_parallel && c_.comm_streams == 2 ? last_dp_collective_ : last_collective_;
+    if (last != kNone) AddDataDeps(&n, {last});
+    last = n.id();
+    return n;
+  }
+  // On the critical stream (tensor parallelism): the next compute waits for it.
+  void TpAllReduce(const std::string& name, int64_t bytes) {
+    if (c_.tp == 1) return;
+    Chained(MakeCollective(name, ChakraProtoMsg::ALL_REDUCE, bytes, TpGroup(c_, stage_, replica_),
+                           /*data_parallel=*/false));
+  }
+  // Off the critical stream (data parallelism): after `after`, waited for by the optimizer.
+  void DpCollective(const std::string& name, ChakraProtoMsg::CollectiveCommType type, int64_t bytes,
+                    uint64_t after) {
+    Node n = MakeCollective(name, type, bytes, DpGroup(c_, stage_, tp_rank_),
+                            /*data_parallel=*/true);
+    AddDataDeps(&n, {after});
+    nodes_.push_back(std::move(n));
+  }
+
+  // A bucket of gradients ready for data-parallel reduction.
+  void ReduceGradients(const std::string& what, int64_t params, uint64_t after) {
+    buckets_.push_back({what, params});
+    if (c_.dp == 1) return;
+    if (c_.distributed_optimizer) {
+      DpCollective("grad_reduce_scatter_" + what, ChakraProtoMsg::REDUCE_SCATTER,
+                   params * c_.grad_bytes, after);
+    } else {
+      DpCollective("grad_allreduce_" + what, ChakraProtoMsg::ALL_REDUCE, params * c_.grad_bytes,
+                   after);
+    }
+  }
+
+  void Send(const std::string& name, int64_t to_stage, int32_t tag) {
+    Node n = MakeSendNode(next_id_++, static_cast<int32_t>(Peer(to_stage)),
+                          static_cast<uint64_t>(act_bytes_), tag, {last_});
+    n.set_name(name);
+    nodes_.push_back(std::move(n));
+  }
+  void Receive(const std::string& name, int64_t from_stage, int32_t tag) {
+    Node n = MakeRecvNode(next_id_++, static_cast<int32_t>(Peer(from_stage)),
+                          static_cast<uint64_t>(act_bytes_), tag);
+    n.set_name(name);
+    pending_.push_back(n.id());
+    nodes_.push_back(std::move(n));
+  }
+
+  void LayerForward(const std::string& pass, int64_t m, int64_t layer) {
+    const std::string p = pass + "_mb" + std::to_string(m) + "_layer" + std::to_string(layer);
+    Compute(p + "_qkv", layer_.qkv);
+    Compute(p + "_attention", layer_.attention);
+    Compute(p + "_projection", layer_.projection);
+    TpAllReduce(p + "_attention_allreduce", act_bytes_);
+    Compute(p + "_fc1", layer_.fc1);
+    Compute(p + "_fc2", layer_.fc2);
+    TpAllReduce(p + "_mlp_allreduce", act_bytes_);
+  }
+
+  void Forward(int64_t m) {
+    const std::string p = "fwd_mb" + std::to_string(m);
+    if (!first_stage()) Receive(p + "_recv_activations", stage_ - 1, ForwardTag(c_, m, stage_ - 1));
+    if (first_stage()) TpAllReduce(p + "_embedding_allreduce", act_bytes_);
+    for (int64_t l = 0; l < s_.layers_per_stage; ++l) LayerForward("fwd", m, first_layer_ + l);
+    if (last_stage()) {
+      Compute(p + "_lm_head", head_);
+      for (int i = 0; i < kCrossEntropyAllReduces; ++i) {
+        TpAllReduce(p + "_cross_entropy_allreduce" + std::to_string(i),
+                    c_.micro_batch_size * c_.seq_length * kCrossEntropyBytesPerToken);
+      }
+    } else {
+      Send(p + "_send_activations", stage_ + 1, ForwardTag(c_, m, stage_));
+    }
+  }
+
+  void Backward(int64_t m) {
+    const std::string p = "bwd_mb" + std::to_string(m);
+    const bool reduce = last_micro_batch(m) && c_.grad_sync == GradSync::kPerLayer;
+    if (!last_stage()) Receive(p + "_recv_gradients", stage_ + 1, BackwardTag(c_, m, stage_));
+    if (last_stage()) {
+      // Input and weight gradients of each product: twice its forward work.
+      const uint64_t head = Compute(p + "_lm_head", head_, 2);
+      TpAllReduce(p + "_lm_head_allreduce", act_bytes_);
+      if (reduce) ReduceGradients("lm_head", s_.head_params, head);
+    }
+    for (int64_t l = s_.layers_per_stage - 1; l >= 0; --l) {
+      const int64_t layer = first_layer_ + l;
+      if (c_.recompute) LayerForward("recompute", m, layer);
+      const std::string q = p + "_layer" + std::to_string(layer);
+      Compute(q + "_fc2", layer_.fc2, 2);
+      Compute(q + "_fc1", layer_.fc1, 2);
+      TpAllReduce(q + "_mlp_allreduce", act_bytes_);
+      Compute(q + "_projection", layer_.projection, 2);
+      Compute(q + "_attention", layer_.attention, 2);
+      const uint64_t qkv = Compute(q + "_qkv", layer_.qkv, 2);
+      TpAllReduce(q + "_attention_allreduce", act_bytes_);
+      if (reduce) ReduceGradients("layer" + std::to_string(layer), s_.layer_params, qkv);
+    }
+    if (!first_stage()) {
+      Send(p + "_send_gradients", stage_ - 1, BackwardTag(c_, m, stage_ - 1));
+    } else if (reduce) {
+      ReduceGradients("embedding", s_.embedding_params, last_);
+    }
+  }
+
+  void FinishStep() {
+    const int64_t params = s_.StageParams(stage_);
+    if (c_.grad_sync == GradSync::kEnd) ReduceGradients("all", params, last_);
+    const bool sharded = c_.distributed_optimizer && c_.dp > 1;
+    for (uint64_t last : {last_collective_, last_dp_collective_}) {
+      if (last != kNone) pending_.push_back(last);
+    }
+    const int64_t own = sharded ? CeilDiv(params, c_.dp) : params;
+    Compute("optimizer_step",
+            {kAdamFlopsPerParam * own, own * (kAdamStateBytes + c_.grad_bytes + c_.element_bytes)});
+    if (!sharded) return;
+    const uint64_t step = last_;
+    for (const Bucket& b : buckets_) {
+      DpCollective("param_all_gather_" + b.what, ChakraProtoMsg::ALL_GATHER,
+                   CeilDiv(b.params, c_.dp) * c_.element_bytes, step);
+    }
+  }
+
+  static constexpr uint64_t kNone = ~uint64_t{0};
+  struct Bucket {
+    std::string what;
+    int64_t params;
+  };
+
+  const LlmConfig& c_;
+  const LlmShape s_;
+  const LayerWork layer_;
+  const Work head_;
+  const int64_t rank_, tp_rank_, replica_, stage_, first_layer_, act_bytes_;
+  std::vector<Node> nodes_;
+  uint64_t next_id_ = 0;
+  uint64_t last_ = kNone;
+  uint64_t last_collective_ = kNone;     // the communication stream (tensor parallelism's)
+  uint64_t last_dp_collective_ = kNone;  // data parallelism's, with comm_streams 2
+  std::vector<uint64_t> pending_;
+  std::vector<Bucket> buckets_;
+};
+
+std::string Flag(const std::string& name) { return "--" + name; }
+
+}  // namespace
+
+int64_t LlmShape::StageParams(int64_t stage) const {
+  return layers_per_stage * layer_params + (stage == 0 ? embedding_params : 0) +
+         (stage == last_stage ? head_params : 0);
+}
+
+std::vector<std::string> LlmPresetNames() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.push_back(p.name);
+  return names;
+}
+
+std::string LlmPresetList() {
+  std::ostringstream out;
+  for (const Preset& p : kPresets) {
+    out << "  " << p.name << ": " << p.what << ", " << p.layers << " layers, hidden " << p.hidden
+        << ", " << p.heads << " heads";
+    if (p.kv_heads != p.heads) out << " (" << p.kv_heads << " key-value)";
+    out << ", ffn " << p.ffn_hidden << " (" << MlpName(p.mlp) << "), vocabulary " << p.vocab
+        << ", sequence " << p.seq_length << "\n";
+  }
+  return out.str();
+}
+
+Status ApplyLlmPreset(const std::string& name, LlmConfig* config) {
+  for (const Preset& p : kPresets) {
+    if (name != p.name) continue;
+    config->name = p.name;
+    config->layers = p.layers;
+    config->hidden = p.hidden;
+    config->heads = p.heads;
+    config->kv_heads = p.kv_heads;
+    config->ffn_hidden = p.ffn_hidden;
+    config->mlp = p.mlp;
+    config->vocab = p.vocab;
+    config->seq_length = p.seq_length;
+    return Status::Ok();
+  }
+  std::string valid;
+  for (const std::string& n : LlmPresetNames()) valid += (valid.empty() ? "" : ", ") + n;
+  const std::string close = DidYouMean(name, LlmPresetNames());
+  return Status::Invalid(
+      "generate-llm", "--model", name,
+      "one of " + valid + (close.empty() ? "" : " (did you mean " + close + "?)"));
+}
+
+Status CheckLlmConfig(LlmConfig* config) {
+  LlmConfig& c = *config;
+  Status s;
+  auto bad = [&](const std::string& flag, int64_t value, const std::string& valid) {
+    s.Merge(Status::Invalid("generate-llm", Flag(flag), std::to_string(value), valid));
+  };
+  auto in_range = [&](const std::string& flag, int64_t value, int64_t low, int64_t high) {
+    if (value < low || value > high) {
+      bad(flag, value,
+          "a whole number from " + std::to_string(low) + " to " + std::to_string(high));
+      return false;
+    }
+    return true;
+  };
+  constexpr int64_t kMaxDim = int64_t{1} << 20;
+  bool shape_ok = in_range("layers", c.layers, 1, 100000);
+  shape_ok &= in_range("hidden", c.hidden, 1, kMaxDim);
+  shape_ok &= in_range("heads", c.heads, 1, kMaxDim);
+  shape_ok &= in_range("vocab", c.vocab, 1, int64_t{1} << 24);
+  shape_ok &= in_range("seq-length", c.seq_length, 1, kMaxDim);
+  shape_ok &= in_range("micro-batch-size", c.micro_batch_size, 1, kMaxDim);
+  shape_ok &= in_range("element-bytes", c.element_bytes, 1, 8);
+  shape_ok &= in_range("grad-bytes", c.grad_bytes, 1, 8);
+  shape_ok &= in_range("dp", c.dp, 1, kMaxDim);
+  shape_ok &= in_range("tp", c.tp, 1, kMaxDim);
+  shape_ok &= in_range("pp", c.pp, 1, kMaxDim);
+  if (c.kv_heads != 0) shape_ok &= in_range("kv-heads", c.kv_heads, 1, kMaxDim);
+  if (c.ffn_hidden != 0) shape_ok &= in_range("ffn-hidden", c.ffn_hidden, 1, int64_t{1} << 24);
+  if (c.micro_batches != 0) shape_ok &= in_range("micro-batches", c.micro_batches, 1, 1000000);
+  shape_ok &= in_range("comm-streams", c.comm_streams, 1, 2);
+  if (c.global_batch_size != 0) {
+    shape_ok &= in_range("global-batch-size", c.global_batch_size, 1, int64_t{1} << 40);
+  }
+  if (!(c.peak_tflops > 0 && std::isfinite(c.peak_tflops))) {
+    s.Merge(Status::Invalid("generate-llm", "--peak-tflops", std::to_string(c.peak_tflops),
+                            "a number > 0"));
+    shape_ok = false;
+  }
+  if (!(c.mem_bw_gbps > 0 && std::isfinite(c.mem_bw_gbps))) {
+    s.Merge(Status::Invalid("generate-llm", "--mem-bw-gbps", std::to_string(c.mem_bw_gbps),
+                            "a number > 0"));
+    shape_ok = false;
+  }
+  if (!shape_ok) return s;
+
+  if (c.kv_heads == 0) c.kv_heads = c.heads;
+  if (c.ffn_hidden == 0) {
+    c.ffn_hidden = c.mlp == Mlp::kGelu ? 4 * c.hidden : CeilDiv(8 * c.hidden / 3, 256) * 256;
+  }
+  if (c.hidden % c.heads != 0) {
+    bad("hidden", c.hidden,
+        "a multiple of --heads (" + std::to_string(c.heads) + "), each head's width");
+  }
+  if (c.kv_heads > c.heads || c.heads % c.kv_heads != 0) {
+    bad("kv-heads", c.kv_heads,
+        "a divisor of --heads (" + std::to_string(c.heads) +
+            "): query heads share key-value heads");
+  }
+  const int64_t npus = c.dp * c.tp * c.pp;
+  if (npus > kMaxDim) {
+    s.Merge(Status::Invalid("generate-llm", "--dp × --tp × --pp", std::to_string(npus),
+                            "at most " + std::to_string(kMaxDim) + " NPUs"));
+  }
+  if (c.heads % c.tp != 0) {
+    bad("tp", c.tp, "a divisor of --heads (" + std::to_string(c.heads) + ")");
+  } else if (c.kv_heads % c.tp != 0) {
+    bad("tp", c.tp,
+        "a divisor of --kv-heads (" + std::to_string(c.kv_heads) +
+            "): Megatron-LM splits the key-value heads over the tensor-parallel ranks");
+  }
+  if (c.ffn_hidden % c.tp != 0) {
+    bad("tp", c.tp, "a divisor of --ffn-hidden (" + std::to_string(c.ffn_hidden) + ")");
+  }
+  if (c.layers % c.pp != 0) {
+    bad("pp", c.pp,
+        "a divisor of --layers (" + std::to_string(c.layers) + "): every stage gets as many");
+  }
+  const int64_t per_step = c.micro_batch_size * c.dp;
+  if (c.micro_batches == 0) {
+    if (c.global_batch_size != 0) {
+      if (c.global_batch_size % per_step != 0) {
+        bad("global-batch-size", c.global_batch_size,
+            "a multiple of --micro-batch-size × --dp (" + std::to_string(per_step) + ")");
+      } else {
+        c.micro_batches = c.global_batch_size / per_step;
+      }
+    } else {
+      c.micro_batches = c.pp == 1 ? 1 : 4 * c.pp;
+    }
+  }
+  if (c.micro_batches != 0 && c.global_batch_size == 0)
+    c.global_batch_size = c.micro_batches * per_step;
+  if (c.micro_batches != 0 && c.global_batch_size != c.micro_batches * per_step) {
+    bad("global-batch-size", c.global_batch_size,
+        std::to_string(c.micro_batches * per_step) +
+            " (--micro-batches × --micro-batch-size × --dp), or leave one of them out");
+  }
+  if (c.micro_batches > 1000000) {
+    bad("global-batch-size", c.global_batch_size,
+        "at most 1000000 micro-batches of --micro-batch-size × --dp");
+  }
+  if (!s.ok()) return s;
+  // Tags are 32-bit: two per micro-batch and stage boundary.
+  if (c.micro_batches * c.pp > (int64_t{1} << 29)) {
+    bad("micro-batches", c.micro_batches,
+        "at most " + std::to_string((int64_t{1} << 29) / c.pp) + " with --pp " +
+            std::to_string(c.pp) + " (message tags are 32-bit)");
+  }
+  // Every per-node count must fit in an int64 attribute.
+  const long double tokens = static_cast<long double>(c.micro_batch_size) * c.seq_length;
+  const long double padded =
+      static_cast<long double>(CeilDiv(c.vocab, kVocabMultiple * c.tp)) * kVocabMultiple * c.tp;
+  const long double biggest =
+      4.0L * tokens *
+      std::max({static_cast<long double>(c.seq_length) * c.hidden,
+                static_cast<long double>(c.hidden) * c.ffn_hidden * 2, c.hidden * padded,
+                static_cast<long double>(c.hidden) * (c.heads + 2 * c.kv_heads) * c.hidden});
+  if (biggest > 4e18L) {
+    s.Merge(Status::Error(
+        "generate-llm: one micro-batch's matrix product would take more than 4e18 FLOPs "
+        "(--micro-batch-size " +
+        std::to_string(c.micro_batch_size) + ", --seq-length " + std::to_string(c.seq_length) +
+        ", --hidden " + std::to_string(c.hidden) +
+        "); expected a model and batch whose "
+        "per-node counts fit in 64 bits"));
+  }
+  // The files' size: refuse what would fill a disk by mistake.
+  const long double passes_per_layer = c.recompute ? 3 : 2;
+  const long double nodes_per_rank =
+      static_cast<long double>(c.micro_batches) * (c.layers / c.pp) * 8 * passes_per_layer;
+  if (nodes_per_rank > 5e7L) {
+    s.Merge(Status::Error("generate-llm: about " +
+                          std::to_string(static_cast<int64_t>(nodes_per_rank)) +
+                          " nodes per NPU (--micro-batches " + std::to_string(c.micro_batches) +
+                          " × " + std::to_string(c.layers / c.pp) +
+                          " layers per stage); expected at most 50000000: fewer micro-batches "
+                          "or more pipeline stages"));
+  }
+  return s;
+}
+
+LlmShape ShapeOf(const LlmConfig& c) {
+  LlmShape s;
+  s.npus = c.dp * c.tp * c.pp;
+  s.layers_per_stage = c.layers / c.pp;
+  s.last_stage = c.pp - 1;
+  s.padded_vocab = CeilDiv(c.vocab, kVocabMultiple * c.tp) * kVocabMultiple * c.tp;
+  s.micro_batches = c.micro_batches;
+  s.head_dim = c.hidden / c.heads;
+  const LayerWork w = LayerWorkOf(c, s);
+  s.layer_forward_flops = static_cast<double>(w.qkv.flops) + w.attention.flops +
+                          w.projection.flops + w.fc1.flops + w.fc2.flops;
+  s.head_forward_flops = static_cast<double>(HeadWorkOf(c, s).flops);
+  // Weights only: biases and norms (under 0.1% of a layer) are left out.
+  const int64_t mlp_matrices = c.mlp == Mlp::kSwiglu ? 3 : 2;
+  s.layer_params = c.hidden * s.head_dim * (c.heads + 2 * c.kv_heads) / c.tp +
+                   c.hidden * c.hidden / c.tp + mlp_matrices * c.hidden * c.ffn_hidden / c.tp;
+  s.embedding_params = s.padded_vocab / c.tp * c.hidden;
+  s.head_params = s.padded_vocab / c.tp * c.hidden;
+  s.activation_bytes = c.micro_batch_size * c.seq_length * c.hidden * c.element_bytes;
+  const double passes = 3.0;  // forward, and a backward pass of twice its work
+  s.step_flops = static_cast<double>(c.dp) * c.tp * s.micro_batches *
+                 (c.layers * s.layer_forward_flops * (passes + (c.recompute ? 1 : 0)) +
+                  s.head_forward_flops * passes);
+  return s;
+}
+
+std::vector<Node> BuildLlmRank(const LlmConfig& config, int64_t rank) {
+  return RankBuilder(config, rank).Build();
+}
+
+std::string LlmCommGroupsJson(const LlmConfig& config) {
+  std::ostringstream out;
+  out << "{";
+  const std::vector<Group> groups = GroupsOf(config);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    out << (i ? ",\n " : "\n ") << "\"" << groups[i].id << "\": [";
+    for (size_t j = 0; j < groups[i].ranks.size(); ++j)
+      out << (j ? ", " : "") << groups[i].ranks[j];
+    out << "]";
+  }
+  out << (groups.empty() ? "}\n" : "\n}\n");
+  return out.str();
+}
+
+Status WriteLlmWorkload(const LlmConfig& config, const std::string& prefix, size_t* max_nodes) {
+  const LlmShape shape = ShapeOf(config);
+  size_t most = 0;
+  for (int64_t r = 0; r < shape.npus; ++r) {
+    const std::vector<Node> nodes = BuildLlmRank(config, r);
+    most = std::max(most, nodes.size());
+    Status s = WriteTraceFile(RankTracePath(prefix, static_cast<int>(r)), nodes);
+    if (!s.ok()) return s;
+  }
+  const std::string groups = prefix + ".comm_groups.json";
+  std::ofstream out(groups);
+  out << LlmCommGroupsJson(config);
+  out.close();
+  if (!out) return Status::Error(groups + ": cannot write the communicator groups");
+  if (max_nodes != nullptr) *max_nodes = most;
+  return Status::Ok();
+}
+
+}  // namespace et
+}  // namespace orrery

@@ -1,0 +1,121 @@
+// Synthetic Chakra traces of one training step of a decoder-only transformer (GPT, Llama), with
+// Megatron-LM's data (dp), tensor (tp) and pipeline (pp) parallelism: what architects trace when
+// the model or the machine does not exist yet.
+//
+//   LlmConfig c;
+//   Status s = ApplyLlmPreset("gpt3-175b", &c);             // or set the shape by hand
+//   c.dp = 8; c.tp = 8; c.pp = 16; c.micro_batches = 64;
+//   s = CheckLlmConfig(&c);                                 // every bad value, named
+//   std::vector<ChakraProtoMsg::Node> rank5 = BuildLlmRank(c, 5);
+//   s = WriteLlmWorkload(c, "/tmp/gpt/gpt");               // gpt.<r>.et for every NPU
+//
+// Ranks are laid out as Megatron-LM's: r = stage·dp·tp + replica·tp + tp_rank, so a tensor-
+// parallel group is tp consecutive NPUs (one node's GPUs, when tp divides them). Each rank's
+// trace holds, per micro-batch and layer of its stage, the forward and backward matrix products
+// and attention as compute nodes (num_ops, tensor_size for the roofline; duration_micros from a
+// roofline of the given peak rate and memory bandwidth), Megatron's tensor-parallel all-reduces
+// (two per layer each way; the vocabulary-parallel embedding's and cross entropy's), the pipeline
+// stages' activations and gradients as sends and receives in GPipe's or 1F1B's order, the
+// data-parallel gradient reduction (per layer as the last micro-batch's backward pass produces
+// it, or all at the end; all-reduce, or ZeRO-1's reduce-scatter and parameter all-gather), and
+// Adam's step. The equations, and what is left out, are in et_feeder/README.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "et_feeder/proto/et_def.pb.h"
+
+namespace orrery {
+namespace et {
+
+enum class PipelineSchedule { kOneFOneB, kGpipe };
+enum class GradSync { kPerLayer, kEnd };
+enum class Mlp { kGelu, kSwiglu };
+
+struct LlmConfig {
+  // The model.
+  std::string name = "custom";
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;    // 0: = heads (multi-head attention); fewer: grouped-query attention
+  int64_t ffn_hidden = 0;  // 0: 4·hidden (gelu), or Llama's 8·hidden/3 up to a multiple of 256
+  Mlp mlp = Mlp::kGelu;    // gelu: two matrices; swiglu: gate, up and down
+  int64_t vocab = 50257;   // padded as Megatron-LM: to a multiple of 128·tp
+  int64_t seq_length = 2048;
+  // The step.
+  int64_t micro_batch_size = 1;
+  int64_t micro_batches = 0;  // per pipeline, per step; 0: global_batch_size, or 4·pp (1 if pp = 1)
+  int64_t global_batch_size = 0;  // 0: micro_batches · micro_batch_size · dp
+  int64_t dp = 1, tp = 1, pp = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  bool recompute = false;  // full activation recomputation: each layer's forward again before its
+                           // backward (Megatron's --recompute-granularity full)
+  GradSync grad_sync = GradSync::kEnd;  // Megatron-LM's default (no --overlap-grad-reduce)
+  // Communication streams the trace is written for: 1 orders every collective of a rank in one
+  // chain (runs on any number of communication slots); 2 gives the data-parallel reduction its
+  // own chain beside the tensor-parallel one (needs communication-slots >= 2, else two ranks can
+  // each hold their one slot with a collective the other has not reached).
+  int comm_streams = 1;
+  bool distributed_optimizer = false;  // ZeRO-1: reduce-scatter gradients, all-gather parameters
+  int64_t element_bytes = 2;           // activations and parameters (bf16)
+  int64_t grad_bytes = 4;              // gradients as reduced (Megatron-LM reduces bf16's in fp32)
+  // The roofline that gives duration_micros (runs with roofline-enabled use num_ops instead).
+  double peak_tflops = 989.0;   // H100 SXM, dense BF16
+  double mem_bw_gbps = 3350.0;  // H100 SXM HBM3, 1e9 B/s
+};
+
+// The model presets: names, and one line each saying what they are.
+std::vector<std::string> LlmPresetNames();
+std::string LlmPresetList();  // "gpt3-175b (GPT-3 175B: 96 layers, ...)\n..."
+// Sets the model's shape (name, layers, hidden, heads, kv_heads, ffn_hidden, mlp, vocab,
+// seq_length) from a preset; an unknown name is an error listing them.
+Status ApplyLlmPreset(const std::string& name, LlmConfig* config);
+
+// Fills the defaults (kv_heads, ffn_hidden, micro_batches / global_batch_size) and checks every
+// value; all problems are reported, each naming its flag, value and what would be valid.
+Status CheckLlmConfig(LlmConfig* config);
+
+// What the configuration comes to (after CheckLlmConfig).
+struct LlmShape {
+  int64_t npus = 0;
+  int64_t layers_per_stage = 0;
+  int64_t last_stage = 0;
+  int64_t padded_vocab = 0;
+  int64_t micro_batches = 0;
+  int64_t head_dim = 0;
+  // Per tensor-parallel rank, per micro-batch, forward: FLOPs of one layer and of the LM head.
+  double layer_forward_flops = 0;
+  double head_forward_flops = 0;
+  // Parameters per tensor-parallel rank: one layer, the embedding (first stage), the LM head
+  // (last stage; untied from the embedding).
+  int64_t layer_params = 0;
+  int64_t embedding_params = 0;
+  int64_t head_params = 0;
+  int64_t activation_bytes = 0;  // one micro-batch's b·s·h activations, each pipeline hand-off
+  int64_t StageParams(int64_t stage) const;
+  // FLOPs of one whole step summed over every NPU (for checking against Megatron-LM's formula).
+  double step_flops = 0;
+};
+LlmShape ShapeOf(const LlmConfig& config);
+
+// NPU `rank`'s nodes, in issue order; ids from 0. The collectives name their groups (pg_name),
+// which a METADATA node (PyTorch's process_group:init) first in the trace declares.
+std::vector<ChakraProtoMsg::Node> BuildLlmRank(const LlmConfig& config, int64_t rank);
+
+// The communicator groups, as ASTRA-sim's --comm-group-configuration JSON ({"1": [0, 1], ...}).
+std::string LlmCommGroupsJson(const LlmConfig& config);
+
+// Writes "<prefix>.<r>.et" for every NPU and "<prefix>.comm_groups.json"; returns the nodes
+// written to the largest file through `max_nodes` when given.
+Status WriteLlmWorkload(const LlmConfig& config, const std::string& prefix,
+                        size_t* max_nodes = nullptr);
+
+// `orrery generate-llm ...` (--help lists the flags). Returns the process exit code.
+int GenerateLlmMain(int argc, char** argv);
+
+}  // namespace et
+}  // namespace orrery

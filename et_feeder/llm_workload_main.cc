@@ -1,0 +1,268 @@
+// `orrery generate-llm`: a training step of a transformer as Chakra ET files (et_feeder/README.md,
+// "Generated LLM training steps").
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "et_feeder/llm_workload.h"
+
+namespace orrery {
+namespace et {
+namespace {
+
+std::string Human(double v) {
+  char buf[32];
+  if (v >= 1e18) {
+    std::snprintf(buf, sizeof buf, "%.2f E", v / 1e18);
+  } else if (v >= 1e15) {
+    std::snprintf(buf, sizeof buf, "%.2f P", v / 1e15);
+  } else if (v >= 1e12) {
+    std::snprintf(buf, sizeof buf, "%.2f T", v / 1e12);
+  } else if (v >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.2f G", v / 1e9);
+  } else if (v >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2f M", v / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f ", v);
+  }
+  return buf;
+}
+
+std::string Bytes(int64_t b) {
+  char buf[32];
+  if (b >= (int64_t{1} << 30)) {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1 << 30));
+  } else if (b >= (1 << 20)) {
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
+  } else if (b >= (1 << 10)) {
+    std::snprintf(buf, sizeof buf, "%.2f KiB", static_cast<double>(b) / (1 << 10));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  }
+  return buf;
+}
+
+}  // namespace
+
+int GenerateLlmMain(int argc, char** argv) {
+  namespace po = boost::program_options;
+  // Numbers are read as text and checked here: boost would take "-1" for 2^64 − 1.
+  struct Whole {
+    const char* flag;
+    int64_t* value;
+    const char* help;
+  };
+  LlmConfig c;
+  std::string output, model, schedule = "1f1b", grad_sync = "layer", mlp, recompute = "none";
+  std::string peak, bandwidth;
+  po::options_description desc(
+      "orrery generate-llm: one training step of a decoder-only transformer (GPT, Llama) with "
+      "Megatron-LM's data, tensor and pipeline parallelism, as Chakra ET files "
+      "<output>.<r>.et, one per NPU (r = stage·dp·tp + replica·tp + tp rank), and "
+      "<output>.comm_groups.json");
+  std::map<std::string, std::string> whole_text;
+  const Whole kWhole[] = {
+      {"layers", &c.layers, "transformer layers"},
+      {"hidden", &c.hidden, "hidden size h"},
+      {"heads", &c.heads, "attention heads"},
+      {"kv-heads", &c.kv_heads, "key-value heads (grouped-query attention; default: --heads)"},
+      {"ffn-hidden", &c.ffn_hidden,
+       "MLP width (default 4h for gelu, 8h/3 up to a multiple of 256 for swiglu)"},
+      {"vocab", &c.vocab, "vocabulary (default 50257; padded to a multiple of 128·tp)"},
+      {"seq-length", &c.seq_length, "tokens per sequence (default 2048)"},
+      {"micro-batch-size", &c.micro_batch_size, "sequences per micro-batch (default 1)"},
+      {"micro-batches", &c.micro_batches,
+       "micro-batches per pipeline per step (default: from --global-batch-size, else 4·pp, "
+       "1 without a pipeline)"},
+      {"global-batch-size", &c.global_batch_size,
+       "sequences per step = micro-batches × micro-batch-size × dp"},
+      {"dp", &c.dp, "data-parallel replicas (default 1)"},
+      {"tp", &c.tp, "tensor-parallel ranks per stage (default 1)"},
+      {"pp", &c.pp, "pipeline stages (default 1)"},
+      {"element-bytes", &c.element_bytes, "bytes per activation and parameter (default 2, bf16)"},
+      {"grad-bytes", &c.grad_bytes,
+       "bytes per gradient as reduced across replicas (default 4: Megatron-LM reduces bf16 "
+       "models' gradients in fp32)"},
+  };
+  desc.add_options()("help,h", "print this help")("output", po::value(&output),
+                                                  "output prefix: NPU r's file is <output>.<r>.et")(
+      "model", po::value(&model),
+      "a preset shape (--list-models); the shape flags override its values")(
+      "list-models", "list the presets and exit");
+  for (const Whole& w : kWhole) desc.add_options()(w.flag, po::value(&whole_text[w.flag]), w.help);
+  std::string streams = "1";
+  desc.add_options()("mlp", po::value(&mlp), "gelu (GPT: two matrices) or swiglu (Llama: three)")(
+      "schedule", po::value(&schedule)->default_value("1f1b"),
+      "pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM's) or gpipe (all forward passes, "
+      "then all backward)")(
+      "recompute", po::value(&recompute)->default_value("none"),
+      "activation recomputation: none, or full (each layer's forward again before its backward)")(
+      "grad-sync", po::value(&grad_sync)->default_value("end"),
+      "data-parallel gradient reduction: end (one after the backward passes, Megatron-LM's "
+      "default) or layer (each layer's as the last micro-batch's backward produces it, "
+      "overlapping the rest: DDP's buckets, Megatron-LM's --overlap-grad-reduce)")(
+      "comm-streams", po::value(&streams)->default_value("1"),
+      "1: every collective of an NPU in one chain, for any system config; 2: the data-parallel "
+      "reduction on a stream of its own, beside the tensor-parallel all-reduces (run it with "
+      "communication-slots: 2 or more in the system config)")(
+      "distributed-optimizer",
+      "ZeRO-1 (Megatron-LM's --use-distributed-optimizer): reduce-scatter the gradients, each "
+      "replica updates its shard, all-gather the parameters")(
+      "peak-tflops", po::value(&peak)->default_value("989"),
+      "the roofline giving each compute node's duration_micros: peak rate, TFLOPS (default: H100 "
+      "SXM dense BF16)")("mem-bw-gbps", po::value(&bandwidth)->default_value("3350"),
+                         "and memory bandwidth, GB/s (default: H100 SXM)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "error: generate-llm: %s (see orrery generate-llm --help)\n", e.what());
+    return 1;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (vm.count("list-models")) {
+    std::cout << LlmPresetList();
+    return 0;
+  }
+  if (output.empty()) {
+    std::fprintf(stderr, "error: generate-llm: --output PREFIX is required\n");
+    return 1;
+  }
+  Status s;
+  const Status preset = model.empty() ? Status::Ok() : ApplyLlmPreset(model, &c);
+  s.Merge(preset);
+  for (const Whole& w : kWhole) {
+    const std::string& text = whole_text[w.flag];
+    if (!vm.count(w.flag)) continue;
+    const std::optional<uint64_t> v = ParseWholeNumber(text, uint64_t{1} << 62);
+    if (!v) {
+      s.Merge(Status::Invalid("generate-llm", std::string("--") + w.flag, text, "a whole number"));
+    } else {
+      *w.value = static_cast<int64_t>(*v);
+    }
+  }
+  if (model.empty()) {
+    for (const char* needed : {"layers", "hidden", "heads"}) {
+      if (!vm.count(needed)) {
+        s.Add(std::string("generate-llm: --") + needed +
+              " is required without --model (presets: orrery generate-llm --list-models)");
+      }
+    }
+  }
+  if (!mlp.empty()) {
+    if (mlp == "gelu") {
+      c.mlp = Mlp::kGelu;
+    } else if (mlp == "swiglu") {
+      c.mlp = Mlp::kSwiglu;
+    } else {
+      s.Merge(Status::Invalid("generate-llm", "--mlp", mlp, "gelu or swiglu"));
+    }
+  }
+  if (schedule == "1f1b") {
+    c.schedule = PipelineSchedule::kOneFOneB;
+  } else if (schedule == "gpipe") {
+    c.schedule = PipelineSchedule::kGpipe;
+  } else {
+    s.Merge(Status::Invalid("generate-llm", "--schedule", schedule, "1f1b or gpipe"));
+  }
+  if (recompute == "none" || recompute == "full") {
+    c.recompute = recompute == "full";
+  } else {
+    s.Merge(Status::Invalid("generate-llm", "--recompute", recompute, "none or full"));
+  }
+  if (grad_sync == "layer" || grad_sync == "end") {
+    c.grad_sync = grad_sync == "layer" ? GradSync::kPerLayer : GradSync::kEnd;
+  } else {
+    s.Merge(Status::Invalid("generate-llm", "--grad-sync", grad_sync, "layer or end"));
+  }
+  c.distributed_optimizer = vm.count("distributed-optimizer") > 0;
+  if (streams == "1" || streams == "2") {
+    c.comm_streams = streams == "1" ? 1 : 2;
+  } else {
+    s.Merge(Status::Invalid("generate-llm", "--comm-streams", streams, "1 or 2"));
+  }
+  for (auto [flag, text, value] : {std::tuple{"--peak-tflops", peak, &c.peak_tflops},
+                                   std::tuple{"--mem-bw-gbps", bandwidth, &c.mem_bw_gbps}}) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !(v > 0) ||
+        !std::isfinite(v)) {
+      s.Merge(Status::Invalid("generate-llm", flag, text, "a number > 0"));
+    } else {
+      *value = v;
+    }
+  }
+  // The shape's checks too, so that one run names every problem (a flag that did not parse
+  // keeps its default there).
+  if (preset.ok()) s.Merge(CheckLlmConfig(&c));
+  if (!s.ok()) {
+    for (const std::string& p : s.problems()) std::fprintf(stderr, "error: %s\n", p.c_str());
+    return 1;
+  }
+  size_t nodes = 0;
+  s = WriteLlmWorkload(c, output, &nodes);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  const LlmShape shape = ShapeOf(c);
+  std::printf("%s: %lld layers, hidden %lld, %lld heads", c.name.c_str(),
+              static_cast<long long>(c.layers), static_cast<long long>(c.hidden),
+              static_cast<long long>(c.heads));
+  if (c.kv_heads != c.heads) std::printf(" (%lld key-value)", static_cast<long long>(c.kv_heads));
+  std::printf(", ffn %lld (%s), vocabulary %lld (padded %lld), sequence %lld\n",
+              static_cast<long long>(c.ffn_hidden), c.mlp == Mlp::kGelu ? "gelu" : "swiglu",
+              static_cast<long long>(c.vocab), static_cast<long long>(shape.padded_vocab),
+              static_cast<long long>(c.seq_length));
+  std::printf(
+      "  %lld NPUs = dp %lld × tp %lld × pp %lld; %s, %lld micro-batches of %lld (global batch "
+      "%lld)%s%s\n",
+      static_cast<long long>(shape.npus), static_cast<long long>(c.dp),
+      static_cast<long long>(c.tp), static_cast<long long>(c.pp),
+      c.schedule == PipelineSchedule::kOneFOneB ? "1F1B" : "GPipe",
+      static_cast<long long>(c.micro_batches), static_cast<long long>(c.micro_batch_size),
+      static_cast<long long>(c.global_batch_size), c.recompute ? ", full recomputation" : "",
+      c.distributed_optimizer && c.dp > 1 ? ", distributed optimizer" : "");
+  int64_t params = 0;
+  for (int64_t stage = 0; stage < c.pp; ++stage) params += shape.StageParams(stage);
+  params *= c.tp;
+  std::printf("  weights %s(%s per NPU of stage 0)", Human(static_cast<double>(params)).c_str(),
+              Human(static_cast<double>(shape.StageParams(0))).c_str());
+  std::printf("; model FLOPs per step %sFLOP (%sFLOP per NPU)\n", Human(shape.step_flops).c_str(),
+              Human(shape.step_flops / static_cast<double>(shape.npus)).c_str());
+  std::printf("  per micro-batch: activations %s", Bytes(shape.activation_bytes).c_str());
+  if (c.tp > 1) std::printf(" (each tensor-parallel all-reduce)");
+  if (c.pp > 1) std::printf(", sent between stages");
+  std::printf("\n  wrote %s.0.et", output.c_str());
+  if (shape.npus > 1)
+    std::printf(" ... %s.%lld.et", output.c_str(), static_cast<long long>(shape.npus - 1));
+  std::printf(" (up to %zu nodes each) and %s.comm_groups.json\n", nodes, output.c_str());
+  if (c.comm_streams == 2) {
+    std::fprintf(stderr,
+                 "note: written for two communication streams: run with communication-slots: 2 "
+                 "(or more) in the system config; with one slot, two NPUs can each hold it with a "
+                 "collective the other has not reached, and the run stops naming them\n");
+  }
+  std::fprintf(stderr,
+               "note: compute nodes carry num_ops and tensor_size: a system config with "
+               "roofline-enabled: 1 times them from its peak-perf and local-mem-bw; their "
+               "duration_micros are a roofline of %g TFLOPS and %g GB/s, rounded to whole "
+               "microseconds\n",
+               c.peak_tflops, c.mem_bw_gbps);
+  return 0;
+}
+
+}  // namespace et
+}  // namespace orrery

@@ -1,0 +1,395 @@
+#include "et_feeder/llm_workload.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace orrery {
+namespace et {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+int64_t IntAttr(const Node& n, const std::string& name) {
+  for (const auto& a : n.attr()) {
+    if (a.name() == name) return a.has_int64_val() ? a.int64_val() : a.int32_val();
+  }
+  ADD_FAILURE() << "node " << n.id() << " '" << n.name() << "' has no " << name;
+  return -1;
+}
+std::string StringAttr(const Node& n, const std::string& name) {
+  for (const auto& a : n.attr()) {
+    if (a.name() == name) return a.string_val();
+  }
+  return "";
+}
+bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// A small GPT: gelu MLP of 4h, multi-head attention; vocabulary 1000 pads to 1024 at tp 2.
+LlmConfig SmallGpt() {
+  LlmConfig c;
+  c.layers = 8;
+  c.hidden = 1024;
+  c.heads = 8;
+  c.seq_length = 512;
+  c.vocab = 1000;
+  c.micro_batch_size = 2;
+  c.micro_batches = 3;
+  c.dp = 2;
+  c.tp = 2;
+  c.pp = 2;
+  return c;
+}
+
+std::vector<std::vector<Node>> AllRanks(const LlmConfig& c) {
+  std::vector<std::vector<Node>> ranks;
+  for (int64_t r = 0; r < c.dp * c.tp * c.pp; ++r) ranks.push_back(BuildLlmRank(c, r));
+  return ranks;
+}
+
+double ModelFlops(const std::vector<std::vector<Node>>& ranks) {
+  double sum = 0;
+  for (const auto& rank : ranks) {
+    for (const Node& n : rank) {
+      if (n.type() == ChakraProtoMsg::COMP_NODE && n.name() != "optimizer_step") {
+        sum += static_cast<double>(IntAttr(n, "num_ops"));
+      }
+    }
+  }
+  return sum;
+}
+
+// Narayanan et al. (2021), "Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM", section 5.1: a step of batch B, sequence s, L layers of hidden h and vocabulary V
+// takes 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)) FLOPs (forward, and backward at twice it), and
+// 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) with full recomputation (each layer's forward twice).
+TEST(LlmWorkload, StepFlopsAreMegatronsFormula) {
+  for (bool recompute : {false, true}) {
+    SCOPED_TRACE(recompute);
+    LlmConfig c = SmallGpt();
+    c.recompute = recompute;
+    ASSERT_TRUE(CheckLlmConfig(&c).ok());
+    const LlmShape s = ShapeOf(c);
+    ASSERT_EQ(s.padded_vocab, 1024);
+    const double B = 3 * 2 * 2, seq = 512, L = 8, h = 1024, V = 1024;
+    const double expected = recompute
+                                ? 96 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (16 * L * h))
+                                : 72 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (12 * L * h));
+    EXPECT_DOUBLE_EQ(ModelFlops(AllRanks(c)), expected);
+    EXPECT_DOUBLE_EQ(s.step_flops, expected);
+  }
+}
+
+// Grouped-query attention and SwiGLU (Llama 2 70B): per layer, per token, forward:
+// 2·h·(h + 2·kv·d) for Q, K and V, 2·h·h for the output projection, 3 × 2·h·f for the gate, up
+// and down matrices, and 4·s·h for attention; over tp ranks.
+TEST(LlmWorkload, LlamaLayersAndParameters) {
+  LlmConfig c;
+  ASSERT_TRUE(ApplyLlmPreset("llama2-70b", &c).ok());
+  c.tp = 8;
+  c.pp = 4;
+  c.seq_length = 1024;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  const LlmShape s = ShapeOf(c);
+  const double h = 8192, d = 128, kv = 8, f = 28672, tokens = 1024;
+  EXPECT_DOUBLE_EQ(
+      s.layer_forward_flops,
+      tokens * (2 * h * (h + 2 * kv * d) + 2 * h * h + 3 * 2 * h * f + 4 * 1024 * h) / 8);
+  // The released model has 68,976,648,192 parameters, of which the norms are 161 × 8192 (two
+  // per layer and the final one): the weights are the rest, plus Megatron-LM's padding of the
+  // vocabulary to a multiple of 128 × tp (32000 to 32768) in the embedding and the LM head.
+  ASSERT_EQ(s.padded_vocab, 32768);
+  int64_t weights = 0;
+  for (int64_t stage = 0; stage < c.pp; ++stage) weights += s.StageParams(stage) * c.tp;
+  EXPECT_EQ(weights, int64_t{68976648192} - 161 * 8192 + 2 * 768 * 8192);
+  // Every tensor-parallel rank of the first stage: the layers' shards and the embedding's.
+  EXPECT_EQ(s.StageParams(0), 20 * s.layer_params + 32768 / 8 * 8192);
+}
+
+// Each replica's data-parallel reduction covers every weight once, whatever the bucketing; with
+// the distributed optimizer, each replica all-gathers its 1/dp share of every bucket.
+TEST(LlmWorkload, DataParallelReductionCoversEveryWeight) {
+  for (GradSync sync : {GradSync::kPerLayer, GradSync::kEnd}) {
+    for (bool zero : {false, true}) {
+      SCOPED_TRACE(std::to_string(sync == GradSync::kEnd) + std::to_string(zero));
+      LlmConfig c = SmallGpt();
+      c.grad_sync = sync;
+      c.distributed_optimizer = zero;
+      ASSERT_TRUE(CheckLlmConfig(&c).ok());
+      const LlmShape s = ShapeOf(c);
+      const auto ranks = AllRanks(c);
+      int64_t reduced = 0, gathered = 0;
+      for (int64_t r = 0; r < static_cast<int64_t>(ranks.size()); ++r) {
+        const bool replica0 = (r / c.tp) % c.dp == 0;
+        for (const Node& n : ranks[r]) {
+          if (n.type() != ChakraProtoMsg::COMM_COLL_NODE) continue;
+          const bool grads = StartsWith(n.name(), "grad_");
+          const bool params = StartsWith(n.name(), "param_all_gather_");
+          if (!grads && !params) continue;
+          // A data-parallel group: ranks of one stage and tp rank.
+          const int64_t group = std::stoll(StringAttr(n, "pg_name"));
+          EXPECT_EQ(group, 1 + c.pp * c.dp + (r / (c.tp * c.dp)) * c.tp + r % c.tp) << n.name();
+          EXPECT_EQ(IntAttr(n, "comm_type"),
+                    grads ? (zero ? ChakraProtoMsg::REDUCE_SCATTER : ChakraProtoMsg::ALL_REDUCE)
+                          : ChakraProtoMsg::ALL_GATHER);
+          if (replica0 && grads) reduced += IntAttr(n, "comm_size");
+          if (replica0 && params) gathered += IntAttr(n, "comm_size");
+        }
+      }
+      const int64_t weights = (s.StageParams(0) + s.StageParams(1)) * c.tp;
+      EXPECT_EQ(reduced, weights * c.grad_bytes);
+      const int buckets = sync == GradSync::kEnd ? 1 : 8 / 2 + 1;  // per stage
+      EXPECT_EQ(gathered, zero ? weights / c.dp * c.element_bytes : 0)
+          << "(every bucket is even here: " << buckets << " per stage)";
+    }
+  }
+}
+
+// Per micro-batch: two tensor-parallel all-reduces per layer forward and two backward (two more
+// with recomputation), the embedding's on the first stage, cross entropy's three and the head's
+// input-gradient one on the last; one activation send forward and one gradient send back per
+// stage boundary, each matched by a receive of the same tag and size on the neighbour.
+TEST(LlmWorkload, TensorAndPipelineCommunication) {
+  for (bool recompute : {false, true}) {
+    SCOPED_TRACE(recompute);
+    LlmConfig c = SmallGpt();
+    c.recompute = recompute;
+    ASSERT_TRUE(CheckLlmConfig(&c).ok());
+    const LlmShape s = ShapeOf(c);
+    const int64_t act = 2 * 512 * 1024 * 2;
+    ASSERT_EQ(s.activation_bytes, act);
+    const auto ranks = AllRanks(c);
+    std::map<std::tuple<int64_t, int64_t, int64_t>, int> sends;  // (from, to, tag)
+    std::map<std::tuple<int64_t, int64_t, int64_t>, int> receives;
+    for (int64_t r = 0; r < static_cast<int64_t>(ranks.size()); ++r) {
+      const int64_t stage = r / (c.tp * c.dp);
+      int tp_all_reduces = 0;
+      for (const Node& n : ranks[r]) {
+        if (n.type() == ChakraProtoMsg::COMM_COLL_NODE && !StartsWith(n.name(), "grad_")) {
+          ++tp_all_reduces;
+          EXPECT_EQ(std::stoll(StringAttr(n, "pg_name")), 1 + stage * c.dp + (r / c.tp) % c.dp);
+          EXPECT_EQ(IntAttr(n, "comm_size"),
+                    n.name().find("cross_entropy") != std::string::npos ? 2 * 512 * 4 : act)
+              << n.name();
+        }
+        if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
+          EXPECT_EQ(IntAttr(n, "comm_size"), act);
+          ++sends[{r, IntAttr(n, "comm_dst"), IntAttr(n, "comm_tag")}];
+        }
+        if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
+          EXPECT_EQ(IntAttr(n, "comm_size"), act);
+          ++receives[{IntAttr(n, "comm_src"), r, IntAttr(n, "comm_tag")}];
+        }
+      }
+      const int per_layer = recompute ? 6 : 4;
+      EXPECT_EQ(tp_all_reduces, 3 * (4 * per_layer + (stage == 0 ? 1 : 4))) << r;
+    }
+    EXPECT_EQ(sends, receives);
+    // Each of the 4 NPUs of a stage: 3 micro-batches' activations or gradients each way.
+    EXPECT_EQ(sends.size(), 2u * 4 * 3);
+    for (const auto& [key, count] : sends) {
+      EXPECT_EQ(count, 1);
+      EXPECT_EQ(std::abs(std::get<1>(key) - std::get<0>(key)), c.tp * c.dp);
+    }
+  }
+}
+
+// The order of a stage's passes: GPipe runs every forward, then every backward; 1F1B runs
+// pp − stage − 1 forward passes, then one forward and one backward in turn, then the rest of the
+// backward passes (fewer warm-up passes when there are fewer micro-batches).
+TEST(LlmWorkload, PipelineSchedules) {
+  for (auto schedule : {PipelineSchedule::kOneFOneB, PipelineSchedule::kGpipe}) {
+    for (int64_t m : {2, 6}) {
+      LlmConfig c = SmallGpt();
+      c.dp = c.tp = 1;
+      c.pp = 4;
+      c.micro_batches = m;
+      c.schedule = schedule;
+      ASSERT_TRUE(CheckLlmConfig(&c).ok());
+      for (int64_t stage = 0; stage < 4; ++stage) {
+        std::string order, expected;
+        for (const Node& n : BuildLlmRank(c, stage)) {
+          if (n.type() != ChakraProtoMsg::COMP_NODE) continue;
+          // The first layer product of each pass: fc2 backward, qkv forward.
+          const std::string first_layer = "_layer" + std::to_string(stage * 2 + 1);
+          if (StartsWith(n.name(), "fwd_") &&
+              n.name().find("_layer" + std::to_string(stage * 2) + "_qkv") != std::string::npos) {
+            order += "F" + n.name().substr(6, n.name().find('_', 6) - 6) + " ";
+          }
+          if (StartsWith(n.name(), "bwd_") &&
+              n.name().find(first_layer + "_fc2") != std::string::npos) {
+            order += "B" + n.name().substr(6, n.name().find('_', 6) - 6) + " ";
+          }
+        }
+        const int64_t warmup =
+            schedule == PipelineSchedule::kGpipe ? m : std::min<int64_t>(4 - stage - 1, m);
+        for (int64_t i = 0; i < warmup; ++i) expected += "F" + std::to_string(i) + " ";
+        for (int64_t i = 0; i < m - warmup; ++i) {
+          expected += "F" + std::to_string(warmup + i) + " B" + std::to_string(i) + " ";
+        }
+        for (int64_t i = m - warmup; i < m; ++i) expected += "B" + std::to_string(i) + " ";
+        EXPECT_EQ(order, expected) << "stage " << stage << " of 4, " << m << " micro-batches";
+      }
+    }
+  }
+}
+
+// Every collective of a rank waits for the rank's previous collective (with two streams: the
+// previous one of its kind, tensor- or data-parallel), so every group's members issue theirs in
+// one order; compute is one chain in the schedule's order.
+TEST(LlmWorkload, CollectivesAndComputeAreChainsInProgramOrder) {
+  for (int streams : {1, 2}) {
+    SCOPED_TRACE(streams);
+    LlmConfig c = SmallGpt();
+    c.comm_streams = streams;
+    c.grad_sync = GradSync::kPerLayer;
+    ASSERT_TRUE(CheckLlmConfig(&c).ok());
+    const std::vector<Node> rank = BuildLlmRank(c, 5);
+    ASSERT_EQ(rank.front().type(), ChakraProtoMsg::METADATA_NODE);
+    EXPECT_EQ(rank.front().name(), "process_group:init");
+    int64_t previous[2] = {-1, -1}, previous_compute = -1;
+    int data_parallel = 0;
+    for (const Node& n : rank) {
+      auto depends_on = [&](int64_t id) {
+        for (uint64_t d : n.data_deps()) {
+          if (static_cast<int64_t>(d) == id) return true;
+        }
+        return false;
+      };
+      if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
+        const int kind = streams == 2 && StartsWith(n.name(), "grad_") ? 1 : 0;
+        data_parallel += StartsWith(n.name(), "grad_");
+        if (previous[kind] >= 0) EXPECT_TRUE(depends_on(previous[kind])) << n.name();
+        previous[kind] = static_cast<int64_t>(n.id());
+      }
+      if (n.type() == ChakraProtoMsg::COMP_NODE) {
+        if (previous_compute >= 0) {
+          bool after = false;
+          // Through the tensor-parallel all-reduces between them, if any.
+          for (const Node& m : rank) {
+            if (m.id() >= n.id()) break;
+            if (static_cast<int64_t>(m.id()) > previous_compute &&
+                m.type() == ChakraProtoMsg::COMM_COLL_NODE &&
+                depends_on(static_cast<int64_t>(m.id()))) {
+              after = true;
+            }
+          }
+          EXPECT_TRUE(after || depends_on(previous_compute)) << n.name();
+        }
+        previous_compute = static_cast<int64_t>(n.id());
+      }
+    }
+    // Stage 1 (NPUs 4 to 7): its 4 layers and the LM head.
+    EXPECT_EQ(data_parallel, 5);
+    // The optimizer waits for both streams.
+    EXPECT_EQ(rank.back().name(), "optimizer_step");
+    for (int64_t p : previous) {
+      if (p < 0) continue;
+      bool waits = false;
+      for (uint64_t d : rank.back().data_deps()) waits |= static_cast<int64_t>(d) == p;
+      EXPECT_TRUE(waits) << p;
+    }
+  }
+}
+
+TEST(LlmWorkload, CommGroupsJson) {
+  LlmConfig c = SmallGpt();
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  EXPECT_EQ(LlmCommGroupsJson(c),
+            "{\n \"1\": [0, 1],\n \"2\": [2, 3],\n \"3\": [4, 5],\n \"4\": [6, 7],\n"
+            " \"5\": [0, 2],\n \"6\": [1, 3],\n \"7\": [4, 6],\n \"8\": [5, 7]\n}\n");
+  c.dp = c.tp = c.pp = 1;
+  c.micro_batches = 1;
+  c.global_batch_size = 0;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  EXPECT_EQ(LlmCommGroupsJson(c), "{}\n");
+  // One NPU: no groups, no metadata, no collectives.
+  for (const Node& n : BuildLlmRank(c, 0)) {
+    EXPECT_EQ(n.type(), ChakraProtoMsg::COMP_NODE) << n.name();
+  }
+}
+
+TEST(LlmWorkload, DefaultsFollowMegatron) {
+  LlmConfig c;
+  c.layers = 4;
+  c.hidden = 4096;
+  c.heads = 32;
+  c.mlp = Mlp::kSwiglu;
+  c.pp = 2;
+  c.dp = 3;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  EXPECT_EQ(c.kv_heads, 32);
+  EXPECT_EQ(c.ffn_hidden, 11008);  // Llama: 8·4096/3 = 10922 up to a multiple of 256
+  EXPECT_EQ(c.micro_batches, 8);   // 4 per pipeline stage
+  EXPECT_EQ(c.global_batch_size, 8 * 3);
+  LlmConfig g;
+  g.layers = 4;
+  g.hidden = 64;
+  g.heads = 4;
+  g.dp = 4;
+  g.micro_batch_size = 2;
+  g.global_batch_size = 64;
+  ASSERT_TRUE(CheckLlmConfig(&g).ok());
+  EXPECT_EQ(g.ffn_hidden, 256);
+  EXPECT_EQ(g.micro_batches, 8);
+}
+
+TEST(LlmWorkload, BadConfigurationsNameTheFlagTheValueAndWhatIsValid) {
+  auto problems = [](LlmConfig c) { return CheckLlmConfig(&c).message(); };
+  LlmConfig c = SmallGpt();
+  c.layers = 9;             // not a multiple of pp 2
+  c.heads = 6;              // hidden 1024 is not a multiple; tp 2 divides it
+  c.kv_heads = 4;           // does not divide 6
+  c.global_batch_size = 7;  // micro-batches 3 × 2 × dp 2 = 12
+  const std::string m = problems(c);
+  EXPECT_NE(m.find("--pp is '2'; expected a divisor of --layers (9)"), std::string::npos) << m;
+  EXPECT_NE(m.find("--hidden is '1024'; expected a multiple of --heads (6)"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("--kv-heads is '4'; expected a divisor of --heads (6)"), std::string::npos) << m;
+  EXPECT_NE(m.find("--global-batch-size is '7'; expected 12"), std::string::npos) << m;
+  c = SmallGpt();
+  c.tp = 16;
+  EXPECT_NE(problems(c).find("--tp is '16'; expected a divisor of --heads (8)"), std::string::npos);
+  c = SmallGpt();
+  c.kv_heads = 1;
+  EXPECT_NE(problems(c).find("--tp is '2'; expected a divisor of --kv-heads (1)"),
+            std::string::npos);
+  c = SmallGpt();
+  c.micro_batches = 0;
+  c.global_batch_size = 6;
+  EXPECT_NE(problems(c).find("--global-batch-size is '6'; expected a multiple of "
+                             "--micro-batch-size × --dp (4)"),
+            std::string::npos);
+  c = SmallGpt();
+  c.layers = 0;
+  c.dp = 0;
+  const std::string zero = problems(c);
+  EXPECT_NE(zero.find("--layers is '0'; expected a whole number from 1 to 100000"),
+            std::string::npos);
+  EXPECT_NE(zero.find("--dp is '0'"), std::string::npos) << zero;
+  c = SmallGpt();
+  c.peak_tflops = 0;
+  EXPECT_NE(problems(c).find("--peak-tflops"), std::string::npos);
+  c = SmallGpt();
+  c.comm_streams = 3;
+  EXPECT_NE(problems(c).find("--comm-streams is '3'; expected a whole number from 1 to 2"),
+            std::string::npos);
+  c = SmallGpt();
+  c.micro_batches = 1000000;
+  c.layers = 400;
+  EXPECT_NE(problems(c).find("nodes per NPU"), std::string::npos);
+  LlmConfig p;
+  const std::string preset = ApplyLlmPreset("llama2-7", &p).message();
+  EXPECT_NE(preset.find("--model is 'llama2-7'; expected one of gpt3-13b, gpt3-175b, llama2-7b"),
+            std::string::npos)
+      << preset;
+  EXPECT_NE(preset.find("did you mean llama2-7b?"), std::string::npos) << preset;
+}
+
+}  // namespace
+}  // namespace et
+}  // namespace orrery

@@ -1,0 +1,199 @@
+// Generated transformer training steps (et_feeder/llm_workload.h) through the simulator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "et_feeder/llm_workload.h"
+#include "runner/run.h"
+#include "tests/test_case.h"
+
+namespace orrery {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+// A network that costs next to nothing: one switch, 1e6 GB/s, no latency.
+RunOptions FreeNetworkCase(const std::string& name, const et::LlmConfig& c) {
+  const std::string prefix = TestTmp(name);
+  Status s = et::WriteLlmWorkload(c, prefix);
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::ofstream(prefix + ".system.json") << kRingTestSystem;
+  std::ofstream(prefix + ".net.yml") << "topology: [ Switch ]\nnpus_count: [ " << c.dp * c.tp * c.pp
+                                     << " ]\nbandwidth: [ 1000000.0 ]\nlatency: [ 0.0 ]\n";
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = prefix + ".system.json";
+  o.network_config = prefix + ".net.yml";
+  return o;
+}
+
+int64_t DurationNs(const std::vector<Node>& rank, const std::string& prefix) {
+  int64_t ns = 0;
+  for (const Node& n : rank) {
+    if (n.type() == ChakraProtoMsg::COMP_NODE && n.name().rfind(prefix, 0) == 0) {
+      ns += static_cast<int64_t>(n.duration_micros()) * 1000;
+    }
+  }
+  return ns;
+}
+
+// With communication (almost) free, a pipeline's step is what its schedule gives: stage k runs
+// its passes in order, a forward pass once the stage before has run that micro-batch's forward, a
+// backward pass once the stage after has run its backward; then the optimizer. The expected step
+// is computed here by that rule from each stage's pass times; the simulator's sends, receives and
+// dependencies must reproduce it (each hand-off costs at most 1 µs of the free network's
+// endpoint delays and serialisation).
+TEST(GeneratedLlm, PipelineStepIsWhatItsScheduleGives) {
+  for (auto schedule : {et::PipelineSchedule::kOneFOneB, et::PipelineSchedule::kGpipe}) {
+    for (int64_t m : {2, 7}) {
+      SCOPED_TRACE(std::to_string(m) + (schedule == et::PipelineSchedule::kGpipe ? " gpipe" : ""));
+      et::LlmConfig c;
+      c.layers = 8;
+      c.hidden = 2048;
+      c.heads = 16;
+      c.seq_length = 1024;
+      c.vocab = 256;  // an LM head of 1% of a stage
+      c.pp = 4;
+      c.micro_batches = m;
+      c.schedule = schedule;
+      c.peak_tflops = 100;  // durations of tens to hundreds of µs
+      ASSERT_TRUE(et::CheckLlmConfig(&c).ok());
+      const int stages = 4;
+      std::vector<int64_t> fwd(stages), bwd(stages), opt(stages);
+      for (int k = 0; k < stages; ++k) {
+        const std::vector<Node> rank = et::BuildLlmRank(c, k);
+        fwd[k] = DurationNs(rank, "fwd_mb0_");
+        bwd[k] = DurationNs(rank, "bwd_mb0_");
+        opt[k] = DurationNs(rank, "optimizer_step");
+        ASSERT_GT(fwd[k], 0);
+        ASSERT_EQ(DurationNs(rank, "fwd_") + DurationNs(rank, "bwd_"), m * (fwd[k] + bwd[k]));
+      }
+      // The schedule, run by its rule.
+      std::vector<std::vector<int64_t>> fwd_end(stages, std::vector<int64_t>(m, -1));
+      std::vector<std::vector<int64_t>> bwd_end = fwd_end;
+      std::vector<int64_t> free_at(stages, 0), next(stages, 0);
+      std::vector<std::vector<std::pair<bool, int64_t>>> order(stages);
+      for (int k = 0; k < stages; ++k) {
+        const int64_t warmup =
+            schedule == et::PipelineSchedule::kGpipe ? m : std::min<int64_t>(stages - k - 1, m);
+        for (int64_t i = 0; i < warmup; ++i) order[k].push_back({true, i});
+        for (int64_t i = 0; i < m - warmup; ++i) {
+          order[k].push_back({true, warmup + i});
+          order[k].push_back({false, i});
+        }
+        for (int64_t i = m - warmup; i < m; ++i) order[k].push_back({false, i});
+      }
+      int hand_offs = 0;
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (int k = 0; k < stages; ++k) {
+          if (next[k] == static_cast<int64_t>(order[k].size())) continue;
+          const auto [forward, mb] = order[k][next[k]];
+          int64_t ready = free_at[k];
+          if (forward && k > 0) {
+            if (fwd_end[k - 1][mb] < 0) continue;
+            ready = std::max(ready, fwd_end[k - 1][mb]);
+            ++hand_offs;
+          }
+          if (!forward && k < stages - 1) {
+            if (bwd_end[k + 1][mb] < 0) continue;
+            ready = std::max(ready, bwd_end[k + 1][mb]);
+            ++hand_offs;
+          }
+          free_at[k] = ready + (forward ? fwd[k] : bwd[k]);
+          (forward ? fwd_end : bwd_end)[k][mb] = free_at[k];
+          ++next[k];
+          progress = true;
+        }
+      }
+      int64_t expected = 0;
+      for (int k = 0; k < stages; ++k) {
+        ASSERT_EQ(next[k], 2 * m);
+        expected = std::max(expected, free_at[k] + opt[k]);
+      }
+      StatusOr<RunResult> r = RunSimulation(FreeNetworkCase("pipeline", c));
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const int64_t step = static_cast<int64_t>(r->end.Ns());
+      EXPECT_GE(step, expected);
+      EXPECT_LE(step, expected + 1000 * hand_offs) << "expected " << expected;
+      // And the bubble is what it is said to be: with equal stages, (pp − 1) / (m + pp − 1) of
+      // the step; the last stage's LM head makes this one a little longer.
+      const double ideal = static_cast<double>(m + stages - 1) * (fwd[0] + bwd[0]) + opt[0];
+      EXPECT_NEAR(static_cast<double>(step) / ideal, 1.0, 0.01);
+    }
+  }
+}
+
+// Data, tensor and pipeline parallelism together, with every option: the step finishes on every
+// NPU (no collective waits for a member that took another path), every NPU's GPU compute is the
+// sum of its trace's compute times, and the same inputs give the same step.
+TEST(GeneratedLlm, ThreeDimensionalParallelismRunsToTheEnd) {
+  struct Case {
+    et::PipelineSchedule schedule;
+    et::GradSync sync;
+    bool recompute, zero;
+    int streams;
+  };
+  for (const Case& k :
+       {Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, false, false, 1},
+        Case{et::PipelineSchedule::kGpipe, et::GradSync::kEnd, true, true, 1},
+        Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, true, true, 1},
+        Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, false, true, 2},
+        Case{et::PipelineSchedule::kGpipe, et::GradSync::kPerLayer, true, false, 2}}) {
+    et::LlmConfig c;
+    c.layers = 4;
+    c.hidden = 512;
+    c.heads = 8;
+    c.kv_heads = 2;
+    c.mlp = et::Mlp::kSwiglu;
+    c.seq_length = 256;
+    c.vocab = 1000;
+    c.dp = 2;
+    c.tp = 2;
+    c.pp = 2;
+    c.micro_batches = 3;
+    c.schedule = k.schedule;
+    c.grad_sync = k.sync;
+    c.recompute = k.recompute;
+    c.distributed_optimizer = k.zero;
+    c.comm_streams = k.streams;
+    c.peak_tflops = 10;
+    ASSERT_TRUE(et::CheckLlmConfig(&c).ok());
+    const std::string prefix = TestTmp("three_d");
+    ASSERT_TRUE(et::WriteLlmWorkload(c, prefix).ok());
+    std::string system = kRingTestSystem;
+    // Two streams need two slots, and two chunks in flight to let them overlap.
+    if (k.streams == 2) {
+      system.replace(system.find("\"active-chunks-per-dimension\": 1"), 32,
+                     "\"communication-slots\": 2, \"active-chunks-per-dimension\": 2");
+    }
+    std::ofstream(prefix + ".system.json") << system;
+    // Two nodes of four NPUs: a stage's tensor- and data-parallel groups inside a node, the
+    // pipeline across.
+    std::ofstream(prefix + ".net.yml")
+        << "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\n"
+           "bandwidth: [ 300.0, 50.0 ]\nlatency: [ 500.0, 2000.0 ]\n";
+    RunOptions o;
+    o.workload = prefix;
+    o.system_config = prefix + ".system.json";
+    o.network_config = prefix + ".net.yml";
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->num_npus(), 8);
+    for (int npu = 0; npu < 8; ++npu) {
+      const int64_t compute = DurationNs(et::BuildLlmRank(c, npu), "");
+      EXPECT_EQ(static_cast<int64_t>(r->breakdown[npu].compute.Ns()), compute) << npu;
+      EXPECT_GT(r->breakdown[npu].communication.Ns(), 0) << npu;
+      EXPECT_GE(r->breakdown[npu].total.Ns(), compute) << npu;
+    }
+    StatusOr<RunResult> again = RunSimulation(o);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->end.ps(), r->end.ps());
+  }
+}
+
+}  // namespace
+}  // namespace orrery
