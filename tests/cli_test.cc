@@ -897,16 +897,18 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
 // node, the pipeline across); its files describe themselves to trace-info; bad flags are named.
 TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   const std::string prefix = Tmp("llm");
-  const Outcome gen = Orrery("generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
-                             "--micro-batches 3 --seq-length 1024 --output " +
-                             prefix);
+  const Outcome gen = Orrery(
+      "generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
+      "--micro-batches 3 --seq-length 1024 --output " +
+      prefix);
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_NE(gen.out.find("gpt3-13b: 8 layers, hidden 5120, 40 heads, ffn 20480 (gelu), vocabulary "
                          "50257 (padded 50688), sequence 1024"),
             std::string::npos)
       << gen.out;
-  EXPECT_NE(gen.out.find("16 NPUs = dp 2 × tp 4 × pp 2; 1F1B, 3 micro-batches of 1 (global batch 6)"),
-            std::string::npos)
+  EXPECT_NE(
+      gen.out.find("16 NPUs = dp 2 × tp 4 × pp 2; 1F1B, 3 micro-batches of 1 (global batch 6)"),
+      std::string::npos)
       << gen.out;
   EXPECT_NE(gen.out.find(prefix + ".0.et ... " + prefix + ".15.et"), std::string::npos) << gen.out;
   EXPECT_NE(gen.err.find("roofline-enabled"), std::string::npos) << gen.err;
@@ -923,21 +925,24 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   EXPECT_NE(info.out.find("groups (pg_name: collectives): '12': 1, '4': 60"), std::string::npos)
       << info.out;
 
-  const std::string machine = " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
-                              "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml";
+  const std::string machine =
+      " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
+      "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml";
   const Outcome run = Orrery("--workload-configuration=" + prefix + machine);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("sys[15] finished"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("summary: 16 NPUs, step time"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("all-reduce 10485760 B on 4 NPUs"), std::string::npos) << run.out;
 
-  const Outcome bad = Orrery("generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --tp x "
-                             "--schedule zigzag --output " + prefix);
+  const Outcome bad = Orrery(
+      "generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --tp x "
+      "--schedule zigzag --output " +
+      prefix);
   EXPECT_EQ(bad.exit_code, 1);
-  for (const char* m : {"--tp is 'x'; expected a whole number",
-                        "--schedule is 'zigzag'; expected 1f1b or gpipe",
-                        "--pp is '2'; expected a divisor of --layers (9)",
-                        "--hidden is '1000'; expected a multiple of --heads (3)"}) {
+  for (const char* m :
+       {"--tp is 'x'; expected a whole number", "--schedule is 'zigzag'; expected 1f1b or gpipe",
+        "--pp is '2'; expected a divisor of --layers (9)",
+        "--hidden is '1000'; expected a multiple of --heads (3)"}) {
     EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
   }
   const Outcome unnamed = Orrery("generate-llm --output " + prefix);
