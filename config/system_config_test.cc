@@ -275,6 +275,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
                                              "collective-launch-latency",
                                              "protocol-efficiency",
                                              "nccl-model",
+                                             "communication-slots",
                                              "trace-enabled",
                                              "replay-only",
                                              "track-local-mem",
