@@ -129,7 +129,8 @@ struct Pass {
   bool forward;
   int64_t micro_batch;
 };
-std::vector<Pass> ScheduleOf(const LlmConfig& c, int64_t stages, int64_t stage, int64_t m) {
+std::vector<Pass> ScheduleOf(const LlmConfig& c, int64_t stage) {
+  const int64_t m = c.micro_batches;
   std::vector<Pass> order;
   if (c.schedule == PipelineSchedule::kGpipe) {
     for (int64_t i = 0; i < m; ++i) order.push_back({true, i});
@@ -138,7 +139,7 @@ std::vector<Pass> ScheduleOf(const LlmConfig& c, int64_t stages, int64_t stage, 
   }
   // 1F1B (PipeDream-Flush, Megatron-LM's default): stage k runs pp − k − 1 warm-up forward
   // passes, then alternates one forward and one backward, then drains the backward passes.
-  const int64_t warmup = std::min(stages - stage - 1, m);
+  const int64_t warmup = std::min(c.pp - stage - 1, m);
   for (int64_t i = 0; i < warmup; ++i) order.push_back({true, i});
   for (int64_t i = 0; i < m - warmup; ++i) {
     order.push_back({true, warmup + i});
@@ -166,8 +167,7 @@ class RankBuilder {
         tp_rank_(rank % c.tp),
         replica_((rank / c.tp) % c.dp),
         stage_(rank / (c.tp * c.dp)),
-        first_layer_(stage_ * s_.layers_per_stage),
-        act_bytes_(s_.activation_bytes) {}
+        first_layer_(stage_ * s_.layers_per_stage) {}
 
   std::vector<Node> Build() {
     const std::vector<Group> groups = GroupsOf(c_);
@@ -184,7 +184,7 @@ class RankBuilder {
       pgs << "]]";
       nodes_.push_back(MakeMetadataNode(next_id_++, "process_group:init", pgs.str()));
     }
-    for (const Pass& p : ScheduleOf(c_, c_.pp, stage_, s_.micro_batches)) {
+    for (const Pass& p : ScheduleOf(c_, stage_)) {
       if (p.forward) {
         Forward(p.micro_batch);
       } else {
@@ -198,7 +198,7 @@ class RankBuilder {
  private:
   bool first_stage() const { return stage_ == 0; }
   bool last_stage() const { return stage_ == c_.pp - 1; }
-  bool last_micro_batch(int64_t m) const { return m == s_.micro_batches - 1; }
+  bool last_micro_batch(int64_t m) const { return m == c_.micro_batches - 1; }
   int64_t Peer(int64_t stage) const { return rank_ + (stage - stage_) * c_.dp * c_.tp; }
 
   // A node on the stream of work: after the previous one and whatever is pending (a receive).
@@ -263,13 +263,13 @@ class RankBuilder {
 
   void Send(const std::string& name, int64_t to_stage, int32_t tag) {
     Node n = MakeSendNode(next_id_++, static_cast<int32_t>(Peer(to_stage)),
-                          static_cast<uint64_t>(act_bytes_), tag, {last_});
+                          static_cast<uint64_t>(s_.activation_bytes), tag, {last_});
     n.set_name(name);
     nodes_.push_back(std::move(n));
   }
   void Receive(const std::string& name, int64_t from_stage, int32_t tag) {
     Node n = MakeRecvNode(next_id_++, static_cast<int32_t>(Peer(from_stage)),
-                          static_cast<uint64_t>(act_bytes_), tag);
+                          static_cast<uint64_t>(s_.activation_bytes), tag);
     n.set_name(name);
     pending_.push_back(n.id());
     nodes_.push_back(std::move(n));
@@ -280,16 +280,19 @@ class RankBuilder {
     Compute(p + "_qkv", layer_.qkv);
     Compute(p + "_attention", layer_.attention);
     Compute(p + "_projection", layer_.projection);
-    TpAllReduce(p + "_attention_allreduce", act_bytes_);
+    TpAllReduce(p + "_attention_allreduce", s_.activation_bytes);
     Compute(p + "_fc1", layer_.fc1);
     Compute(p + "_fc2", layer_.fc2);
-    TpAllReduce(p + "_mlp_allreduce", act_bytes_);
+    TpAllReduce(p + "_mlp_allreduce", s_.activation_bytes);
   }
 
   void Forward(int64_t m) {
     const std::string p = "fwd_mb" + std::to_string(m);
-    if (!first_stage()) Receive(p + "_recv_activations", stage_ - 1, ForwardTag(c_, m, stage_ - 1));
-    if (first_stage()) TpAllReduce(p + "_embedding_allreduce", act_bytes_);
+    if (first_stage()) {
+      TpAllReduce(p + "_embedding_allreduce", s_.activation_bytes);
+    } else {
+      Receive(p + "_recv_activations", stage_ - 1, ForwardTag(c_, m, stage_ - 1));
+    }
     for (int64_t l = 0; l < s_.layers_per_stage; ++l) LayerForward("fwd", m, first_layer_ + l);
     if (last_stage()) {
       Compute(p + "_lm_head", head_);
@@ -309,7 +312,7 @@ class RankBuilder {
     if (last_stage()) {
       // Input and weight gradients of each product: twice its forward work.
       const uint64_t head = Compute(p + "_lm_head", head_, 2);
-      TpAllReduce(p + "_lm_head_allreduce", act_bytes_);
+      TpAllReduce(p + "_lm_head_allreduce", s_.activation_bytes);
       if (reduce) ReduceGradients("lm_head", s_.head_params, head);
     }
     for (int64_t l = s_.layers_per_stage - 1; l >= 0; --l) {
@@ -318,11 +321,11 @@ class RankBuilder {
       const std::string q = p + "_layer" + std::to_string(layer);
       Compute(q + "_fc2", layer_.fc2, 2);
       Compute(q + "_fc1", layer_.fc1, 2);
-      TpAllReduce(q + "_mlp_allreduce", act_bytes_);
+      TpAllReduce(q + "_mlp_allreduce", s_.activation_bytes);
       Compute(q + "_projection", layer_.projection, 2);
       Compute(q + "_attention", layer_.attention, 2);
       const uint64_t qkv = Compute(q + "_qkv", layer_.qkv, 2);
-      TpAllReduce(q + "_attention_allreduce", act_bytes_);
+      TpAllReduce(q + "_attention_allreduce", s_.activation_bytes);
       if (reduce) ReduceGradients("layer" + std::to_string(layer), s_.layer_params, qkv);
     }
     if (!first_stage()) {
@@ -360,7 +363,7 @@ class RankBuilder {
   const LlmShape s_;
   const LayerWork layer_;
   const Work head_;
-  const int64_t rank_, tp_rank_, replica_, stage_, first_layer_, act_bytes_;
+  const int64_t rank_, tp_rank_, replica_, stage_, first_layer_;
   std::vector<Node> nodes_;
   uint64_t next_id_ = 0;
   uint64_t last_ = kNone;
@@ -566,7 +569,6 @@ LlmShape ShapeOf(const LlmConfig& c) {
   s.layers_per_stage = c.layers / c.pp;
   s.last_stage = c.pp - 1;
   s.padded_vocab = CeilDiv(c.vocab, kVocabMultiple * c.tp) * kVocabMultiple * c.tp;
-  s.micro_batches = c.micro_batches;
   s.head_dim = c.hidden / c.heads;
   const LayerWork w = LayerWorkOf(c, s);
   s.layer_forward_flops = static_cast<double>(w.qkv.flops) + w.attention.flops +
@@ -580,7 +582,7 @@ LlmShape ShapeOf(const LlmConfig& c) {
   s.head_params = s.padded_vocab / c.tp * c.hidden;
   s.activation_bytes = c.micro_batch_size * c.seq_length * c.hidden * c.element_bytes;
   const double passes = 3.0;  // forward, and a backward pass of twice its work
-  s.step_flops = static_cast<double>(c.dp) * c.tp * s.micro_batches *
+  s.step_flops = static_cast<double>(c.dp) * c.tp * c.micro_batches *
                  (c.layers * s.layer_forward_flops * (passes + (c.recompute ? 1 : 0)) +
                   s.head_forward_flops * passes);
   return s;

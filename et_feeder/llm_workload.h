@@ -85,7 +85,6 @@ struct LlmShape {
   int64_t layers_per_stage = 0;
   int64_t last_stage = 0;
   int64_t padded_vocab = 0;
-  int64_t micro_batches = 0;
   int64_t head_dim = 0;
   // Per tensor-parallel rank, per micro-batch, forward: FLOPs of one layer and of the LM head.
   double layer_forward_flops = 0;

@@ -60,7 +60,7 @@ int GenerateLlmMain(int argc, char** argv) {
     const char* help;
   };
   LlmConfig c;
-  std::string output, model, schedule = "1f1b", grad_sync = "layer", mlp, recompute = "none";
+  std::string output, model, schedule, grad_sync, mlp, recompute;  // defaults: desc below
   std::string peak, bandwidth;
   po::options_description desc(
       "orrery generate-llm: one training step of a decoder-only transformer (GPT, Llama) with "
@@ -97,7 +97,7 @@ int GenerateLlmMain(int argc, char** argv) {
       "a preset shape (--list-models); the shape flags override its values")(
       "list-models", "list the presets and exit");
   for (const Whole& w : kWhole) desc.add_options()(w.flag, po::value(&whole_text[w.flag]), w.help);
-  std::string streams = "1";
+  std::string streams;
   desc.add_options()("mlp", po::value(&mlp), "gelu (GPT: two matrices) or swiglu (Llama: three)")(
       "schedule", po::value(&schedule)->default_value("1f1b"),
       "pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM's) or gpipe (all forward passes, "
