@@ -175,6 +175,61 @@ TEST(NcclRun, ReduceScatterAndAllGatherAcrossNodesGoByRing) {
   }
 }
 
+// Inside one node NCCL's tree is a chain, which Orrery does not model; a group inside one node
+// of the two-node dgx-h100-ndr is therefore never run as "tree" (which would be the ring in its
+// node at tree's constants: it won at 128 MiB before), and forcing tree on it is a clear error.
+// The whole machine, two nodes, still runs tree when forced.
+TEST(NcclRun, AGroupInsideOneNodeIsNeverRunAsTree) {
+  const std::string groups = Tmp("node_groups.json");
+  std::ofstream(groups)
+      << R"({"1": [0, 1, 2, 3, 4, 5, 6, 7], "2": [8, 9, 10, 11, 12, 13, 14, 15]})";
+  const std::string prefix = Tmp("node_grouped");
+  const std::vector<uint64_t> sizes = {uint64_t{1} << 16, uint64_t{4} << 20, uint64_t{128} << 20};
+  for (int r = 0; r < 16; ++r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ChakraProtoMsg::Node n =
+          i == 0 ? et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i])
+                 : et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i], {i - 1});
+      et::SetStringAttr(&n, "pg_name", r < 8 ? "1" : "2");
+      nodes.push_back(n);
+    }
+    ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
+  }
+  RunOptions o;
+  o.workload = prefix;
+  o.system_config = "configs/machines/dgx-h100-ndr/system.yaml";
+  o.network_config = "configs/machines/dgx-h100-ndr/network.yaml";
+  o.comm_group_config = groups;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nccl_choices.size(), 2 * sizes.size());  // per group and size
+  for (const NcclTunedCollective& c : r->nccl_choices) {
+    EXPECT_EQ(c.group_size, 8);
+    EXPECT_EQ(c.choice.rfind("tree/", 0), std::string::npos) << c.size << " B: " << c.choice;
+  }
+  o.nccl_algorithm = "tree";
+  StatusOr<RunResult> tree = RunSimulation(o);
+  ASSERT_FALSE(tree.ok());
+  EXPECT_NE(tree.status().message().find("inside one node NCCL's tree is a chain"),
+            std::string::npos)
+      << tree.status().message();
+
+  const std::string world = Tmp("two_nodes_world");
+  for (int r = 0; r < 16; ++r) {
+    ASSERT_TRUE(et::WriteTraceFile(
+                    et::RankTracePath(world, r),
+                    {et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, uint64_t{128} << 20)})
+                    .ok());
+  }
+  o.workload = world;
+  o.comm_group_config = "";
+  StatusOr<RunResult> across = RunSimulation(o);
+  ASSERT_TRUE(across.ok()) << across.status().message();
+  ASSERT_EQ(across->nccl_choices.size(), 1u);
+  EXPECT_EQ(across->nccl_choices[0].choice.rfind("tree/", 0), 0u) << across->nccl_choices[0].choice;
+}
+
 // A ring's steps inside the node each pay the protocol's step-latency-us on top of its floor
 // (config/nccl_model.h, LatencyAt): on dgx-a100 a 256 MiB all-reduce (ring/Simple, 14 steps)
 // ends exactly 14 x 2.93 us later than on the same profile without it; a 7-step reduce-scatter
