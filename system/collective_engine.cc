@@ -184,8 +184,9 @@ std::vector<std::vector<int>> SubGridCoordinates(const Topology& topo,
 }
 
 // A hierarchical group phase keeps the dimension's algorithm where it runs over any member
-// list; the one* algorithms, channelRing (whole-machine rings) and nvls (the dimension's
-// switch) run a ring there instead.
+// list: nvls too, since a switch reduces and multicasts for any set of its ports (NCCL runs
+// NVLS on 5 to 8 GPUs of a node, NVIDIA/nccl #1455). The one* algorithms and channelRing
+// (whole-machine rings) run a ring there instead.
 AlgorithmSpec GroupDimAlgorithm(const std::vector<AlgorithmSpec>& impl, int dim) {
   if (dim < static_cast<int>(impl.size())) {
     switch (impl[dim].kind) {
@@ -193,6 +194,7 @@ AlgorithmSpec GroupDimAlgorithm(const std::vector<AlgorithmSpec>& impl, int dim)
       case AlgorithmKind::kDirect:
       case AlgorithmKind::kHalvingDoubling:
       case AlgorithmKind::kDoubleBinaryTree:
+      case AlgorithmKind::kNvls:
         return impl[dim];
       default:
         break;

@@ -5,6 +5,7 @@
 // t(D) = floor(500 + 1048576 / 53.687) = 20031.
 #include <gtest/gtest.h>
 
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,49 @@ TEST(NvlsTest, AllReduceAroundAnotherDimensionSplitsTheLoadOverItsTwoPhases) {
       }
     }
     EXPECT_EQ(pair_messages, 2) << i;
+  }
+}
+
+// A communicator group with group-collectives: hierarchical keeps nvls on a Switch dimension,
+// as NCCL runs NVLS for a communicator of some of a node's GPUs (NVIDIA/nccl #1455). The first
+// node's 8 NPUs of a machine of two such nodes move exactly what the 8-NPU switch does alone
+// (22492 ns, one D + D/8 message each); 4 of them, D + D/4 each:
+// T = 2e + floor(500 + 1310720 / 53.687) = 20 + 24914 = 24934.
+TEST(NvlsTest, AHierarchicalGroupRunsNvlsOverItsMembers) {
+  Dimension nodes = Switch8().dims[0];
+  nodes.npus = 2;
+  const Topology two_nodes{{Switch8().dims[0], nodes}};
+  SystemParams params = Nvls();
+  params.group_collectives = GroupCollectives::kHierarchical;
+  for (auto& impl : params.impl) {
+    impl = {AlgorithmSpec{AlgorithmKind::kNvls}, AlgorithmSpec{AlgorithmKind::kRing}};
+  }
+  for (const auto& [topo, n, expected] : {std::make_tuple(two_nodes, 8, int64_t{22492}),
+                                          std::make_tuple(Switch8(), 4, int64_t{24934})}) {
+    Simulation sim;
+    FixedDelayNetwork net(sim, topo);
+    SystemLayer sys(sim, net, params);
+    std::vector<int> members;
+    for (int i = 0; i < n; ++i) members.push_back(i);
+    ASSERT_TRUE(sys.AddGroup(1, members).ok());
+    std::vector<Done> done(members.size());
+    for (int i : members) {
+      done[i].sim = &sim;
+      CollectiveRequest req;
+      req.size = kD;
+      req.group = 1;
+      const Status s = sys.npu(i).StartCollective(req, &done[i], 0);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    sim.Run();
+    for (int i : members) {
+      ASSERT_EQ(done[i].at.size(), 1u) << n << " " << i;
+      EXPECT_EQ(done[i].at[0].WholeNs(), expected) << n << " " << i;
+    }
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(net.sent[i].size(), 1u) << n << " " << i;
+      EXPECT_EQ(net.sent[i][0], std::make_pair((i + 1) % n, kD + kD / static_cast<uint64_t>(n)));
+    }
   }
 }
 
