@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
       "NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
       "protocol, in place of the system config's 'nccl-model'")(
       "nccl-algorithm", po::value(&o.nccl_algorithm),
-      "with an NCCL model, run every collective with this algorithm only (ring, tree, nvls; "
+      "with an NCCL model, run every collective with this algorithm only (ring, tree, nvls, "
+      "nvlstree; "
       "as NCCL_ALGO); the protocol is still chosen by size")(
       "link-stats", po::value(&o.link_stats),
       "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(

@@ -8,12 +8,14 @@
 
 namespace orrery {
 
-const char kNcclAlgorithms[] = "ring, tree, nvls";
+const char kNcclAlgorithms[] = "ring, tree, nvls, nvlstree";
 const char kNcclProtocols[] = "LL, LL128, Simple";
 
 namespace {
 
-bool IsAlgorithm(const std::string& s) { return s == "ring" || s == "tree" || s == "nvls"; }
+bool IsAlgorithm(const std::string& s) {
+  return s == "ring" || s == "tree" || s == "nvls" || s == "nvlstree";
+}
 bool IsProtocol(const std::string& s) { return s == "LL" || s == "LL128" || s == "Simple"; }
 
 std::string At(const std::string& path, const YAML::Node& n) {
@@ -170,7 +172,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
         NcclAlgorithm a;
         a.name = name;
         ReadEntry(path, "algorithm " + name, e.second, &a.latency_us, &a.efficiency, &a.protocols,
-                  name == "nvls" ? &a.chunking : nullptr, nullptr, &errors);
+                  name == "nvls" || name == "nvlstree" ? &a.chunking : nullptr, nullptr, &errors);
         m.algorithms.push_back(a);
       } else {
         if (!IsProtocol(name)) {
@@ -308,6 +310,26 @@ int RingStepsInNode(const NcclCall& call) {
   return 0;
 }
 
+std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call) {
+  if (algorithm == "tree" && call.nodes == 1) {
+    return "inside one node NCCL's tree is a chain, which Orrery does not model";
+  }
+  if (algorithm == "nvlstree" && call.nodes == 1) {
+    return "NCCL's NVLS-tree runs across nodes only (within one node NCCL runs NVLS, nvls)";
+  }
+  if (algorithm == "nvls" && call.nodes > 1) {
+    return "NCCL's NVLS runs within one node only (across nodes NCCL runs NVLS-tree, nvlstree, "
+           "for all-reduce; NVLS itself would need CollNet)";
+  }
+  if (algorithm == "ring" || call.kind == NcclKind::kAllReduce) return "";
+  if (algorithm == "tree") return "NCCL's tree runs all-reduce only";
+  if (algorithm == "nvlstree") return "NCCL's NVLS-tree runs all-reduce only";
+  if (algorithm == "nvls" && call.kind != NcclKind::kSplit) {
+    return "NCCL's NVLS runs all-reduce, reduce-scatter and all-gather only";
+  }
+  return "";
+}
+
 double LatencyAt(const NcclChoice& c, const NcclCall& call) {
   if (c.algorithm != "ring") return c.latency_us;
   return c.latency_us + RingStepsInNode(call) * c.step_latency_us;
@@ -323,6 +345,11 @@ StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
         "algorithm 'tree' needs a node dimension (inside one node NCCL's tree is a chain, "
         "which Orrery does not model); use ring or nvls on a single node");
   }
+  if (name == "nvlstree" && dims < 2) {
+    return Status::Error(
+        "algorithm 'nvlstree' (NCCL's NVLS-tree) needs a node dimension; use nvls on a single "
+        "node");
+  }
   if (name == "ring" && dims > 1) {
     // One flat ring over all GPUs per channel, leaving each node through a different NIC.
     const std::vector<std::string> flat = {"channelRing"};
@@ -333,8 +360,8 @@ StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
         {"all-to-all-implementation", std::vector<std::string>(static_cast<size_t>(dims), "ring")}};
   }
   std::vector<std::string> reduce(static_cast<size_t>(dims), "ring");
-  if (name == "nvls") reduce[0] = "nvls";
-  if (name != "ring") reduce.back() = dims > 1 ? "doubleBinaryTree" : reduce.back();
+  if (name == "nvls" || name == "nvlstree") reduce[0] = "nvls";
+  if (name == "tree" || name == "nvlstree") reduce.back() = "doubleBinaryTree";
   std::vector<std::string> split = reduce;  // reduce-scatter / all-gather: no tree
   if (dims > 1) split.back() = "ring";
   return std::map<std::string, std::vector<std::string>>{

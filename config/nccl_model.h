@@ -32,11 +32,11 @@ struct NcclProtocol {
   double step_latency_us = 0;
 };
 
-// NCCL's NVLS chunk schedule (enqueue.cc, calcCollChunking), for nvls only. NCCL moves an NVLS
-// collective in chunks of at most 128 KiB; with `ops` = channels x GPUs per node working at once,
-// one node halves the chunk to 64, 32, 16 KiB below 64, 8, 2 x ops x chunk bytes; across nodes
-// (NVLS-tree) to 64 and 32 KiB below 4 and 1 x ops x chunk (64 KiB at most from 4 nodes). Each
-// chunk costs a fixed overhead, given as the bytes the link would move meanwhile: the achieved
+// NCCL's NVLS chunk schedule (enqueue.cc, calcCollChunking), for nvls and nvlstree. NCCL moves an
+// NVLS collective in chunks of at most 128 KiB; with `ops` = channels x GPUs per node working at
+// once, one node halves the chunk to 64, 32, 16 KiB below 64, 8, 2 x ops x chunk bytes; across
+// nodes (NVLS-tree) to 64 and 32 KiB below 4 and 1 x ops x chunk (64 KiB at most from 4 nodes).
+// Each chunk costs a fixed overhead, given as the bytes the link would move meanwhile: the achieved
 // efficiency is chunk / (chunk + overhead), so small chunks cost more than large ones.
 struct NcclChunking {
   bool modelled = false;    // `chunk-overhead-kib` given: calibrate fits it
@@ -45,11 +45,11 @@ struct NcclChunking {
 };
 
 struct NcclAlgorithm {
-  std::string name;  // ring, tree, nvls
+  std::string name;  // ring, tree, nvls, nvlstree
   double latency_us = 0;
   double efficiency = 1;
   std::vector<std::string> protocols;  // the ones it runs with; empty = all
-  NcclChunking chunking;               // nvls only
+  NcclChunking chunking;               // nvls and nvlstree only
 };
 
 struct NcclModel {
@@ -111,8 +111,19 @@ uint64_t NvlsChunkBytes(uint64_t bytes, int channels, int heads, int nodes);
 // the two together reach that bound: its share is p·min(1, 2·d·n/(n + 1)).
 double EfficiencyAt(const NcclChoice& c, const NcclCall& call);
 
+// Why NCCL would not run `algorithm` for collective `call`, or "" if it would. Tree is NCCL's
+// for all-reduce only (NVIDIA/nccl #1413: its trees apply to nothing else), and is costed across
+// nodes only: within one node NCCL's tree is a chain, which Orrery does not model (as on a
+// machine of one dimension, NcclImplementations); a group inside one node of a larger machine
+// would otherwise run "tree" as the ring in its node at tree's constants. NVLS runs all-reduce,
+// reduce-scatter and all-gather within one node only (across nodes it needs CollNet); across
+// nodes NCCL runs NVLS-tree (nvlstree), all-reduce only, with its own constants. The rest go by
+// ring: broadcast and reduce are ring algorithms, all-to-all, gather and scatter NCCL's
+// point-to-point sends, costed as ring's. The tuner and calibrate both ask it.
+std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call);
+
 // Valid names, for messages.
-extern const char kNcclAlgorithms[];  // "ring, tree, nvls"
+extern const char kNcclAlgorithms[];  // "ring, tree, nvls, nvlstree"
 extern const char kNcclProtocols[];   // "LL, LL128, Simple"
 
 StatusOr<NcclModel> LoadNcclModel(const std::string& path);
@@ -126,7 +137,9 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
 // `dims` dimensions (the last one being the nodes when dims > 1):
 //   ring: ring on one node; across nodes NCCL's flat ring, one per channel (channelRing);
 //   tree: ring inside the node, doubleBinaryTree across nodes (dims > 1 only);
-//   nvls: nvls inside the node, doubleBinaryTree across nodes (NCCL's NVLS-tree when dims > 1).
+//   nvls: nvls inside the node (NCCL's NVLS runs within one node: NcclDoesNotRun);
+//   nvlstree: nvls inside the node, doubleBinaryTree across nodes (NCCL's NVLS-tree, its own
+//             algorithm with its own constants; dims > 1 only).
 // Keys: all-reduce-, reduce-scatter-, all-gather-, all-to-all-implementation.
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
     const std::string& name, int dims);

@@ -177,10 +177,19 @@ TEST(NcclModel, AlgorithmsMapToImplementationsPerDimension) {
   EXPECT_EQ(tree->at("all-reduce-implementation"),
             (std::vector<std::string>{"ring", "doubleBinaryTree"}));
   EXPECT_EQ(tree->at("reduce-scatter-implementation"), (std::vector<std::string>{"ring", "ring"}));
-  auto nvls_tree = NcclImplementations("nvls", 2);
+  // NVLS-tree is NCCL's own algorithm across nodes; nvls on two dimensions is NVLS inside a node
+  // (a group within one node: the other dimension takes no part).
+  auto nvls_tree = NcclImplementations("nvlstree", 2);
   ASSERT_TRUE(nvls_tree.ok());
   EXPECT_EQ(nvls_tree->at("all-reduce-implementation"),
             (std::vector<std::string>{"nvls", "doubleBinaryTree"}));
+  auto nvls_in_node = NcclImplementations("nvls", 2);
+  ASSERT_TRUE(nvls_in_node.ok());
+  EXPECT_EQ(nvls_in_node->at("all-reduce-implementation"),
+            (std::vector<std::string>{"nvls", "ring"}));
+  auto single_nvls_tree = NcclImplementations("nvlstree", 1);
+  ASSERT_FALSE(single_nvls_tree.ok());
+  EXPECT_NE(single_nvls_tree.status().message().find("needs a node dimension"), std::string::npos);
   auto ring = NcclImplementations("ring", 2);
   ASSERT_TRUE(ring.ok());
   EXPECT_EQ(ring->at("all-reduce-implementation"), std::vector<std::string>{"channelRing"});
@@ -190,6 +199,32 @@ TEST(NcclModel, AlgorithmsMapToImplementationsPerDimension) {
   ASSERT_FALSE(single_tree.ok());
   EXPECT_NE(single_tree.status().message().find("needs a node dimension"), std::string::npos);
   EXPECT_FALSE(NcclImplementations("collnet", 2).ok());
+}
+
+// What NCCL offers where (NcclDoesNotRun): NVLS within one node, NVLS-tree and tree across nodes
+// for all-reduce only, ring everywhere.
+TEST(NcclModel, EachAlgorithmRunsWhereNcclRunsIt) {
+  auto call = [](int nodes, NcclKind kind) {
+    NcclCall c;
+    c.nodes = nodes;
+    c.heads = 8;
+    c.kind = kind;
+    return c;
+  };
+  for (NcclKind kind : {NcclKind::kAllReduce, NcclKind::kSplit, NcclKind::kOther}) {
+    for (int nodes : {1, 2}) EXPECT_EQ(NcclDoesNotRun("ring", call(nodes, kind)), "");
+  }
+  EXPECT_EQ(NcclDoesNotRun("nvls", call(1, NcclKind::kAllReduce)), "");
+  EXPECT_EQ(NcclDoesNotRun("nvls", call(1, NcclKind::kSplit)), "");
+  EXPECT_NE(NcclDoesNotRun("nvls", call(1, NcclKind::kOther)), "");
+  EXPECT_NE(NcclDoesNotRun("nvls", call(2, NcclKind::kAllReduce)).find("nvlstree"),
+            std::string::npos);
+  EXPECT_EQ(NcclDoesNotRun("nvlstree", call(2, NcclKind::kAllReduce)), "");
+  EXPECT_NE(NcclDoesNotRun("nvlstree", call(1, NcclKind::kAllReduce)), "");
+  EXPECT_NE(NcclDoesNotRun("nvlstree", call(2, NcclKind::kSplit)), "");
+  EXPECT_EQ(NcclDoesNotRun("tree", call(2, NcclKind::kAllReduce)), "");
+  EXPECT_NE(NcclDoesNotRun("tree", call(1, NcclKind::kAllReduce)).find("chain"), std::string::npos);
+  EXPECT_NE(NcclDoesNotRun("tree", call(2, NcclKind::kSplit)), "");
 }
 
 // NVLS's own efficiency bounds the two directions of a port together (config/nccl_model.h,

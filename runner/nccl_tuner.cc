@@ -54,29 +54,6 @@ NcclKind KindOf(CollectiveType type) {
   return NcclKind::kOther;
 }
 
-// Why NCCL would not run `algorithm` for collective `call`, or "" if it would.
-// Tree is NCCL's for all-reduce only (NVIDIA/nccl #1413: its trees apply to nothing else), and
-// is costed across nodes only: within one node NCCL's tree is a chain, which Orrery does not
-// model (as on a machine of one dimension, NcclImplementations). A group inside one node of a
-// larger machine would otherwise run "tree" as the ring within its node at tree's constants.
-// NVLS runs all-reduce, and reduce-scatter and all-gather within one node (across nodes those
-// need CollNet). The rest go by ring: broadcast and reduce are ring algorithms, all-to-all,
-// gather and scatter NCCL's point-to-point sends, costed here as ring's.
-std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call) {
-  if (algorithm == "tree" && call.nodes == 1) {
-    return "inside one node NCCL's tree is a chain, which Orrery does not model";
-  }
-  if (algorithm == "ring" || call.kind == NcclKind::kAllReduce) return "";
-  if (algorithm == "tree") return "NCCL's tree runs all-reduce only";
-  if (algorithm == "nvls" && call.kind != NcclKind::kSplit) {
-    return "NCCL's NVLS runs all-reduce, reduce-scatter and all-gather only";
-  }
-  if (algorithm == "nvls" && call.nodes > 1) {
-    return "NCCL's NVLS runs a reduce-scatter or all-gather within one node only";
-  }
-  return "";
-}
-
 // Groups larger than this are not compared (n (n - 1) routes each); their probes are not shared.
 constexpr size_t kMaxRouteClassMembers = 256;
 

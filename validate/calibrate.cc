@@ -202,10 +202,15 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                       : NcclKind::kOther;
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
-    const std::string forced = m.algorithm == "nvlstree" ? "nvls" : m.algorithm;
+    const std::string& forced = m.algorithm;
     std::string failures;
     for (const NcclAlgorithm& a : model.algorithms) {
       if (!forced.empty() && a.name != forced) continue;
+      const std::string not_run = NcclDoesNotRun(a.name, g.call);  // as the tuner offers them
+      if (!not_run.empty()) {
+        failures += "\n  " + a.name + ": " + not_run;
+        continue;
+      }
       StatusOr<std::string> system = sim->System(a.name, 0, 1.0);
       if (!system.ok()) {
         failures += "\n  " + a.name + ": " + system.status().message();

@@ -91,6 +91,20 @@ TEST(PublishedData, AwsP5Efa) {
   ExpectTargets("aws-p5-efa-all_reduce.csv", "p5-h100-efa", 45, 0.10);
 }
 
+// One node of the multi-node profiles: nccl-tests on 8 GPUs runs as a communicator group of the
+// first node (validate's InOneNode; group-collectives: hierarchical), with the profile's own
+// node model (one lane, store-and-forward, 8 channels of 4 slices) and nvls constants taken from
+// hgx-h100 (fitted on Azure's table, so that table is not held out for them; #290's is). The
+// multi-node fits keep NVLS-tree's own constants (nvlstree).
+TEST(PublishedData, MultiNodeProfilesPredictOneNode) {
+  for (const char* machine : {"dgx-h100-ndr", "p5-h100-efa"}) {
+    ExpectTargets("h100-8gpu-nvswitch-all_reduce-default.log", machine, 6, 0.05);
+    Errors azure =
+        ExpectTargets("azure-h100-8gpu-all_reduce-busbw.csv", machine, 24, 0.05, "auto", 8);
+    for (const ValidationRow& v : azure.table) EXPECT_EQ(v.gpus, 8);
+  }
+}
+
 // Another collective, held out from hgx-h100 (fitted on all-reduce only): reduce-scatter on one
 // H100 NVSwitch node, NVIDIA/nccl issue #1047 (validate/measured/README.md). The posted tables
 // keep one Rank line or none, so the GPU count (8, from the count column) is given.

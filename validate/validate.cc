@@ -53,12 +53,6 @@ const std::map<std::string, Collective>& Collectives() {
   return kCollectives;
 }
 
-// NCCL's names for forced algorithms, as Orrery's: NVLSTree is NVLS on a multi-node machine.
-std::string OrreryAlgorithm(const std::string& nccl) {
-  if (nccl == "nvlstree") return "nvls";
-  return nccl;
-}
-
 }  // namespace
 
 double GeomeanAbs(const std::vector<double>& errors) {
@@ -146,7 +140,7 @@ ProfileSimulator::~ProfileSimulator() {
 }
 
 StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& source) {
-  if (gpus == npus_) return network_;
+  if (gpus == npus_ || InOneNode(gpus)) return network_;
   YAML::Node net = YAML::LoadFile(network_);
   const YAML::Node counts = net["npus_count"];
   const YAML::Node topology = net["topology"];
@@ -237,12 +231,29 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   // there, and the buffer for the others.
   const uint64_t comm_size = collective == "all_gather" ? size / static_cast<uint64_t>(gpus) : size;
   const std::string prefix = work_ + "/" + collective + "_" + std::to_string(gpus);
-  for (int r = 0; r < gpus; ++r) {
-    Status s = et::WriteTraceFile(et::RankTracePath(prefix, r),
-                                  {et::MakeCollNode(0, collective, coll->second.type, comm_size)});
+  // GPUs inside one node of a larger profile: a group of the first node's NPUs, the rest idle.
+  const bool group = InOneNode(gpus) && gpus < npus_;
+  const int npus = group ? npus_ : gpus;
+  std::string groups;
+  if (group) {
+    groups = work_ + "/groups_" + std::to_string(gpus) + ".json";
+    std::ofstream out(groups);
+    out << "{\"1\": [";
+    for (int r = 0; r < gpus; ++r) out << (r ? ", " : "") << r;
+    out << "]}\n";
+    if (!out) return Status::Error(groups + ": write failed");
+  }
+  for (int r = 0; r < npus; ++r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    if (r < gpus) {
+      nodes.push_back(et::MakeCollNode(0, collective, coll->second.type, comm_size));
+      if (group) et::SetStringAttr(&nodes.back(), "pg_name", "1");
+    }
+    Status s = et::WriteTraceFile(et::RankTracePath(prefix, r), nodes);
     if (!s.ok()) return s;
   }
   RunOptions run;
+  run.comm_group_config = groups;
   run.workload = prefix;
   run.system_config = system_file;
   run.network_config = network_file;
@@ -253,7 +264,8 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
     run.nccl_algorithm = nccl->nccl_algorithm;
   }
   StatusOr<RunResult> r = RunSimulation(run);
-  for (int k = 0; k < gpus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
+  for (int k = 0; k < npus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
+  if (group) std::remove(groups.c_str());
   if (!r.ok()) return r.status().WithContext(dir_);
   return r;
 }
@@ -298,14 +310,15 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
                          "reduce_scatter, alltoall (or all_to_all)");
   }
   if (o.algorithm != "auto" && o.algorithm != "ring" && o.algorithm != "tree" &&
-      o.algorithm != "nvls") {
+      o.algorithm != "nvls" && o.algorithm != "nvlstree") {
     return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +
                          kNcclAlgorithms);
   }
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
-    std::string algorithm = o.algorithm != "auto" ? o.algorithm : OrreryAlgorithm(m.algorithm);
-    if (!algorithm.empty() && algorithm != "ring" && algorithm != "tree" && algorithm != "nvls") {
+    std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
+    if (!algorithm.empty() && algorithm != "ring" && algorithm != "tree" && algorithm != "nvls" &&
+        algorithm != "nvlstree") {
       return Status::Error(m.source + ": forced to NCCL_ALGO '" + m.algorithm +
                            "', which Orrery does not model; modelled: " + kNcclAlgorithms);
     }
@@ -505,7 +518,7 @@ int ValidateMain(int argc, char** argv) {
                              &o, "keep only measurements on these GPU counts, e.g. 16,32");
   cli.options().add_options()("algorithm", po::value(&o.algorithm)->default_value("auto"),
                               "auto (NCCL's fastest choice from the profile's nccl.yaml, or the "
-                              "log's NCCL_ALGO) | ring | tree | nvls")(
+                              "log's NCCL_ALGO) | ring | tree | nvls | nvlstree")(
       "report", po::value(&report), "also write the rows as JSON");
   const int done = cli.Parse(argc, argv);
   if (done >= 0) return done;

@@ -40,7 +40,7 @@ struct MeasurementOptions {
 };
 
 struct ValidateOptions : MeasurementOptions {
-  // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls
+  // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls | nvlstree
   std::string algorithm = "auto";
   std::string work_dir;  // scratch space for generated traces and configs
 };
@@ -79,16 +79,21 @@ class ProfileSimulator {
 
   int npus() const { return npus_; }
   int dims() const { return dims_; }
+  // Whether `gpus` GPUs fit in one node of a profile of several dimensions: they then run as a
+  // communicator group of the first node's first `gpus` NPUs on the profile's own network (its
+  // node dimension cannot shrink to one), the other NPUs idle.
+  bool InOneNode(int gpus) const { return dims_ > 1 && gpus >= 2 && gpus <= per_node_; }
   // GPUs per node and nodes when `gpus` GPUs run (one node for a one-dimension profile).
-  int Heads(int gpus) const { return dims_ > 1 ? per_node_ : gpus; }
-  int Nodes(int gpus) const { return dims_ > 1 ? gpus / per_node_ : 1; }
+  int Heads(int gpus) const { return dims_ > 1 && !InOneNode(gpus) ? per_node_ : gpus; }
+  int Nodes(int gpus) const { return dims_ > 1 && !InOneNode(gpus) ? gpus / per_node_ : 1; }
   const NcclModel* nccl() const { return has_nccl_ ? &nccl_ : nullptr; }
   const std::string& dir() const { return dir_; }
 
   // The measurements `o` names, on the GPU counts it keeps (a CSV without GPU counts is on the
   // profile's), with only their rows of at least o.min_size bytes; an error when none is left.
   StatusOr<std::vector<NcclMeasurement>> Load(const MeasurementOptions& o) const;
-  // A network file for `gpus` NPUs (the node dimension scaled).
+  // A network file for `gpus` NPUs (the node dimension scaled; the profile's own when they fit
+  // in one node, InOneNode).
   StatusOr<std::string> Network(int gpus, const std::string& source);
   // A system file running NCCL algorithm `algorithm` ("" = the profile's implementations) with
   // this launch latency and efficiency (negative = the profile's).
