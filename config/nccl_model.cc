@@ -11,11 +11,12 @@ namespace orrery {
 const char kNcclAlgorithms[] = "ring, tree, nvls, nvlstree";
 const char kNcclProtocols[] = "LL, LL128, Simple";
 
-namespace {
-
-bool IsAlgorithm(const std::string& s) {
+bool IsNcclAlgorithm(const std::string& s) {
   return s == "ring" || s == "tree" || s == "nvls" || s == "nvlstree";
 }
+
+namespace {
+
 bool IsProtocol(const std::string& s) { return s == "LL" || s == "LL128" || s == "Simple"; }
 
 std::string At(const std::string& path, const YAML::Node& n) {
@@ -164,7 +165,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
       std::string name;
       if (!KeyName(path, e.first, &seen, &name, &errors)) continue;
       if (key == "algorithms") {
-        if (!IsAlgorithm(name)) {
+        if (!IsNcclAlgorithm(name)) {
           errors.push_back(At(path, e.first) + ": algorithm '" + name +
                            "' is unknown; valid: " + kNcclAlgorithms);
           continue;
@@ -337,7 +338,7 @@ double LatencyAt(const NcclChoice& c, const NcclCall& call) {
 
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
     const std::string& name, int dims) {
-  if (!IsAlgorithm(name)) {
+  if (!IsNcclAlgorithm(name)) {
     return Status::Error("algorithm '" + name + "' is unknown; valid: auto, " + kNcclAlgorithms);
   }
   if (name == "tree" && dims < 2) {

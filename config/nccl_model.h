@@ -125,6 +125,8 @@ std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call);
 // Valid names, for messages.
 extern const char kNcclAlgorithms[];  // "ring, tree, nvls, nvlstree"
 extern const char kNcclProtocols[];   // "LL, LL128, Simple"
+// Whether `s` is one of kNcclAlgorithms.
+bool IsNcclAlgorithm(const std::string& s);
 
 StatusOr<NcclModel> LoadNcclModel(const std::string& path);
 // The model as nccl.yaml text, after `comment` (lines starting with '#').

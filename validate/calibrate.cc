@@ -202,10 +202,9 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                       : NcclKind::kOther;
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
-    const std::string& forced = m.algorithm;
     std::string failures;
     for (const NcclAlgorithm& a : model.algorithms) {
-      if (!forced.empty() && a.name != forced) continue;
+      if (!m.algorithm.empty() && a.name != m.algorithm) continue;
       const std::string not_run = NcclDoesNotRun(a.name, g.call);  // as the tuner offers them
       if (!not_run.empty()) {
         failures += "\n  " + a.name + ": " + not_run;

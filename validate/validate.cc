@@ -309,16 +309,14 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
                          "' is not one validate simulates; valid: all_reduce, all_gather, "
                          "reduce_scatter, alltoall (or all_to_all)");
   }
-  if (o.algorithm != "auto" && o.algorithm != "ring" && o.algorithm != "tree" &&
-      o.algorithm != "nvls" && o.algorithm != "nvlstree") {
+  if (o.algorithm != "auto" && !IsNcclAlgorithm(o.algorithm)) {
     return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +
                          kNcclAlgorithms);
   }
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
     std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
-    if (!algorithm.empty() && algorithm != "ring" && algorithm != "tree" && algorithm != "nvls" &&
-        algorithm != "nvlstree") {
+    if (!algorithm.empty() && !IsNcclAlgorithm(algorithm)) {
       return Status::Error(m.source + ": forced to NCCL_ALGO '" + m.algorithm +
                            "', which Orrery does not model; modelled: " + kNcclAlgorithms);
     }
