@@ -312,6 +312,11 @@ int RingStepsInNode(const NcclCall& call) {
 }
 
 std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call) {
+  if (algorithm != "ring" && call.flat_ring) {
+    return "this communicator group runs as one flat ring over its members (the system "
+           "config's group-collectives is flat, or the group is not a sub-grid of the network; "
+           "see system/README.md, \"Communicator groups\"), so only ring applies";
+  }
   if (algorithm == "tree" && call.nodes == 1) {
     return "inside one node NCCL's tree is a chain, which Orrery does not model";
   }

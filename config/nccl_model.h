@@ -83,6 +83,9 @@ struct NcclCall {
   int heads = 1;       // GPUs taking part per node
   int nodes = 1;       // nodes it spans
   NcclKind kind = NcclKind::kAllReduce;
+  // The simulator runs it as one flat ring over its members whatever the algorithm (a
+  // communicator group under group-collectives: flat, or one that is not a sub-grid).
+  bool flat_ring = false;
 };
 
 // The steps of NCCL's ring for this collective that stay inside a node (tuning.cc: nsteps -
@@ -119,7 +122,9 @@ double EfficiencyAt(const NcclChoice& c, const NcclCall& call);
 // reduce-scatter and all-gather within one node only (across nodes it needs CollNet); across
 // nodes NCCL runs NVLS-tree (nvlstree), all-reduce only, with its own constants. The rest go by
 // ring: broadcast and reduce are ring algorithms, all-to-all, gather and scatter NCCL's
-// point-to-point sends, costed as ring's. The tuner and calibrate both ask it.
+// point-to-point sends, costed as ring's. A call the simulator runs as one flat ring
+// (NcclCall::flat_ring) takes ring only: any other algorithm would be that ring at its
+// constants, under its name. The tuner and calibrate both ask it.
 std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call);
 
 // Valid names, for messages.

@@ -185,6 +185,7 @@ NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& m
   call.nodes = static_cast<int>(nodes.size());
   call.heads = std::max(1, n / call.nodes);
   call.kind = KindOf(req.type);
+  call.flat_ring = req.group != 0 && RunsAsFlatRing(topology_, params_, members);
   return call;
 }
 

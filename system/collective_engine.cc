@@ -205,6 +205,13 @@ AlgorithmSpec GroupDimAlgorithm(const std::vector<AlgorithmSpec>& impl, int dim)
 
 }  // namespace
 
+bool RunsAsFlatRing(const Topology& topo, const SystemParams& params,
+                    const std::vector<int>& members) {
+  if (static_cast<int>(members.size()) >= topo.num_npus()) return false;  // = world
+  return params.group_collectives != GroupCollectives::kHierarchical ||
+         SubGridCoordinates(topo, members).empty();
+}
+
 std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSpec& phase) {
   switch (phase.type) {
     case CollectiveType::kBroadcast:
@@ -500,7 +507,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
     members = nullptr;  // = world
   }
   // A group smaller than the machine runs one flat ring over its members (ASTRA-sim), unless
-  // group-collectives is hierarchical and the group is a sub-grid: then it runs like a world
+  // group-collectives is hierarchical and the group is a sub-grid (RunsAsFlatRing, which the
+  // NCCL tuner asks so that it offers such a group ring only): then it runs like a world
   // collective, one phase per network dimension where it has more than one coordinate, over
   // the members that differ from this NPU only there (`group_dims`).
   std::vector<std::vector<int>> coords;

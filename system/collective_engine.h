@@ -115,6 +115,13 @@ std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const Phase
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
+// Whether NpuSystem::StartCollective runs a native collective of the communicator group
+// `members` (sorted) as one flat ring over them, whatever the implementation lists say: a group
+// smaller than the machine does, unless group-collectives is hierarchical and the group is a
+// sub-grid of the network.
+bool RunsAsFlatRing(const Topology& topo, const SystemParams& params,
+                    const std::vector<int>& members);
+
 // All chunks of one collective on one NPU.
 struct CollectiveInstance {
   CollectiveInstance(CollectiveListener* l, uint64_t t, const CollectiveRequest& r, Time now)

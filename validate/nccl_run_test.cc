@@ -230,6 +230,97 @@ TEST(NcclRun, AGroupInsideOneNodeIsNeverRunAsTree) {
   EXPECT_EQ(across->nccl_choices[0].choice.rfind("tree/", 0), 0u) << across->nccl_choices[0].choice;
 }
 
+// A group the simulator runs as one flat ring over its members (group-collectives: flat, or a
+// group that is not a sub-grid of the network) is offered ring only: any other choice would be
+// that ring at another algorithm's constants, under that algorithm's name. On dgx-h100-ndr a
+// node's eight GPUs under flat, and twelve GPUs over two nodes under the profile's hierarchical
+// mode, both take ring at every size, and forcing another algorithm names why; the same node's
+// group under hierarchical still takes NVLS at 128 MiB.
+TEST(NcclRun, AGroupRunAsAFlatRingIsOfferedRingOnly) {
+  const std::string flat = Tmp("ndr_flat");
+  ASSERT_EQ(std::system(("mkdir -p " + flat).c_str()), 0);
+  for (const char* f : {"network.yaml", "nccl.yaml"}) {
+    std::ifstream in(std::string("configs/machines/dgx-h100-ndr/") + f);
+    std::ofstream(flat + "/" + f) << in.rdbuf();
+  }
+  {
+    std::ifstream in("configs/machines/dgx-h100-ndr/system.yaml");
+    std::ofstream out(flat + "/system.yaml");
+    std::string line;
+    int replaced = 0;
+    while (std::getline(in, line)) {
+      if (line == "group-collectives: hierarchical") {
+        line = "group-collectives: flat";
+        ++replaced;
+      }
+      out << line << "\n";
+    }
+    ASSERT_EQ(replaced, 1);
+  }
+  const std::vector<uint64_t> sizes = {uint64_t{1} << 16, uint64_t{4} << 20, uint64_t{128} << 20};
+  // Ranks below `split` are in group "1", the rest in group "2".
+  auto workload = [&](const std::string& name, int split) {
+    const std::string prefix = Tmp(name);
+    for (int r = 0; r < 16; ++r) {
+      std::vector<ChakraProtoMsg::Node> nodes;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        ChakraProtoMsg::Node n =
+            i == 0 ? et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i])
+                   : et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i], {i - 1});
+        et::SetStringAttr(&n, "pg_name", r < split ? "1" : "2");
+        nodes.push_back(n);
+      }
+      EXPECT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
+    }
+    std::string groups = "{\"1\": [";
+    for (int r = 0; r < 16; ++r)
+      groups += (r == split ? "], \"2\": [" : (r > 0 ? ", " : "")) + std::to_string(r);
+    std::ofstream(prefix + ".groups.json") << groups << "]}";
+    return prefix;
+  };
+  struct Case {
+    std::string dir;
+    int split;
+  };
+  for (const Case& c : {Case{flat, 8}, Case{"configs/machines/dgx-h100-ndr", 12}}) {
+    RunOptions o;
+    o.workload = workload("flat_ring_" + std::to_string(c.split), c.split);
+    o.system_config = c.dir + "/system.yaml";
+    o.network_config = c.dir + "/network.yaml";
+    o.comm_group_config = o.workload + ".groups.json";
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << c.dir << ": " << r.status().message();
+    ASSERT_EQ(r->nccl_choices.size(), 2 * sizes.size()) << c.dir;  // per group and size
+    bool checked = false;
+    for (const NcclTunedCollective& t : r->nccl_choices) {
+      // Under flat both groups are flat; under hierarchical only the 12-GPU one is.
+      if (c.split == 12 && t.group_size != 12) continue;
+      checked = true;
+      EXPECT_EQ(t.choice.rfind("ring/", 0), 0u) << c.dir << " " << t.size << " B: " << t.choice;
+    }
+    EXPECT_TRUE(checked);
+    o.nccl_algorithm = c.split == 8 ? "nvls" : "nvlstree";
+    StatusOr<RunResult> forced = RunSimulation(o);
+    ASSERT_FALSE(forced.ok()) << c.dir;
+    EXPECT_NE(forced.status().message().find("runs as one flat ring over its members"),
+              std::string::npos)
+        << forced.status().message();
+  }
+  // The profile's own hierarchical mode runs a node's group with NCCL's choice there.
+  RunOptions o;
+  o.workload = workload("hierarchical_nodes", 8);
+  o.system_config = "configs/machines/dgx-h100-ndr/system.yaml";
+  o.network_config = "configs/machines/dgx-h100-ndr/network.yaml";
+  o.comm_group_config = o.workload + ".groups.json";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::set<std::string> large;
+  for (const NcclTunedCollective& t : r->nccl_choices) {
+    if (t.size == sizes.back()) large.insert(t.choice.substr(0, t.choice.find('/')));
+  }
+  EXPECT_EQ(large, std::set<std::string>{"nvls"});
+}
+
 // A ring's steps inside the node each pay the protocol's step-latency-us on top of its floor
 // (config/nccl_model.h, LatencyAt): on dgx-a100 a 256 MiB all-reduce (ring/Simple, 14 steps)
 // ends exactly 14 x 2.93 us later than on the same profile without it; a 7-step reduce-scatter
