@@ -124,36 +124,55 @@ std::vector<Group> GroupsOf(const LlmConfig& c) {
   return groups;
 }
 
-// The order of a stage's forward (F) and backward (B) passes over the micro-batches.
+// The order of a stage's forward (F) and backward (B) passes over the micro-batches, and with
+// virtual stages over its model chunks.
 struct Pass {
   bool forward;
   int64_t micro_batch;
+  int64_t chunk;  // the stage's model chunk: virtual stage chunk·pp + stage
 };
 std::vector<Pass> ScheduleOf(const LlmConfig& c, int64_t stage) {
   const int64_t m = c.micro_batches;
   std::vector<Pass> order;
   if (c.schedule == PipelineSchedule::kGpipe) {
-    for (int64_t i = 0; i < m; ++i) order.push_back({true, i});
-    for (int64_t i = 0; i < m; ++i) order.push_back({false, i});
+    for (int64_t i = 0; i < m; ++i) order.push_back({true, i, 0});
+    for (int64_t i = 0; i < m; ++i) order.push_back({false, i, 0});
     return order;
   }
-  // 1F1B (PipeDream-Flush, Megatron-LM's default): stage k runs pp − k − 1 warm-up forward
-  // passes, then alternates one forward and one backward, then drains the backward passes.
-  const int64_t warmup = std::min(c.pp - stage - 1, m);
-  for (int64_t i = 0; i < warmup; ++i) order.push_back({true, i});
-  for (int64_t i = 0; i < m - warmup; ++i) {
-    order.push_back({true, warmup + i});
-    order.push_back({false, i});
+  // 1F1B (PipeDream-Flush, Megatron-LM's default): stage k runs its warm-up forward passes,
+  // then alternates one forward and one backward, then drains the backward passes. Megatron-LM's
+  // interleaved schedule (schedules.py, forward_backward_pipelining_with_interleaving) counts
+  // m·v passes each way: the i-th runs micro-batch (i / (pp·v))·pp + i mod pp on chunk
+  // (i mod (pp·v)) / pp, backward passes on the chunks in reverse; the warm-up is
+  // 2·(pp − k − 1) + (v − 1)·pp of them (all when m = pp). With v = 1 this is plain 1F1B:
+  // pp − k − 1 warm-up passes, micro-batches in order.
+  const int64_t v = c.virtual_stages;
+  const int64_t total = m * v;
+  const int64_t group = c.pp * v;
+  auto micro_batch = [&](int64_t i) { return v == 1 ? i : (i / group) * c.pp + i % c.pp; };
+  auto chunk = [&](int64_t i, bool forward) {
+    const int64_t j = (i % group) / c.pp;
+    return v == 1 ? 0 : (forward ? j : v - 1 - j);
+  };
+  int64_t warmup = std::min(c.pp - stage - 1, m);
+  if (v > 1) warmup = m == c.pp ? total : std::min(2 * (c.pp - stage - 1) + (v - 1) * c.pp, total);
+  for (int64_t i = 0; i < warmup; ++i) order.push_back({true, micro_batch(i), chunk(i, true)});
+  for (int64_t i = 0; i < total - warmup; ++i) {
+    order.push_back({true, micro_batch(warmup + i), chunk(warmup + i, true)});
+    order.push_back({false, micro_batch(i), chunk(i, false)});
   }
-  for (int64_t i = m - warmup; i < m; ++i) order.push_back({false, i});
+  for (int64_t i = total - warmup; i < total; ++i) {
+    order.push_back({false, micro_batch(i), chunk(i, false)});
+  }
   return order;
 }
 
-int32_t ForwardTag(const LlmConfig& c, int64_t micro_batch, int64_t from_stage) {
-  return static_cast<int32_t>((micro_batch * c.pp + from_stage) * 2);
+// Message tags: two per micro-batch and virtual stage boundary.
+int32_t ForwardTag(const LlmConfig& c, int64_t micro_batch, int64_t from_virtual_stage) {
+  return static_cast<int32_t>((micro_batch * c.pp * c.virtual_stages + from_virtual_stage) * 2);
 }
-int32_t BackwardTag(const LlmConfig& c, int64_t micro_batch, int64_t to_stage) {
-  return static_cast<int32_t>((micro_batch * c.pp + to_stage) * 2 + 1);
+int32_t BackwardTag(const LlmConfig& c, int64_t micro_batch, int64_t to_virtual_stage) {
+  return static_cast<int32_t>((micro_batch * c.pp * c.virtual_stages + to_virtual_stage) * 2 + 1);
 }
 
 class RankBuilder {
@@ -166,8 +185,7 @@ class RankBuilder {
         rank_(rank),
         tp_rank_(rank % c.tp),
         replica_((rank / c.tp) % c.dp),
-        stage_(rank / (c.tp * c.dp)),
-        first_layer_(stage_ * s_.layers_per_stage) {}
+        stage_(rank / (c.tp * c.dp)) {}
 
   std::vector<Node> Build() {
     const std::vector<Group> groups = GroupsOf(c_);
@@ -186,9 +204,9 @@ class RankBuilder {
     }
     for (const Pass& p : ScheduleOf(c_, stage_)) {
       if (p.forward) {
-        Forward(p.micro_batch);
+        Forward(p.micro_batch, p.chunk);
       } else {
-        Backward(p.micro_batch);
+        Backward(p.micro_batch, p.chunk);
       }
     }
     FinishStep();
@@ -196,10 +214,19 @@ class RankBuilder {
   }
 
  private:
-  bool first_stage() const { return stage_ == 0; }
-  bool last_stage() const { return stage_ == c_.pp - 1; }
+  // Virtual stage vs = chunk·pp + stage holds layers [vs·n, (vs + 1)·n) of n = layers_per_chunk;
+  // the first holds the embedding, the last the LM head. Its neighbours are on stages
+  // (stage ± 1) mod pp (the last stage's chunk j hands on to the first stage's chunk j + 1).
+  int64_t VirtualStage(int64_t chunk) const { return chunk * c_.pp + stage_; }
+  bool first_virtual_stage(int64_t vs) const { return vs == 0; }
+  bool last_virtual_stage(int64_t vs) const { return vs == c_.pp * c_.virtual_stages - 1; }
   bool last_micro_batch(int64_t m) const { return m == c_.micro_batches - 1; }
-  int64_t Peer(int64_t stage) const { return rank_ + (stage - stage_) * c_.dp * c_.tp; }
+  // The rank of this one's tensor-parallel rank and replica on the stage of virtual stage vs.
+  int64_t Peer(int64_t vs) const { return rank_ + (vs % c_.pp - stage_) * c_.dp * c_.tp; }
+  std::string PassName(const char* pass, int64_t m, int64_t chunk) const {
+    return pass + std::string("_mb") + std::to_string(m) +
+           (c_.virtual_stages > 1 ? "_chunk" + std::to_string(chunk) : "");
+  }
 
   // A node on the stream of work: after the previous one and whatever is pending (a receive).
   Node& Chained(Node node) {
@@ -261,14 +288,14 @@ class RankBuilder {
     }
   }
 
-  void Send(const std::string& name, int64_t to_stage, int32_t tag) {
-    Node n = MakeSendNode(next_id_++, static_cast<int32_t>(Peer(to_stage)),
+  void Send(const std::string& name, int64_t to_virtual_stage, int32_t tag) {
+    Node n = MakeSendNode(next_id_++, static_cast<int32_t>(Peer(to_virtual_stage)),
                           static_cast<uint64_t>(s_.activation_bytes), tag, {last_});
     n.set_name(name);
     nodes_.push_back(std::move(n));
   }
-  void Receive(const std::string& name, int64_t from_stage, int32_t tag) {
-    Node n = MakeRecvNode(next_id_++, static_cast<int32_t>(Peer(from_stage)),
+  void Receive(const std::string& name, int64_t from_virtual_stage, int32_t tag) {
+    Node n = MakeRecvNode(next_id_++, static_cast<int32_t>(Peer(from_virtual_stage)),
                           static_cast<uint64_t>(s_.activation_bytes), tag);
     n.set_name(name);
     pending_.push_back(n.id());
@@ -286,39 +313,44 @@ class RankBuilder {
     TpAllReduce(p + "_mlp_allreduce", s_.activation_bytes);
   }
 
-  void Forward(int64_t m) {
-    const std::string p = "fwd_mb" + std::to_string(m);
-    if (first_stage()) {
+  void Forward(int64_t m, int64_t chunk) {
+    const std::string p = PassName("fwd", m, chunk);
+    const int64_t vs = VirtualStage(chunk);
+    if (first_virtual_stage(vs)) {
       TpAllReduce(p + "_embedding_allreduce", s_.activation_bytes);
     } else {
-      Receive(p + "_recv_activations", stage_ - 1, ForwardTag(c_, m, stage_ - 1));
+      Receive(p + "_recv_activations", vs - 1, ForwardTag(c_, m, vs - 1));
     }
-    for (int64_t l = 0; l < s_.layers_per_stage; ++l) LayerForward("fwd", m, first_layer_ + l);
-    if (last_stage()) {
+    for (int64_t l = 0; l < s_.layers_per_chunk; ++l) {
+      LayerForward("fwd", m, vs * s_.layers_per_chunk + l);
+    }
+    if (last_virtual_stage(vs)) {
       Compute(p + "_lm_head", head_);
       for (int i = 0; i < kCrossEntropyAllReduces; ++i) {
         TpAllReduce(p + "_cross_entropy_allreduce" + std::to_string(i),
                     c_.micro_batch_size * c_.seq_length * kCrossEntropyBytesPerToken);
       }
     } else {
-      Send(p + "_send_activations", stage_ + 1, ForwardTag(c_, m, stage_));
+      Send(p + "_send_activations", vs + 1, ForwardTag(c_, m, vs));
     }
   }
 
-  void Backward(int64_t m) {
-    const std::string p = "bwd_mb" + std::to_string(m);
+  void Backward(int64_t m, int64_t chunk) {
+    const std::string p = PassName("bwd", m, chunk);
+    const int64_t vs = VirtualStage(chunk);
     const bool reduce = last_micro_batch(m) && c_.grad_sync == GradSync::kPerLayer;
-    if (!last_stage()) Receive(p + "_recv_gradients", stage_ + 1, BackwardTag(c_, m, stage_));
-    if (last_stage()) {
+    if (last_virtual_stage(vs)) {
       // Input and weight gradients of each product: twice its forward work.
       const uint64_t head = Compute(p + "_lm_head", head_, 2);
       TpAllReduce(p + "_lm_head_allreduce", s_.activation_bytes);
       if (reduce) ReduceGradients("lm_head", s_.head_params, head);
+    } else {
+      Receive(p + "_recv_gradients", vs + 1, BackwardTag(c_, m, vs));
     }
-    for (int64_t l = s_.layers_per_stage - 1; l >= 0; --l) {
-      const int64_t layer = first_layer_ + l;
+    for (int64_t l = s_.layers_per_chunk - 1; l >= 0; --l) {
+      const int64_t layer = vs * s_.layers_per_chunk + l;
       if (c_.recompute) LayerForward("recompute", m, layer);
-      const std::string q = p + "_layer" + std::to_string(layer);
+      const std::string q = "bwd_mb" + std::to_string(m) + "_layer" + std::to_string(layer);
       Compute(q + "_fc2", layer_.fc2, 2);
       Compute(q + "_fc1", layer_.fc1, 2);
       TpAllReduce(q + "_mlp_allreduce", s_.activation_bytes);
@@ -328,8 +360,8 @@ class RankBuilder {
       TpAllReduce(q + "_attention_allreduce", s_.activation_bytes);
       if (reduce) ReduceGradients("layer" + std::to_string(layer), s_.layer_params, qkv);
     }
-    if (!first_stage()) {
-      Send(p + "_send_gradients", stage_ - 1, BackwardTag(c_, m, stage_ - 1));
+    if (!first_virtual_stage(vs)) {
+      Send(p + "_send_gradients", vs - 1, BackwardTag(c_, m, vs - 1));
     } else if (reduce) {
       ReduceGradients("embedding", s_.embedding_params, last_);
     }
@@ -363,7 +395,7 @@ class RankBuilder {
   const LlmShape s_;
   const LayerWork layer_;
   const Work head_;
-  const int64_t rank_, tp_rank_, replica_, stage_, first_layer_;
+  const int64_t rank_, tp_rank_, replica_, stage_;
   std::vector<Node> nodes_;
   uint64_t next_id_ = 0;
   uint64_t last_ = kNone;
@@ -452,6 +484,7 @@ Status CheckLlmConfig(LlmConfig* config) {
   if (c.ffn_hidden != 0) shape_ok &= in_range("ffn-hidden", c.ffn_hidden, 1, int64_t{1} << 24);
   if (c.micro_batches != 0) shape_ok &= in_range("micro-batches", c.micro_batches, 1, 1000000);
   shape_ok &= in_range("comm-streams", c.comm_streams, 1, 2);
+  shape_ok &= in_range("virtual-stages", c.virtual_stages, 1, kMaxDim);
   if (c.global_batch_size != 0) {
     shape_ok &= in_range("global-batch-size", c.global_batch_size, 1, int64_t{1} << 40);
   }
@@ -498,6 +531,16 @@ Status CheckLlmConfig(LlmConfig* config) {
   if (c.layers % c.pp != 0) {
     bad("pp", c.pp,
         "a divisor of --layers (" + std::to_string(c.layers) + "): every stage gets as many");
+  } else if (c.layers % (c.pp * c.virtual_stages) != 0) {
+    bad("virtual-stages", c.virtual_stages,
+        "a divisor of the " + std::to_string(c.layers / c.pp) +
+            " layers per stage (--layers / --pp): every model chunk gets as many");
+  }
+  if (c.virtual_stages > 1 && c.schedule != PipelineSchedule::kOneFOneB) {
+    bad("virtual-stages", c.virtual_stages, "1 with --schedule gpipe (interleaving is 1F1B's)");
+  }
+  if (c.virtual_stages > 1 && c.pp < 2) {
+    bad("virtual-stages", c.virtual_stages, "1 with --pp 1 (model chunks are pipeline stages)");
   }
   const int64_t per_step = c.micro_batch_size * c.dp;
   if (c.micro_batches == 0) {
@@ -523,12 +566,20 @@ Status CheckLlmConfig(LlmConfig* config) {
     bad("global-batch-size", c.global_batch_size,
         "at most 1000000 micro-batches of --micro-batch-size × --dp");
   }
-  if (!s.ok()) return s;
-  // Tags are 32-bit: two per micro-batch and stage boundary.
-  if (c.micro_batches * c.pp > (int64_t{1} << 29)) {
+  if (c.virtual_stages > 1 && c.micro_batches % c.pp != 0) {
     bad("micro-batches", c.micro_batches,
-        "at most " + std::to_string((int64_t{1} << 29) / c.pp) + " with --pp " +
-            std::to_string(c.pp) + " (message tags are 32-bit)");
+        "a multiple of --pp (" + std::to_string(c.pp) +
+            ") with --virtual-stages: Megatron-LM's interleaved schedule runs them in groups of "
+            "pp");
+  }
+  if (!s.ok()) return s;
+  // Tags are 32-bit: two per micro-batch and virtual stage boundary.
+  const int64_t boundaries = c.pp * c.virtual_stages;
+  if (c.micro_batches * boundaries > (int64_t{1} << 29)) {
+    bad("micro-batches", c.micro_batches,
+        "at most " + std::to_string((int64_t{1} << 29) / boundaries) + " with --pp " +
+            std::to_string(c.pp) + " and --virtual-stages " + std::to_string(c.virtual_stages) +
+            " (message tags are 32-bit)");
   }
   // Every per-node count must fit in an int64 attribute.
   const long double tokens = static_cast<long double>(c.micro_batch_size) * c.seq_length;
@@ -567,6 +618,7 @@ LlmShape ShapeOf(const LlmConfig& c) {
   LlmShape s;
   s.npus = c.dp * c.tp * c.pp;
   s.layers_per_stage = c.layers / c.pp;
+  s.layers_per_chunk = s.layers_per_stage / c.virtual_stages;
   s.last_stage = c.pp - 1;
   s.padded_vocab = CeilDiv(c.vocab, kVocabMultiple * c.tp) * kVocabMultiple * c.tp;
   s.head_dim = c.hidden / c.heads;

@@ -52,6 +52,10 @@ struct LlmConfig {
   int64_t global_batch_size = 0;  // 0: micro_batches · micro_batch_size · dp
   int64_t dp = 1, tp = 1, pp = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  // Model chunks per pipeline stage: more than 1 runs Megatron-LM's interleaved 1F1B, stage k
+  // holding virtual stages k, pp + k, 2·pp + k, ... of layers / (pp · virtual_stages) layers each
+  // (--num-layers-per-virtual-pipeline-stage), which divides the pipeline's fill and drain by it.
+  int64_t virtual_stages = 1;
   bool recompute = false;  // full activation recomputation: each layer's forward again before its
                            // backward (Megatron's --recompute-granularity full)
   GradSync grad_sync = GradSync::kEnd;  // Megatron-LM's default (no --overlap-grad-reduce)
@@ -83,6 +87,7 @@ Status CheckLlmConfig(LlmConfig* config);
 struct LlmShape {
   int64_t npus = 0;
   int64_t layers_per_stage = 0;
+  int64_t layers_per_chunk = 0;  // per virtual stage: layers_per_stage / virtual_stages
   int64_t last_stage = 0;
   int64_t padded_vocab = 0;
   int64_t head_dim = 0;

@@ -86,6 +86,10 @@ int GenerateLlmMain(int argc, char** argv) {
       {"dp", &c.dp, "data-parallel replicas (default 1)"},
       {"tp", &c.tp, "tensor-parallel ranks per stage (default 1)"},
       {"pp", &c.pp, "pipeline stages (default 1)"},
+      {"virtual-stages", &c.virtual_stages,
+       "model chunks per pipeline stage (default 1); more runs Megatron-LM's interleaved 1F1B "
+       "(--num-layers-per-virtual-pipeline-stage = layers / (pp × this)); micro-batches must be "
+       "a multiple of pp"},
       {"element-bytes", &c.element_bytes, "bytes per activation and parameter (default 2, bf16)"},
       {"grad-bytes", &c.grad_bytes,
        "bytes per gradient as reduced across replicas (default 4: Megatron-LM reduces bf16 "
@@ -231,7 +235,13 @@ int GenerateLlmMain(int argc, char** argv) {
       "%lld)%s%s\n",
       static_cast<long long>(shape.npus), static_cast<long long>(c.dp),
       static_cast<long long>(c.tp), static_cast<long long>(c.pp),
-      c.schedule == PipelineSchedule::kOneFOneB ? "1F1B" : "GPipe",
+      c.schedule == PipelineSchedule::kGpipe
+          ? "GPipe"
+          : (c.virtual_stages > 1
+                 ? "interleaved 1F1B (" + std::to_string(c.virtual_stages) + " chunks of " +
+                       std::to_string(shape.layers_per_chunk) + " layers per stage)"
+                 : std::string("1F1B"))
+                .c_str(),
       static_cast<long long>(c.micro_batches), static_cast<long long>(c.micro_batch_size),
       static_cast<long long>(c.global_batch_size), c.recompute ? ", full recomputation" : "",
       c.distributed_optimizer && c.dp > 1 ? ", distributed optimizer" : "");

@@ -238,6 +238,65 @@ TEST(LlmWorkload, PipelineSchedules) {
   }
 }
 
+// Interleaved 1F1B (Megatron-LM's virtual pipeline stages): stage k holds chunks j of layers
+// (j·pp + k)·n to (j·pp + k + 1)·n − 1, each layer computed once per micro-batch each way over
+// the stages; the hand-offs go around the pipeline (the last stage's chunk 0 to the first
+// stage's chunk 1), each send matched by one receive of its tag and size; and each stage runs
+// Megatron-LM's order, written out here for pp 2, v 2 and 4 micro-batches: the warm-up is
+// 2(pp − k − 1) + (v − 1)·pp passes, micro-batches in groups of pp per chunk, backward passes on
+// the chunks in reverse.
+TEST(LlmWorkload, InterleavedStagesHandOnAroundThePipeline) {
+  LlmConfig c = SmallGpt();
+  c.dp = c.tp = 1;
+  c.virtual_stages = 2;
+  c.micro_batches = 4;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  EXPECT_EQ(ShapeOf(c).layers_per_chunk, 2);
+  const auto ranks = AllRanks(c);
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int> sends, receives;  // (from, to, tag)
+  std::map<std::string, int> layer_passes;  // "fwd_mb1_layer3" -> count over the ranks
+  for (int64_t r = 0; r < 2; ++r) {
+    std::string order;
+    for (const Node& n : ranks[r]) {
+      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
+        ++sends[{r, IntAttr(n, "comm_dst"), IntAttr(n, "comm_tag")}];
+      }
+      if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
+        ++receives[{IntAttr(n, "comm_src"), r, IntAttr(n, "comm_tag")}];
+      }
+      if (n.type() != ChakraProtoMsg::COMP_NODE) continue;
+      const size_t layer = n.name().find("_layer");
+      if (layer == std::string::npos) continue;
+      const std::string key = n.name().substr(0, n.name().find('_', layer + 1));
+      if (n.name().find("_qkv") != std::string::npos) {
+        ++layer_passes[key];
+        // The layer's stage: chunk j of stage k holds layers 2(2j + k) and 2(2j + k) + 1.
+        const int64_t l = std::stoll(key.substr(layer + 6));
+        EXPECT_EQ((l / 2) % 2, r) << n.name();
+        // A pass's first layer: its chunk.
+        if (l % 2 == (StartsWith(n.name(), "fwd_") ? 0 : 1)) {
+          order += (StartsWith(n.name(), "fwd_") ? "F" : "B") +
+                   key.substr(6, key.find('_', 6) - 6) + "c" + std::to_string(l / 4) + " ";
+        }
+      }
+    }
+    // Stage 0: 2·1 + 2 = 4 warm-up passes; stage 1: 2.
+    const std::string expected =
+        r == 0 ? "F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0 "
+               : "F0c0 F1c0 F0c1 B0c1 F1c1 B1c1 F2c0 B0c0 F3c0 B1c0 F2c1 B2c1 F3c1 B3c1 B2c0 B3c0 ";
+    EXPECT_EQ(order, expected) << "stage " << r;
+  }
+  EXPECT_EQ(layer_passes.size(), 2u * 4 * 8);  // both ways, 4 micro-batches, 8 layers
+  for (const auto& [key, count] : layer_passes) EXPECT_EQ(count, 1) << key;
+  EXPECT_EQ(sends, receives);
+  // Per micro-batch, 3 boundaries between the 4 virtual stages, each way.
+  EXPECT_EQ(sends.size(), 4u * 3 * 2);
+  for (const auto& [key, count] : sends) EXPECT_EQ(count, 1);
+  // The last stage's chunk 0 hands its activations to the first stage (virtual stage 1 to 2),
+  // tagged 2·(micro-batch·pp·v + virtual stage sent from) = 2 for micro-batch 0.
+  EXPECT_EQ(sends.count({1, 0, 2}), 1u);
+}
+
 // Every collective of a rank waits for the rank's previous collective (with two streams: the
 // previous one of its kind, tensor- or data-parallel), so every group's members issue theirs in
 // one order; compute is one chain in the schedule's order.
@@ -378,6 +437,26 @@ TEST(LlmWorkload, BadConfigurationsNameTheFlagTheValueAndWhatIsValid) {
   c.comm_streams = 3;
   EXPECT_NE(problems(c).find("--comm-streams is '3'; expected a whole number from 1 to 2"),
             std::string::npos);
+  c = SmallGpt();
+  c.virtual_stages = 3;  // 4 layers per stage
+  c.micro_batches = 3;   // not a multiple of pp 2
+  const std::string interleaved = problems(c);
+  EXPECT_NE(interleaved.find("--virtual-stages is '3'; expected a divisor of the 4 layers per "
+                             "stage"),
+            std::string::npos)
+      << interleaved;
+  EXPECT_NE(interleaved.find("--micro-batches is '3'; expected a multiple of --pp (2)"),
+            std::string::npos)
+      << interleaved;
+  c = SmallGpt();
+  c.virtual_stages = 2;
+  c.micro_batches = 4;
+  c.schedule = PipelineSchedule::kGpipe;
+  EXPECT_NE(problems(c).find("--virtual-stages is '2'; expected 1 with --schedule gpipe"),
+            std::string::npos);
+  c.schedule = PipelineSchedule::kOneFOneB;
+  c.pp = 1;
+  EXPECT_NE(problems(c).find("--virtual-stages is '2'; expected 1 with --pp 1"), std::string::npos);
   c = SmallGpt();
   c.micro_batches = 1000000;
   c.layers = 400;

@@ -127,6 +127,124 @@ TEST(GeneratedLlm, PipelineStepIsWhatItsScheduleGives) {
   }
 }
 
+// Megatron-LM's interleaved 1F1B: with v model chunks per stage, virtual stage vs = j·pp + k
+// runs on stage k; a forward pass of vs waits for vs − 1's of that micro-batch, a backward pass
+// for vs + 1's. Each stage runs its passes in Megatron-LM's order (written out here from its
+// schedules.py: pass i is micro-batch (i / (pp·v))·pp + i mod pp on chunk (i mod (pp·v)) / pp,
+// reversed for backward; 2(pp − k − 1) + (v − 1)·pp warm-up passes, all when m = pp). The
+// simulated step is what that rule gives, and the bubble is 1/v of plain 1F1B's: the step is
+// (m + (pp − 1)/v)·(F + B) + the optimizer, F and B a stage's whole forward and backward.
+TEST(GeneratedLlm, InterleavedPipelineStepIsWhatItsScheduleGives) {
+  const int pp = 4;
+  for (int64_t v : {2, 4}) {
+    for (int64_t m : {4, 8}) {
+      SCOPED_TRACE("v " + std::to_string(v) + ", m " + std::to_string(m));
+      et::LlmConfig c;
+      c.layers = 16;
+      c.hidden = 2048;
+      c.heads = 16;
+      c.seq_length = 1024;
+      c.vocab = 256;  // an LM head of 1% of a stage
+      c.pp = pp;
+      c.virtual_stages = v;
+      c.micro_batches = m;
+      c.peak_tflops = 100;
+      ASSERT_TRUE(et::CheckLlmConfig(&c).ok());
+      const int64_t per_chunk = c.layers / (pp * v);
+      const int64_t virtual_stages = pp * v;
+      // Pass times of each virtual stage: its layers, and the LM head on the last.
+      std::vector<int64_t> fwd(virtual_stages), bwd(virtual_stages), opt(pp);
+      for (int k = 0; k < pp; ++k) {
+        const std::vector<Node> rank = et::BuildLlmRank(c, k);
+        opt[k] = DurationNs(rank, "optimizer_step");
+        for (int64_t j = 0; j < v; ++j) {
+          const int64_t vs = j * pp + k;
+          const std::string chunk = "_mb0_chunk" + std::to_string(j) + "_";
+          fwd[vs] = DurationNs(rank, "fwd" + chunk);
+          bwd[vs] = DurationNs(rank, "bwd" + chunk);
+          for (int64_t l = vs * per_chunk; l < (vs + 1) * per_chunk; ++l) {
+            fwd[vs] += DurationNs(rank, "fwd_mb0_layer" + std::to_string(l) + "_");
+            bwd[vs] += DurationNs(rank, "bwd_mb0_layer" + std::to_string(l) + "_");
+          }
+          ASSERT_GT(fwd[vs], 0);
+        }
+      }
+      std::vector<std::vector<int64_t>> fwd_end(virtual_stages, std::vector<int64_t>(m, -1));
+      std::vector<std::vector<int64_t>> bwd_end = fwd_end;
+      struct Pass {
+        bool forward;
+        int64_t vs, mb;
+      };
+      std::vector<std::vector<Pass>> order(pp);
+      const int64_t total = m * v;
+      for (int k = 0; k < pp; ++k) {
+        auto pass = [&](int64_t i, bool forward) {
+          const int64_t j = (i % (pp * v)) / pp;
+          return Pass{forward, (forward ? j : v - 1 - j) * pp + k, (i / (pp * v)) * pp + i % pp};
+        };
+        const int64_t warmup = m == pp ? total : std::min(2 * (pp - k - 1) + (v - 1) * pp, total);
+        for (int64_t i = 0; i < warmup; ++i) order[k].push_back(pass(i, true));
+        for (int64_t i = 0; i < total - warmup; ++i) {
+          order[k].push_back(pass(warmup + i, true));
+          order[k].push_back(pass(i, false));
+        }
+        for (int64_t i = total - warmup; i < total; ++i) order[k].push_back(pass(i, false));
+      }
+      std::vector<int64_t> free_at(pp, 0), next(pp, 0);
+      int hand_offs = 0;
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (int k = 0; k < pp; ++k) {
+          if (next[k] == static_cast<int64_t>(order[k].size())) continue;
+          const Pass p = order[k][next[k]];
+          int64_t ready = free_at[k];
+          if (p.forward && p.vs > 0) {
+            if (fwd_end[p.vs - 1][p.mb] < 0) continue;
+            ready = std::max(ready, fwd_end[p.vs - 1][p.mb]);
+            ++hand_offs;
+          }
+          if (!p.forward && p.vs < virtual_stages - 1) {
+            if (bwd_end[p.vs + 1][p.mb] < 0) continue;
+            ready = std::max(ready, bwd_end[p.vs + 1][p.mb]);
+            ++hand_offs;
+          }
+          free_at[k] = ready + (p.forward ? fwd[p.vs] : bwd[p.vs]);
+          (p.forward ? fwd_end : bwd_end)[p.vs][p.mb] = free_at[k];
+          ++next[k];
+          progress = true;
+        }
+      }
+      int64_t expected = 0;
+      for (int k = 0; k < pp; ++k) {
+        ASSERT_EQ(next[k], 2 * total) << "stage " << k << " cannot go on by the rule";
+        expected = std::max(expected, free_at[k] + opt[k]);
+      }
+      StatusOr<RunResult> r = RunSimulation(FreeNetworkCase("interleaved", c));
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const int64_t step = static_cast<int64_t>(r->end.Ns());
+      EXPECT_GE(step, expected);
+      EXPECT_LE(step, expected + 1000 * hand_offs) << "expected " << expected;
+      // A stage's whole forward and backward, without the LM head: the first stage's chunks.
+      int64_t stage_fwd = 0, stage_bwd = 0;
+      for (int64_t j = 0; j < v; ++j) {
+        stage_fwd += fwd[j * pp];
+        stage_bwd += bwd[j * pp];
+      }
+      const double ideal =
+          (static_cast<double>(m) + static_cast<double>(pp - 1) / static_cast<double>(v)) *
+              static_cast<double>(stage_fwd + stage_bwd) +
+          static_cast<double>(opt[0]);
+      EXPECT_NEAR(static_cast<double>(step) / ideal, 1.0, 0.01);
+      // Plain 1F1B on the same model is slower by the rest of its bubble.
+      c.virtual_stages = 1;
+      StatusOr<RunResult> plain = RunSimulation(FreeNetworkCase("plain", c));
+      ASSERT_TRUE(plain.ok()) << plain.status().message();
+      const double plain_ideal = static_cast<double>(m + pp - 1) * (stage_fwd + stage_bwd) + opt[0];
+      EXPECT_NEAR(static_cast<double>(plain->end.Ns()) / plain_ideal, 1.0, 0.01);
+    }
+  }
+}
+
 // Data, tensor and pipeline parallelism together, with every option: the step finishes on every
 // NPU (no collective waits for a member that took another path), every NPU's GPU compute is the
 // sum of its trace's compute times, and the same inputs give the same step.
@@ -136,13 +254,16 @@ TEST(GeneratedLlm, ThreeDimensionalParallelismRunsToTheEnd) {
     et::GradSync sync;
     bool recompute, zero;
     int streams;
+    int64_t virtual_stages = 1;
   };
   for (const Case& k :
        {Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, false, false, 1},
         Case{et::PipelineSchedule::kGpipe, et::GradSync::kEnd, true, true, 1},
         Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, true, true, 1},
         Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, false, true, 2},
-        Case{et::PipelineSchedule::kGpipe, et::GradSync::kPerLayer, true, false, 2}}) {
+        Case{et::PipelineSchedule::kGpipe, et::GradSync::kPerLayer, true, false, 2},
+        Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, true, true, 1, 2},
+        Case{et::PipelineSchedule::kOneFOneB, et::GradSync::kPerLayer, false, false, 2, 2}}) {
     et::LlmConfig c;
     c.layers = 4;
     c.hidden = 512;
@@ -154,7 +275,8 @@ TEST(GeneratedLlm, ThreeDimensionalParallelismRunsToTheEnd) {
     c.dp = 2;
     c.tp = 2;
     c.pp = 2;
-    c.micro_batches = 3;
+    c.micro_batches = k.virtual_stages > 1 ? 4 : 3;  // interleaving: a multiple of pp
+    c.virtual_stages = k.virtual_stages;
     c.schedule = k.schedule;
     c.grad_sync = k.sync;
     c.recompute = k.recompute;
