@@ -139,6 +139,18 @@ Schema<SystemConfig> MakeSystemSchema() {
           "and efficiency in place of the *-implementation lists, collective-launch-latency and "
           "protocol-efficiency.")
       .AstraSim("Not in ASTRA-sim.");
+  s.Integer("p2p-chunk-size", &C::p2p_chunk_size)
+      .Unit("bytes")
+      .Min(0)
+      .Max(int64_t{1} << 40)
+      .Help(
+          "Point-to-point sends (the trace's COMM_SEND nodes) move in pieces of this many bytes "
+          "sent back to back, as NCCL moves them in chunks (NCCL_P2P_NET_CHUNKSIZE, 128 KiB by "
+          "default; NCCL_P2P_NVL_CHUNKSIZE 512 KiB over NVLink): on the congestion-aware "
+          "backend a switch or relay forwards a piece while the next arrives, instead of "
+          "storing the whole message (with aware-forwarding: pipelined, the smaller of this and "
+          "packet-mtu). 0 = whole messages. Collectives are not affected.")
+      .AstraSim("Not an ASTRA-sim key; ASTRA-sim stores and forwards whole messages (0).");
   s.Integer("communication-slots", &C::communication_slots)
       .Min(1)
       .Max(1024)

@@ -41,6 +41,8 @@ struct SystemConfig {
   std::string nccl_model;
   // Collectives, sends and remote-memory accesses an NPU runs at once (1: ASTRA-sim's one slot).
   int communication_slots = 1;
+  // Bytes per piece of a point-to-point message (NCCL's p2p chunk); 0 = whole messages.
+  int64_t p2p_chunk_size = 0;
   bool trace_enabled = false;
   bool replay_only = false;
   bool track_local_mem = false;

@@ -275,6 +275,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
                                              "collective-launch-latency",
                                              "protocol-efficiency",
                                              "nccl-model",
+                                             "p2p-chunk-size",
                                              "communication-slots",
                                              "trace-enabled",
                                              "replay-only",

@@ -137,6 +137,17 @@ class Network {
   // Starts moving `size` bytes from `src` to `dst` at the current simulated time. Calls
   // `handler->OnDelivered(token)` when the message has fully arrived at `dst`. `src != dst`.
   virtual void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) = 0;
+  // The same message, which the sender cuts into pieces of `piece` bytes (> 0) sent back to back,
+  // as NCCL moves a point-to-point message in chunks (NCCL_P2P_NET_CHUNKSIZE): the
+  // analytical-aware backends store and forward each piece (or its packets when they pipeline
+  // smaller ones), in one record (forwarding.h), so that a relay forwards the first piece while
+  // the next arrives. The other backends move it as Send does (the packet backend already
+  // moves packets; the unaware one does not store messages at relays).
+  virtual void SendInPieces(int src, int dst, Bytes size, uint64_t piece, DeliveryHandler* handler,
+                            uint64_t token) {
+    (void)piece;
+    Send(src, dst, size, handler, token);
+  }
   // Traffic carried so far, per link (empty for backends that do not model links).
   virtual std::vector<LinkStats> Links() const { return {}; }
   // When the simulation ran out of events with messages undelivered: what holds them, in at

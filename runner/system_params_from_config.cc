@@ -83,6 +83,7 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.group_collectives = c.group_collectives == "hierarchical" ? GroupCollectives::kHierarchical
                                                               : GroupCollectives::kFlat;
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
+  p.p2p_chunk_bytes = static_cast<uint64_t>(c.p2p_chunk_size);
   p.preferred_dataset_splits = c.preferred_dataset_splits;
   if (c.endpoint_delay_ns.has_value()) {
     // Too large for int64 picoseconds: Time::FromNs saturates it, and the first hand-off

@@ -796,7 +796,7 @@ SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
     : sim_(sim),
       net_(net),
       params_(std::move(params)),
-      matcher_(sim, net),
+      matcher_(sim, net, params_.p2p_chunk_bytes),
       custom_(std::make_unique<CustomCollectives>(*this)) {
   if (params_.queues_per_dim.empty()) params_.queues_per_dim.assign(net.topology().dims.size(), 1);
   endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);

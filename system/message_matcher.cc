@@ -28,7 +28,11 @@ void MessageMatcher::FreeWaiter(uint32_t i) {
 void MessageMatcher::Send(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
   const uint32_t idx = in_flight_.Acquire();
   in_flight_[idx] = InFlight{key, on_sent, cookie};
-  net_.Send(key.src, key.dst, Bytes(key.size), this, idx);
+  if (p2p_piece_ != 0 && key.space == TagSpace::kNative) {
+    net_.SendInPieces(key.src, key.dst, Bytes(key.size), p2p_piece_, this, idx);
+  } else {
+    net_.Send(key.src, key.dst, Bytes(key.size), this, idx);
+  }
 }
 
 void MessageMatcher::OnDelivered(uint64_t token) {

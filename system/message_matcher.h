@@ -57,7 +57,10 @@ struct MessageKeyHash {
 
 class MessageMatcher : public DeliveryHandler, public EventTarget {
  public:
-  MessageMatcher(Simulation& sim, Network& net) : sim_(sim), net_(net) {}
+  // `p2p_piece`: > 0 moves the workload's point-to-point messages (TagSpace::kNative) in pieces
+  // of that many bytes (Network::SendInPieces; system key p2p-chunk-size); 0 whole.
+  MessageMatcher(Simulation& sim, Network& net, uint64_t p2p_piece = 0)
+      : sim_(sim), net_(net), p2p_piece_(p2p_piece) {}
 
   // Starts moving the message now. `on_sent` (may be null) is told at arrival.
   void Send(const MessageKey& key, MessageSink* on_sent, uint64_t cookie);
@@ -98,6 +101,7 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
 
   Simulation& sim_;
   Network& net_;
+  uint64_t p2p_piece_;
   FlatMap<MessageKey, Slot, MessageKeyHash> slots_;  // keys with waiters or arrivals only
   std::vector<Waiter> waiters_;
   uint32_t free_waiter_ = kNil;

@@ -92,6 +92,9 @@ struct SystemParams {
   std::vector<int> queues_per_dim;       // --num-queues-per-dim, one entry per network dim
   std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;  // per logical dimension
   bool rendezvous = false;                                      // --rendezvous-protocol
+  // p2p-chunk-size: the workload's sends move in pieces of this many bytes (NCCL's p2p chunks;
+  // Network::SendInPieces); 0 = whole messages, as ASTRA-sim.
+  uint64_t p2p_chunk_bytes = 0;
   bool model_shared_bus = false;  // hand-offs over a LogGP bus instead of endpoint-delay
   LogGpParams loggp;
   double comm_scale = 1.0;  // --comm-scale: multiplies collective and p2p sizes

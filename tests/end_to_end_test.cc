@@ -80,6 +80,47 @@ TEST(EndToEnd, MessagesContendForALinkOnlyWhenCongestionAware) {
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 49562);
 }
 
+// p2p-chunk-size: a send moves in pieces, as NCCL's p2p chunks, each stored and forwarded at the
+// switch. 2 NPUs on a Switch of 50 GiB/s and 500 ns per link (2 links), 1 MiB:
+//   whole (ASTRA-sim): 2 * (500 + 19531) = 40062 ns (whole ns per link, as ASTRA-sim);
+//   in 128 KiB pieces: 2 * 500 + 19531.25 + 2441.40625 (one piece's serialization) = 22972 ns.
+// The unaware backend stores nothing at the switch: 2 * 500 + 19531.25 = 20531 either way. An
+// all-reduce is not a send: the key leaves it alone.
+TEST(EndToEnd, SendsMoveInPiecesOfP2pChunkSize) {
+  const std::vector<std::vector<Node>> p2p = {{et::MakeSendNode(1, 1, 1 << 20, 7)},
+                                              {et::MakeRecvNode(1, 0, 1 << 20, 7)}};
+  const std::vector<std::vector<Node>> all_reduce = {
+      {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)},
+      {et::MakeCollNode(1, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)}};
+  std::string pieces = kRingTestSystem;
+  pieces.replace(pieces.rfind('}'), 1, ", \"p2p-chunk-size\": 131072 }");
+  struct Case {
+    Backend backend;
+    const char* system;
+    int64_t send_ns;
+  };
+  std::map<int, int64_t> all_reduce_ns;
+  int i = 0;
+  for (const Case& c : {Case{Backend::kAnalyticalAware, kRingTestSystem, 40062},
+                        Case{Backend::kAnalyticalAware, pieces.c_str(), 22972},
+                        Case{Backend::kAnalyticalUnaware, kRingTestSystem, 20531},
+                        Case{Backend::kAnalyticalUnaware, pieces.c_str(), 20531}}) {
+    SCOPED_TRACE(i);
+    RunOptions o = WriteTestCase("pieces" + std::to_string(i), p2p, c.system, "Switch");
+    o.backend = c.backend;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->npus[1].finish.WholeNs(), c.send_ns);
+    o = WriteTestCase("pieces_ar" + std::to_string(i), all_reduce, c.system, "Switch");
+    o.backend = c.backend;
+    r = RunSimulation(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    all_reduce_ns[i++] = r->end.WholeNs();
+  }
+  EXPECT_EQ(all_reduce_ns[0], all_reduce_ns[1]);
+  EXPECT_EQ(all_reduce_ns[2], all_reduce_ns[3]);
+}
+
 // --link-stats on the case above (aware): both messages cross link 0->1, NPU 3's also 3->0;
 // every link is busy for its messages' serialization, 1 MiB / 50 GiB/s = 19531.25 ns each,
 // truncated to whole ns per message as ASTRA-sim's congestion-aware links do (19531), and

@@ -1,5 +1,6 @@
 #include "network/analytical_aware/analytical_aware.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <type_traits>
@@ -202,12 +203,25 @@ std::optional<std::vector<int64_t>> AnalyticalAwareNetwork::RouteSignature(
 
 void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
                                   uint64_t token) {
+  Launch(src, dst, size.count(), pipeline_mtu_, handler, token);
+}
+
+void AnalyticalAwareNetwork::SendInPieces(int src, int dst, Bytes size, uint64_t piece,
+                                          DeliveryHandler* handler, uint64_t token) {
+  ORRERY_CHECK(piece > 0, "a message's pieces need at least one byte");
+  Launch(src, dst, size.count(), pipeline_mtu_ != 0 ? std::min(pipeline_mtu_, piece) : piece,
+         handler, token);
+}
+
+void AnalyticalAwareNetwork::Launch(int src, int dst, uint64_t size, uint64_t mtu,
+                                    DeliveryHandler* handler, uint64_t token) {
   CheckSendEndpoints(src, dst, num_npus_);
   const uint32_t id = chunks_.Acquire();
   Chunk& c = chunks_[id];
   c.handler = handler;
   c.token = token;
-  c.size = size.count();
+  c.size = size;
+  c.mtu = mtu;
   c.npu = src;
   c.dst = dst;
   c.switch_dim = -1;
@@ -235,14 +249,14 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   const uint64_t size = c.size;
   ++l.busy;
   l.bytes += size;
-  if (pipeline_mtu_ != 0) {
+  if (c.mtu != 0) {
     // The destination takes the chunk when its last byte is in; a relay forwards its head.
     const bool last_hop = c.next_switch_dim < 0 && c.next_npu == c.dst;
     const Bandwidth bw = l.slow == kNone ? p.bandwidth : slow_[l.slow].bandwidth;
     // Busy time is the whole link's: a lane's serialization / lanes (= bytes / bandwidth).
     l.busy_ps += StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
                                    (uint64_t{link} << 1) | kLinkFree, last_hop, &c.tail, size,
-                                   pipeline_mtu_, bw, p.latency)
+                                   c.mtu, bw, p.latency)
                      .ps() /
                  p.lanes;
     return;

@@ -48,6 +48,10 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   int num_npus() const override { return num_npus_; }
   const Topology& topology() const override { return topology_; }
   void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  // Each piece stored and forwarded, or pipelined in packets when the network pipelines
+  // smaller ones: a chunk whose packets are min(pipeline_mtu, piece) bytes.
+  void SendInPieces(int src, int dst, Bytes size, uint64_t piece, DeliveryHandler* handler,
+                    uint64_t token) override;
   // Every link built so far, in construction order (lazy FullyConnected links once used).
   // Dimension-ordered routing: dims_[d] before dims_[d + 1].
   std::vector<LinkStats> Links() const override;
@@ -106,7 +110,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     uint32_t next = kNone;
     int8_t switch_dim;  // >= 0 while the chunk sits in that dimension's switch
     int8_t next_switch_dim;
-    Time tail;  // pipelined: when the chunk's last byte is whole where it is (or will be)
+    Time tail;     // pipelined: when the chunk's last byte is whole where it is (or will be)
+    uint64_t mtu;  // 0: stored and forwarded whole; > 0: pipelined in packets of this size
   };
 
   struct Hop {
@@ -128,6 +133,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   static Hop Step(Self& self, int npu, int switch_dim, int dst);
   Hop NextHop(const Chunk& c) { return Step(*this, c.npu, c.switch_dim, c.dst); }
   uint32_t LazyFullyConnectedLink(int d, int from, int to);
+  // Send with packets of `mtu` bytes (0: store-and-forward of the whole message).
+  void Launch(int src, int dst, uint64_t size, uint64_t mtu, DeliveryHandler* handler,
+              uint64_t token);
   void Forward(uint32_t chunk);
   void Transmit(uint32_t link, uint32_t chunk);
   std::string DeviceName(int dim, int npu, bool is_switch) const;

@@ -310,6 +310,32 @@ TEST(AnalyticalAwarePipelined, SeveralHopsPayOnePacketPerExtraHop) {
   EXPECT_EQ(net.in_flight(), 0u);
 }
 
+// A message sent in pieces (Network::SendInPieces, NCCL's p2p chunks): each piece is stored and
+// forwarded, so a relay forwards a piece while the next arrives. 10000 B through a Switch of
+// 1 B/ns and 100 ns (2 links) in pieces of 1000 B: 2 * 100 + 10000 + 1000 = 11200 ns, where the
+// whole message stored and forwarded takes 2 * 10100 = 20200. With pipelined forwarding in
+// packets of 4096 B the smaller unit moves: pieces of 1000 B give 11200 again, pieces of 8192 B
+// the packets' 2 * 100 + 10000 + 4096 = 14296. A piece as large as the message is Send.
+TEST(AnalyticalAwarePieces, EachPieceIsStoredAndForwarded) {
+  for (uint64_t mtu : {uint64_t{0}, uint64_t{4096}}) {
+    SCOPED_TRACE(mtu);
+    Simulation sim;
+    AnalyticalAwareNetwork net(sim, OneDim(BlockType::kSwitch, 4), Pipelined(mtu));
+    Recorder r(sim);
+    net.SendInPieces(0, 1, Bytes(10000), 1000, &r, 1);
+    net.SendInPieces(1, 2, Bytes(10000), 8192, &r, 2);
+    net.SendInPieces(2, 3, Bytes(10000), 10000, &r, 3);
+    net.Send(3, 0, Bytes(10000), &r, 4);
+    sim.Run();
+    EXPECT_EQ(r.at[1], Time::FromNs(11200));
+    EXPECT_EQ(r.at[2], Time::FromNs(mtu == 0 ? 2 * 100 + 10000 + 8192 : 14296));
+    EXPECT_EQ(r.at[3], Time::FromNs(mtu == 0 ? 20200 : 14296));
+    EXPECT_EQ(r.at[4], r.at[3]);
+    EXPECT_EQ(LinksByName(net)["npu0->sw0"].busy, Time::FromNs(10000));
+    EXPECT_EQ(net.in_flight(), 0u);
+  }
+}
+
 // Links of different speeds (what the packet backend gives, packet by packet, in the comments).
 // dim 0 Ring of 4 at 1 B/ns, dim 1 Switch of 2 at 4 B/ns, 100 ns everywhere; 8192 B = 2 packets.
 // 0 -> 5: npu0->npu1 (slow), npu1->sw, sw->npu5 (fast). The fast links wait for the packets:

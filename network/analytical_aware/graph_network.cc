@@ -1,5 +1,6 @@
 #include "network/analytical_aware/graph_network.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <string>
@@ -59,12 +60,25 @@ std::optional<std::vector<int64_t>> GraphNetwork::RouteSignature(
 }
 
 void GraphNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
+  Launch(src, dst, size.count(), pipeline_mtu_, handler, token);
+}
+
+void GraphNetwork::SendInPieces(int src, int dst, Bytes size, uint64_t piece,
+                                DeliveryHandler* handler, uint64_t token) {
+  ORRERY_CHECK(piece > 0, "a message's pieces need at least one byte");
+  Launch(src, dst, size.count(), pipeline_mtu_ != 0 ? std::min(pipeline_mtu_, piece) : piece,
+         handler, token);
+}
+
+void GraphNetwork::Launch(int src, int dst, uint64_t size, uint64_t mtu, DeliveryHandler* handler,
+                          uint64_t token) {
   CheckSendEndpoints(src, dst, graph_->num_npus);
   const uint32_t id = chunks_.Acquire();
   Chunk& c = chunks_[id];
   c.handler = handler;
   c.token = token;
-  c.size = size.count();
+  c.size = size;
+  c.mtu = mtu;
   c.src = src;
   c.dst = dst;
   c.at = src;
@@ -89,11 +103,11 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
   const uint64_t size = c.size;
   l.busy = true;
   l.bytes += size;
-  if (pipeline_mtu_ != 0) {
+  if (c.mtu != 0) {
     l.busy_ps +=
         StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
                           (uint64_t{link} << 1) | kLinkFree, graph_->links[link].dst == c.dst,
-                          &c.tail, size, pipeline_mtu_, l.bandwidth, l.latency)
+                          &c.tail, size, c.mtu, l.bandwidth, l.latency)
             .ps();
     return;
   }

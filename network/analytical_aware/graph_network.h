@@ -38,6 +38,10 @@ class GraphNetwork final : public Network, private EventTarget {
   int num_npus() const override { return graph_->num_npus; }
   const Topology& topology() const override { return topology_; }
   void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  // Each piece stored and forwarded, or pipelined in packets when the network pipelines
+  // smaller ones: a chunk whose packets are min(pipeline_mtu, piece) bytes.
+  void SendInPieces(int src, int dst, Bytes size, uint64_t piece, DeliveryHandler* handler,
+                    uint64_t token) override;
   // Every link of the graph, in the graph's order, named "<from>-><to>" (a parallel link gets
   // "#2", "#3", ... appended).
   std::vector<LinkStats> Links() const override;
@@ -71,10 +75,14 @@ class GraphNetwork final : public Network, private EventTarget {
     int32_t at;     // the device the chunk is at (or leaving)
     uint32_t link;  // the link it is on or waiting for
     uint32_t next = kNone;
-    Time tail;  // pipelined: when the chunk's last byte is whole where it is (or will be)
+    Time tail;     // pipelined: when the chunk's last byte is whole where it is (or will be)
+    uint64_t mtu;  // 0: stored and forwarded whole; > 0: pipelined in packets of this size
   };
 
   void OnEvent(uint64_t arg) override;
+  // Send with packets of `mtu` bytes (0: store-and-forward of the whole message).
+  void Launch(int src, int dst, uint64_t size, uint64_t mtu, DeliveryHandler* handler,
+              uint64_t token);
   void Forward(uint32_t chunk);
   void Transmit(uint32_t link, uint32_t chunk);
 

@@ -254,6 +254,31 @@ TEST(Dgx, InsideANodeTrafficStaysOnTheNvSwitch) {
   EXPECT_EQ(r.at[2], Time::FromNs(2 * 1050));
 }
 
+// A send in pieces (NCCL's p2p chunks) on the DGX graph: gpu1 -> leaf0 -> gpu9, 1 B/ns and
+// 50 ns per link, 10000 B: whole, stored and forwarded at the leaf, 2 * 10050 = 20100 ns; in
+// pieces of 1000 B, 2 * 50 + 10000 + 1000 = 11100.
+TEST(Dgx, ASendInPiecesIsForwardedPieceByPiece) {
+  DgxSpec s;
+  s.gpus_per_node = 8;
+  s.nodes = 2;
+  s.nvswitch_bandwidth = kOneBytePerNs;
+  s.nvswitch_latency = Time::FromNs(100);
+  s.nic_bandwidth = kOneBytePerNs;
+  s.fabric_latency = Time::FromNs(50);
+  s.leaf_radix = 16;
+  s.spines = 2;
+  StatusOr<Topology> t = BuildDgx(s);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Simulation sim;
+  GraphNetwork net(sim, *t);
+  Recorder r(sim);
+  net.Send(0, 8, Bytes(10000), &r, 1);
+  net.SendInPieces(1, 9, Bytes(10000), 1000, &r, 2);
+  sim.Run();
+  EXPECT_EQ(r.at[1], Time::FromNs(20100));
+  EXPECT_EQ(r.at[2], Time::FromNs(11100));
+}
+
 TEST(Dgx, EcmpIsDeterministicAndSpreadsOverSpines) {
   DgxSpec s;
   s.gpus_per_node = 8;
