@@ -40,6 +40,55 @@ int64_t DurationNs(const std::vector<Node>& rank, const std::string& prefix) {
   return ns;
 }
 
+// A pass of a pipeline stage, run by hand: forward or backward, of virtual stage `vs` (the
+// stage itself without interleaving) on micro-batch `mb`.
+struct HandPass {
+  bool forward;
+  int64_t vs, mb;
+};
+
+// Runs each stage's passes in its order by the pipeline's rule: a forward pass once virtual
+// stage vs − 1 has run that micro-batch's forward, a backward pass once vs + 1 has run its
+// backward (`fwd`, `bwd`: each virtual stage's pass times, ns). Returns when each stage is done,
+// and counts the hand-offs waited for; fails the test if a stage cannot go on by the rule.
+std::vector<int64_t> RunByHand(const std::vector<std::vector<HandPass>>& order,
+                               const std::vector<int64_t>& fwd, const std::vector<int64_t>& bwd,
+                               int64_t micro_batches, int* hand_offs) {
+  const int stages = static_cast<int>(order.size());
+  const int64_t virtual_stages = static_cast<int64_t>(fwd.size());
+  std::vector<std::vector<int64_t>> fwd_end(virtual_stages,
+                                            std::vector<int64_t>(micro_batches, -1));
+  std::vector<std::vector<int64_t>> bwd_end = fwd_end;
+  std::vector<int64_t> free_at(stages, 0);
+  std::vector<size_t> next(stages, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int k = 0; k < stages; ++k) {
+      if (next[k] == order[k].size()) continue;
+      const HandPass p = order[k][next[k]];
+      int64_t ready = free_at[k];
+      if (p.forward && p.vs > 0) {
+        if (fwd_end[p.vs - 1][p.mb] < 0) continue;
+        ready = std::max(ready, fwd_end[p.vs - 1][p.mb]);
+        ++*hand_offs;
+      }
+      if (!p.forward && p.vs < virtual_stages - 1) {
+        if (bwd_end[p.vs + 1][p.mb] < 0) continue;
+        ready = std::max(ready, bwd_end[p.vs + 1][p.mb]);
+        ++*hand_offs;
+      }
+      free_at[k] = ready + (p.forward ? fwd[p.vs] : bwd[p.vs]);
+      (p.forward ? fwd_end : bwd_end)[p.vs][p.mb] = free_at[k];
+      ++next[k];
+      progress = true;
+    }
+  }
+  for (int k = 0; k < stages; ++k) {
+    EXPECT_EQ(next[k], order[k].size()) << "stage " << k << " cannot go on by the rule";
+  }
+  return free_at;
+}
+
 // With communication (almost) free, a pipeline's step is what its schedule gives: stage k runs
 // its passes in order, a forward pass once the stage before has run that micro-batch's forward, a
 // backward pass once the stage after has run its backward; then the optimizer. The expected step
@@ -72,48 +121,21 @@ TEST(GeneratedLlm, PipelineStepIsWhatItsScheduleGives) {
         ASSERT_EQ(DurationNs(rank, "fwd_") + DurationNs(rank, "bwd_"), m * (fwd[k] + bwd[k]));
       }
       // The schedule, run by its rule.
-      std::vector<std::vector<int64_t>> fwd_end(stages, std::vector<int64_t>(m, -1));
-      std::vector<std::vector<int64_t>> bwd_end = fwd_end;
-      std::vector<int64_t> free_at(stages, 0), next(stages, 0);
-      std::vector<std::vector<std::pair<bool, int64_t>>> order(stages);
+      std::vector<std::vector<HandPass>> order(stages);
       for (int k = 0; k < stages; ++k) {
         const int64_t warmup =
             schedule == et::PipelineSchedule::kGpipe ? m : std::min<int64_t>(stages - k - 1, m);
-        for (int64_t i = 0; i < warmup; ++i) order[k].push_back({true, i});
+        for (int64_t i = 0; i < warmup; ++i) order[k].push_back({true, k, i});
         for (int64_t i = 0; i < m - warmup; ++i) {
-          order[k].push_back({true, warmup + i});
-          order[k].push_back({false, i});
+          order[k].push_back({true, k, warmup + i});
+          order[k].push_back({false, k, i});
         }
-        for (int64_t i = m - warmup; i < m; ++i) order[k].push_back({false, i});
+        for (int64_t i = m - warmup; i < m; ++i) order[k].push_back({false, k, i});
       }
       int hand_offs = 0;
-      for (bool progress = true; progress;) {
-        progress = false;
-        for (int k = 0; k < stages; ++k) {
-          if (next[k] == static_cast<int64_t>(order[k].size())) continue;
-          const auto [forward, mb] = order[k][next[k]];
-          int64_t ready = free_at[k];
-          if (forward && k > 0) {
-            if (fwd_end[k - 1][mb] < 0) continue;
-            ready = std::max(ready, fwd_end[k - 1][mb]);
-            ++hand_offs;
-          }
-          if (!forward && k < stages - 1) {
-            if (bwd_end[k + 1][mb] < 0) continue;
-            ready = std::max(ready, bwd_end[k + 1][mb]);
-            ++hand_offs;
-          }
-          free_at[k] = ready + (forward ? fwd[k] : bwd[k]);
-          (forward ? fwd_end : bwd_end)[k][mb] = free_at[k];
-          ++next[k];
-          progress = true;
-        }
-      }
+      const std::vector<int64_t> free_at = RunByHand(order, fwd, bwd, m, &hand_offs);
       int64_t expected = 0;
-      for (int k = 0; k < stages; ++k) {
-        ASSERT_EQ(next[k], 2 * m);
-        expected = std::max(expected, free_at[k] + opt[k]);
-      }
+      for (int k = 0; k < stages; ++k) expected = std::max(expected, free_at[k] + opt[k]);
       StatusOr<RunResult> r = RunSimulation(FreeNetworkCase("pipeline", c));
       ASSERT_TRUE(r.ok()) << r.status().message();
       const int64_t step = static_cast<int64_t>(r->end.Ns());
@@ -169,18 +191,13 @@ TEST(GeneratedLlm, InterleavedPipelineStepIsWhatItsScheduleGives) {
           ASSERT_GT(fwd[vs], 0);
         }
       }
-      std::vector<std::vector<int64_t>> fwd_end(virtual_stages, std::vector<int64_t>(m, -1));
-      std::vector<std::vector<int64_t>> bwd_end = fwd_end;
-      struct Pass {
-        bool forward;
-        int64_t vs, mb;
-      };
-      std::vector<std::vector<Pass>> order(pp);
+      std::vector<std::vector<HandPass>> order(pp);
       const int64_t total = m * v;
       for (int k = 0; k < pp; ++k) {
         auto pass = [&](int64_t i, bool forward) {
           const int64_t j = (i % (pp * v)) / pp;
-          return Pass{forward, (forward ? j : v - 1 - j) * pp + k, (i / (pp * v)) * pp + i % pp};
+          return HandPass{forward, (forward ? j : v - 1 - j) * pp + k,
+                          (i / (pp * v)) * pp + i % pp};
         };
         const int64_t warmup = m == pp ? total : std::min(2 * (pp - k - 1) + (v - 1) * pp, total);
         for (int64_t i = 0; i < warmup; ++i) order[k].push_back(pass(i, true));
@@ -190,35 +207,10 @@ TEST(GeneratedLlm, InterleavedPipelineStepIsWhatItsScheduleGives) {
         }
         for (int64_t i = total - warmup; i < total; ++i) order[k].push_back(pass(i, false));
       }
-      std::vector<int64_t> free_at(pp, 0), next(pp, 0);
       int hand_offs = 0;
-      for (bool progress = true; progress;) {
-        progress = false;
-        for (int k = 0; k < pp; ++k) {
-          if (next[k] == static_cast<int64_t>(order[k].size())) continue;
-          const Pass p = order[k][next[k]];
-          int64_t ready = free_at[k];
-          if (p.forward && p.vs > 0) {
-            if (fwd_end[p.vs - 1][p.mb] < 0) continue;
-            ready = std::max(ready, fwd_end[p.vs - 1][p.mb]);
-            ++hand_offs;
-          }
-          if (!p.forward && p.vs < virtual_stages - 1) {
-            if (bwd_end[p.vs + 1][p.mb] < 0) continue;
-            ready = std::max(ready, bwd_end[p.vs + 1][p.mb]);
-            ++hand_offs;
-          }
-          free_at[k] = ready + (p.forward ? fwd[p.vs] : bwd[p.vs]);
-          (p.forward ? fwd_end : bwd_end)[p.vs][p.mb] = free_at[k];
-          ++next[k];
-          progress = true;
-        }
-      }
+      const std::vector<int64_t> free_at = RunByHand(order, fwd, bwd, m, &hand_offs);
       int64_t expected = 0;
-      for (int k = 0; k < pp; ++k) {
-        ASSERT_EQ(next[k], 2 * total) << "stage " << k << " cannot go on by the rule";
-        expected = std::max(expected, free_at[k] + opt[k]);
-      }
+      for (int k = 0; k < pp; ++k) expected = std::max(expected, free_at[k] + opt[k]);
       StatusOr<RunResult> r = RunSimulation(FreeNetworkCase("interleaved", c));
       ASSERT_TRUE(r.ok()) << r.status().message();
       const int64_t step = static_cast<int64_t>(r->end.Ns());

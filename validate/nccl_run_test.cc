@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -38,6 +39,46 @@ std::string WriteAllReduces(const std::string& name, const std::vector<uint64_t>
     }
     EXPECT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
   }
+  return prefix;
+}
+
+// A copy of shipped profile `profile` in temporary directory `name`, every line of its `file`
+// passed through `edit`; returns the directory.
+std::string CopyProfile(const std::string& profile, const std::string& name,
+                        const std::string& file,
+                        const std::function<std::string(const std::string&)>& edit) {
+  const std::string dir = Tmp(name);
+  EXPECT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  for (const char* f : {"system.yaml", "network.yaml", "nccl.yaml"}) {
+    std::ifstream in("configs/machines/" + profile + "/" + f);
+    std::ofstream out(dir + "/" + f);
+    std::string line;
+    while (std::getline(in, line)) out << (f == file ? edit(line) : line) << "\n";
+  }
+  return dir;
+}
+
+// 16 ranks, chained all-reduces of `sizes` on two communicator groups: ranks below `split` in
+// group "1", the rest in "2"; writes <prefix>.groups.json beside the rank files.
+std::string WriteTwoGroupAllReduces(const std::string& name, const std::vector<uint64_t>& sizes,
+                                    int split) {
+  const std::string prefix = Tmp(name);
+  for (int r = 0; r < 16; ++r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ChakraProtoMsg::Node n =
+          i == 0 ? et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i])
+                 : et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i], {i - 1});
+      et::SetStringAttr(&n, "pg_name", r < split ? "1" : "2");
+      nodes.push_back(n);
+    }
+    EXPECT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
+  }
+  std::string groups = "{\"1\": [";
+  for (int r = 0; r < 16; ++r) {
+    groups += (r == split ? "], \"2\": [" : (r > 0 ? ", " : "")) + std::to_string(r);
+  }
+  std::ofstream(prefix + ".groups.json") << groups << "]}";
   return prefix;
 }
 
@@ -180,22 +221,9 @@ TEST(NcclRun, ReduceScatterAndAllGatherAcrossNodesGoByRing) {
 // node at tree's constants: it won at 128 MiB before), and forcing tree on it is a clear error.
 // The whole machine, two nodes, still runs tree when forced.
 TEST(NcclRun, AGroupInsideOneNodeIsNeverRunAsTree) {
-  const std::string groups = Tmp("node_groups.json");
-  std::ofstream(groups)
-      << R"({"1": [0, 1, 2, 3, 4, 5, 6, 7], "2": [8, 9, 10, 11, 12, 13, 14, 15]})";
-  const std::string prefix = Tmp("node_grouped");
   const std::vector<uint64_t> sizes = {uint64_t{1} << 16, uint64_t{4} << 20, uint64_t{128} << 20};
-  for (int r = 0; r < 16; ++r) {
-    std::vector<ChakraProtoMsg::Node> nodes;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      ChakraProtoMsg::Node n =
-          i == 0 ? et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i])
-                 : et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i], {i - 1});
-      et::SetStringAttr(&n, "pg_name", r < 8 ? "1" : "2");
-      nodes.push_back(n);
-    }
-    ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
-  }
+  const std::string prefix = WriteTwoGroupAllReduces("node_grouped", sizes, 8);
+  const std::string groups = prefix + ".groups.json";
   RunOptions o;
   o.workload = prefix;
   o.system_config = "configs/machines/dgx-h100-ndr/system.yaml";
@@ -237,46 +265,17 @@ TEST(NcclRun, AGroupInsideOneNodeIsNeverRunAsTree) {
 // mode, both take ring at every size, and forcing another algorithm names why; the same node's
 // group under hierarchical still takes NVLS at 128 MiB.
 TEST(NcclRun, AGroupRunAsAFlatRingIsOfferedRingOnly) {
-  const std::string flat = Tmp("ndr_flat");
-  ASSERT_EQ(std::system(("mkdir -p " + flat).c_str()), 0);
-  for (const char* f : {"network.yaml", "nccl.yaml"}) {
-    std::ifstream in(std::string("configs/machines/dgx-h100-ndr/") + f);
-    std::ofstream(flat + "/" + f) << in.rdbuf();
-  }
-  {
-    std::ifstream in("configs/machines/dgx-h100-ndr/system.yaml");
-    std::ofstream out(flat + "/system.yaml");
-    std::string line;
-    int replaced = 0;
-    while (std::getline(in, line)) {
-      if (line == "group-collectives: hierarchical") {
-        line = "group-collectives: flat";
+  int replaced = 0;
+  const std::string flat =
+      CopyProfile("dgx-h100-ndr", "ndr_flat", "system.yaml", [&](const std::string& line) {
+        if (line != "group-collectives: hierarchical") return line;
         ++replaced;
-      }
-      out << line << "\n";
-    }
-    ASSERT_EQ(replaced, 1);
-  }
+        return std::string("group-collectives: flat");
+      });
+  ASSERT_EQ(replaced, 1);
   const std::vector<uint64_t> sizes = {uint64_t{1} << 16, uint64_t{4} << 20, uint64_t{128} << 20};
-  // Ranks below `split` are in group "1", the rest in group "2".
   auto workload = [&](const std::string& name, int split) {
-    const std::string prefix = Tmp(name);
-    for (int r = 0; r < 16; ++r) {
-      std::vector<ChakraProtoMsg::Node> nodes;
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        ChakraProtoMsg::Node n =
-            i == 0 ? et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i])
-                   : et::MakeCollNode(i, "ar", ChakraProtoMsg::ALL_REDUCE, sizes[i], {i - 1});
-        et::SetStringAttr(&n, "pg_name", r < split ? "1" : "2");
-        nodes.push_back(n);
-      }
-      EXPECT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
-    }
-    std::string groups = "{\"1\": [";
-    for (int r = 0; r < 16; ++r)
-      groups += (r == split ? "], \"2\": [" : (r > 0 ? ", " : "")) + std::to_string(r);
-    std::ofstream(prefix + ".groups.json") << groups << "]}";
-    return prefix;
+    return WriteTwoGroupAllReduces(name, sizes, split);
   };
   struct Case {
     std::string dir;
@@ -326,27 +325,15 @@ TEST(NcclRun, AGroupRunAsAFlatRingIsOfferedRingOnly) {
 // ends exactly 14 x 2.93 us later than on the same profile without it; a 7-step reduce-scatter
 // 7 x 2.93 us later.
 TEST(NcclRun, EveryRingStepInsideTheNodePaysTheProtocolsStepLatency) {
-  const std::string plain = Tmp("a100_no_steps");
-  ASSERT_EQ(std::system(("mkdir -p " + plain).c_str()), 0);
-  for (const char* f : {"system.yaml", "network.yaml"}) {
-    std::ifstream in(std::string("configs/machines/dgx-a100/") + f);
-    std::ofstream(plain + "/" + f) << in.rdbuf();
-  }
-  {
-    std::ifstream in("configs/machines/dgx-a100/nccl.yaml");
-    std::ofstream out(plain + "/nccl.yaml");
-    std::string line;
-    int dropped = 0;
-    while (std::getline(in, line)) {
-      const size_t at = line.find(", step-latency-us:");
-      if (at != std::string::npos) {
-        line = line.substr(0, at) + "}";
+  int dropped = 0;
+  const std::string plain =
+      CopyProfile("dgx-a100", "a100_no_steps", "nccl.yaml", [&](const std::string& line) {
+        const size_t at = line.find(", step-latency-us:");
+        if (at == std::string::npos) return line;
         ++dropped;
-      }
-      out << line << "\n";
-    }
-    ASSERT_EQ(dropped, 2);  // LL128's and Simple's
-  }
+        return line.substr(0, at) + "}";
+      });
+  ASSERT_EQ(dropped, 2);  // LL128's and Simple's
   const std::string workload = WriteAllReduces("steps", {256u << 20});
   auto run = [&](const std::string& dir) {
     RunOptions o;

@@ -209,8 +209,7 @@ void AnalyticalAwareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler*
 void AnalyticalAwareNetwork::SendInPieces(int src, int dst, Bytes size, uint64_t piece,
                                           DeliveryHandler* handler, uint64_t token) {
   ORRERY_CHECK(piece > 0, "a message's pieces need at least one byte");
-  Launch(src, dst, size.count(), pipeline_mtu_ != 0 ? std::min(pipeline_mtu_, piece) : piece,
-         handler, token);
+  Launch(src, dst, size.count(), PieceUnit(pipeline_mtu_, piece), handler, token);
 }
 
 void AnalyticalAwareNetwork::Launch(int src, int dst, uint64_t size, uint64_t mtu,

@@ -63,6 +63,12 @@ struct PipelinedHop {
   Time busy;          // time spent serializing (link statistics)
 };
 
+// The unit a message sent in pieces of `piece` bytes moves in (Network::SendInPieces): each piece
+// stored and forwarded, or the network's packets of `pipeline_mtu` (0: none) when smaller.
+inline uint64_t PieceUnit(uint64_t pipeline_mtu, uint64_t piece) {
+  return pipeline_mtu != 0 ? std::min(pipeline_mtu, piece) : piece;
+}
+
 // `start`: the link begins sending (the chunk's head is here and the link is free).
 // `tail_here`: when the chunk's last byte is whole at this device (at the source: `start`).
 inline PipelinedHop PipelineOverLink(Time start, Time tail_here, uint64_t size, uint64_t mtu,

@@ -227,7 +227,8 @@ TEST(Dgx, OversubscribedFatTreeSlowsCrossLeafTrafficByTheRatio) {
   // So the transfer (minus the fixed 3 hops) takes 100k, 200k, 400k ns: r times as long.
 }
 
-TEST(Dgx, InsideANodeTrafficStaysOnTheNvSwitch) {
+// Two nodes of 8 GPUs on one leaf: NVSwitch 1 B/ns and 100 ns, NICs 1 B/ns and 50 ns per link.
+DgxSpec TwoNodesOfEight() {
   DgxSpec s;
   s.gpus_per_node = 8;
   s.nodes = 2;
@@ -237,7 +238,11 @@ TEST(Dgx, InsideANodeTrafficStaysOnTheNvSwitch) {
   s.fabric_latency = Time::FromNs(50);
   s.leaf_radix = 16;
   s.spines = 2;
-  StatusOr<Topology> t = BuildDgx(s);
+  return s;
+}
+
+TEST(Dgx, InsideANodeTrafficStaysOnTheNvSwitch) {
+  StatusOr<Topology> t = BuildDgx(TwoNodesOfEight());
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->dims.size(), 2u);
   EXPECT_EQ(t->dims[0].npus, 8);
@@ -258,16 +263,7 @@ TEST(Dgx, InsideANodeTrafficStaysOnTheNvSwitch) {
 // 50 ns per link, 10000 B: whole, stored and forwarded at the leaf, 2 * 10050 = 20100 ns; in
 // pieces of 1000 B, 2 * 50 + 10000 + 1000 = 11100.
 TEST(Dgx, ASendInPiecesIsForwardedPieceByPiece) {
-  DgxSpec s;
-  s.gpus_per_node = 8;
-  s.nodes = 2;
-  s.nvswitch_bandwidth = kOneBytePerNs;
-  s.nvswitch_latency = Time::FromNs(100);
-  s.nic_bandwidth = kOneBytePerNs;
-  s.fabric_latency = Time::FromNs(50);
-  s.leaf_radix = 16;
-  s.spines = 2;
-  StatusOr<Topology> t = BuildDgx(s);
+  StatusOr<Topology> t = BuildDgx(TwoNodesOfEight());
   ASSERT_TRUE(t.ok()) << t.status().message();
   Simulation sim;
   GraphNetwork net(sim, *t);
