@@ -21,10 +21,12 @@ struct Preset {
   int64_t layers, hidden, heads, kv_heads, ffn_hidden;
   Mlp mlp;
   int64_t vocab, seq_length;
+  int64_t experts = 0, top_k = 0;
 };
 
 // Published shapes: GPT-3 (Brown et al., 2020, table 2.1; GPT-2's BPE vocabulary), Llama 2
-// (Touvron et al., 2023; the released models' config.json), Llama 3 (Meta, 2024; config.json).
+// (Touvron et al., 2023; the released models' config.json), Llama 3 (Meta, 2024; config.json),
+// Mixtral 8x7B (Jiang et al., 2024; config.json: 8 experts, 2 per token).
 constexpr Preset kPresets[] = {
     {"gpt3-13b", "GPT-3 13B", 40, 5120, 40, 40, 20480, Mlp::kGelu, 50257, 2048},
     {"gpt3-175b", "GPT-3 175B", 96, 12288, 96, 96, 49152, Mlp::kGelu, 50257, 2048},
@@ -32,6 +34,7 @@ constexpr Preset kPresets[] = {
     {"llama2-70b", "Llama 2 70B", 80, 8192, 64, 8, 28672, Mlp::kSwiglu, 32000, 4096},
     {"llama3-8b", "Llama 3 8B", 32, 4096, 32, 8, 14336, Mlp::kSwiglu, 128256, 8192},
     {"llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, Mlp::kSwiglu, 128256, 8192},
+    {"mixtral-8x7b", "Mixtral 8x7B", 32, 4096, 32, 8, 14336, Mlp::kSwiglu, 32000, 4096, 8, 2},
 };
 
 // Megatron-LM pads the vocabulary so every tensor-parallel shard is a multiple of 128 entries.
@@ -60,10 +63,21 @@ Work Gemm(int64_t m, int64_t k, int64_t n, int64_t e) {
   return {2 * m * k * n, (m * k + k * n + m * n) * e};
 }
 
-// One layer's forward work per tensor-parallel rank, per micro-batch.
+// One layer's forward work per tensor-parallel rank, per micro-batch. With experts, fc1 and fc2
+// are the rank's local experts' (a grouped product over the tokens routed to them, reading every
+// local expert's weights) and the router scores the rank's tokens.
 struct LayerWork {
-  Work qkv, attention, projection, fc1, fc2;
+  Work qkv, attention, projection, fc1, fc2, router;
 };
+
+// Tokens a rank holds outside the tensor-parallel products: the micro-batch's, or 1/tp of them
+// with sequence parallelism.
+int64_t LocalTokens(const LlmConfig& c) {
+  return c.micro_batch_size * c.seq_length / (c.sequence_parallel ? c.tp : 1);
+}
+int64_t ExpertFfn(const LlmConfig& c) {
+  return c.moe_ffn_hidden != 0 ? c.moe_ffn_hidden : c.ffn_hidden;
+}
 
 LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
   const int64_t tokens = c.micro_batch_size * c.seq_length;
@@ -76,9 +90,23 @@ LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
   w.attention.flops = 4 * c.micro_batch_size * c.seq_length * c.seq_length * c.hidden / c.tp;
   w.attention.bytes = tokens * (qkv_width + c.hidden / c.tp) * e;
   w.projection = Gemm(tokens, c.hidden / c.tp, c.hidden, e);
-  const int64_t up = (c.mlp == Mlp::kSwiglu ? 2 : 1) * c.ffn_hidden / c.tp;
-  w.fc1 = Gemm(tokens, c.hidden, up, e);
-  w.fc2 = Gemm(tokens, c.ffn_hidden / c.tp, c.hidden, e);
+  const int64_t gates = c.mlp == Mlp::kSwiglu ? 2 : 1;
+  if (c.experts == 0) {
+    w.fc1 = Gemm(tokens, c.hidden, gates * c.ffn_hidden / c.tp, e);
+    w.fc2 = Gemm(tokens, c.ffn_hidden / c.tp, c.hidden, e);
+    return w;
+  }
+  // An even share of the routed tokens per expert: the ep ranks of a group send each other
+  // top-k copies of their tokens, and the tensor-parallel ranks of an expert gather theirs, so
+  // each rank's experts take top-k times its micro-batch's tokens, their widths over tp.
+  const int64_t routed = tokens * c.moe_top_k;
+  const int64_t f = ExpertFfn(c);
+  const int64_t local = c.experts / c.ep;
+  w.fc1 = Gemm(routed, c.hidden, gates * f / c.tp, e);
+  w.fc1.bytes += (local - 1) * c.hidden * gates * f / c.tp * e;
+  w.fc2 = Gemm(routed, f / c.tp, c.hidden, e);
+  w.fc2.bytes += (local - 1) * f / c.tp * c.hidden * e;
+  w.router = Gemm(LocalTokens(c), c.hidden, c.experts, e);
   return w;
 }
 
@@ -86,13 +114,30 @@ Work HeadWorkOf(const LlmConfig& c, const LlmShape& s) {
   return Gemm(c.micro_batch_size * c.seq_length, c.hidden, s.padded_vocab / c.tp, c.element_bytes);
 }
 
-// The communicator groups: tensor-parallel group of (stage, replica) and data-parallel group of
-// (stage, tp rank), numbered from 1; only groups of two or more NPUs exist.
+// The communicator groups, numbered from 1 in this order: tensor-parallel group of (stage,
+// replica); data-parallel group of (stage, tp rank); with experts, the expert-parallel group of
+// (stage, tp rank, replica / ep): ep consecutive replicas, Megatron-Core's layout; and the
+// expert-data-parallel group of (stage, tp rank, replica mod ep): the dp / ep replicas holding the
+// same experts. Only groups of two or more NPUs exist.
+int64_t ExpertDp(const LlmConfig& c) { return c.dp / c.ep; }
+bool HasTpGroups(const LlmConfig& c) { return c.tp > 1; }
+bool HasDpGroups(const LlmConfig& c) { return c.dp > 1; }
+bool HasEpGroups(const LlmConfig& c) { return c.experts > 0 && c.ep > 1; }
+bool HasExpertDpGroups(const LlmConfig& c) { return c.experts > 0 && ExpertDp(c) > 1; }
 int64_t TpGroup(const LlmConfig& c, int64_t stage, int64_t replica) {
   return 1 + stage * c.dp + replica;
 }
 int64_t DpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank) {
-  return 1 + (c.tp > 1 ? c.pp * c.dp : 0) + stage * c.tp + tp_rank;
+  return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0) + stage * c.tp + tp_rank;
+}
+int64_t EpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank, int64_t replica) {
+  return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0) + (HasDpGroups(c) ? c.pp * c.tp : 0) +
+         (stage * c.tp + tp_rank) * ExpertDp(c) + replica / c.ep;
+}
+int64_t ExpertDpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank, int64_t replica) {
+  return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0) + (HasDpGroups(c) ? c.pp * c.tp : 0) +
+         (HasEpGroups(c) ? c.pp * c.tp * ExpertDp(c) : 0) + (stage * c.tp + tp_rank) * c.ep +
+         replica % c.ep;
 }
 
 struct Group {
@@ -110,14 +155,28 @@ std::vector<Group> GroupsOf(const LlmConfig& c) {
       }
     }
   }
-  if (c.dp > 1) {
+  // Data-parallel replicas of one (stage, tp rank): all (kind 0), ep consecutive ones (1), those
+  // of one residue mod ep (2).
+  for (int kind = 0; kind < 3; ++kind) {
+    if (!(kind == 0 ? HasDpGroups(c) : kind == 1 ? HasEpGroups(c) : HasExpertDpGroups(c))) {
+      continue;
+    }
+    const int64_t count = kind == 0 ? 1 : kind == 1 ? ExpertDp(c) : c.ep;
     for (int64_t stage = 0; stage < c.pp; ++stage) {
       for (int64_t t = 0; t < c.tp; ++t) {
-        Group g{DpGroup(c, stage, t), {}};
-        for (int64_t replica = 0; replica < c.dp; ++replica) {
-          g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+        for (int64_t i = 0; i < count; ++i) {
+          Group g{0, {}};
+          for (int64_t replica = 0; replica < c.dp; ++replica) {
+            const bool member =
+                kind == 0 || (kind == 1 ? replica / c.ep == i : replica % c.ep == i);
+            if (member) g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+          }
+          const int64_t first = g.ranks.front() / c.tp % c.dp;
+          g.id = kind == 0   ? DpGroup(c, stage, t)
+                 : kind == 1 ? EpGroup(c, stage, t, first)
+                             : ExpertDpGroup(c, stage, t, first);
+          groups.push_back(std::move(g));
         }
-        groups.push_back(std::move(g));
       }
     }
   }
@@ -261,42 +320,106 @@ class RankBuilder {
     return n;
   }
   // On the critical stream (tensor parallelism): the next compute waits for it.
-  void TpAllReduce(const std::string& name, int64_t bytes) {
+  void TpCollective(const std::string& name, ChakraProtoMsg::CollectiveCommType type,
+                    int64_t bytes) {
     if (c_.tp == 1) return;
-    Chained(MakeCollective(name, ChakraProtoMsg::ALL_REDUCE, bytes, TpGroup(c_, stage_, replica_),
+    Chained(MakeCollective(name, type, bytes, TpGroup(c_, stage_, replica_),
                            /*data_parallel=*/false));
   }
+  void TpAllReduce(const std::string& name, int64_t bytes) {
+    TpCollective(name + "_allreduce", ChakraProtoMsg::ALL_REDUCE, bytes);
+  }
+  // Where Megatron-LM all-reduces a row-parallel product's output (or, with sequence
+  // parallelism, reduce-scatters it over the sequence) and where a column-parallel product
+  // all-gathers its input over the sequence (nothing without sequence parallelism).
+  void TpReduce(const std::string& name) {
+    if (c_.sequence_parallel) {
+      TpCollective(name + "_reducescatter", ChakraProtoMsg::REDUCE_SCATTER, s_.activation_bytes);
+    } else {
+      TpAllReduce(name, s_.activation_bytes);
+    }
+  }
+  void TpGather(const std::string& name) {
+    if (c_.sequence_parallel) {
+      TpCollective(name + "_allgather", ChakraProtoMsg::ALL_GATHER, s_.activation_bytes / c_.tp);
+    }
+  }
+  // The experts' all-to-all among the expert-parallel group, on the critical stream.
+  void EpAllToAll(const std::string& name) {
+    if (c_.ep == 1) return;
+    Chained(MakeCollective(name, ChakraProtoMsg::ALL_TO_ALL, s_.dispatch_bytes,
+                           EpGroup(c_, stage_, tp_rank_, replica_), /*data_parallel=*/false));
+  }
+
+  // The backward pass of a column-parallel product (Megatron-LM's
+  // LinearWithGradAccumulationAndAsyncCommunication): the input gradient, then the weight
+  // gradient while the input gradient is all-reduced over the tensor-parallel ranks
+  // (reduce-scattered over the sequence with sequence parallelism, which first all-gathers the
+  // product's input again for the weight gradient, beside the input gradient). The next compute
+  // waits for both. Returns the weight gradient's node.
+  uint64_t ColumnParallelBackward(const std::string& name, Work w) {
+    uint64_t gather = kNone;
+    if (c_.sequence_parallel && c_.tp > 1) {
+      Node n = MakeCollective(name + "_input_allgather", ChakraProtoMsg::ALL_GATHER,
+                              s_.activation_bytes / c_.tp, TpGroup(c_, stage_, replica_),
+                              /*data_parallel=*/false);
+      if (last_ != kNone) AddDataDeps(&n, {last_});
+      for (uint64_t d : pending_) AddDataDeps(&n, {d});
+      gather = n.id();
+      nodes_.push_back(std::move(n));
+    }
+    const uint64_t input_grad = Compute(name + "_dgrad", w);
+    if (gather != kNone) pending_.push_back(gather);
+    const uint64_t weight_grad = Compute(name + "_wgrad", w);
+    if (c_.tp > 1) {
+      Node n = c_.sequence_parallel
+                   ? MakeCollective(name + "_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
+                                    s_.activation_bytes, TpGroup(c_, stage_, replica_), false)
+                   : MakeCollective(name + "_allreduce", ChakraProtoMsg::ALL_REDUCE,
+                                    s_.activation_bytes, TpGroup(c_, stage_, replica_), false);
+      AddDataDeps(&n, {input_grad});
+      pending_.push_back(n.id());
+      nodes_.push_back(std::move(n));
+    }
+    return weight_grad;
+  }
+
   // Off the critical stream (data parallelism): after `after`, waited for by the optimizer.
   void DpCollective(const std::string& name, ChakraProtoMsg::CollectiveCommType type, int64_t bytes,
-                    uint64_t after) {
-    Node n = MakeCollective(name, type, bytes, DpGroup(c_, stage_, tp_rank_),
-                            /*data_parallel=*/true);
+                    int64_t group, uint64_t after) {
+    Node n = MakeCollective(name, type, bytes, group, /*data_parallel=*/true);
     AddDataDeps(&n, {after});
     nodes_.push_back(std::move(n));
   }
 
-  // A bucket of gradients ready for data-parallel reduction.
-  void ReduceGradients(const std::string& what, int64_t params, uint64_t after) {
-    buckets_.push_back({what, params});
-    if (c_.dp == 1) return;
+  // A bucket of gradients ready for data-parallel reduction: over the data-parallel group, or
+  // for experts' weights the expert-data-parallel one.
+  void ReduceGradients(const std::string& what, int64_t params, uint64_t after,
+                       bool experts = false) {
+    const int64_t replicas = experts ? ExpertDp(c_) : c_.dp;
+    const int64_t group = experts
+                              ? (replicas > 1 ? ExpertDpGroup(c_, stage_, tp_rank_, replica_) : 0)
+                              : (replicas > 1 ? DpGroup(c_, stage_, tp_rank_) : 0);
+    buckets_.push_back({what, params, replicas, group});
+    if (replicas == 1) return;
     if (c_.distributed_optimizer) {
       DpCollective("grad_reduce_scatter_" + what, ChakraProtoMsg::REDUCE_SCATTER,
-                   params * c_.grad_bytes, after);
+                   params * c_.grad_bytes, group, after);
     } else {
       DpCollective("grad_allreduce_" + what, ChakraProtoMsg::ALL_REDUCE, params * c_.grad_bytes,
-                   after);
+                   group, after);
     }
   }
 
   void Send(const std::string& name, int64_t to_virtual_stage, int32_t tag) {
     Node n = MakeSendNode(next_id_++, static_cast<int32_t>(Peer(to_virtual_stage)),
-                          static_cast<uint64_t>(s_.activation_bytes), tag, {last_});
+                          static_cast<uint64_t>(s_.hand_off_bytes), tag, {last_});
     n.set_name(name);
     nodes_.push_back(std::move(n));
   }
   void Receive(const std::string& name, int64_t from_virtual_stage, int32_t tag) {
     Node n = MakeRecvNode(next_id_++, static_cast<int32_t>(Peer(from_virtual_stage)),
-                          static_cast<uint64_t>(s_.activation_bytes), tag);
+                          static_cast<uint64_t>(s_.hand_off_bytes), tag);
     n.set_name(name);
     pending_.push_back(n.id());
     nodes_.push_back(std::move(n));
@@ -304,20 +427,35 @@ class RankBuilder {
 
   void LayerForward(const std::string& pass, int64_t m, int64_t layer) {
     const std::string p = pass + "_mb" + std::to_string(m) + "_layer" + std::to_string(layer);
+    TpGather(p + "_attention");
     Compute(p + "_qkv", layer_.qkv);
     Compute(p + "_attention", layer_.attention);
     Compute(p + "_projection", layer_.projection);
-    TpAllReduce(p + "_attention_allreduce", s_.activation_bytes);
-    Compute(p + "_fc1", layer_.fc1);
-    Compute(p + "_fc2", layer_.fc2);
-    TpAllReduce(p + "_mlp_allreduce", s_.activation_bytes);
+    TpReduce(p + "_attention");
+    if (c_.experts == 0) {
+      TpGather(p + "_mlp");
+      Compute(p + "_fc1", layer_.fc1);
+      Compute(p + "_fc2", layer_.fc2);
+      TpReduce(p + "_mlp");
+      return;
+    }
+    // Megatron-Core's all-to-all token dispatcher: route, send each token to its experts' ranks,
+    // gather the expert's tokens over its tensor-parallel ranks, run the experts, and back.
+    Compute(p + "_router", layer_.router);
+    EpAllToAll(p + "_dispatch_alltoall");
+    TpCollective(p + "_experts_allgather", ChakraProtoMsg::ALL_GATHER, s_.dispatch_bytes);
+    Compute(p + "_experts_fc1", layer_.fc1);
+    Compute(p + "_experts_fc2", layer_.fc2);
+    TpCollective(p + "_experts_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
+                 s_.dispatch_bytes * c_.tp);
+    EpAllToAll(p + "_combine_alltoall");
   }
 
   void Forward(int64_t m, int64_t chunk) {
     const std::string p = PassName("fwd", m, chunk);
     const int64_t vs = VirtualStage(chunk);
     if (first_virtual_stage(vs)) {
-      TpAllReduce(p + "_embedding_allreduce", s_.activation_bytes);
+      TpReduce(p + "_embedding");
     } else {
       Receive(p + "_recv_activations", vs - 1, ForwardTag(c_, m, vs - 1));
     }
@@ -325,9 +463,10 @@ class RankBuilder {
       LayerForward("fwd", m, vs * s_.layers_per_chunk + l);
     }
     if (last_virtual_stage(vs)) {
+      TpGather(p + "_lm_head");
       Compute(p + "_lm_head", head_);
       for (int i = 0; i < kCrossEntropyAllReduces; ++i) {
-        TpAllReduce(p + "_cross_entropy_allreduce" + std::to_string(i),
+        TpAllReduce(p + "_cross_entropy" + std::to_string(i),
                     c_.micro_batch_size * c_.seq_length * kCrossEntropyBytesPerToken);
       }
     } else {
@@ -340,9 +479,8 @@ class RankBuilder {
     const int64_t vs = VirtualStage(chunk);
     const bool reduce = last_micro_batch(m) && c_.grad_sync == GradSync::kPerLayer;
     if (last_virtual_stage(vs)) {
-      // Input and weight gradients of each product: twice its forward work.
-      const uint64_t head = Compute(p + "_lm_head", head_, 2);
-      TpAllReduce(p + "_lm_head_allreduce", s_.activation_bytes);
+      // Input and weight gradients of each product: each as much work as its forward.
+      const uint64_t head = ColumnParallelBackward(p + "_lm_head", head_);
       if (reduce) ReduceGradients("lm_head", s_.head_params, head);
     } else {
       Receive(p + "_recv_gradients", vs + 1, BackwardTag(c_, m, vs));
@@ -351,50 +489,81 @@ class RankBuilder {
       const int64_t layer = vs * s_.layers_per_chunk + l;
       if (c_.recompute) LayerForward("recompute", m, layer);
       const std::string q = "bwd_mb" + std::to_string(m) + "_layer" + std::to_string(layer);
-      Compute(q + "_fc2", layer_.fc2, 2);
-      Compute(q + "_fc1", layer_.fc1, 2);
-      TpAllReduce(q + "_mlp_allreduce", s_.activation_bytes);
+      // Each product's backward: its input and weight gradients, twice its forward work; the
+      // collectives of the forward pass in reverse, each as its adjoint (an all-gather's is a
+      // reduce-scatter and the other way round, an all-to-all's an all-to-all).
+      uint64_t experts_done = kNone;
+      if (c_.experts == 0) {
+        TpGather(q + "_mlp");
+        Compute(q + "_fc2", layer_.fc2, 2);
+        ColumnParallelBackward(q + "_fc1", layer_.fc1);
+      } else {
+        EpAllToAll(q + "_combine_alltoall");
+        TpCollective(q + "_experts_allgather", ChakraProtoMsg::ALL_GATHER, s_.dispatch_bytes);
+        Compute(q + "_experts_fc2", layer_.fc2, 2);
+        experts_done = Compute(q + "_experts_fc1", layer_.fc1, 2);
+        TpCollective(q + "_experts_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
+                     s_.dispatch_bytes * c_.tp);
+        EpAllToAll(q + "_dispatch_alltoall");
+        Compute(q + "_router", layer_.router, 2);
+      }
+      TpGather(q + "_attention");
       Compute(q + "_projection", layer_.projection, 2);
       Compute(q + "_attention", layer_.attention, 2);
-      const uint64_t qkv = Compute(q + "_qkv", layer_.qkv, 2);
-      TpAllReduce(q + "_attention_allreduce", s_.activation_bytes);
-      if (reduce) ReduceGradients("layer" + std::to_string(layer), s_.layer_params, qkv);
+      const uint64_t qkv = ColumnParallelBackward(q + "_qkv", layer_.qkv);
+      if (reduce) {
+        ReduceGradients("layer" + std::to_string(layer), s_.layer_params, qkv);
+        if (c_.experts > 0) {
+          ReduceGradients("layer" + std::to_string(layer) + "_experts", s_.expert_params,
+                          experts_done, /*experts=*/true);
+        }
+      }
     }
     if (!first_virtual_stage(vs)) {
       Send(p + "_send_gradients", vs - 1, BackwardTag(c_, m, vs - 1));
-    } else if (reduce) {
-      ReduceGradients("embedding", s_.embedding_params, last_);
+    } else {
+      // The embedding's output was reduce-scattered over the sequence: its gradient is gathered.
+      TpGather(p + "_embedding");
+      if (reduce) ReduceGradients("embedding", s_.embedding_params, last_);
     }
   }
 
   void FinishStep() {
-    const int64_t params = s_.StageParams(stage_);
-    if (c_.grad_sync == GradSync::kEnd) ReduceGradients("all", params, last_);
-    const bool sharded = c_.distributed_optimizer && c_.dp > 1;
+    if (c_.grad_sync == GradSync::kEnd) {
+      ReduceGradients("all", s_.DenseStageParams(stage_), last_);
+      if (c_.experts > 0) ReduceGradients("experts", s_.ExpertStageParams(), last_, true);
+    }
     for (uint64_t last : {last_collective_, last_dp_collective_}) {
       if (last != kNone) pending_.push_back(last);
     }
-    const int64_t own = sharded ? CeilDiv(params, c_.dp) : params;
+    // With the distributed optimizer each replica updates its share of every bucket.
+    int64_t own = 0;
+    for (const Bucket& b : buckets_) {
+      own += c_.distributed_optimizer ? CeilDiv(b.params, b.replicas) : b.params;
+    }
     Compute("optimizer_step",
             {kAdamFlopsPerParam * own, own * (kAdamStateBytes + c_.grad_bytes + c_.element_bytes)});
-    if (!sharded) return;
+    if (!c_.distributed_optimizer) return;
     const uint64_t step = last_;
     for (const Bucket& b : buckets_) {
+      if (b.replicas == 1) continue;
       DpCollective("param_all_gather_" + b.what, ChakraProtoMsg::ALL_GATHER,
-                   CeilDiv(b.params, c_.dp) * c_.element_bytes, step);
+                   CeilDiv(b.params, b.replicas) * c_.element_bytes, b.group, step);
     }
   }
 
-  static constexpr uint64_t kNone = ~uint64_t{0};
   struct Bucket {
     std::string what;
     int64_t params;
+    int64_t replicas;  // the group it is reduced over: its size, and its id (0: none)
+    int64_t group;
   };
 
   const LlmConfig& c_;
   const LlmShape s_;
   const LayerWork layer_;
   const Work head_;
+  static constexpr uint64_t kNone = ~uint64_t{0};
   const int64_t rank_, tp_rank_, replica_, stage_;
   std::vector<Node> nodes_;
   uint64_t next_id_ = 0;
@@ -409,7 +578,7 @@ std::string Flag(const std::string& name) { return "--" + name; }
 
 }  // namespace
 
-int64_t LlmShape::StageParams(int64_t stage) const {
+int64_t LlmShape::DenseStageParams(int64_t stage) const {
   return layers_per_stage * layer_params + (stage == 0 ? embedding_params : 0) +
          (stage == last_stage ? head_params : 0);
 }
@@ -426,8 +595,9 @@ std::string LlmPresetList() {
     out << "  " << p.name << ": " << p.what << ", " << p.layers << " layers, hidden " << p.hidden
         << ", " << p.heads << " heads";
     if (p.kv_heads != p.heads) out << " (" << p.kv_heads << " key-value)";
-    out << ", ffn " << p.ffn_hidden << " (" << MlpName(p.mlp) << "), vocabulary " << p.vocab
-        << ", sequence " << p.seq_length << "\n";
+    out << ", ffn " << p.ffn_hidden << " (" << MlpName(p.mlp) << ")";
+    if (p.experts > 0) out << " × " << p.experts << " experts (" << p.top_k << " per token)";
+    out << ", vocabulary " << p.vocab << ", sequence " << p.seq_length << "\n";
   }
   return out.str();
 }
@@ -444,6 +614,8 @@ Status ApplyLlmPreset(const std::string& name, LlmConfig* config) {
     config->mlp = p.mlp;
     config->vocab = p.vocab;
     config->seq_length = p.seq_length;
+    config->experts = p.experts;
+    if (p.experts > 0) config->moe_top_k = p.top_k;
     return Status::Ok();
   }
   std::string valid;
@@ -488,6 +660,12 @@ Status CheckLlmConfig(LlmConfig* config) {
   if (c.global_batch_size != 0) {
     shape_ok &= in_range("global-batch-size", c.global_batch_size, 1, int64_t{1} << 40);
   }
+  shape_ok &= in_range("experts", c.experts, 0, 1 << 16);
+  shape_ok &= in_range("ep", c.ep, 1, kMaxDim);
+  if (c.moe_ffn_hidden != 0) {
+    shape_ok &= in_range("moe-ffn-hidden", c.moe_ffn_hidden, 1, int64_t{1} << 24);
+  }
+  if (c.experts > 0) shape_ok &= in_range("moe-top-k", c.moe_top_k, 1, c.experts);
   if (!(c.peak_tflops > 0 && std::isfinite(c.peak_tflops))) {
     s.Merge(Status::Invalid("generate-llm", "--peak-tflops", std::to_string(c.peak_tflops),
                             "a number > 0"));
@@ -527,6 +705,36 @@ Status CheckLlmConfig(LlmConfig* config) {
   }
   if (c.ffn_hidden % c.tp != 0) {
     bad("tp", c.tp, "a divisor of --ffn-hidden (" + std::to_string(c.ffn_hidden) + ")");
+  }
+  if (c.sequence_parallel && c.seq_length % c.tp != 0) {
+    bad("seq-length", c.seq_length,
+        "a multiple of --tp (" + std::to_string(c.tp) +
+            ") with --sequence-parallel: each tensor-parallel rank keeps as many tokens");
+  }
+  if (c.experts == 0) {
+    if (c.ep != 1) bad("ep", c.ep, "1 without --experts (expert parallelism spreads experts)");
+    if (c.moe_ffn_hidden != 0) bad("moe-ffn-hidden", c.moe_ffn_hidden, "0 without --experts");
+  } else {
+    if (c.experts % c.ep != 0) {
+      bad("ep", c.ep,
+          "a divisor of --experts (" + std::to_string(c.experts) +
+              "): every expert-parallel rank holds as many experts");
+    }
+    if (c.dp % c.ep != 0) {
+      bad("ep", c.ep,
+          "a divisor of --dp (" + std::to_string(c.dp) +
+              "): Megatron-Core spreads the experts over data-parallel replicas");
+    }
+    if (c.tp > 1 && !c.sequence_parallel) {
+      bad("tp", c.tp,
+          "1 with --experts unless --sequence-parallel is given (Megatron-Core's MoE with "
+          "tensor parallelism needs sequence parallelism)");
+    }
+    if (ExpertFfn(c) % c.tp != 0) {
+      bad("tp", c.tp,
+          "a divisor of the experts' width (" + std::to_string(ExpertFfn(c)) +
+              ", --moe-ffn-hidden or --ffn-hidden)");
+    }
   }
   if (c.layers % c.pp != 0) {
     bad("pp", c.pp,
@@ -589,6 +797,7 @@ Status CheckLlmConfig(LlmConfig* config) {
       4.0L * tokens *
       std::max({static_cast<long double>(c.seq_length) * c.hidden,
                 static_cast<long double>(c.hidden) * c.ffn_hidden * 2, c.hidden * padded,
+                static_cast<long double>(c.hidden) * ExpertFfn(c) * 2 * c.moe_top_k,
                 static_cast<long double>(c.hidden) * (c.heads + 2 * c.kv_heads) * c.hidden});
   if (biggest > 4e18L) {
     s.Merge(Status::Error(
@@ -601,8 +810,9 @@ Status CheckLlmConfig(LlmConfig* config) {
   }
   // The files' size: refuse what would fill a disk by mistake.
   const long double passes_per_layer = c.recompute ? 3 : 2;
-  const long double nodes_per_rank =
-      static_cast<long double>(c.micro_batches) * (c.layers / c.pp) * 8 * passes_per_layer;
+  const long double nodes_per_layer_pass = c.sequence_parallel || c.experts > 0 ? 14 : 8;
+  const long double nodes_per_rank = static_cast<long double>(c.micro_batches) * (c.layers / c.pp) *
+                                     nodes_per_layer_pass * passes_per_layer;
   if (nodes_per_rank > 5e7L) {
     s.Merge(Status::Error("generate-llm: about " +
                           std::to_string(static_cast<int64_t>(nodes_per_rank)) +
@@ -624,15 +834,22 @@ LlmShape ShapeOf(const LlmConfig& c) {
   s.head_dim = c.hidden / c.heads;
   const LayerWork w = LayerWorkOf(c, s);
   s.layer_forward_flops = static_cast<double>(w.qkv.flops) + w.attention.flops +
-                          w.projection.flops + w.fc1.flops + w.fc2.flops;
+                          w.projection.flops + w.fc1.flops + w.fc2.flops + w.router.flops;
   s.head_forward_flops = static_cast<double>(HeadWorkOf(c, s).flops);
-  // Weights only: biases and norms (under 0.1% of a layer) are left out.
+  // Weights only: biases, norms and routers (under 0.1% of a layer) are left out.
   const int64_t mlp_matrices = c.mlp == Mlp::kSwiglu ? 3 : 2;
-  s.layer_params = c.hidden * s.head_dim * (c.heads + 2 * c.kv_heads) / c.tp +
-                   c.hidden * c.hidden / c.tp + mlp_matrices * c.hidden * c.ffn_hidden / c.tp;
+  s.layer_params =
+      c.hidden * s.head_dim * (c.heads + 2 * c.kv_heads) / c.tp + c.hidden * c.hidden / c.tp;
+  if (c.experts == 0) {
+    s.layer_params += mlp_matrices * c.hidden * c.ffn_hidden / c.tp;
+  } else {
+    s.expert_params = c.experts / c.ep * mlp_matrices * c.hidden * ExpertFfn(c) / c.tp;
+  }
   s.embedding_params = s.padded_vocab / c.tp * c.hidden;
   s.head_params = s.padded_vocab / c.tp * c.hidden;
   s.activation_bytes = c.micro_batch_size * c.seq_length * c.hidden * c.element_bytes;
+  s.hand_off_bytes = c.sequence_parallel ? s.activation_bytes / c.tp : s.activation_bytes;
+  if (c.experts > 0) s.dispatch_bytes = LocalTokens(c) * c.moe_top_k * c.hidden * c.element_bytes;
   const double passes = 3.0;  // forward, and a backward pass of twice its work
   s.step_flops = static_cast<double>(c.dp) * c.tp * c.micro_batches *
                  (c.layers * s.layer_forward_flops * (passes + (c.recompute ? 1 : 0)) +

@@ -18,7 +18,9 @@
 // stages' activations and gradients as sends and receives in GPipe's or 1F1B's order, the
 // data-parallel gradient reduction (per layer as the last micro-batch's backward pass produces
 // it, or all at the end; all-reduce, or ZeRO-1's reduce-scatter and parameter all-gather), and
-// Adam's step. The equations, and what is left out, are in et_feeder/README.md.
+// Adam's step. Optionally sequence parallelism (reduce-scatters and all-gathers over the
+// sequence) and a mixture of experts (Megatron-Core's all-to-all token dispatcher over
+// expert-parallel replicas). The equations, and what is left out, are in et_feeder/README.md.
 #pragma once
 
 #include <cstdint>
@@ -46,11 +48,23 @@ struct LlmConfig {
   Mlp mlp = Mlp::kGelu;    // gelu: two matrices; swiglu: gate, up and down
   int64_t vocab = 50257;   // padded as Megatron-LM: to a multiple of 128·tp
   int64_t seq_length = 2048;
+  // Mixture of experts (Megatron-Core's MoE with the all-to-all token dispatcher): 0 is a dense
+  // MLP; otherwise every layer's MLP is `experts` experts of moe_ffn_hidden (0: ffn_hidden), each
+  // token routed to moe_top_k of them (an even share of tokens per expert), the experts spread
+  // over `ep` data-parallel replicas (expert parallelism: ep divides dp and the experts).
+  int64_t experts = 0;
+  int64_t moe_top_k = 2;
+  int64_t moe_ffn_hidden = 0;
+  int64_t ep = 1;
   // The step.
   int64_t micro_batch_size = 1;
   int64_t micro_batches = 0;  // per pipeline, per step; 0: global_batch_size, or 4·pp (1 if pp = 1)
   int64_t global_batch_size = 0;  // 0: micro_batches · micro_batch_size · dp
   int64_t dp = 1, tp = 1, pp = 1;
+  // Megatron-LM's --sequence-parallel: outside the tensor-parallel products each rank keeps 1/tp
+  // of the sequence, so each all-reduce becomes a reduce-scatter and the next product's input an
+  // all-gather, and a pipeline hand-off carries 1/tp of the activations.
+  bool sequence_parallel = false;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   // Model chunks per pipeline stage: more than 1 runs Megatron-LM's interleaved 1F1B, stage k
   // holding virtual stages k, pp + k, 2·pp + k, ... of layers / (pp · virtual_stages) layers each
@@ -76,7 +90,7 @@ struct LlmConfig {
 std::vector<std::string> LlmPresetNames();
 std::string LlmPresetList();  // "gpt3-175b (GPT-3 175B: 96 layers, ...)\n..."
 // Sets the model's shape (name, layers, hidden, heads, kv_heads, ffn_hidden, mlp, vocab,
-// seq_length) from a preset; an unknown name is an error listing them.
+// seq_length, experts, moe_top_k) from a preset; an unknown name is an error listing them.
 Status ApplyLlmPreset(const std::string& name, LlmConfig* config);
 
 // Fills the defaults (kv_heads, ffn_hidden, micro_batches / global_batch_size) and checks every
@@ -99,8 +113,18 @@ struct LlmShape {
   int64_t layer_params = 0;
   int64_t embedding_params = 0;
   int64_t head_params = 0;
-  int64_t activation_bytes = 0;  // one micro-batch's b·s·h activations, each pipeline hand-off
-  int64_t StageParams(int64_t stage) const;
+  // Parameters per rank of a layer's local experts (0 when dense): experts / ep of them, each
+  // sharded over the tensor-parallel ranks. layer_params is the rest of the layer.
+  int64_t expert_params = 0;
+  int64_t activation_bytes = 0;  // one micro-batch's b·s·h activations
+  int64_t hand_off_bytes = 0;    // a pipeline hand-off: activation_bytes, / tp with sequence
+                                 // parallelism
+  int64_t dispatch_bytes = 0;    // a rank's tokens routed to experts, each all-to-all's size
+  // Parameters per rank of a stage: reduced over the data-parallel group (dense) and over the
+  // expert-data-parallel group (dp / ep replicas: experts).
+  int64_t DenseStageParams(int64_t stage) const;
+  int64_t ExpertStageParams() const { return layers_per_stage * expert_params; }
+  int64_t StageParams(int64_t stage) const { return DenseStageParams(stage) + ExpertStageParams(); }
   // FLOPs of one whole step summed over every NPU (for checking against Megatron-LM's formula).
   double step_flops = 0;
 };

@@ -90,6 +90,14 @@ int GenerateLlmMain(int argc, char** argv) {
        "model chunks per pipeline stage (default 1); more runs Megatron-LM's interleaved 1F1B "
        "(--num-layers-per-virtual-pipeline-stage = layers / (pp × this)); micro-batches must be "
        "a multiple of pp"},
+      {"experts", &c.experts,
+       "mixture of experts: experts per layer (default 0, a dense MLP; Megatron-Core's MoE with "
+       "the all-to-all token dispatcher)"},
+      {"moe-top-k", &c.moe_top_k, "experts each token is routed to (default 2)"},
+      {"moe-ffn-hidden", &c.moe_ffn_hidden, "each expert's MLP width (default --ffn-hidden)"},
+      {"ep", &c.ep,
+       "expert-parallel ranks (default 1): the experts spread over ep data-parallel replicas, "
+       "which send each other their tokens (all-to-all); ep divides dp and --experts"},
       {"element-bytes", &c.element_bytes, "bytes per activation and parameter (default 2, bf16)"},
       {"grad-bytes", &c.grad_bytes,
        "bytes per gradient as reduced across replicas (default 4: Megatron-LM reduces bf16 "
@@ -116,6 +124,10 @@ int GenerateLlmMain(int argc, char** argv) {
       "1: every collective of an NPU in one chain, for any system config; 2: the data-parallel "
       "reduction on a stream of its own, beside the tensor-parallel all-reduces (run it with "
       "communication-slots: 2 or more in the system config)")(
+      "sequence-parallel",
+      "Megatron-LM's --sequence-parallel: outside the tensor-parallel products each rank keeps "
+      "1/tp of the sequence (reduce-scatters and all-gathers instead of all-reduces; pipeline "
+      "hand-offs of 1/tp); needed for --experts with --tp > 1")(
       "distributed-optimizer",
       "ZeRO-1 (Megatron-LM's --use-distributed-optimizer): reduce-scatter the gradients, each "
       "replica updates its shard, all-gather the parameters")(
@@ -191,6 +203,7 @@ int GenerateLlmMain(int argc, char** argv) {
     s.Merge(Status::Invalid("generate-llm", "--grad-sync", grad_sync, "layer or end"));
   }
   c.distributed_optimizer = vm.count("distributed-optimizer") > 0;
+  c.sequence_parallel = vm.count("sequence-parallel") > 0;
   if (streams == "1" || streams == "2") {
     c.comm_streams = streams == "1" ? 1 : 2;
   } else {
@@ -226,10 +239,16 @@ int GenerateLlmMain(int argc, char** argv) {
               static_cast<long long>(c.layers), static_cast<long long>(c.hidden),
               static_cast<long long>(c.heads));
   if (c.kv_heads != c.heads) std::printf(" (%lld key-value)", static_cast<long long>(c.kv_heads));
-  std::printf(", ffn %lld (%s), vocabulary %lld (padded %lld), sequence %lld\n",
-              static_cast<long long>(c.ffn_hidden), c.mlp == Mlp::kGelu ? "gelu" : "swiglu",
-              static_cast<long long>(c.vocab), static_cast<long long>(shape.padded_vocab),
-              static_cast<long long>(c.seq_length));
+  std::printf(", ffn %lld (%s)", static_cast<long long>(c.ffn_hidden),
+              c.mlp == Mlp::kGelu ? "gelu" : "swiglu");
+  if (c.experts > 0) {
+    std::printf(" → %lld experts of %lld, %lld per token, over ep %lld",
+                static_cast<long long>(c.experts),
+                static_cast<long long>(c.moe_ffn_hidden != 0 ? c.moe_ffn_hidden : c.ffn_hidden),
+                static_cast<long long>(c.moe_top_k), static_cast<long long>(c.ep));
+  }
+  std::printf(", vocabulary %lld (padded %lld), sequence %lld\n", static_cast<long long>(c.vocab),
+              static_cast<long long>(shape.padded_vocab), static_cast<long long>(c.seq_length));
   std::printf(
       "  %lld NPUs = dp %lld × tp %lld × pp %lld; %s, %lld micro-batches of %lld (global batch "
       "%lld)%s%s\n",
@@ -243,18 +262,30 @@ int GenerateLlmMain(int argc, char** argv) {
                  : std::string("1F1B"))
                 .c_str(),
       static_cast<long long>(c.micro_batches), static_cast<long long>(c.micro_batch_size),
-      static_cast<long long>(c.global_batch_size), c.recompute ? ", full recomputation" : "",
+      static_cast<long long>(c.global_batch_size),
+      (std::string(c.recompute ? ", full recomputation" : "") +
+       (c.sequence_parallel && c.tp > 1 ? ", sequence parallelism" : ""))
+          .c_str(),
       c.distributed_optimizer && c.dp > 1 ? ", distributed optimizer" : "");
   int64_t params = 0;
-  for (int64_t stage = 0; stage < c.pp; ++stage) params += shape.StageParams(stage);
+  // Every expert once: the ep ranks of an expert-parallel group hold them all.
+  for (int64_t stage = 0; stage < c.pp; ++stage) {
+    params += shape.DenseStageParams(stage) + shape.ExpertStageParams() * c.ep;
+  }
   params *= c.tp;
   std::printf("  weights %s(%s per NPU of stage 0)", Human(static_cast<double>(params)).c_str(),
               Human(static_cast<double>(shape.StageParams(0))).c_str());
   std::printf("; model FLOPs per step %sFLOP (%sFLOP per NPU)\n", Human(shape.step_flops).c_str(),
               Human(shape.step_flops / static_cast<double>(shape.npus)).c_str());
   std::printf("  per micro-batch: activations %s", Bytes(shape.activation_bytes).c_str());
-  if (c.tp > 1) std::printf(" (each tensor-parallel all-reduce)");
-  if (c.pp > 1) std::printf(", sent between stages");
+  if (c.tp > 1) {
+    std::printf(c.sequence_parallel ? " (each tensor-parallel reduce-scatter)"
+                                    : " (each tensor-parallel all-reduce)");
+  }
+  if (c.pp > 1) std::printf(", %s sent between stages", Bytes(shape.hand_off_bytes).c_str());
+  if (c.experts > 0 && c.ep > 1) {
+    std::printf(", %s per expert all-to-all", Bytes(shape.dispatch_bytes).c_str());
+  }
   std::printf("\n  wrote %s.0.et", output.c_str());
   if (shape.npus > 1)
     std::printf(" ... %s.%lld.et", output.c_str(), static_cast<long long>(shape.npus - 1));

@@ -268,7 +268,9 @@ TEST(LlmWorkload, InterleavedStagesHandOnAroundThePipeline) {
       const size_t layer = n.name().find("_layer");
       if (layer == std::string::npos) continue;
       const std::string key = n.name().substr(0, n.name().find('_', layer + 1));
-      if (n.name().find("_qkv") != std::string::npos) {
+      // One node per pass of a layer: its qkv product (backward: its input gradient's).
+      if (n.name().find("_qkv") != std::string::npos &&
+          n.name().find("_wgrad") == std::string::npos) {
         ++layer_passes[key];
         // The layer's stage: chunk j of stage k holds layers 2(2j + k) and 2(2j + k) + 1.
         const int64_t l = std::stoll(key.substr(layer + 6));
@@ -322,7 +324,9 @@ TEST(LlmWorkload, CollectivesAndComputeAreChainsInProgramOrder) {
       if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
         const int kind = streams == 2 && StartsWith(n.name(), "grad_") ? 1 : 0;
         data_parallel += StartsWith(n.name(), "grad_");
-        if (previous[kind] >= 0) EXPECT_TRUE(depends_on(previous[kind])) << n.name();
+        if (previous[kind] >= 0) {
+          EXPECT_TRUE(depends_on(previous[kind])) << n.name();
+        }
         previous[kind] = static_cast<int64_t>(n.id());
       }
       if (n.type() == ChakraProtoMsg::COMP_NODE) {
@@ -353,6 +357,150 @@ TEST(LlmWorkload, CollectivesAndComputeAreChainsInProgramOrder) {
       EXPECT_TRUE(waits) << p;
     }
   }
+}
+
+// Sequence parallelism (Korthikanti et al., 2022): per layer forward, an all-gather of the
+// rank's 1/tp of the sequence before each column-parallel product and a reduce-scatter after
+// each row-parallel one; backward, their adjoints, and each column-parallel product's input
+// gathered again for its weight gradient; the embedding's output reduce-scattered, the LM head's
+// input gathered; hand-offs of 1/tp of the activations.
+TEST(LlmWorkload, SequenceParallelismGathersAndScattersOverTheSequence) {
+  LlmConfig c = SmallGpt();
+  c.sequence_parallel = true;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  const LlmShape s = ShapeOf(c);
+  const int64_t act = 2 * 512 * 1024 * 2;
+  EXPECT_EQ(s.hand_off_bytes, act / 2);
+  const auto ranks = AllRanks(c);
+  for (int64_t r : {0, 5}) {
+    SCOPED_TRACE(r);
+    const bool first = r < 4;
+    std::map<int64_t, int> count;      // comm_type -> collectives of the tensor-parallel group
+    std::map<int64_t, int64_t> bytes;  // comm_type -> their comm_size
+    for (const Node& n : ranks[r]) {
+      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE ||
+          n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
+        EXPECT_EQ(IntAttr(n, "comm_size"), act / 2) << n.name();
+      }
+      if (n.type() != ChakraProtoMsg::COMM_COLL_NODE || StartsWith(n.name(), "grad_")) continue;
+      const int64_t type = IntAttr(n, "comm_type");
+      ++count[type];
+      bytes[type] += IntAttr(n, "comm_size");
+      if (type == ChakraProtoMsg::ALL_GATHER) EXPECT_EQ(IntAttr(n, "comm_size"), act / 2);
+      if (type == ChakraProtoMsg::REDUCE_SCATTER) EXPECT_EQ(IntAttr(n, "comm_size"), act);
+    }
+    // Per micro-batch (3): 4 layers of 2 all-gathers and 2 reduce-scatters forward, 4 all-gathers
+    // and 2 reduce-scatters backward; the embedding's reduce-scatter and its gradient's
+    // all-gather (first stage), or the LM head's input all-gathered forward and again backward,
+    // its input gradient reduce-scattered, and cross entropy's 3 all-reduces (last stage).
+    EXPECT_EQ(count[ChakraProtoMsg::ALL_GATHER], 3 * (4 * 6 + (first ? 1 : 2)));
+    EXPECT_EQ(count[ChakraProtoMsg::REDUCE_SCATTER], 3 * (4 * 4 + 1));
+    EXPECT_EQ(count[ChakraProtoMsg::ALL_REDUCE], first ? 0 : 3 * 3);
+  }
+}
+
+// A small mixture of experts: 4 experts, 2 per token, over ep 2 of dp 4 replicas, tp 2.
+LlmConfig SmallMoe() {
+  LlmConfig c = SmallGpt();
+  c.dp = 4;
+  c.pp = 1;
+  c.micro_batches = 2;
+  c.experts = 4;
+  c.moe_top_k = 2;
+  c.ep = 2;
+  c.sequence_parallel = true;
+  c.mlp = Mlp::kSwiglu;
+  c.ffn_hidden = 2048;
+  return c;
+}
+
+// Megatron-Core's all-to-all dispatcher: each layer's MLP routes the rank's tokens, sends top-k
+// copies of them to the experts' ranks of its expert-parallel group (ep consecutive replicas),
+// gathers an expert's tokens over its tensor-parallel ranks, runs the experts and sends the
+// results back (and the adjoints backward). Each rank's experts take top-k times its share of
+// the tokens; their weights are reduced over the dp / ep replicas that hold the same experts.
+TEST(LlmWorkload, MixtureOfExpertsSendsTokensToTheirExperts) {
+  LlmConfig c = SmallMoe();
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  const LlmShape s = ShapeOf(c);
+  const int64_t h = 1024, f = 2048, tokens = 2 * 512;
+  EXPECT_EQ(s.dispatch_bytes, tokens / 2 * 2 * h * 2);  // 1/tp of the tokens, top-2, bf16
+  EXPECT_EQ(s.expert_params, 4 / 2 * 3 * h * f / 2);    // 2 local experts, 3 matrices, over tp
+  EXPECT_EQ(LlmCommGroupsJson(c),
+            "{\n \"1\": [0, 1],\n \"2\": [2, 3],\n \"3\": [4, 5],\n \"4\": [6, 7],\n"
+            " \"5\": [0, 2, 4, 6],\n \"6\": [1, 3, 5, 7],\n"
+            " \"7\": [0, 2],\n \"8\": [4, 6],\n \"9\": [1, 3],\n \"10\": [5, 7],\n"
+            " \"11\": [0, 4],\n \"12\": [2, 6],\n \"13\": [1, 5],\n \"14\": [3, 7]\n}\n");
+  const auto ranks = AllRanks(c);
+  const std::vector<Node>& rank = ranks[3];  // replica 1, tp rank 1
+  int all_to_alls = 0;
+  int64_t expert_flops = 0, dense_reduced = 0, expert_reduced = 0;
+  for (const Node& n : rank) {
+    if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
+      const int64_t group = std::stoll(StringAttr(n, "pg_name"));
+      if (IntAttr(n, "comm_type") == ChakraProtoMsg::ALL_TO_ALL) {
+        ++all_to_alls;
+        EXPECT_EQ(group, 9) << n.name();
+        EXPECT_EQ(IntAttr(n, "comm_size"), s.dispatch_bytes);
+      }
+      if (StartsWith(n.name(), "grad_allreduce_experts")) {
+        EXPECT_EQ(group, 14);
+        expert_reduced += IntAttr(n, "comm_size");
+      } else if (StartsWith(n.name(), "grad_")) {
+        EXPECT_EQ(group, 6);
+        dense_reduced += IntAttr(n, "comm_size");
+      }
+      if (n.name().find("_experts_allgather") != std::string::npos) {
+        EXPECT_EQ(group, 2);
+        EXPECT_EQ(IntAttr(n, "comm_size"), s.dispatch_bytes);
+      }
+    }
+    if (n.type() == ChakraProtoMsg::COMP_NODE &&
+        n.name().find("_experts_fc") != std::string::npos && StartsWith(n.name(), "fwd_")) {
+      expert_flops += IntAttr(n, "num_ops");
+    }
+  }
+  // Per micro-batch (2) and layer (8): dispatch and combine, forward and backward.
+  EXPECT_EQ(all_to_alls, 2 * 8 * 4);
+  // Forward, per micro-batch and layer: top-2 of the micro-batch's tokens through a SwiGLU MLP
+  // of width f over tp 2: 2 · tokens · 3 · 2·h·f / 2.
+  EXPECT_EQ(expert_flops, 2 * 8 * (2 * tokens * 3 * 2 * h * f / 2));
+  EXPECT_EQ(dense_reduced, s.DenseStageParams(0) * c.grad_bytes);
+  EXPECT_EQ(expert_reduced, s.ExpertStageParams() * c.grad_bytes);
+  // Every expert's weights, once, in an expert-parallel group's 2 replicas × 2 tp ranks.
+  EXPECT_EQ(s.ExpertStageParams() * c.ep * c.tp, 8 * 4 * 3 * h * f);
+}
+
+// Mixtral 8x7B's released model has 46,702,792,704 parameters: its weights, plus the routers
+// (32 layers × 4096 × 8) and norms (65 × 4096), which Orrery leaves out.
+TEST(LlmWorkload, MixtralParametersAndFlops) {
+  LlmConfig c;
+  ASSERT_TRUE(ApplyLlmPreset("mixtral-8x7b", &c).ok());
+  c.dp = 8;
+  c.ep = 8;
+  c.tp = 2;
+  c.sequence_parallel = true;
+  c.pp = 2;
+  c.seq_length = 1024;
+  c.micro_batches = 2;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok());
+  EXPECT_EQ(c.experts, 8);
+  EXPECT_EQ(c.moe_top_k, 2);
+  const LlmShape s = ShapeOf(c);
+  ASSERT_EQ(s.padded_vocab, 32000);
+  int64_t weights = 0;
+  for (int64_t stage = 0; stage < c.pp; ++stage) {
+    weights += (s.DenseStageParams(stage) + s.ExpertStageParams() * c.ep) * c.tp;
+  }
+  EXPECT_EQ(weights, int64_t{46702792704} - 32 * 4096 * 8 - 65 * 4096);
+  // Per token and layer, forward: attention as Llama's, the router's 2·h·8 and two experts'
+  // SwiGLU MLPs.
+  const double h = 4096, d = 128, kv = 8, f = 14336, tokens = 1024;
+  EXPECT_DOUBLE_EQ(s.layer_forward_flops, tokens *
+                                              (2 * h * (h + 2 * kv * d) + 2 * h * h + 4 * 1024 * h +
+                                               2 * h * 8 + 2 * 3 * 2 * h * f) /
+                                              2);
+  EXPECT_DOUBLE_EQ(ModelFlops(AllRanks(c)), s.step_flops);
 }
 
 TEST(LlmWorkload, CommGroupsJson) {
@@ -457,6 +605,29 @@ TEST(LlmWorkload, BadConfigurationsNameTheFlagTheValueAndWhatIsValid) {
   c.schedule = PipelineSchedule::kOneFOneB;
   c.pp = 1;
   EXPECT_NE(problems(c).find("--virtual-stages is '2'; expected 1 with --pp 1"), std::string::npos);
+  c = SmallMoe();
+  c.ep = 3;                     // divides neither 4 experts nor dp 4
+  c.sequence_parallel = false;  // needed with tp 2
+  const std::string moe = problems(c);
+  EXPECT_NE(moe.find("--ep is '3'; expected a divisor of --experts (4)"), std::string::npos) << moe;
+  EXPECT_NE(moe.find("--ep is '3'; expected a divisor of --dp (4)"), std::string::npos) << moe;
+  EXPECT_NE(moe.find("--tp is '2'; expected 1 with --experts unless --sequence-parallel"),
+            std::string::npos)
+      << moe;
+  c = SmallMoe();
+  c.moe_top_k = 5;  // more than the experts
+  EXPECT_NE(problems(c).find("--moe-top-k is '5'; expected a whole number from 1 to 4"),
+            std::string::npos);
+  c = SmallGpt();
+  c.ep = 2;
+  c.sequence_parallel = true;
+  c.seq_length = 511;
+  const std::string dense = problems(c);
+  EXPECT_NE(dense.find("--ep is '2'; expected 1 without --experts"), std::string::npos) << dense;
+  EXPECT_NE(dense.find("--seq-length is '511'; expected a multiple of --tp (2) with "
+                       "--sequence-parallel"),
+            std::string::npos)
+      << dense;
   c = SmallGpt();
   c.micro_batches = 1000000;
   c.layers = 400;
