@@ -238,6 +238,74 @@ TEST(GeneratedLlm, InterleavedPipelineStepIsWhatItsScheduleGives) {
   }
 }
 
+// A column-parallel product's backward (Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication): the input gradient's all-reduce runs beside
+// the weight gradient, and the next node waits for both. One layer on 2 tensor-parallel NPUs, so
+// every node waits for the one before: the step is every compute node's time, plus every
+// forward all-reduce's, plus for each of the 3 column-parallel backward passes (qkv, fc1, the LM
+// head) what its all-reduce takes beyond its weight gradient. Each all-reduce's time is measured
+// alone on the same network.
+TEST(GeneratedLlm, InputGradientAllReduceRunsBesideTheWeightGradient) {
+  et::LlmConfig c;
+  c.layers = 1;
+  c.hidden = 1024;
+  c.heads = 8;
+  c.seq_length = 1024;
+  c.vocab = 256;  // the LM head's weight gradient (27 µs) is shorter than its all-reduce
+  c.tp = 2;
+  c.micro_batches = 1;
+  c.peak_tflops = 10;
+  ASSERT_TRUE(et::CheckLlmConfig(&c).ok());
+  const et::LlmShape shape = et::ShapeOf(c);
+  auto alone = [](const std::string& name, int64_t bytes) {
+    const Node ar = et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, bytes);
+    StatusOr<RunResult> r =
+        RunSimulation(WriteTestCase(name, {{ar}, {ar}}, kRingTestSystem, "Switch"));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r->end.ps() : 0;
+  };
+  const int64_t activations = alone("ar_activations", shape.activation_bytes);
+  const int64_t cross_entropy = alone("ar_cross_entropy", 1024 * 4);
+  ASSERT_GT(activations, 0);
+  const std::vector<Node> rank = et::BuildLlmRank(c, 0);
+  int64_t expected = 0, sequential = 0, forward_all_reduces = 0, hidden = 0, exposed = 0;
+  for (const Node& n : rank) {
+    if (n.type() == ChakraProtoMsg::COMP_NODE) {
+      const int64_t ps = std::max<int64_t>(n.duration_micros() * 1000000, 1000);
+      expected += ps;
+      sequential += ps;
+      if (n.name().size() > 6 && n.name().compare(n.name().size() - 6, 6, "_wgrad") == 0) {
+        expected += std::max<int64_t>(activations - ps, 0);
+        sequential += activations;
+        ++(activations > ps ? exposed : hidden);
+      }
+    }
+    if (n.type() == ChakraProtoMsg::COMM_COLL_NODE && n.name().rfind("fwd_", 0) == 0) {
+      ++forward_all_reduces;
+      const int64_t ar =
+          n.name().find("cross_entropy") != std::string::npos ? cross_entropy : activations;
+      expected += ar;
+      sequential += ar;
+    }
+  }
+  EXPECT_EQ(forward_all_reduces, 1 + 2 + 3);  // the embedding's, the layer's, cross entropy's
+  // qkv's and fc1's weight gradients outlast their all-reduces; the LM head's does not.
+  EXPECT_EQ(hidden, 2);
+  EXPECT_EQ(exposed, 1);
+  std::ofstream(TestTmp("overlap") + ".net.yml")
+      << "topology: [ Switch ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  ASSERT_TRUE(et::WriteLlmWorkload(c, TestTmp("overlap")).ok());
+  std::ofstream(TestTmp("overlap") + ".system.json") << kRingTestSystem;
+  RunOptions o;
+  o.workload = TestTmp("overlap");
+  o.system_config = TestTmp("overlap") + ".system.json";
+  o.network_config = TestTmp("overlap") + ".net.yml";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->end.ps(), expected);
+  EXPECT_LT(expected, sequential);  // the three all-reduces after their weight gradients
+}
+
 // Data, tensor and pipeline parallelism together, with every option: the step finishes on every
 // NPU (no collective waits for a member that took another path), every NPU's GPU compute is the
 // sum of its trace's compute times, and the same inputs give the same step.
