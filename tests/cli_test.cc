@@ -957,6 +957,42 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       << models.out;
 }
 
+// orrery generate-llm with a mixture of experts: Mixtral's shape (2 layers) with its experts
+// over ep 4 replicas inside a node of dgx-h100-ndr, tensor parallelism with sequence
+// parallelism, the pipeline across the nodes; the all-to-alls run on the expert-parallel group.
+TEST(Cli, GenerateLlmMixtureOfExpertsRuns) {
+  const std::string prefix = Tmp("moe");
+  const Outcome gen = Orrery(
+      "generate-llm --model mixtral-8x7b --layers 2 --dp 4 --ep 4 --tp 2 --sequence-parallel "
+      "--pp 2 --micro-batches 2 --seq-length 1024 --output " +
+      prefix);
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_NE(gen.out.find("ffn 14336 (swiglu) → 8 experts of 14336, 2 per token, over ep 4"),
+            std::string::npos)
+      << gen.out;
+  // 512 tokens per rank (1024 over tp 2), 2 copies of each, 4096 × 2 bytes.
+  EXPECT_NE(gen.out.find("8.00 MiB per expert all-to-all"), std::string::npos) << gen.out;
+  const Outcome run = Orrery("--workload-configuration=" + prefix +
+                             " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
+                             "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("summary: 16 NPUs, step time"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("all-to-all 8388608 B on 4 NPUs"), std::string::npos) << run.out;
+  const Outcome bad =
+      Orrery("generate-llm --model mixtral-8x7b --dp 4 --ep 3 --tp 2 --output " + prefix);
+  EXPECT_EQ(bad.exit_code, 1);
+  for (const char* m : {"--ep is '3'; expected a divisor of --experts (8)",
+                        "--ep is '3'; expected a divisor of --dp (4)",
+                        "--tp is '2'; expected 1 with --experts unless --sequence-parallel"}) {
+    EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
+  }
+  const Outcome models = Orrery("generate-llm --list-models");
+  EXPECT_NE(models.out.find("mixtral-8x7b: Mixtral 8x7B, 32 layers, hidden 4096, 32 heads (8 "
+                            "key-value), ffn 14336 (swiglu) × 8 experts (2 per token)"),
+            std::string::npos)
+      << models.out;
+}
+
 TEST(Cli, TextWorkloadsConvertAndRun) {
   const std::string configs =
       " --system-configuration=examples/dp_step/system.json "
