@@ -124,20 +124,25 @@ bool HasTpGroups(const LlmConfig& c) { return c.tp > 1; }
 bool HasDpGroups(const LlmConfig& c) { return c.dp > 1; }
 bool HasEpGroups(const LlmConfig& c) { return c.experts > 0 && c.ep > 1; }
 bool HasExpertDpGroups(const LlmConfig& c) { return c.experts > 0 && ExpertDp(c) > 1; }
+// The first id of each kind: after every group of the kinds before it.
+int64_t FirstDpGroup(const LlmConfig& c) { return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0); }
+int64_t FirstEpGroup(const LlmConfig& c) {
+  return FirstDpGroup(c) + (HasDpGroups(c) ? c.pp * c.tp : 0);
+}
+int64_t FirstExpertDpGroup(const LlmConfig& c) {
+  return FirstEpGroup(c) + (HasEpGroups(c) ? c.pp * c.tp * ExpertDp(c) : 0);
+}
 int64_t TpGroup(const LlmConfig& c, int64_t stage, int64_t replica) {
   return 1 + stage * c.dp + replica;
 }
 int64_t DpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank) {
-  return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0) + stage * c.tp + tp_rank;
+  return FirstDpGroup(c) + stage * c.tp + tp_rank;
 }
 int64_t EpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank, int64_t replica) {
-  return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0) + (HasDpGroups(c) ? c.pp * c.tp : 0) +
-         (stage * c.tp + tp_rank) * ExpertDp(c) + replica / c.ep;
+  return FirstEpGroup(c) + (stage * c.tp + tp_rank) * ExpertDp(c) + replica / c.ep;
 }
 int64_t ExpertDpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank, int64_t replica) {
-  return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0) + (HasDpGroups(c) ? c.pp * c.tp : 0) +
-         (HasEpGroups(c) ? c.pp * c.tp * ExpertDp(c) : 0) + (stage * c.tp + tp_rank) * c.ep +
-         replica % c.ep;
+  return FirstExpertDpGroup(c) + (stage * c.tp + tp_rank) * c.ep + replica % c.ep;
 }
 
 struct Group {
@@ -155,30 +160,36 @@ std::vector<Group> GroupsOf(const LlmConfig& c) {
       }
     }
   }
-  // Data-parallel replicas of one (stage, tp rank): all (kind 0), ep consecutive ones (1), those
-  // of one residue mod ep (2).
-  for (int kind = 0; kind < 3; ++kind) {
-    if (!(kind == 0 ? HasDpGroups(c) : kind == 1 ? HasEpGroups(c) : HasExpertDpGroups(c))) {
-      continue;
-    }
-    const int64_t count = kind == 0 ? 1 : kind == 1 ? ExpertDp(c) : c.ep;
+  // Groups of data-parallel replicas of one (stage, tp rank): `count` of them, replica r in the
+  // i-th when member(r, i); `id` names it by its stage, tp rank and first replica.
+  auto replica_groups = [&](int64_t count, auto member, auto id) {
     for (int64_t stage = 0; stage < c.pp; ++stage) {
       for (int64_t t = 0; t < c.tp; ++t) {
         for (int64_t i = 0; i < count; ++i) {
           Group g{0, {}};
           for (int64_t replica = 0; replica < c.dp; ++replica) {
-            const bool member =
-                kind == 0 || (kind == 1 ? replica / c.ep == i : replica % c.ep == i);
-            if (member) g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+            if (member(replica, i)) g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
           }
-          const int64_t first = g.ranks.front() / c.tp % c.dp;
-          g.id = kind == 0   ? DpGroup(c, stage, t)
-                 : kind == 1 ? EpGroup(c, stage, t, first)
-                             : ExpertDpGroup(c, stage, t, first);
+          g.id = id(stage, t, g.ranks.front() / c.tp % c.dp);
           groups.push_back(std::move(g));
         }
       }
     }
+  };
+  if (HasDpGroups(c)) {
+    replica_groups(
+        1, [](int64_t, int64_t) { return true; },
+        [&](int64_t stage, int64_t t, int64_t) { return DpGroup(c, stage, t); });
+  }
+  if (HasEpGroups(c)) {  // ep consecutive replicas
+    replica_groups(
+        ExpertDp(c), [&](int64_t r, int64_t i) { return r / c.ep == i; },
+        [&](int64_t stage, int64_t t, int64_t r) { return EpGroup(c, stage, t, r); });
+  }
+  if (HasExpertDpGroups(c)) {  // the replicas of one residue mod ep
+    replica_groups(
+        c.ep, [&](int64_t r, int64_t i) { return r % c.ep == i; },
+        [&](int64_t stage, int64_t t, int64_t r) { return ExpertDpGroup(c, stage, t, r); });
   }
   return groups;
 }
@@ -287,10 +298,14 @@ class RankBuilder {
            (c_.virtual_stages > 1 ? "_chunk" + std::to_string(chunk) : "");
   }
 
+  // Makes `node` wait for the previous node of the stream of work and whatever is pending.
+  void AfterWork(Node* node) const {
+    if (last_ != kNone) AddDataDeps(node, {last_});
+    for (uint64_t d : pending_) AddDataDeps(node, {d});
+  }
   // A node on the stream of work: after the previous one and whatever is pending (a receive).
   Node& Chained(Node node) {
-    if (last_ != kNone) AddDataDeps(&node, {last_});
-    for (uint64_t d : pending_) AddDataDeps(&node, {d});
+    AfterWork(&node);
     pending_.clear();
     last_ = node.id();
     nodes_.push_back(std::move(node));
@@ -320,29 +335,36 @@ class RankBuilder {
     return n;
   }
   // On the critical stream (tensor parallelism): the next compute waits for it.
+  Node TpNode(const std::string& name, ChakraProtoMsg::CollectiveCommType type, int64_t bytes) {
+    return MakeCollective(name, type, bytes, TpGroup(c_, stage_, replica_),
+                          /*data_parallel=*/false);
+  }
   void TpCollective(const std::string& name, ChakraProtoMsg::CollectiveCommType type,
                     int64_t bytes) {
-    if (c_.tp == 1) return;
-    Chained(MakeCollective(name, type, bytes, TpGroup(c_, stage_, replica_),
-                           /*data_parallel=*/false));
+    if (c_.tp > 1) Chained(TpNode(name, type, bytes));
   }
   void TpAllReduce(const std::string& name, int64_t bytes) {
     TpCollective(name + "_allreduce", ChakraProtoMsg::ALL_REDUCE, bytes);
   }
   // Where Megatron-LM all-reduces a row-parallel product's output (or, with sequence
   // parallelism, reduce-scatters it over the sequence) and where a column-parallel product
-  // all-gathers its input over the sequence (nothing without sequence parallelism).
+  // all-gathers its input over the sequence (nothing without sequence parallelism); call only
+  // with tp > 1.
+  Node ReduceNode(const std::string& name) {
+    return c_.sequence_parallel
+               ? TpNode(name + "_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
+                        s_.activation_bytes)
+               : TpNode(name + "_allreduce", ChakraProtoMsg::ALL_REDUCE, s_.activation_bytes);
+  }
+  Node GatherNode(const std::string& name) {
+    return TpNode(name + "_allgather", ChakraProtoMsg::ALL_GATHER, s_.activation_bytes / c_.tp);
+  }
+  bool gathers() const { return c_.sequence_parallel && c_.tp > 1; }
   void TpReduce(const std::string& name) {
-    if (c_.sequence_parallel) {
-      TpCollective(name + "_reducescatter", ChakraProtoMsg::REDUCE_SCATTER, s_.activation_bytes);
-    } else {
-      TpAllReduce(name, s_.activation_bytes);
-    }
+    if (c_.tp > 1) Chained(ReduceNode(name));
   }
   void TpGather(const std::string& name) {
-    if (c_.sequence_parallel) {
-      TpCollective(name + "_allgather", ChakraProtoMsg::ALL_GATHER, s_.activation_bytes / c_.tp);
-    }
+    if (gathers()) Chained(GatherNode(name));
   }
   // The experts' all-to-all among the expert-parallel group, on the critical stream.
   void EpAllToAll(const std::string& name) {
@@ -359,12 +381,9 @@ class RankBuilder {
   // waits for both. Returns the weight gradient's node.
   uint64_t ColumnParallelBackward(const std::string& name, Work w) {
     uint64_t gather = kNone;
-    if (c_.sequence_parallel && c_.tp > 1) {
-      Node n = MakeCollective(name + "_input_allgather", ChakraProtoMsg::ALL_GATHER,
-                              s_.activation_bytes / c_.tp, TpGroup(c_, stage_, replica_),
-                              /*data_parallel=*/false);
-      if (last_ != kNone) AddDataDeps(&n, {last_});
-      for (uint64_t d : pending_) AddDataDeps(&n, {d});
+    if (gathers()) {
+      Node n = GatherNode(name + "_input");
+      AfterWork(&n);
       gather = n.id();
       nodes_.push_back(std::move(n));
     }
@@ -372,11 +391,7 @@ class RankBuilder {
     if (gather != kNone) pending_.push_back(gather);
     const uint64_t weight_grad = Compute(name + "_wgrad", w);
     if (c_.tp > 1) {
-      Node n = c_.sequence_parallel
-                   ? MakeCollective(name + "_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
-                                    s_.activation_bytes, TpGroup(c_, stage_, replica_), false)
-                   : MakeCollective(name + "_allreduce", ChakraProtoMsg::ALL_REDUCE,
-                                    s_.activation_bytes, TpGroup(c_, stage_, replica_), false);
+      Node n = ReduceNode(name);
       AddDataDeps(&n, {input_grad});
       pending_.push_back(n.id());
       nodes_.push_back(std::move(n));
@@ -397,9 +412,9 @@ class RankBuilder {
   void ReduceGradients(const std::string& what, int64_t params, uint64_t after,
                        bool experts = false) {
     const int64_t replicas = experts ? ExpertDp(c_) : c_.dp;
-    const int64_t group = experts
-                              ? (replicas > 1 ? ExpertDpGroup(c_, stage_, tp_rank_, replica_) : 0)
-                              : (replicas > 1 ? DpGroup(c_, stage_, tp_rank_) : 0);
+    const int64_t group = replicas == 1 ? 0
+                          : experts     ? ExpertDpGroup(c_, stage_, tp_rank_, replica_)
+                                        : DpGroup(c_, stage_, tp_rank_);
     buckets_.push_back({what, params, replicas, group});
     if (replicas == 1) return;
     if (c_.distributed_optimizer) {

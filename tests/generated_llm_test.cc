@@ -15,19 +15,30 @@ namespace {
 
 using ChakraProtoMsg::Node;
 
-// A network that costs next to nothing: one switch, 1e6 GB/s, no latency.
-RunOptions FreeNetworkCase(const std::string& name, const et::LlmConfig& c) {
+// The generated step of `c` with a system config and a network config (their texts).
+RunOptions LlmCase(const std::string& name, const et::LlmConfig& c, const std::string& system,
+                   const std::string& network) {
   const std::string prefix = TestTmp(name);
   Status s = et::WriteLlmWorkload(c, prefix);
   EXPECT_TRUE(s.ok()) << s.message();
-  std::ofstream(prefix + ".system.json") << kRingTestSystem;
-  std::ofstream(prefix + ".net.yml") << "topology: [ Switch ]\nnpus_count: [ " << c.dp * c.tp * c.pp
-                                     << " ]\nbandwidth: [ 1000000.0 ]\nlatency: [ 0.0 ]\n";
+  std::ofstream(prefix + ".system.json") << system;
+  std::ofstream(prefix + ".net.yml") << network;
   RunOptions o;
   o.workload = prefix;
   o.system_config = prefix + ".system.json";
   o.network_config = prefix + ".net.yml";
   return o;
+}
+
+// One switch of `bandwidth` GB/s and `latency` ns for every NPU of `c`.
+std::string OneSwitch(const et::LlmConfig& c, const char* bandwidth, const char* latency) {
+  return "topology: [ Switch ]\nnpus_count: [ " + std::to_string(c.dp * c.tp * c.pp) +
+         " ]\nbandwidth: [ " + bandwidth + " ]\nlatency: [ " + latency + " ]\n";
+}
+
+// A network that costs next to nothing: one switch, 1e6 GB/s, no latency.
+RunOptions FreeNetworkCase(const std::string& name, const et::LlmConfig& c) {
+  return LlmCase(name, c, kRingTestSystem, OneSwitch(c, "1000000.0", "0.0"));
 }
 
 int64_t DurationNs(const std::vector<Node>& rank, const std::string& prefix) {
@@ -292,15 +303,9 @@ TEST(GeneratedLlm, InputGradientAllReduceRunsBesideTheWeightGradient) {
   // qkv's and fc1's weight gradients outlast their all-reduces; the LM head's does not.
   EXPECT_EQ(hidden, 2);
   EXPECT_EQ(exposed, 1);
-  std::ofstream(TestTmp("overlap") + ".net.yml")
-      << "topology: [ Switch ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
-  ASSERT_TRUE(et::WriteLlmWorkload(c, TestTmp("overlap")).ok());
-  std::ofstream(TestTmp("overlap") + ".system.json") << kRingTestSystem;
-  RunOptions o;
-  o.workload = TestTmp("overlap");
-  o.system_config = TestTmp("overlap") + ".system.json";
-  o.network_config = TestTmp("overlap") + ".net.yml";
-  StatusOr<RunResult> r = RunSimulation(o);
+  // The network WriteTestCase gives the all-reduces timed alone.
+  StatusOr<RunResult> r =
+      RunSimulation(LlmCase("overlap", c, kRingTestSystem, OneSwitch(c, "50.0", "500.0")));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->end.ps(), expected);
   EXPECT_LT(expected, sequential);  // the three all-reduces after their weight gradients
@@ -354,24 +359,17 @@ TEST(GeneratedLlm, ThreeDimensionalParallelismRunsToTheEnd) {
     c.ep = k.ep;
     c.peak_tflops = 10;
     ASSERT_TRUE(et::CheckLlmConfig(&c).ok());
-    const std::string prefix = TestTmp("three_d");
-    ASSERT_TRUE(et::WriteLlmWorkload(c, prefix).ok());
     std::string system = kRingTestSystem;
     // Two streams need two slots, and two chunks in flight to let them overlap.
     if (k.streams == 2) {
       system.replace(system.find("\"active-chunks-per-dimension\": 1"), 32,
                      "\"communication-slots\": 2, \"active-chunks-per-dimension\": 2");
     }
-    std::ofstream(prefix + ".system.json") << system;
     // Two nodes of four NPUs: a stage's tensor- and data-parallel groups inside a node, the
     // pipeline across.
-    std::ofstream(prefix + ".net.yml")
-        << "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\n"
-           "bandwidth: [ 300.0, 50.0 ]\nlatency: [ 500.0, 2000.0 ]\n";
-    RunOptions o;
-    o.workload = prefix;
-    o.system_config = prefix + ".system.json";
-    o.network_config = prefix + ".net.yml";
+    const RunOptions o = LlmCase("three_d", c, system,
+                                 "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\n"
+                                 "bandwidth: [ 300.0, 50.0 ]\nlatency: [ 500.0, 2000.0 ]\n");
     StatusOr<RunResult> r = RunSimulation(o);
     ASSERT_TRUE(r.ok()) << r.status().message();
     ASSERT_EQ(r->num_npus(), 8);
