@@ -264,7 +264,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                          " GPUs); leave --gpus out or give " + std::to_string(from_ranks));
   }
   m.gpus = from_ranks;
-  if (m.gpus == 0) m.gpus = gpus_hint;
+  if (m.gpus == 0) {
+    m.gpus = gpus_hint;
+    m.gpus_from_file = gpus_hint == 0;
+  }
   if (m.gpus == 0) m.gpus = n_gpus_per_thread;
   if (m.gpus == 0) {
     return Status::Error(path +
@@ -351,6 +354,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
     }
     NcclMeasurement& m = by_gpus[gpus];
     m.gpus = gpus;
+    m.gpus_from_file = gpus_col >= 0;
     m.collective = collective;
     m.source = path + (gpus_col >= 0 ? " (" + std::to_string(gpus) + " GPUs)" : "");
     if (nodes_col >= 0) m.nodes = nodes;

@@ -37,6 +37,9 @@ struct NcclMeasurement {
   std::string source;      // file (and, for CSVs, which GPU count)
   std::string collective;  // all_reduce, all_gather, reduce_scatter, alltoall, broadcast, ...
   int gpus = 0;
+  // Whether the file gives `gpus` (a CSV's gpus column, a log's Rank lines or nGpus), or the
+  // caller's count stands in for it.
+  bool gpus_from_file = true;
   int nodes = 0;          // 0 = unknown
   std::string algorithm;  // forced by NCCL_ALGO in the log (lower case), "" = NCCL's choice
   std::vector<NcclRow> rows;

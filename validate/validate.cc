@@ -313,6 +313,13 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
     return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +
                          kNcclAlgorithms);
   }
+  for (const NcclMeasurement& m : *ms) {
+    if (!m.gpus_from_file && o.gpus == 0) {
+      report.notes.push_back(m.source + " gives no GPU count (no 'gpus' column): compared on " +
+                             "the profile's " + std::to_string(m.gpus) +
+                             " NPUs; give --gpus N if it was measured on N GPUs");
+    }
+  }
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
     std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
@@ -362,6 +369,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
 
 std::string FormatValidation(const ValidationReport& r) {
   std::string out;
+  for (const std::string& note : r.notes) out += "note: " + note + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%6s %14s %14s %14s %9s  %s\n", "GPUs", "size (B)",
                 "measured us", "simulated us", "error", "NCCL choice");
@@ -381,7 +389,9 @@ Status WriteValidationJson(const ValidationReport& r, const std::string& path) {
   std::ofstream f(path);
   if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
   f << "{\n  \"collective\": " << JsonString(r.collective)
-    << ",\n  \"geomean_abs_error\": " << r.geomean_abs_error << ",\n  \"rows\": [\n";
+    << ",\n  \"geomean_abs_error\": " << r.geomean_abs_error << ",\n  \"notes\": [";
+  for (size_t i = 0; i < r.notes.size(); ++i) f << (i ? ", " : "") << JsonString(r.notes[i]);
+  f << "],\n  \"rows\": [\n";
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const ValidationRow& v = r.rows[i];
     f << "    {\"gpus\": " << v.gpus << ", \"size\": " << v.size

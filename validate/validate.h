@@ -59,6 +59,9 @@ struct ValidationReport {
   std::string collective;
   std::vector<ValidationRow> rows;
   double geomean_abs_error = 0;  // geometric mean of |error| over rows
+  // What the reader should know about how the rows were compared: a CSV without a gpus column
+  // compared on the profile's NPU count.
+  std::vector<std::string> notes;
 };
 
 StatusOr<ValidationReport> Validate(const ValidateOptions& options);

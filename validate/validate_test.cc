@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,41 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
   r = ValidateCsv(profile, "scale_all_reduce.csv", "gpus,size_bytes,time_us\n12,1048576,100\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
+}
+
+// A CSV without a gpus column runs on the profile's NPU count, and says so: the table may have
+// been measured on fewer GPUs (a one-node table on a two-node profile). Given --gpus, or a gpus
+// column, there is nothing to say.
+TEST(Validate, ACsvWithoutAGpuCountSaysItRanOnTheProfilesCount) {
+  const std::string profile = WriteProfile(
+      "count_note",
+      "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 400.0, 50.0 ]\n"
+      "latency: [ 900.0, 3000.0 ]\n",
+      2);
+  StatusOr<ValidationReport> r =
+      ValidateCsv(profile, "count_all_reduce.csv", "size_bytes,time_us\n1048576,100\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].gpus, 16);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("count_all_reduce.csv gives no GPU count"), std::string::npos)
+      << r->notes[0];
+  EXPECT_NE(r->notes[0].find("the profile's 16 NPUs; give --gpus N"), std::string::npos)
+      << r->notes[0];
+  EXPECT_EQ(FormatValidation(*r).rfind("note: " + r->notes[0] + "\n", 0), 0u);
+  const std::string json = Tmp("count_note.json");
+  ASSERT_TRUE(WriteValidationJson(*r, json).ok());
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"notes\": [\"" + r->notes[0]), std::string::npos) << text;
+
+  r = ValidateCsv(profile, "count_all_reduce.csv", "size_bytes,time_us\n1048576,100\n", 8);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rows[0].gpus, 8);
+  EXPECT_TRUE(r->notes.empty());
+  r = ValidateCsv(profile, "count_all_reduce.csv", "gpus,size_bytes,time_us\n16,1048576,100\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->notes.empty());
 }
 
 // GPUs per node and nodes, as calibrate gives them to NCCL's chunk schedule: the profile's
