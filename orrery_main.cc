@@ -274,6 +274,8 @@ int main(int argc, char** argv) {
   }
   o.record =
       !timeline.empty() || !timeline_chakra.empty() || !report.empty() || !report_csv.empty();
+  o.record_chunk_phases = !timeline.empty();  // only the Chrome trace shows them
+  o.record_queue_lengths = !timeline.empty() || !report.empty() || !report_csv.empty();
   const auto t0 = std::chrono::steady_clock::now();
   // A progress line on long runs, only when a person is watching stderr.
   const bool tty = isatty(STDERR_FILENO) != 0 && Log().should_log(spdlog::level::info);

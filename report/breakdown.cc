@@ -57,6 +57,14 @@ std::vector<CollectiveStat> CollectiveStats(const RunResult& r) {
 std::vector<QueueStat> QueueStats(const RunResult& r) {
   std::vector<QueueStat> out;
   for (int npu = 0; npu < static_cast<int>(r.queues.size()); ++npu) {
+    for (QueueStat& q : QueueStats(r, npu)) out.push_back(std::move(q));
+  }
+  return out;
+}
+
+std::vector<QueueStat> QueueStats(const RunResult& r, int npu) {
+  std::vector<QueueStat> out;
+  if (npu >= 0 && npu < static_cast<int>(r.queues.size())) {
     std::map<int, QueueStat> by_queue;
     for (const QueueSample& s : r.queues[npu]) {
       QueueStat& q = by_queue[s.queue];

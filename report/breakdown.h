@@ -55,6 +55,9 @@ struct QueueStat {
 
 // Every queue that ever held a stream, by NPU then queue.
 std::vector<QueueStat> QueueStats(const RunResult& r);
+// The same for one NPU (writers go NPU by NPU, so that only one NPU's copy of its samples is
+// held at a time).
+std::vector<QueueStat> QueueStats(const RunResult& r, int npu);
 
 // Where the critical path's time goes (RunResult::critical_path): the step time split by what
 // each segment's node was doing; they add up to `total`, the step time.

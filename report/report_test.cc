@@ -234,6 +234,49 @@ TEST(Timeline, ChunkPhasesAndQueueLengths) {
             std::string::npos);
 }
 
+// What `orrery` keeps when it writes only a report (no chunk phases) and what a sweep keeps
+// (neither phases nor queue lengths): the same run, the same activity, critical path and report
+// sections that do not need them, byte for byte.
+TEST(Timeline, ChunkPhasesAndQueueLengthsAreKeptOnlyWhenAsked) {
+  RunOptions o = WriteTestCase("kept", MixedGraphRanks(), kRingTestSystem, "Ring");
+  o.record = true;
+  StatusOr<RunResult> all = RunSimulation(o);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  o.record_chunk_phases = false;
+  StatusOr<RunResult> report = RunSimulation(o);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  o.record_queue_lengths = false;
+  StatusOr<RunResult> sweep = RunSimulation(o);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+
+  auto count = [](const auto& per_npu) {
+    size_t n = 0;
+    for (const auto& v : per_npu) n += v.size();
+    return n;
+  };
+  EXPECT_EQ(count(all->phases), 16u);
+  EXPECT_EQ(count(report->phases), 0u);
+  EXPECT_EQ(count(report->queues), count(all->queues));
+  EXPECT_GT(count(all->queues), 0u);
+  EXPECT_EQ(count(sweep->phases), 0u);
+  EXPECT_EQ(count(sweep->queues), 0u);
+  for (const StatusOr<RunResult>* r : {&report, &sweep}) {
+    EXPECT_EQ((*r)->end, all->end);
+    EXPECT_EQ(count((*r)->activity), count(all->activity));
+    ASSERT_EQ((*r)->critical_path.size(), all->critical_path.size());
+  }
+  const std::string a = TestTmp("kept.all.json"), b = TestTmp("kept.report.json");
+  ASSERT_TRUE(WriteReportJson(*all, a).ok());
+  ASSERT_TRUE(WriteReportJson(*report, b).ok());
+  EXPECT_EQ(ReadWholeFile(a), ReadWholeFile(b));
+  ASSERT_TRUE(WriteReportCsv(*all, TestTmp("kept.all")).ok());
+  ASSERT_TRUE(WriteReportCsv(*report, TestTmp("kept.report")).ok());
+  for (const char* f : {".npus.csv", ".collectives.csv", ".queues.csv", ".critical_path.csv"}) {
+    EXPECT_EQ(ReadWholeFile(TestTmp("kept.all") + f), ReadWholeFile(TestTmp("kept.report") + f))
+        << f;
+  }
+}
+
 TEST(Timeline, ChakraVisualizerLinesPairIssueAndCallback) {
   const RunResult r = MixedRun();
   const std::string path = TestTmp("mixed.timeline.txt");

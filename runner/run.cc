@@ -225,9 +225,11 @@ namespace {
 // Keeps what the system layer reports, for timelines and reports (RunOptions::record).
 class PhaseRecorder : public SystemObserver {
  public:
-  explicit PhaseRecorder(int n) : phases_(n), queues_(n) {}
+  PhaseRecorder(int n, bool phases, bool queues)
+      : keep_phases_(phases), keep_queues_(queues), phases_(n), queues_(n) {}
 
   void OnPhaseDone(const PhaseRecord& r) override {
+    if (!keep_phases_) return;
     ChunkPhaseRecord c;
     c.node_id = r.token;  // the node index until Finish() maps it to the node id
     c.stream = r.stream;
@@ -247,6 +249,7 @@ class PhaseRecorder : public SystemObserver {
   }
 
   void OnQueueLength(int npu, int queue, Time t, int length) override {
+    if (!keep_queues_) return;
     std::vector<QueueSample>& v = queues_[npu];
     // Several changes at one instant: keep the last.
     if (!v.empty() && v.back().t == t && v.back().queue == queue) {
@@ -267,6 +270,7 @@ class PhaseRecorder : public SystemObserver {
   }
 
  private:
+  const bool keep_phases_, keep_queues_;
   std::vector<std::vector<ChunkPhaseRecord>> phases_;
   std::vector<std::vector<QueueSample>> queues_;
 };
@@ -562,7 +566,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   RemoteMemory memory(sim, memory_config, n);
   std::unique_ptr<PhaseRecorder> recorder;
   if (o.record) {
-    recorder = std::make_unique<PhaseRecorder>(n);
+    recorder = std::make_unique<PhaseRecorder>(n, o.record_chunk_phases, o.record_queue_lengths);
     system_layer.set_observer(recorder.get());
   }
 

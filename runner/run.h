@@ -51,6 +51,13 @@ struct RunOptions {
   // --link-stats: when set, a CSV of every link (WriteLinkStats) is written here after the run.
   std::string link_stats;
   bool record = false;  // keep per-node activity and link statistics (timelines, reports)
+  // With `record`, also keep every phase of every chunk (RunResult::phases: the Chrome
+  // timeline's chunk lanes) and every change of a communication queue's length
+  // (RunResult::queues: timelines' counters, reports' queue series). Both grow with the chunks
+  // a run moves (3 million phases and 6.6 million samples, 400 MB, for GPT-3 175B on 128 NPUs);
+  // `orrery` keeps the phases only for --timeline, a sweep neither.
+  bool record_chunk_phases = true;
+  bool record_queue_lengths = true;
   // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
   // in place of the system configuration's 'nccl-model' (which is relative to that file).
   std::string nccl_model;

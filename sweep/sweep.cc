@@ -730,7 +730,9 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         if (!files.count("workload")) throw std::runtime_error("no workload in base or point");
         pr.run.workload = Join(spec.dir, files["workload"]);
       }
-      pr.run.record = true;
+      pr.run.record = true;  // for the collectives' statistics and the critical path
+      pr.run.record_chunk_phases = false;
+      pr.run.record_queue_lengths = false;
     } catch (const std::exception& e) {
       pr.error = e.what();
     }
