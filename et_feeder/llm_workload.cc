@@ -51,8 +51,6 @@ constexpr int64_t kCrossEntropyBytesPerToken = 4;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-std::string MlpName(Mlp m) { return m == Mlp::kGelu ? "gelu" : "swiglu"; }
-
 // The GEMM X[m×k]·W[k×n]: FLOPs 2mkn, bytes (mk + kn + mn)·e (each operand read once, the result
 // written once).
 struct Work {
@@ -74,9 +72,6 @@ struct LayerWork {
 // with sequence parallelism.
 int64_t LocalTokens(const LlmConfig& c) {
   return c.micro_batch_size * c.seq_length / (c.sequence_parallel ? c.tp : 1);
-}
-int64_t ExpertFfn(const LlmConfig& c) {
-  return c.moe_ffn_hidden != 0 ? c.moe_ffn_hidden : c.ffn_hidden;
 }
 
 LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
@@ -592,6 +587,12 @@ class RankBuilder {
 std::string Flag(const std::string& name) { return "--" + name; }
 
 }  // namespace
+
+std::string MlpName(Mlp m) { return m == Mlp::kGelu ? "gelu" : "swiglu"; }
+
+int64_t ExpertFfn(const LlmConfig& c) {
+  return c.moe_ffn_hidden != 0 ? c.moe_ffn_hidden : c.ffn_hidden;
+}
 
 int64_t LlmShape::DenseStageParams(int64_t stage) const {
   return layers_per_stage * layer_params + (stage == 0 ? embedding_params : 0) +

@@ -86,6 +86,11 @@ struct LlmConfig {
   double mem_bw_gbps = 3350.0;  // H100 SXM HBM3, 1e9 B/s
 };
 
+// "gelu" or "swiglu", as --mlp spells them.
+std::string MlpName(Mlp mlp);
+// Each expert's MLP width: --moe-ffn-hidden, or --ffn-hidden without it.
+int64_t ExpertFfn(const LlmConfig& config);
+
 // The model presets: names, and one line each saying what they are.
 std::vector<std::string> LlmPresetNames();
 std::string LlmPresetList();  // "gpt3-175b (GPT-3 175B: 96 layers, ...)\n..."

@@ -239,12 +239,10 @@ int GenerateLlmMain(int argc, char** argv) {
               static_cast<long long>(c.layers), static_cast<long long>(c.hidden),
               static_cast<long long>(c.heads));
   if (c.kv_heads != c.heads) std::printf(" (%lld key-value)", static_cast<long long>(c.kv_heads));
-  std::printf(", ffn %lld (%s)", static_cast<long long>(c.ffn_hidden),
-              c.mlp == Mlp::kGelu ? "gelu" : "swiglu");
+  std::printf(", ffn %lld (%s)", static_cast<long long>(c.ffn_hidden), MlpName(c.mlp).c_str());
   if (c.experts > 0) {
     std::printf(" → %lld experts of %lld, %lld per token, over ep %lld",
-                static_cast<long long>(c.experts),
-                static_cast<long long>(c.moe_ffn_hidden != 0 ? c.moe_ffn_hidden : c.ffn_hidden),
+                static_cast<long long>(c.experts), static_cast<long long>(ExpertFfn(c)),
                 static_cast<long long>(c.moe_top_k), static_cast<long long>(c.ep));
   }
   std::printf(", vocabulary %lld (padded %lld), sequence %lld\n", static_cast<long long>(c.vocab),

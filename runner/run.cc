@@ -564,8 +564,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
   }
   RemoteMemory memory(sim, memory_config, n);
+  // Only when it keeps something: the system layer makes a record for every phase and queue
+  // change it reports (a sweep keeps neither).
   std::unique_ptr<PhaseRecorder> recorder;
-  if (o.record) {
+  if (o.record && (o.record_chunk_phases || o.record_queue_lengths)) {
     recorder = std::make_unique<PhaseRecorder>(n, o.record_chunk_phases, o.record_queue_lengths);
     system_layer.set_observer(recorder.get());
   }
@@ -707,7 +709,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)
   if (o.record) {
-    recorder->Finish(npu_trace, result);
+    if (recorder) recorder->Finish(npu_trace, result);
     result.port_queues = net->QueueDepths();
     result.activity.resize(n);
     // A send's or receive's peer as an NPU: with --replicate-trace, the rank in NPU r's copy.
