@@ -168,6 +168,8 @@ int main(int argc, char** argv) {
       "write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file")(
       "timeline-chakra", po::value(&timeline_chakra),
       "write ASTRA-sim's issue/callback lines (Chakra timeline_visualizer input) to this file")(
+      "timeline-npus", po::value(&o.timeline_npus),
+      "the NPUs the timelines show, ids and ranges, e.g. 0-7,64 (default: all); for large runs")(
       "report", po::value(&report),
       "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this file")(
       "report-csv", po::value(&report_csv),
@@ -271,6 +273,10 @@ int main(int argc, char** argv) {
     if (path.empty()) continue;
     const std::string problem = OutputPathProblem(flag, path, std::string(flag) == "report-csv");
     if (!problem.empty()) return Fail(problem);
+  }
+  if (!o.timeline_npus.empty() && timeline.empty() && timeline_chakra.empty()) {
+    return Fail("--timeline-npus '" + o.timeline_npus +
+                "' selects NPUs for a timeline, but no --timeline or --timeline-chakra is given");
   }
   o.record =
       !timeline.empty() || !timeline_chakra.empty() || !report.empty() || !report_csv.empty();

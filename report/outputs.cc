@@ -195,6 +195,7 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
   // "NPU 4 (train, rank 1)", "NPU 13 (copy 1, rank 5)".
   const std::vector<NpuPlace> place_of = NpuPlaces(r);
   for (int npu = 0; npu < r.num_npus(); ++npu) {
+    if (!r.TimelineShows(npu)) continue;
     const std::string pid = std::to_string(npu);
     const std::string name = NpuName(r, place_of, npu);
     meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
@@ -412,6 +413,7 @@ Status WriteChakraTimeline(const RunResult& r, const std::string& path) {
   };
   std::vector<Line> lines;
   for (int npu = 0; npu < r.num_npus(); ++npu) {
+    if (!r.TimelineShows(npu)) continue;
     for (const NodeRecord& a : r.activity[npu]) {
       const std::string rest = ", node->id=" + std::to_string(a.id) + ", node->name=" + a.name +
                                ", node->type=" + et::NodeTypeName(a.type);

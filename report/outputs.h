@@ -22,12 +22,14 @@ namespace orrery {
 // once), complete ("X") events in microseconds, sorted by time; communication queue lengths as
 // counters ("C"); with the packet backend, one more process of counters: the depth of every
 // output queue that held packets (RunResult::port_queues).
-// Needs a recorded run.
+// Only the NPUs of RunResult::timeline_npus (--timeline-npus), when set; the critical path and
+// the network queues stay whole. Needs a recorded run.
 Status WriteChromeTrace(const RunResult& r, const std::string& path);
 
 // ASTRA-sim's trace-enabled lines, the input of Chakra's timeline_visualizer:
 //   issue,sys->id=0, tick=0, node->id=1, node->name=fwd, node->type=COMP_NODE
 //   callback,sys->id=0, tick=5000, node->id=1, node->name=fwd, node->type=COMP_NODE
+// Only the NPUs of RunResult::timeline_npus, when set.
 Status WriteChakraTimeline(const RunResult& r, const std::string& path);
 
 // Per NPU breakdown, per collective statistics, per link traffic, per queue length over time

@@ -277,6 +277,85 @@ TEST(Timeline, ChunkPhasesAndQueueLengthsAreKeptOnlyWhenAsked) {
   }
 }
 
+// The lines of `text` that contain `needle`, in order.
+std::vector<std::string> LinesWith(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    if (!line.empty() && line.back() == ',') line.pop_back();  // the Chrome trace's separators
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+    begin = end + 1;
+  }
+  return out;
+}
+
+// --timeline-npus: the timelines show those NPUs as the full ones do, and no other; chunk
+// phases are kept for them only; the run and its report are the same.
+TEST(Timeline, ShowsOnlyTheNpusAsked) {
+  RunOptions o = WriteTestCase("shown", MixedGraphRanks(), kRingTestSystem, "Ring");
+  o.record = true;
+  StatusOr<RunResult> all = RunSimulation(o);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  o.timeline_npus = "1,3";
+  StatusOr<RunResult> some = RunSimulation(o);
+  ASSERT_TRUE(some.ok()) << some.status().message();
+  EXPECT_EQ(some->end, all->end);
+  ASSERT_EQ(some->phases.size(), 4u);
+  for (size_t npu : {0u, 2u}) EXPECT_TRUE(some->phases[npu].empty()) << npu;
+  for (size_t npu : {1u, 3u}) {
+    EXPECT_FALSE(all->phases[npu].empty()) << npu;
+    EXPECT_EQ(some->phases[npu].size(), all->phases[npu].size()) << npu;
+  }
+
+  const std::string chrome_all = TestTmp("shown.all.json"), chrome_some = TestTmp("shown.json");
+  ASSERT_TRUE(WriteChromeTrace(*all, chrome_all).ok());
+  ASSERT_TRUE(WriteChromeTrace(*some, chrome_some).ok());
+  const std::string a = ReadWholeFile(chrome_all), b = ReadWholeFile(chrome_some);
+  for (const char* npu : {"\"pid\":1,", "\"pid\":3,"}) {
+    EXPECT_FALSE(LinesWith(b, npu).empty()) << npu;
+    EXPECT_EQ(LinesWith(b, npu), LinesWith(a, npu)) << npu;
+  }
+  for (const char* npu : {"\"pid\":0,", "\"pid\":2,"}) {
+    EXPECT_FALSE(LinesWith(a, npu).empty()) << npu;
+    EXPECT_TRUE(LinesWith(b, npu).empty()) << npu;
+  }
+  // The critical path (process 4, after the NPUs) is kept whole.
+  EXPECT_FALSE(LinesWith(b, "\"cat\":\"critical path\"").empty());
+  EXPECT_EQ(LinesWith(b, "\"pid\":4,"), LinesWith(a, "\"pid\":4,"));
+  EXPECT_TRUE(YAML::LoadFile(chrome_some)["traceEvents"].IsSequence());
+
+  const std::string chakra_all = TestTmp("shown.all.txt"), chakra_some = TestTmp("shown.txt");
+  ASSERT_TRUE(WriteChakraTimeline(*all, chakra_all).ok());
+  ASSERT_TRUE(WriteChakraTimeline(*some, chakra_some).ok());
+  const std::string c = ReadWholeFile(chakra_all), d = ReadWholeFile(chakra_some);
+  EXPECT_EQ(LinesWith(d, "sys->id="), [&] {
+    std::vector<std::string> kept;
+    for (const std::string& l : LinesWith(c, "sys->id=")) {
+      if (l.find("sys->id=1,") != std::string::npos || l.find("sys->id=3,") != std::string::npos) {
+        kept.push_back(l);
+      }
+    }
+    return kept;
+  }());
+  EXPECT_FALSE(LinesWith(d, "sys->id=3,").empty());
+
+  const std::string report_all = TestTmp("shown.all.report.json");
+  const std::string report_some = TestTmp("shown.report.json");
+  ASSERT_TRUE(WriteReportJson(*all, report_all).ok());
+  ASSERT_TRUE(WriteReportJson(*some, report_some).ok());
+  EXPECT_EQ(ReadWholeFile(report_all), ReadWholeFile(report_some));
+
+  o.timeline_npus = "1,4";
+  StatusOr<RunResult> bad = RunSimulation(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--timeline-npus: '4' in '1,4' is not NPU ids in [0, 3]"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(Timeline, ChakraVisualizerLinesPairIssueAndCallback) {
   const RunResult r = MixedRun();
   const std::string path = TestTmp("mixed.timeline.txt");

@@ -60,4 +60,30 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
   return scales;
 }
 
+StatusOr<std::vector<bool>> ParseNpuSet(const std::string& spec, int num_npus,
+                                        const std::string& flag) {
+  std::vector<bool> in(static_cast<size_t>(num_npus), false);
+  Status problems;
+  std::stringstream ss(spec);
+  std::string item;
+  bool any = false;
+  while (std::getline(ss, item, ',')) {
+    int first = 0, last = 0;
+    if (!ParseNpuRange(item, &first, &last) || last >= num_npus) {
+      problems.Add(flag + ": '" + item + "' in '" + spec + "' is not NPU ids in [0, " +
+                   std::to_string(num_npus - 1) +
+                   "] (one id, or a range first-last with first <= last)");
+      continue;
+    }
+    for (int i = first; i <= last; ++i) in[static_cast<size_t>(i)] = true;
+    any = true;
+  }
+  if (!problems.ok()) return problems;
+  if (!any) {
+    return Status::Error(flag + ": '" + spec +
+                         "' names no NPU; expected ids and ranges such as 0-7,64");
+  }
+  return in;
+}
+
 }  // namespace orrery

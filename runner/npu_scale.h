@@ -22,4 +22,12 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
 // the jobs file's 'npus'.
 bool ParseNpuRange(const std::string& text, int* first, int* last);
 
+// A set of NPUs as a comma list of ids and inclusive ranges ("0-7,64"): true for each NPU in it.
+// `flag` names the option in the messages. Every bad item is named with the valid ids.
+//
+//   StatusOr<std::vector<bool>> s = ParseNpuSet("1,4-5", 8, "--timeline-npus");
+//   // *s = {false, true, false, false, true, true, false, false}
+StatusOr<std::vector<bool>> ParseNpuSet(const std::string& spec, int num_npus,
+                                        const std::string& flag);
+
 }  // namespace orrery

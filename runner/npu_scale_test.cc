@@ -43,5 +43,29 @@ TEST(NpuRangeTest, OneIdOrAnInclusiveRange) {
   }
 }
 
+TEST(NpuSetTest, IdsAndRangesAndEveryBadItemNamed) {
+  StatusOr<std::vector<bool>> s = ParseNpuSet("1,4-5", 8, "--timeline-npus");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(*s, (std::vector<bool>{false, true, false, false, true, true, false, false}));
+  s = ParseNpuSet("2,9,x,3-1", 8, "--timeline-npus");
+  ASSERT_FALSE(s.ok());
+  const std::string& m = s.status().message();
+  for (const char* bad : {"'9'", "'x'", "'3-1'"}) {
+    EXPECT_NE(m.find(std::string("--timeline-npus: ") + bad +
+                     " in '2,9,x,3-1' is not NPU ids in "
+                     "[0, 7]"),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_EQ(m.find("'2' in"), std::string::npos) << m;
+  s = ParseNpuSet("1,,2", 8, "--timeline-npus");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("'' in '1,,2' is not NPU ids"), std::string::npos)
+      << s.status().message();
+  s = ParseNpuSet("", 8, "--timeline-npus");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("names no NPU"), std::string::npos) << s.status().message();
+}
+
 }  // namespace
 }  // namespace orrery

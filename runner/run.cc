@@ -225,11 +225,16 @@ namespace {
 // Keeps what the system layer reports, for timelines and reports (RunOptions::record).
 class PhaseRecorder : public SystemObserver {
  public:
-  PhaseRecorder(int n, bool phases, bool queues)
-      : keep_phases_(phases), keep_queues_(queues), phases_(n), queues_(n) {}
+  // `phases_of` (empty = all): the NPUs whose phases are kept, the timeline's.
+  PhaseRecorder(int n, bool phases, bool queues, std::vector<bool> phases_of)
+      : keep_phases_(phases),
+        keep_queues_(queues),
+        phases_of_(std::move(phases_of)),
+        phases_(n),
+        queues_(n) {}
 
   void OnPhaseDone(const PhaseRecord& r) override {
-    if (!keep_phases_) return;
+    if (!keep_phases_ || (!phases_of_.empty() && !phases_of_[static_cast<size_t>(r.npu)])) return;
     ChunkPhaseRecord c;
     c.node_id = r.token;  // the node index until Finish() maps it to the node id
     c.stream = r.stream;
@@ -271,6 +276,7 @@ class PhaseRecorder : public SystemObserver {
 
  private:
   const bool keep_phases_, keep_queues_;
+  const std::vector<bool> phases_of_;
   std::vector<std::vector<ChunkPhaseRecord>> phases_;
   std::vector<std::vector<QueueSample>> queues_;
 };
@@ -357,6 +363,11 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   StatusOr<std::vector<double>> npu_scales = ParseNpuScales(o.npu_compute_scale, n);
   if (!npu_scales.ok()) return npu_scales.status();
+  if (!o.timeline_npus.empty()) {
+    StatusOr<std::vector<bool>> shown = ParseNpuSet(o.timeline_npus, n, "--timeline-npus");
+    if (!shown.ok()) return shown.status();
+    result.timeline_npus = std::move(shown).value();
+  }
   StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());
   if (!params.ok()) return params.status();
 
@@ -568,7 +579,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   // change it reports (a sweep keeps neither).
   std::unique_ptr<PhaseRecorder> recorder;
   if (o.record && (o.record_chunk_phases || o.record_queue_lengths)) {
-    recorder = std::make_unique<PhaseRecorder>(n, o.record_chunk_phases, o.record_queue_lengths);
+    recorder = std::make_unique<PhaseRecorder>(n, o.record_chunk_phases, o.record_queue_lengths,
+                                               result.timeline_npus);
     system_layer.set_observer(recorder.get());
   }
 

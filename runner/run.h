@@ -58,6 +58,10 @@ struct RunOptions {
   // `orrery` keeps the phases only for --timeline, a sweep neither.
   bool record_chunk_phases = true;
   bool record_queue_lengths = true;
+  // --timeline-npus: the NPUs a timeline shows, ids and ranges ("0-7,64"; "" = all). Chunk
+  // phases are kept for these NPUs only; RunResult::timeline_npus carries the set to the
+  // timeline writers. Reports and the summary still cover every NPU.
+  std::string timeline_npus;
   // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
   // in place of the system configuration's 'nccl-model' (which is relative to that file).
   std::string nccl_model;
@@ -158,6 +162,11 @@ struct RunResult {
   std::vector<std::vector<ChunkPhaseRecord>> phases;  // per NPU, in completion order (record)
   std::vector<std::vector<QueueSample>> queues;       // per NPU, in time order (record)
   std::vector<CriticalPathStep> critical_path;        // in time order, 0 to `end` (record)
+  // RunOptions::timeline_npus: per NPU, whether timelines show it; empty = every NPU.
+  std::vector<bool> timeline_npus;
+  bool TimelineShows(int npu) const {
+    return timeline_npus.empty() || timeline_npus[static_cast<size_t>(npu)];
+  }
   bool local_mem_tracked = false;  // track-local-mem: NpuStats::peak_local_memory is filled in
   std::vector<QueueSeries> port_queues;  // network queue depths over time (record, packet)
   // With an NCCL model: each distinct collective and the choice it ran with, in first-use order.

@@ -135,6 +135,27 @@ TEST(Cli, TimelineReportAndLogFileAreWritten) {
   EXPECT_NE(line.find("43.000"), line.rfind("43.000")) << line;  // mean and slowest NPU
 }
 
+TEST(Cli, TimelineNpusSelectsTheNpusShown) {
+  const std::string base = Tmp("shown");
+  const std::string args = Args("shown", 4, AllReduceRanks(4));
+  const Outcome o = Orrery(args + " --timeline=" + base + ".trace.json --timeline-chakra " + base +
+                           ".txt --timeline-npus 2-3");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string chakra = Slurp(base + ".txt");
+  EXPECT_NE(chakra.find("callback,sys->id=3, tick=48000"), std::string::npos) << chakra;
+  EXPECT_EQ(chakra.find("sys->id=0,"), std::string::npos) << chakra;
+  const std::string chrome = Slurp(base + ".trace.json");
+  EXPECT_NE(chrome.find("\"pid\":2,"), std::string::npos);
+  EXPECT_EQ(chrome.find("\"pid\":1,"), std::string::npos);
+  // Without a timeline it selects nothing: an error before the run, as is an NPU not there.
+  Outcome bad = Orrery(args + " --timeline-npus 1");
+  ExpectCleanFailure(bad, {"--timeline-npus '1'", "no --timeline or --timeline-chakra"});
+  EXPECT_EQ(bad.err.find("events in"), std::string::npos) << bad.err;
+  bad = Orrery(args + " --timeline=" + base + ".trace.json --timeline-npus 0,7");
+  ExpectCleanFailure(bad, {"--timeline-npus: '7' in '0,7' is not NPU ids in [0, 3]"});
+  EXPECT_EQ(bad.err.find("events in"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, UnknownLogLevelListsTheValidOnes) {
   ExpectCleanFailure(Orrery(Args("loglevel", 4, AllReduceRanks(4)) + " --log-level=loud"),
                      {"--log-level", "loud", "trace, debug, info, warn, error, off"});
