@@ -271,6 +271,12 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
     }
   }
   if (best.option == options_.size()) {
+    // One reason for every choice (a key missing from the system config, say) is the
+    // collective's, not the model's: given once, as a run without the model gives it.
+    if (std::all_of(failures.begin(), failures.end(),
+                    [&](const std::string& f) { return f == failures.front(); })) {
+      return Status::Error(failures.front());
+    }
     std::string why;
     for (size_t i = 0; i < options_.size(); ++i) {
       if (!failures[i].empty()) why += "\n  " + options_[i]->name + ": " + failures[i];

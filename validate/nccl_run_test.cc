@@ -393,6 +393,27 @@ TEST(NcclRun, AMissingModelIsOneClearError) {
   EXPECT_NE(msg.find("no_such_nccl.yaml"), std::string::npos) << msg;
 }
 
+// A collective no choice can run for one and the same reason (here a reduction without
+// 'local-mem-bw') gets that reason once, as without the model, not once per choice.
+TEST(NcclRun, OneReasonForEveryChoiceIsGivenOnce) {
+  const std::string dir =
+      CopyProfile("hgx-h100", "no_mem_bw", "system.yaml", [](const std::string& line) {
+        return line.rfind("local-mem-bw:", 0) == 0 ? std::string("local-mem-bw: 0") : line;
+      });
+  RunOptions o = ProfileRun(WriteAllReduces("no_mem_bw", {1u << 20}));
+  o.system_config = dir + "/system.yaml";
+  o.network_config = dir + "/network.yaml";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string msg = r.status().message();
+  const std::string reason = "all-reduce needs 'local-mem-bw' (> 0) in " + dir + "/system.yaml";
+  const size_t at = msg.find(reason);
+  ASSERT_NE(at, std::string::npos) << msg;
+  EXPECT_EQ(msg.find(reason, at + 1), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("no algorithm of the NCCL model"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 0 'ar0'"), std::string::npos) << msg;
+}
+
 // A model that does not define the forced algorithm lists the ones it has.
 TEST(NcclRun, AnUnknownForcedAlgorithmListsTheModelsOnes) {
   RunOptions o = ProfileRun(WriteAllReduces("tree", {1024}));
