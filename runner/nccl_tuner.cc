@@ -271,9 +271,10 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
     }
   }
   if (best.option == options_.size()) {
-    // One reason for every choice (a key missing from the system config, say) is the
-    // collective's, not the model's: given once, as a run without the model gives it.
-    if (std::all_of(failures.begin(), failures.end(),
+    // One reason for every one of several choices (a key missing from the system config, say)
+    // is the collective's, not the model's: given once, as a run without the model gives it.
+    if (options_.size() > 1 &&
+        std::all_of(failures.begin(), failures.end(),
                     [&](const std::string& f) { return f == failures.front(); })) {
       return Status::Error(failures.front());
     }
