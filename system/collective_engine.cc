@@ -259,7 +259,7 @@ uint64_t PhaseFinalSize(const PhaseSpec& p) {
 // Stream
 
 Stream::Stream(NpuSystem& owner, CollectiveInstance* collective, int group, int id, int priority,
-               std::vector<PhaseSpec> phases)
+               PoolVector<PhaseSpec> phases)
     : owner_(owner),
       collective_(collective),
       id_(id),
@@ -486,8 +486,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
                                   uint64_t token) {
   Status dims = CheckInvolvedDims(request, layer_.topology().dims.size());
   if (!dims.ok()) return dims;
-  Status order = layer_.CheckOrder(id_, request);
-  if (!order.ok()) return order;
+  Status in_order = layer_.CheckOrder(id_, request);
+  if (!in_order.ok()) return in_order;
   if (const CustomAlgorithm* custom = layer_.custom().Find(request)) {
     return layer_.custom().Start(id_, *custom, request, NextStreamId(request.group), listener,
                                  token);
@@ -631,22 +631,26 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   };
 
   int streams = 0;
+  std::vector<int> order;  // each chunk's visiting order, in one buffer
+  const bool split_all_reduce = req.type == CollectiveType::kAllReduce && params.local_bw_aware;
   while (size > 0) {
     size = chunk > size ? 0 : size - chunk;
     uint64_t remain = chunk;
-    std::vector<int> order = active_dims;
-    if (req.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
     if (!flattened) {
-      order = inter_.NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes);
+      inter_.NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes, &order);
+    } else {
+      order.assign(active_dims.begin(), active_dims.end());
+      if (req.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
     }
-    std::vector<PhaseSpec> phases;
+    PoolVector<PhaseSpec> phases;
+    phases.reserve(split_all_reduce && !order.empty() ? 2 * order.size() - 1 : order.size());
     auto add_phase = [&](CollectiveType type, int d, std::pair<int, bool> queue) {
       PhaseSpec p = make_phase(type, d, remain, queue);
       p.collective = req.type;
       remain = PhaseFinalSize(p);
       phases.push_back(p);
     };
-    if (req.type != CollectiveType::kAllReduce || !params.local_bw_aware) {
+    if (!split_all_reduce) {
       for (int d : order) add_phase(req.type, d, NextQueue(d));
     } else if (!order.empty()) {
       // Reduce-scatter up the order, all-reduce on its last dimension, all-gather back down.

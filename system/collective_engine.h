@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/small_object_pool.h"
 #include "common/status.h"
 #include "network/network.h"
 #include "system/collective_order.h"
@@ -88,7 +89,8 @@ struct PhaseSpec {
 };
 
 // The algorithm running one phase of one stream. Implementations call back into the stream.
-class PhaseAlgorithm {
+// Pool-allocated: one is made for every phase of every chunk.
+class PhaseAlgorithm : public PoolAllocated {
  public:
   virtual ~PhaseAlgorithm() = default;
   virtual void Start() = 0;         // the stream got its turn on the queue
@@ -166,12 +168,13 @@ struct BusRoute {
   bool send_back = false;  // returned over the bus after it landed (and was reduced)
 };
 
-class Stream : public EventTarget, public MessageSink {
+// Pool-allocated: one is made for every chunk.
+class Stream : public EventTarget, public MessageSink, public PoolAllocated {
  public:
   // `id` numbers the streams of communicator group `group` (0 = every NPU) alike on every
   // member: the chunk's channel in a channel ring. Its messages are tagged by both.
   Stream(NpuSystem& owner, CollectiveInstance* collective, int group, int id, int priority,
-         std::vector<PhaseSpec> phases);
+         PoolVector<PhaseSpec> phases);
 
   // Called by algorithms. With `notify`, the algorithm's OnSent() runs when the message has
   // arrived (the phase must then not finish before it).
@@ -203,7 +206,7 @@ class Stream : public EventTarget, public MessageSink {
   const int id_;
   const int64_t tag_;  // group << 32 | id: unique among the streams of every group
   const int priority_;
-  std::vector<PhaseSpec> phases_;
+  PoolVector<PhaseSpec> phases_;
   size_t next_phase_ = 0;
   int current_queue_ = -1;
   bool initialized_ = false;

@@ -102,7 +102,7 @@ class PacketPhase : public PhaseAlgorithm {
 
   // Handed off, not yet sent: a FIFO in a vector (a deque allocates 512 bytes per phase up front,
   // and there is a phase per chunk per dimension per NPU).
-  std::vector<Packet> queued_;
+  PoolVector<Packet> queued_;
   size_t head_ = 0;
   int injected_left_ = 0;
   int network_left_ = 0;

@@ -28,16 +28,25 @@ std::vector<int> InterDimensionScheduler::NextOrder(CollectiveType type, bool lo
                                                     uint64_t chunk_bytes,
                                                     const std::vector<int>& active,
                                                     const std::vector<int>& sizes) {
+  std::vector<int> order;
+  NextOrder(type, local_bw_aware, chunk_bytes, active, sizes, &order);
+  return order;
+}
+
+void InterDimensionScheduler::NextOrder(CollectiveType type, bool local_bw_aware,
+                                        uint64_t chunk_bytes, const std::vector<int>& active,
+                                        const std::vector<int>& sizes, std::vector<int>* out) {
   const bool gather = type == CollectiveType::kAllGather;
-  std::vector<int> order = active;  // ascending
+  std::vector<int>& order = *out;
+  order.assign(active.begin(), active.end());  // ascending
   if (gather) std::reverse(order.begin(), order.end());
   const size_t k = order.size();
-  if (k < 2 || policy_ == InterDimensionPolicy::kAscending) return order;
+  if (k < 2 || policy_ == InterDimensionPolicy::kAscending) return;
 
   if (policy_ == InterDimensionPolicy::kRoundRobin) {
     const size_t r = static_cast<size_t>(chunks_++ % k);
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(r), order.end());
-    return order;
+    return;
   }
 
   // offlineGreedy: the dimension with the least accumulated load takes the biggest share of
@@ -78,7 +87,6 @@ std::vector<int> InterDimensionScheduler::NextOrder(CollectiveType type, bool lo
         break;
     }
   }
-  return order;
 }
 
 }  // namespace orrery

@@ -45,6 +45,10 @@ class InterDimensionScheduler {
   // order[0..k-2], all-reduces on order[k-1] and all-gathers back in reverse.
   std::vector<int> NextOrder(CollectiveType type, bool local_bw_aware, uint64_t chunk_bytes,
                              const std::vector<int>& active, const std::vector<int>& sizes);
+  // The same, written into `*order` (its storage reused: one call per chunk).
+  void NextOrder(CollectiveType type, bool local_bw_aware, uint64_t chunk_bytes,
+                 const std::vector<int>& active, const std::vector<int>& sizes,
+                 std::vector<int>* order);
 
   // offlineGreedy's accumulated load per dimension (ns of serialization), for tests.
   const std::vector<double>& load() const { return load_; }
