@@ -51,6 +51,12 @@ constexpr int64_t kCrossEntropyBytesPerToken = 4;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The MLP width when none is given: 4h for GELU (GPT), 8h/3 up to a multiple of 256 for SwiGLU
+// (Llama).
+int64_t DefaultFfnHidden(Mlp mlp, int64_t hidden) {
+  return mlp == Mlp::kGelu ? 4 * hidden : CeilDiv(8 * hidden / 3, 256) * 256;
+}
+
 // The GEMM X[m×k]·W[k×n]: FLOPs 2mkn, bytes (mk + kn + mn)·e (each operand read once, the result
 // written once).
 struct Work {
@@ -625,8 +631,11 @@ Status ApplyLlmPreset(const std::string& name, LlmConfig* config) {
     config->layers = p.layers;
     config->hidden = p.hidden;
     config->heads = p.heads;
-    config->kv_heads = p.kv_heads;
-    config->ffn_hidden = p.ffn_hidden;
+    // What the preset's shape implies (multi-head attention's key-value heads, a default MLP
+    // width) is left to follow the shape, so that --heads or --hidden with a preset moves it
+    // too; a published value of its own (grouped-query heads, Llama 3's MLP) is kept.
+    config->kv_heads = p.kv_heads == p.heads ? 0 : p.kv_heads;
+    config->ffn_hidden = p.ffn_hidden == DefaultFfnHidden(p.mlp, p.hidden) ? 0 : p.ffn_hidden;
     config->mlp = p.mlp;
     config->vocab = p.vocab;
     config->seq_length = p.seq_length;
@@ -695,9 +704,7 @@ Status CheckLlmConfig(LlmConfig* config) {
   if (!shape_ok) return s;
 
   if (c.kv_heads == 0) c.kv_heads = c.heads;
-  if (c.ffn_hidden == 0) {
-    c.ffn_hidden = c.mlp == Mlp::kGelu ? 4 * c.hidden : CeilDiv(8 * c.hidden / 3, 256) * 256;
-  }
+  if (c.ffn_hidden == 0) c.ffn_hidden = DefaultFfnHidden(c.mlp, c.hidden);
   if (c.hidden % c.heads != 0) {
     bad("hidden", c.hidden,
         "a multiple of --heads (" + std::to_string(c.heads) + "), each head's width");

@@ -106,7 +106,8 @@ int GenerateLlmMain(int argc, char** argv) {
   desc.add_options()("help,h", "print this help")("output", po::value(&output),
                                                   "output prefix: NPU r's file is <output>.<r>.et")(
       "model", po::value(&model),
-      "a preset shape (--list-models); the shape flags override its values")(
+      "a preset shape (--list-models); the shape flags override its values, and what the shape "
+      "implies (GPT's key-value heads, a 4h or 8h/3 MLP) follows them")(
       "list-models", "list the presets and exit");
   for (const Whole& w : kWhole) desc.add_options()(w.flag, po::value(&whole_text[w.flag]), w.help);
   std::string streams;

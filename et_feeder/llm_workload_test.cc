@@ -471,6 +471,44 @@ TEST(LlmWorkload, MixtureOfExpertsSendsTokensToTheirExperts) {
   EXPECT_EQ(s.ExpertStageParams() * c.ep * c.tp, 8 * 4 * 3 * h * f);
 }
 
+// A preset resolves to its published shape; what that shape implies (GPT-3's key-value heads,
+// its 4h MLP, Llama 2 7B's 8h/3 MLP) follows a --heads or --hidden given with it, and what is
+// published on its own (grouped-query heads, Llama 3's MLP) is kept.
+TEST(LlmWorkload, PresetsAndTheShapeFlagsGivenWithThem) {
+  struct Published {
+    const char* name;
+    int64_t heads, kv_heads, ffn_hidden;
+  };
+  for (const Published& p :
+       {Published{"gpt3-13b", 40, 40, 20480}, Published{"gpt3-175b", 96, 96, 49152},
+        Published{"llama2-7b", 32, 32, 11008}, Published{"llama2-70b", 64, 8, 28672},
+        Published{"llama3-8b", 32, 8, 14336}, Published{"llama3-70b", 64, 8, 28672},
+        Published{"mixtral-8x7b", 32, 8, 14336}}) {
+    LlmConfig c;
+    ASSERT_TRUE(ApplyLlmPreset(p.name, &c).ok()) << p.name;
+    c.pp = 2;
+    ASSERT_TRUE(CheckLlmConfig(&c).ok()) << p.name;
+    EXPECT_EQ(c.heads, p.heads) << p.name;
+    EXPECT_EQ(c.kv_heads, p.kv_heads) << p.name;
+    EXPECT_EQ(c.ffn_hidden, p.ffn_hidden) << p.name;
+  }
+  LlmConfig gpt;  // --model gpt3-13b --hidden 512 --heads 8
+  ASSERT_TRUE(ApplyLlmPreset("gpt3-13b", &gpt).ok());
+  gpt.hidden = 512;
+  gpt.heads = 8;
+  const Status ok = CheckLlmConfig(&gpt);
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(gpt.kv_heads, 8);
+  EXPECT_EQ(gpt.ffn_hidden, 4 * 512);
+  LlmConfig llama;  // --model llama3-8b --heads 16 --hidden 2048
+  ASSERT_TRUE(ApplyLlmPreset("llama3-8b", &llama).ok());
+  llama.heads = 16;
+  llama.hidden = 2048;
+  ASSERT_TRUE(CheckLlmConfig(&llama).ok());
+  EXPECT_EQ(llama.kv_heads, 8);
+  EXPECT_EQ(llama.ffn_hidden, 14336);
+}
+
 // Mixtral 8x7B's released model has 46,702,792,704 parameters: its weights, plus the routers
 // (32 layers × 4096 × 8) and norms (65 × 4096), which Orrery leaves out.
 TEST(LlmWorkload, MixtralParametersAndFlops) {
