@@ -351,8 +351,9 @@ TEST(Timeline, ShowsOnlyTheNpusAsked) {
   o.timeline_npus = "1,4";
   StatusOr<RunResult> bad = RunSimulation(o);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("--timeline-npus: '4' in '1,4' is not NPU ids in [0, 3]"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.status().message().find("--timeline-npus '1,4' names NPU 4; expected NPU ids in [0, 3]"),
+      std::string::npos)
       << bad.status().message();
 }
 

@@ -28,24 +28,11 @@ std::string Shown(const YAML::Node& node) {
 
 }  // namespace
 
-StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what) {
-  std::vector<int> npus;
-  Status problems;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = Trim(text.substr(start, comma - start));
-    start = comma + 1;
-    int first = 0, last = 0;
-    if (!ParseNpuRange(item, &first, &last)) {
-      problems.Merge(Status::Invalid("", what + " item", item, kNpuSyntax));
-      continue;
-    }
-    for (int i = first; i <= last; ++i) npus.push_back(i);
-  }
-  if (!problems.ok()) return problems;
+StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::string& what) {
+  StatusOr<std::vector<int>> npus = ParseNpuList(text, what, kNpuSyntax);
+  if (!npus.ok()) return npus.status();
   std::set<int> seen;
-  for (int npu : npus) {
+  for (int npu : *npus) {
     if (!seen.insert(npu).second) {
       return Status::Error(what + " lists NPU " + std::to_string(npu) +
                            " twice; expected each NPU once (one rank per NPU)");
@@ -115,7 +102,7 @@ StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
           }
         }
         StatusOr<std::vector<int>> npus =
-            ParseNpuList(text, at + ": job '" + spec.name + "': 'npus'");
+            ParseJobNpus(text, at + ": job '" + spec.name + "': 'npus'");
         if (!npus.ok()) {
           problems.Merge(npus.status());
         } else {

@@ -34,8 +34,8 @@ struct JobSpec {
 
 StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path);
 
-// "0-7,16-23", "3", or "4-5,0-1": NPU ids and ranges first-last, in the order written (rank r
-// runs on the r-th). Errors name `what` and the bad item.
-StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what);
+// A job's 'npus' (npu_scale.h's ParseNpuList: rank r runs on the r-th), each NPU once. Errors
+// name `what` and the bad item.
+StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::string& what);
 
 }  // namespace orrery

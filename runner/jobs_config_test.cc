@@ -91,11 +91,11 @@ TEST(JobsFile, RefusesAFileWithoutJobs) {
 }
 
 TEST(NpuList, ReadsIdsAndRangesInOrder) {
-  StatusOr<std::vector<int>> l = ParseNpuList("4-5, 0 ,1", "npus");
+  StatusOr<std::vector<int>> l = ParseJobNpus("4-5, 0 ,1", "npus");
   ASSERT_TRUE(l.ok()) << l.status().message();
   EXPECT_EQ(*l, (std::vector<int>{4, 5, 0, 1}));
   for (const char* bad : {"", "a", "1-", "-1", "2-1", "1,,2", "1.5", "1234567890"}) {
-    EXPECT_FALSE(ParseNpuList(bad, "npus").ok()) << bad;
+    EXPECT_FALSE(ParseJobNpus(bad, "npus").ok()) << bad;
   }
 }
 

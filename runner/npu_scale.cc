@@ -1,5 +1,6 @@
 #include "runner/npu_scale.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -60,28 +61,39 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
   return scales;
 }
 
-StatusOr<std::vector<bool>> ParseNpuSet(const std::string& spec, int num_npus,
-                                        const std::string& flag) {
-  std::vector<bool> in(static_cast<size_t>(num_npus), false);
+StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what,
+                                        const std::string& expected) {
+  std::vector<int> npus;
   Status problems;
-  std::stringstream ss(spec);
-  std::string item;
-  bool any = false;
-  while (std::getline(ss, item, ',')) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = Trim(text.substr(start, comma - start));
+    start = comma + 1;
     int first = 0, last = 0;
-    if (!ParseNpuRange(item, &first, &last) || last >= num_npus) {
-      problems.Add(flag + ": '" + item + "' in '" + spec + "' is not NPU ids in [0, " +
-                   std::to_string(num_npus - 1) +
-                   "] (one id, or a range first-last with first <= last)");
+    if (!ParseNpuRange(item, &first, &last)) {
+      problems.Merge(Status::Invalid("", what + " item", item, expected));
       continue;
     }
-    for (int i = first; i <= last; ++i) in[static_cast<size_t>(i)] = true;
-    any = true;
+    for (int i = first; i <= last; ++i) npus.push_back(i);
   }
   if (!problems.ok()) return problems;
-  if (!any) {
-    return Status::Error(flag + ": '" + spec +
-                         "' names no NPU; expected ids and ranges such as 0-7,64");
+  return npus;
+}
+
+StatusOr<std::vector<bool>> ParseNpuSet(const std::string& spec, int num_npus,
+                                        const std::string& flag) {
+  const std::string valid = "NPU ids in [0, " + std::to_string(num_npus - 1) + "]";
+  StatusOr<std::vector<int>> npus =
+      ParseNpuList(spec, flag, valid + " and ranges first-last, e.g. 0-7,64");
+  if (!npus.ok()) return npus.status();
+  std::vector<bool> in(static_cast<size_t>(num_npus), false);
+  for (int npu : *npus) {
+    if (npu >= num_npus) {
+      return Status::Error(flag + " '" + spec + "' names NPU " + std::to_string(npu) +
+                           "; expected " + valid + " (the network's NPUs)");
+    }
+    in[static_cast<size_t>(npu)] = true;
   }
   return in;
 }

@@ -19,11 +19,16 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
 
 // One NPU id ("3") or an inclusive range ("8-15", first <= last), ids of 1 to 9 digits, spaces
 // around them allowed: true with the range in `first`..`last`. Shared by --npu-compute-scale and
-// the jobs file's 'npus'.
+// ParseNpuList.
 bool ParseNpuRange(const std::string& text, int* first, int* last);
 
-// A set of NPUs as a comma list of ids and inclusive ranges ("0-7,64"): true for each NPU in it.
-// `flag` names the option in the messages. Every bad item is named with the valid ids.
+// "0-7,16-23", "3", or "4-5,0-1": NPU ids and ranges, in the order written (repeats kept).
+// Every bad item is named: "<what> item is '<item>'; expected <expected>".
+StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what,
+                                        const std::string& expected);
+
+// The same list as a set of `num_npus` NPUs, true for each listed; `flag` names the option in
+// the messages, which also name ids past the machine with the valid range.
 //
 //   StatusOr<std::vector<bool>> s = ParseNpuSet("1,4-5", 8, "--timeline-npus");
 //   // *s = {false, true, false, false, true, true, false, false}

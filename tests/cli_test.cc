@@ -152,7 +152,7 @@ TEST(Cli, TimelineNpusSelectsTheNpusShown) {
   ExpectCleanFailure(bad, {"--timeline-npus '1'", "no --timeline or --timeline-chakra"});
   EXPECT_EQ(bad.err.find("events in"), std::string::npos) << bad.err;
   bad = Orrery(args + " --timeline=" + base + ".trace.json --timeline-npus 0,7");
-  ExpectCleanFailure(bad, {"--timeline-npus: '7' in '0,7' is not NPU ids in [0, 3]"});
+  ExpectCleanFailure(bad, {"--timeline-npus '0,7' names NPU 7; expected NPU ids in [0, 3]"});
   EXPECT_EQ(bad.err.find("events in"), std::string::npos) << bad.err;
 }
 
