@@ -251,9 +251,10 @@ TEST(Calibrate, RefusesToOverwriteTheMachineProfile) {
       << r.status().message();
 }
 
-// A row of 0 bytes (nccl-tests -b 0) is a size like any: calibrate fits it (as 1 byte) instead
-// of growing its grid of sizes from 0 forever.
-TEST(Calibrate, ARowOfZeroBytesIsFitted) {
+// A row of 0 bytes (nccl-tests -b 0) is left out of the fit, as validate leaves it out: NCCL runs
+// nothing for an empty buffer, so its time is nccl-tests' own overhead. (It once kept the grid of
+// sizes at 0 forever; a log of nothing else is an error saying why, not a hang.)
+TEST(Calibrate, ARowOfZeroBytesIsLeftOut) {
   const std::string machine = Profile("zero", 10, 0.9);
   const std::string log = Tmp("zero.log");
   std::ofstream f(log);
@@ -270,17 +271,23 @@ TEST(Calibrate, ARowOfZeroBytesIsFitted) {
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(std::isfinite(r->mean_abs_log_error));
-  ASSERT_EQ(r->validation.rows.size(), 3u);
-  EXPECT_EQ(r->validation.rows[0].size, 0u);
+  ASSERT_EQ(r->validation.rows.size(), 2u);
+  EXPECT_EQ(r->validation.rows[0].size, 1048576u);
   for (const ValidationRow& v : r->validation.rows) EXPECT_TRUE(std::isfinite(v.error));
+  ASSERT_EQ(r->validation.notes.size(), 1u);
+  EXPECT_NE(r->validation.notes[0].find("zero.log: 1 row of 0 bytes left out"), std::string::npos)
+      << r->validation.notes[0];
 
-  // The same with a log of only 0-byte rows (one size: the grid still has two to interpolate).
+  // A log of only 0-byte rows.
   std::ofstream(log) << "# Collective test starting: all_reduce_perf\n"
                      << "#  Rank  7 Group 0 Pid 1 on host device 7\n"
                      << "  0  0  float  sum  -1  12.0  0  0  0\n";
   r = Calibrate(o);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(std::isfinite(r->mean_abs_log_error));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("zero.log: no rows of 1 byte or more (rows of 0 bytes are "
+                                      "left out: NCCL runs nothing for an empty buffer)"),
+            std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

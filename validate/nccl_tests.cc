@@ -221,8 +221,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                            " fields; a row has size, count, type, redop, [root,] then time, "
                            "algbw, busbw, #wrong); is the log truncated?");
     }
-    const size_t rest = w.size() - 4;
-    const size_t first = rest % 4 == 1 ? 5 : 4;  // with or without `root`
+    // After the type, a reduction op (a word: "sum", "none") unless the row has none (older
+    // nccl-tests' all_gather and broadcast: "size count type [root] time ..."), then `root`
+    // or not: the groups of four after them tell.
+    const size_t op = w[3] != "N/A" && std::isalpha(static_cast<unsigned char>(w[3][0])) ? 4 : 3;
+    const size_t first = (w.size() - op) % 4 == 1 ? op + 1 : op;
     // The out-of-place time; nccl-tests prints N/A there in some runs, and the in-place time
     // (the next group) stands in for it. A number that is not a time is an error, not replaced.
     double t = 0;

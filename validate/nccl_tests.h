@@ -5,11 +5,11 @@
 //   for (const NcclRow& r : (*m)[0].rows) ... r.size, r.time_us ...
 //
 // Logs: any nccl-tests version (with or without the `root` column, `#wrong` or `error`, the
-// 2019 layout), launcher prefixes (`0: `, `[1,0]<stdout>:`), `N/A` fields. The collective comes
-// from the header (`# Collective test starting: all_reduce_perf`; a `collective` argument that
-// differs is an error), the GPU count from the `Rank` lines, the node count from their host
-// names, a forced algorithm from `NCCL_ALGO=Ring` or NCCL's `NCCL_ALGO set by environment to
-// Ring`. CSVs: a `size_bytes` column and one of
+// 2019 layout, older all_gather and broadcast rows without a reduction op), launcher prefixes (`0:
+// `, `[1,0]<stdout>:`), `N/A` fields. The collective comes from the header (`# Collective test
+// starting: all_reduce_perf`; a `collective` argument that differs is an error), the GPU count from
+// the `Rank` lines, the node count from their host names, a forced algorithm from `NCCL_ALGO=Ring`
+// or NCCL's `NCCL_ALGO set by environment to Ring`. CSVs: a `size_bytes` column and one of
 // `time_us`, `algbw_GBps_out_of_place`, `busbw_GBps_out_of_place`, `busbw_GBps_in_place`
 // (time = size / algbw; algbw = busbw / nccl-tests' factor); optional `nodes` and `gpus`
 // columns split the table into one measurement per GPU count; lines starting with `#` are
@@ -43,6 +43,8 @@ struct NcclMeasurement {
   int nodes = 0;          // 0 = unknown
   std::string algorithm;  // forced by NCCL_ALGO in the log (lower case), "" = NCCL's choice
   std::vector<NcclRow> rows;
+  // Rows of 0 bytes ProfileSimulator::Load left out of `rows` (validate.h); 0 as loaded.
+  int empty_rows = 0;
 };
 
 // nccl-tests' bus bandwidth factor for `collective` over n ranks.

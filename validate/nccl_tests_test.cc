@@ -121,6 +121,40 @@ TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 20.1);
 }
 
+// Older nccl-tests print all_gather and broadcast rows without a reduction op ("size count type
+// time ..." and "size count type root time ..."): the time is the field after the type (or the
+// root), not the algbw after it. Rows of 0 bytes are loaded as printed (validate leaves them out).
+TEST(NcclTests, RowsWithoutAReductionOp) {
+  const std::string gather = Tmp("all_gather_old.log");
+  std::ofstream(gather)
+      << "#   Rank  0 Pid 112372 on sb device  0 [0x00] A100-SXM4-40GB\n"
+      << "#   Rank  1 Pid 112372 on sb device  1 [0x00] A100-SXM4-40GB\n"
+      << "           0             0   float    34.27    0.00    0.00    N/A    33.57    0.00"
+         "    0.00    N/A\n"
+      << "     1048576         32768   float    72.95   14.37   12.58    N/A    73.07   14.35"
+         "   12.56    N/A\n"
+      << "     2097152         65536   float      N/A     N/A     N/A    N/A    75.84   27.65"
+         "   24.20    N/A\n";
+  auto m = LoadNcclMeasurements(gather, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].collective, "all_gather");
+  EXPECT_EQ((*m)[0].gpus, 2);
+  ASSERT_EQ((*m)[0].rows.size(), 3u);
+  EXPECT_EQ((*m)[0].rows[0].size, 0u);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 34.27);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[1].time_us, 72.95);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[2].time_us, 75.84);  // out-of-place N/A: the in-place time
+  const std::string broadcast = Tmp("broadcast_old.log");
+  std::ofstream(broadcast)
+      << "#   Rank  0 Pid 1 on sb device  0 [0x00] A100-SXM4-40GB\n"
+      << "     1048576        262144   float       0    76.02   13.79   13.79    N/A    78.43"
+         "   13.37   13.37    N/A\n";
+  m = LoadNcclMeasurements(broadcast, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ((*m)[0].rows.size(), 1u);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 76.02);
+}
+
 TEST(NcclTests, ForcedAlgorithmIsRead) {
   auto ring = LoadNcclMeasurements(Validation("h100-2x8gpu-ndr-all_reduce-ring.log"), 0);
   ASSERT_TRUE(ring.ok()) << ring.status().message();

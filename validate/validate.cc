@@ -281,15 +281,24 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
         std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
       continue;
     }
-    m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
-                                [&](const NcclRow& r) { return r.size < o.min_size; }),
-                 m.rows.end());
+    m.empty_rows = static_cast<int>(
+        std::count_if(m.rows.begin(), m.rows.end(), [](const NcclRow& r) { return r.size == 0; }));
+    m.rows.erase(
+        std::remove_if(m.rows.begin(), m.rows.end(),
+                       [&](const NcclRow& r) { return r.size == 0 || r.size < o.min_size; }),
+        m.rows.end());
     if (!m.rows.empty()) kept.push_back(std::move(m));
   }
   if (kept.empty()) {
-    return Status::Error(o.measurements + ": no rows of at least " + std::to_string(o.min_size) +
-                         " bytes" +
-                         (o.only_gpus.empty() ? "" : " on the GPU counts --only-gpus keeps"));
+    const std::string where = o.only_gpus.empty() ? "" : " on the GPU counts --only-gpus keeps";
+    if (o.min_size > 1) {
+      return Status::Error(o.measurements + ": no rows of at least " + std::to_string(o.min_size) +
+                           " bytes" + where);
+    }
+    return Status::Error(o.measurements + ": no rows" +
+                         (!where.empty() ? where
+                                         : " of 1 byte or more (rows of 0 bytes are left out: "
+                                           "NCCL runs nothing for an empty buffer)"));
   }
   return kept;
 }
@@ -318,6 +327,12 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       report.notes.push_back(m.source + " gives no GPU count (no 'gpus' column): compared on " +
                              "the profile's " + std::to_string(m.gpus) +
                              " NPUs; give --gpus N if it was measured on N GPUs");
+    }
+    if (m.empty_rows > 0) {
+      report.notes.push_back(m.source + ": " + std::to_string(m.empty_rows) + " row" +
+                             (m.empty_rows > 1 ? "s" : "") +
+                             " of 0 bytes left out: NCCL runs nothing for an empty buffer, so "
+                             "the time there is nccl-tests' own overhead");
     }
   }
   std::vector<double> errors;

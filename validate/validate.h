@@ -94,6 +94,9 @@ class ProfileSimulator {
 
   // The measurements `o` names, on the GPU counts it keeps (a CSV without GPU counts is on the
   // profile's), with only their rows of at least o.min_size bytes; an error when none is left.
+  // Rows of 0 bytes are left out whatever o.min_size (counted in NcclMeasurement::empty_rows):
+  // NCCL runs nothing for an empty buffer (enqueue.cc, taskAppend returns at count 0), so their
+  // time is nccl-tests' own overhead, not a collective's.
   StatusOr<std::vector<NcclMeasurement>> Load(const MeasurementOptions& o) const;
   // A network file for `gpus` NPUs (the node dimension scaled; the profile's own when they fit
   // in one node, InOneNode).

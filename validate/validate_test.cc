@@ -150,6 +150,34 @@ TEST(Validate, ACsvWithoutAGpuCountSaysItRanOnTheProfilesCount) {
   EXPECT_TRUE(r->notes.empty());
 }
 
+// nccl-tests prints rows of 0 bytes (-b 1 on a type of 4 bytes), but NCCL runs nothing for an
+// empty buffer: they are left out of the comparison and of a fit whatever --min-size, and the
+// output says how many.
+TEST(Validate, RowsOfZeroBytesAreLeftOutAndCounted) {
+  const std::string profile =
+      WriteProfile("empty_rows",
+                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
+                   "latency: [ 900.0 ]\n",
+                   1);
+  StatusOr<ValidationReport> r = ValidateCsv(profile, "empty_all_reduce.csv",
+                                             "gpus,size_bytes,time_us\n8,0,34\n8,0,35\n"
+                                             "8,1048576,100\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].size, 1048576u);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("empty_all_reduce.csv (8 GPUs): 2 rows of 0 bytes left out: NCCL "
+                             "runs nothing for an empty buffer"),
+            std::string::npos)
+      << r->notes[0];
+  r = ValidateCsv(profile, "empty_all_reduce.csv", "gpus,size_bytes,time_us\n8,0,34\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "empty_all_reduce.csv: no rows of 1 byte or more (rows of 0 bytes are left out"),
+            std::string::npos)
+      << r.status().message();
+}
+
 // GPUs per node and nodes, as calibrate gives them to NCCL's chunk schedule: the profile's
 // nodes of 8 (kept when the simulator is moved out of Open's result), one node for one switch.
 TEST(Validate, ProfileKnowsItsNodes) {
@@ -212,7 +240,7 @@ TEST(Validate, OneSwitchRunsFewerGpusOnItsPorts) {
   o.only_gpus = {16};
   r = Validate(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("no rows of at least 0 bytes on the GPU counts "
+  EXPECT_NE(r.status().message().find("ports_all_reduce.csv: no rows on the GPU counts "
                                       "--only-gpus keeps"),
             std::string::npos)
       << r.status().message();
