@@ -202,6 +202,34 @@ TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
   }
 }
 
+// Other collectives on the sibling generation, held out from dgx-a100: all-reduce, reduce-scatter
+// and all-gather measured on one 8 x A100 node (`-g 8`) and kept together in SuperBench's test
+// fixture (validate/measured/README.md); their 0-byte rows are left out (NCCL runs nothing for
+// them). All-reduce and reduce-scatter are within the targets; all-gather is not: the
+// model runs it 5-22% fast at every size from 1 MiB (11.9% from 1 MiB, 19.4% over all sizes).
+// Measured, this machine's all-gather is 3-14% slower than its reduce-scatter at every size from
+// 16 MiB (busbw 223 against 232 GB/s at 8 GiB), where the model makes it slightly faster (no
+// reduction); nothing in the model tells the two apart beyond that, and no A100 or H100 table
+// here says why, so nothing was fitted to it. From 1 GiB all three are within 10%.
+TEST(PublishedData, DgxA100OtherCollectivesOfOneMachine) {
+  const std::string prefix = "validate/measured/a100-8gpu-nvswitch-";
+  Errors all_reduce = ExpectTargets(prefix + "all_reduce-superbench.log", "dgx-a100", 32, 0.05);
+  Errors reduce_scatter =
+      ExpectTargets(prefix + "reduce_scatter-superbench.log", "dgx-a100", 29, 0.05);
+  Errors all_gather = Check(prefix + "all_gather-superbench.log", "dgx-a100");
+  EXPECT_EQ(all_gather.rows, 29u);
+  for (const Errors* e : {&all_reduce, &reduce_scatter, &all_gather}) {
+    EXPECT_GT(e->at_least_1gib, 0);
+    EXPECT_LE(e->at_least_1gib, 0.10);
+  }
+  std::printf(
+      "dgx-a100, one A100 machine's other collectives, from 1 MiB / all sizes: "
+      "all-reduce %.1f%% / %.1f%%, reduce-scatter %.1f%% / %.1f%%, all-gather %.1f%% / "
+      "%.1f%% (not within the targets)\n",
+      100 * all_reduce.at_least_1mib, 100 * all_reduce.all, 100 * reduce_scatter.at_least_1mib,
+      100 * reduce_scatter.all, 100 * all_gather.at_least_1mib, 100 * all_gather.all);
+}
+
 // dgx-a100 calibrated on OCI's A100 table alone predicts the `-g 8` capture and the 8-rank table
 // from 1 MiB within the 5%, and Azure's A100 table within 15% over all sizes (5.9% from
 // 1 MiB, where the H100-derived profile gives 4.6%; the next test says why the tables differ).
