@@ -127,21 +127,27 @@ std::string ForcedAlgorithm(const std::string& line) {
   return name;
 }
 
+// The fields of a data row `w` (size, count, type, ...) before its first time: a reduction op (a
+// word: "sum", "none") follows the type unless the row has none (older nccl-tests' all_gather
+// and broadcast: "size count type [root] time ..."); then `root` or not, which the groups of four
+// (time, algbw, busbw, #wrong) after them tell. `w` has at least 4 fields.
+size_t FieldsBeforeTime(const std::vector<std::string>& w) {
+  const size_t op = w[3] != "N/A" && std::isalpha(static_cast<unsigned char>(w[3][0])) ? 4 : 3;
+  return (w.size() - op) % 4 == 1 ? op + 1 : op;
+}
+
 // Whether `w` (a line's fields) is a row of the table whatever its first field, the size: a
-// whole-number count, a type and a reduction-op name (words: "float", "sum", "none"), then at
-// least one more field, each a number or N/A (root, times, bandwidths, #wrong). Such a line with
+// whole-number count, a type (a word: "float"), then at least two more fields, each a number or
+// N/A after the reduction op if there is one (root, times, bandwidths, #wrong). Such a line with
 // a bad size is an error; any other line that does not start with a size and a count is not a
 // row and is skipped as before (NCCL INFO lines, "NCCL version 2.18.5+cuda12.2", a launcher's
 // or a job script's chatter).
 bool IsRowButForItsSize(const std::vector<std::string>& w) {
   uint64_t count = 0;
   if (w.size() < 5 || !ParseUnsigned(w[1], &count)) return false;
-  if (!std::isalpha(static_cast<unsigned char>(w[2][0])) ||
-      !std::isalpha(static_cast<unsigned char>(w[3][0]))) {
-    return false;
-  }
+  if (!std::isalpha(static_cast<unsigned char>(w[2][0]))) return false;
   double x = 0;
-  for (size_t i = 4; i < w.size(); ++i) {
+  for (size_t i = std::isalpha(static_cast<unsigned char>(w[3][0])) ? 4 : 3; i < w.size(); ++i) {
     if (w[i] != "N/A" && !ParseDouble(w[i], &x)) return false;
   }
   return true;
@@ -218,14 +224,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       if (!typed) continue;  // not a row of the table
       return Status::Error(where + "the row of size " + w[0] + " is cut short (" +
                            std::to_string(w.size()) +
-                           " fields; a row has size, count, type, redop, [root,] then time, "
+                           " fields; a row has size, count, type, [redop,] [root,] then time, "
                            "algbw, busbw, #wrong); is the log truncated?");
     }
-    // After the type, a reduction op (a word: "sum", "none") unless the row has none (older
-    // nccl-tests' all_gather and broadcast: "size count type [root] time ..."), then `root`
-    // or not: the groups of four after them tell.
-    const size_t op = w[3] != "N/A" && std::isalpha(static_cast<unsigned char>(w[3][0])) ? 4 : 3;
-    const size_t first = (w.size() - op) % 4 == 1 ? op + 1 : op;
+    const size_t first = FieldsBeforeTime(w);
     // The out-of-place time; nccl-tests prints N/A there in some runs, and the in-place time
     // (the next group) stands in for it. A number that is not a time is an error, not replaced.
     double t = 0;

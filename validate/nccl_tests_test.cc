@@ -153,6 +153,16 @@ TEST(NcclTests, RowsWithoutAReductionOp) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ((*m)[0].rows.size(), 1u);
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 76.02);
+  // A bad size in such a row is named, as in a row with an op, not skipped as chatter.
+  std::ofstream(broadcast)
+      << "#   Rank  0 Pid 1 on sb device  0 [0x00] A100-SXM4-40GB\n"
+      << "     1e6        262144   float       0    76.02   13.79   13.79    N/A    78.43"
+         "   13.37   13.37    N/A\n";
+  m = LoadNcclMeasurements(broadcast, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("broadcast_old.log:2: a data row's size is '1e6'"),
+            std::string::npos)
+      << m.status().message();
 }
 
 TEST(NcclTests, ForcedAlgorithmIsRead) {

@@ -283,22 +283,24 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
     }
     m.empty_rows = static_cast<int>(
         std::count_if(m.rows.begin(), m.rows.end(), [](const NcclRow& r) { return r.size == 0; }));
-    m.rows.erase(
-        std::remove_if(m.rows.begin(), m.rows.end(),
-                       [&](const NcclRow& r) { return r.size == 0 || r.size < o.min_size; }),
-        m.rows.end());
+    const uint64_t least = std::max<uint64_t>(o.min_size, 1);
+    m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
+                                [&](const NcclRow& r) { return r.size < least; }),
+                 m.rows.end());
     if (!m.rows.empty()) kept.push_back(std::move(m));
   }
   if (kept.empty()) {
-    const std::string where = o.only_gpus.empty() ? "" : " on the GPU counts --only-gpus keeps";
+    // Named by what left nothing: --min-size or the 0-byte rule, and --only-gpus.
+    std::string why;
     if (o.min_size > 1) {
-      return Status::Error(o.measurements + ": no rows of at least " + std::to_string(o.min_size) +
-                           " bytes" + where);
+      why = " of at least " + std::to_string(o.min_size) + " bytes";
+    } else if (o.only_gpus.empty()) {
+      why =
+          " of 1 byte or more (rows of 0 bytes are left out: NCCL runs nothing for an empty "
+          "buffer)";
     }
-    return Status::Error(o.measurements + ": no rows" +
-                         (!where.empty() ? where
-                                         : " of 1 byte or more (rows of 0 bytes are left out: "
-                                           "NCCL runs nothing for an empty buffer)"));
+    if (!o.only_gpus.empty()) why += " on the GPU counts --only-gpus keeps";
+    return Status::Error(o.measurements + ": no rows" + why);
   }
   return kept;
 }
