@@ -201,7 +201,7 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
   }
   CollectiveRequest req = request;
   req.impl = &o.impl;
-  req.size = InflateForEfficiency(req.size, efficiency);
+  req.size = InflateForEfficiency(req.size, efficiency, params_.preferred_dataset_splits);
   ProbeDriver driver(layer, req);
   for (int m : members) {
     if (latency > Time::Zero()) {
@@ -250,7 +250,9 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
     }
     efficiency[i] = EfficiencyAt(options_[i]->choice, call);
     latency[i] = Time::FromNsDouble(LatencyAt(options_[i]->choice, call) * 1e3);
-    order.emplace_back(latency[i] + Bytes(InflateForEfficiency(req.size, efficiency[i])) / slowest,
+    order.emplace_back(latency[i] + Bytes(InflateForEfficiency(req.size, efficiency[i],
+                                                               params_.preferred_dataset_splits)) /
+                                        slowest,
                        i);
   }
   std::sort(order.begin(), order.end());

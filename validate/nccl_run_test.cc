@@ -18,6 +18,7 @@
 #include "et_feeder/writer.h"
 #include "runner/run.h"
 #include "validate/validate.h"
+#include "workload/executor.h"
 
 namespace orrery {
 namespace {
@@ -154,6 +155,43 @@ TEST(NcclRun, SmallAndLargeCollectivesTakeDifferentAlgorithms) {
   }
   EXPECT_EQ(small, std::set<std::string>{"ring"});
   EXPECT_EQ(large, std::set<std::string>{"nvls"});
+}
+
+// The protocol's extra bytes divide into the profile's chunks evenly: at LL's efficiency (0.019)
+// a 4 B all-reduce is 212 B, which 16 chunks of 13 B leave 4 B over, one more chunk and a second
+// round of 14 ring steps. Rounded up to the splits, the tiniest collectives take LL's floor alike.
+TEST(NcclRun, TheTiniestCollectivesTakeOneRound) {
+  EXPECT_EQ(InflateForEfficiency(4, 0.0191, 16) % 16, 0u);
+  EXPECT_EQ(InflateForEfficiency(4, 0.0191, 12) % 12, 0u);
+  EXPECT_EQ(InflateForEfficiency(uint64_t{1} << 30, 0.5, 16), uint64_t{1} << 31);  // unchanged
+  const struct {
+    const char* collective;
+    const char* op;
+    std::vector<uint64_t> sizes;
+  } cases[] = {{"all_reduce", "sum", {4, 8, 16, 32}}, {"all_gather", "none", {32, 64, 128, 256}}};
+  for (const auto& c : cases) {
+    const std::string log = Tmp(std::string("tiny_") + c.collective + ".log");
+    std::ofstream f(log);
+    f << "# Collective test starting: " << c.collective << "_perf\n";
+    for (int i = 0; i < 8; ++i)
+      f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
+    for (uint64_t size : c.sizes) {
+      f << size << " " << size / 4 << " float " << c.op << " -1 30 0 0 0 30 0 0 0\n";
+    }
+    f.close();
+    ValidateOptions o;
+    o.measurements = log;
+    o.machine = "configs/machines/dgx-a100";
+    StatusOr<ValidationReport> r = Validate(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->rows.size(), c.sizes.size());
+    for (const ValidationRow& row : r->rows) {
+      EXPECT_EQ(row.choice, "ring/LL") << c.collective << " " << row.size;
+      // The bytes add at most 0.1 us here; a second round would add about 10 us.
+      EXPECT_NEAR(row.simulated_us, r->rows.back().simulated_us, 0.1)
+          << c.collective << " " << row.size;
+    }
+  }
 }
 
 // A communicator group is tuned as itself: two disjoint groups of 4 on the switch each get a

@@ -206,7 +206,7 @@ TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
 // and all-gather measured on one 8 x A100 node (`-g 8`) and kept together in SuperBench's test
 // fixture (validate/measured/README.md); their 0-byte rows are left out (NCCL runs nothing for
 // them). All-reduce and reduce-scatter are within the targets; all-gather is not: the
-// model runs it 5-22% fast at every size from 1 MiB (11.9% from 1 MiB, 19.4% over all sizes).
+// model runs it 5-22% fast at every size from 1 MiB (11.9% from 1 MiB, 20.3% over all sizes).
 // Measured, this machine's all-gather is 4-13% slower than its reduce-scatter at every size from
 // 16 MiB (busbw 223 against 232 GB/s at 8 GiB), where the model makes it slightly faster (no
 // reduction); nothing in the model tells the two apart beyond that, and no A100 or H100 table

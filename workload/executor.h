@@ -50,8 +50,9 @@ class CollectiveTuner {
 };
 
 // The bytes a collective of `size` moves at protocol `efficiency`: size / efficiency rounded up
-// to the size's own power-of-two granularity (at most 1 MiB), so chunking stays as even.
-uint64_t InflateForEfficiency(uint64_t size, double efficiency);
+// to a multiple of the size's own power-of-two granularity (at most 1 MiB) and of `splits`
+// (preferred-dataset-splits), so chunking stays as even: no remainder becomes an extra chunk.
+uint64_t InflateForEfficiency(uint64_t size, double efficiency, int splits);
 
 struct WorkloadParams {
   bool roofline_enabled = false;
