@@ -15,6 +15,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "validate/nccl_tests.h"
@@ -215,17 +216,23 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
         failures += "\n  " + a.name + ": " + system.status().message();
         continue;
       }
-      // Grid sizes are whole multiples of a power of two (the smallest row's, at most 1 MiB),
-      // as the sizes protocol-efficiency produces: chunks then divide evenly, as they do in
-      // the runs being predicted.
+      // Grid sizes are whole multiples of a power of two (the smallest row's, at most 1 MiB)
+      // and of the profile's splits (of each rank's share for an all-gather, which Orrery
+      // sizes per rank), as the sizes protocol-efficiency produces (InflateForEfficiency):
+      // chunks then divide evenly, as they do in the runs being predicted. A remainder would
+      // be one more whole chunk, on a profile with a lane per chunk a second round.
       uint64_t grain = 1;
       while (grain * 2 <= static_cast<uint64_t>(lo) && grain < (uint64_t{1} << 20)) grain *= 2;
+      const uint64_t ranks = m.collective == "all_gather" ? static_cast<uint64_t>(m.gpus) : 1;
+      grain = std::lcm(grain, static_cast<uint64_t>(sim->splits()) * ranks);
       Curve c;
       bool ok = true;
       // From 1 byte at least (a row of size 0 would keep the grid at 0 forever).
       for (double x = std::max(lo, 1.0); ok; x *= std::exp2(1.0 / kGridPerOctave)) {
         const uint64_t size =
             std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(x / grain))) * grain;
+        // Sizes rounded to the grain repeat while it is coarse beside x: each is run once.
+        if (!c.log_x.empty() && std::log(static_cast<double>(size)) <= c.log_x.back()) continue;
         StatusOr<double> t = sim->TimeUs(m.collective, m.gpus, size, *system, *network);
         if (!t.ok()) {
           failures += "\n  " + a.name + ": " + t.status().message();

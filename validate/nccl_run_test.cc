@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -192,6 +193,39 @@ TEST(NcclRun, TheTiniestCollectivesTakeOneRound) {
           << c.collective << " " << row.size;
     }
   }
+}
+
+// On a profile with a lane per chunk (lanes: [16], 16 splits), a size that does not divide into
+// the chunks is rounded up to one that does, even at protocol-efficiency 1: ASTRA-sim's rule
+// makes the remainder one more whole chunk, which ran alone on one lane, a second round at a
+// sixteenth of the bandwidth (2 GiB + 4 B took twice 2 GiB's time).
+TEST(NcclRun, ASizeOffTheChunksTakesNoSecondRoundOnLanes) {
+  const std::string dir =
+      CopyProfile("dgx-a100", "a100_eff1", "system.yaml", [](const std::string& l) {
+        if (l.rfind("nccl-model", 0) == 0) return std::string();
+        if (l.rfind("protocol-efficiency", 0) == 0) return std::string("protocol-efficiency: 1");
+        return l;
+      });
+  ASSERT_EQ(std::remove((dir + "/nccl.yaml").c_str()), 0);  // validate would run NCCL's choice
+  const std::string log = Tmp("off_chunks.log");
+  std::ofstream f(log);
+  f << "# Collective test starting: all_reduce_perf\n";
+  for (int i = 0; i < 8; ++i)
+    f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
+  const uint64_t sizes[] = {uint64_t{2} << 30, (uint64_t{2} << 30) + 4, 1 << 20, (1 << 20) + 4};
+  for (uint64_t size : sizes) f << size << " " << size / 4 << " float sum -1 30 0 0 0 30 0 0 0\n";
+  f.close();
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = dir;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 4u);
+  EXPECT_EQ(r->rows[0].choice, "");  // the profile's own ring, no NCCL model
+  EXPECT_NEAR(r->rows[1].simulated_us / r->rows[0].simulated_us, 1, 1e-4);
+  EXPECT_NEAR(r->rows[3].simulated_us / r->rows[2].simulated_us, 1, 1e-3)
+      << r->rows[2].simulated_us << " " << r->rows[3].simulated_us << " "
+      << r->rows[0].simulated_us;
 }
 
 // A communicator group is tuned as itself: two disjoint groups of 4 on the switch each get a

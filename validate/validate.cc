@@ -20,6 +20,7 @@
 #include "common/json.h"
 #include "config/network_config.h"
 #include "config/schema.h"
+#include "config/system_config.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
@@ -95,6 +96,9 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
                          "npus_count, bandwidth, latency), so that validate can scale its last "
                          "dimension to the measured GPU count; this one has no npus_count list");
   }
+  StatusOr<SystemConfig> system = LoadSystemConfig(p.system_);
+  if (!system.ok()) return system.status();
+  p.splits_ = std::max(1, system->preferred_dataset_splits);
   p.npus_ = topo->num_npus();
   p.dims_ = static_cast<int>(topo->dims.size());
   p.per_node_ = p.dims_ > 1 ? p.npus_ / topo->dims.back().npus : p.npus_;
@@ -125,6 +129,7 @@ ProfileSimulator::ProfileSimulator(ProfileSimulator&& o) noexcept
       npus_(o.npus_),
       dims_(o.dims_),
       per_node_(o.per_node_),
+      splits_(o.splits_),
       has_nccl_(o.has_nccl_),
       nccl_(std::move(o.nccl_)),
       backend_(o.backend_),

@@ -91,6 +91,8 @@ class ProfileSimulator {
   int Nodes(int gpus) const { return dims_ > 1 && !InOneNode(gpus) ? gpus / per_node_ : 1; }
   const NcclModel* nccl() const { return has_nccl_ ? &nccl_ : nullptr; }
   const std::string& dir() const { return dir_; }
+  // The system config's preferred-dataset-splits: the chunks a collective is cut into.
+  int splits() const { return splits_; }
 
   // The measurements `o` names, on the GPU counts it keeps (a CSV without GPU counts is on the
   // profile's), with only their rows of at least o.min_size bytes; an error when none is left.
@@ -125,7 +127,7 @@ class ProfileSimulator {
                           const RunOptions* nccl);
   std::string dir_, system_, network_, memory_, work_;
   bool own_work_ = false;
-  int npus_ = 0, dims_ = 0, per_node_ = 0;
+  int npus_ = 0, dims_ = 0, per_node_ = 0, splits_ = 1;
   bool has_nccl_ = false;
   NcclModel nccl_;
   Backend backend_ = Backend::kAnalyticalAware;
