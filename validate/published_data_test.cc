@@ -275,6 +275,15 @@ TEST(PublishedData, CalibratingOnALogFromFourBytesFitsEverySize) {
     EXPECT_LE(std::abs(row.error), 0.03) << row.size;
   }
   EXPECT_EQ(large, 6u);
+  // The same host's other collectives on the fitted profile (README.md, "A sibling generation").
+  for (const char* c : {"reduce_scatter", "all_gather"}) {
+    const std::string f =
+        std::string("validate/measured/a100-8gpu-nvswitch-") + c + "-superbench.log";
+    Errors e = Check(f, o.out);
+    EXPECT_EQ(e.rows, 29u) << f;
+    std::printf("%s on the fitted profile: %.1f%% from 1 MiB, %.1f%% over all sizes\n", c,
+                100 * e.at_least_1mib, 100 * e.all);
+  }
   for (const NcclProtocol& p : r->model.protocols) {
     std::printf("fitted %s: latency %.3f us, efficiency %.4f\n", p.name.c_str(), p.latency_us,
                 p.efficiency);
