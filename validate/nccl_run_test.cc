@@ -158,6 +158,26 @@ TEST(NcclRun, SmallAndLargeCollectivesTakeDifferentAlgorithms) {
   EXPECT_EQ(large, std::set<std::string>{"nvls"});
 }
 
+// Validates an nccl-tests log of `collective` (reduction `op`) on 8 GPUs at `sizes`, every
+// measured time 30 us, on profile `machine`: the report, for its simulated times.
+StatusOr<ValidationReport> ValidateSizes(const std::string& machine, const std::string& collective,
+                                         const std::string& op,
+                                         const std::vector<uint64_t>& sizes) {
+  const std::string log = Tmp("sizes_" + collective + ".log");
+  std::ofstream f(log);
+  f << "# Collective test starting: " << collective << "_perf\n";
+  for (int i = 0; i < 8; ++i)
+    f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
+  for (uint64_t size : sizes) {
+    f << size << " " << size / 4 << " float " << op << " -1 30 0 0 0 30 0 0 0\n";
+  }
+  f.close();
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = machine;
+  return Validate(o);
+}
+
 // The protocol's extra bytes divide into the profile's chunks evenly: at LL's efficiency (0.019)
 // a 4 B all-reduce is 212 B, which 16 chunks of 13 B leave 4 B over, one more chunk and a second
 // round of 14 ring steps. Rounded up to the splits, the tiniest collectives take LL's floor alike.
@@ -171,19 +191,8 @@ TEST(NcclRun, TheTiniestCollectivesTakeOneRound) {
     std::vector<uint64_t> sizes;
   } cases[] = {{"all_reduce", "sum", {4, 8, 16, 32}}, {"all_gather", "none", {32, 64, 128, 256}}};
   for (const auto& c : cases) {
-    const std::string log = Tmp(std::string("tiny_") + c.collective + ".log");
-    std::ofstream f(log);
-    f << "# Collective test starting: " << c.collective << "_perf\n";
-    for (int i = 0; i < 8; ++i)
-      f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
-    for (uint64_t size : c.sizes) {
-      f << size << " " << size / 4 << " float " << c.op << " -1 30 0 0 0 30 0 0 0\n";
-    }
-    f.close();
-    ValidateOptions o;
-    o.measurements = log;
-    o.machine = "configs/machines/dgx-a100";
-    StatusOr<ValidationReport> r = Validate(o);
+    StatusOr<ValidationReport> r =
+        ValidateSizes("configs/machines/dgx-a100", c.collective, c.op, c.sizes);
     ASSERT_TRUE(r.ok()) << r.status().message();
     ASSERT_EQ(r->rows.size(), c.sizes.size());
     for (const ValidationRow& row : r->rows) {
@@ -207,18 +216,9 @@ TEST(NcclRun, ASizeOffTheChunksTakesNoSecondRoundOnLanes) {
         return l;
       });
   ASSERT_EQ(std::remove((dir + "/nccl.yaml").c_str()), 0);  // validate would run NCCL's choice
-  const std::string log = Tmp("off_chunks.log");
-  std::ofstream f(log);
-  f << "# Collective test starting: all_reduce_perf\n";
-  for (int i = 0; i < 8; ++i)
-    f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
-  const uint64_t sizes[] = {uint64_t{2} << 30, (uint64_t{2} << 30) + 4, 1 << 20, (1 << 20) + 4};
-  for (uint64_t size : sizes) f << size << " " << size / 4 << " float sum -1 30 0 0 0 30 0 0 0\n";
-  f.close();
-  ValidateOptions o;
-  o.measurements = log;
-  o.machine = dir;
-  StatusOr<ValidationReport> r = Validate(o);
+  StatusOr<ValidationReport> r =
+      ValidateSizes(dir, "all_reduce", "sum",
+                    {uint64_t{2} << 30, (uint64_t{2} << 30) + 4, 1 << 20, (1 << 20) + 4});
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->rows.size(), 4u);
   EXPECT_EQ(r->rows[0].choice, "");  // the profile's own ring, no NCCL model
