@@ -231,14 +231,21 @@ TEST(PublishedData, DgxA100OtherCollectivesOfOneMachine) {
       100 * reduce_scatter.all, 100 * all_gather.at_least_1mib, 100 * all_gather.all);
 }
 
+// Options that calibrate dgx-a100 on validate/measured/`file`, writing the fit to TempDir/`out`.
+CalibrateOptions DgxA100CalibratedOn(const std::string& file, const std::string& out) {
+  CalibrateOptions o;
+  o.measurements = "validate/measured/" + file;
+  o.machine = Machine("dgx-a100");
+  o.out = ::testing::TempDir() + "/" + out;
+  return o;
+}
+
 // dgx-a100 calibrated on OCI's A100 table alone predicts the `-g 8` capture and the 8-rank table
 // from 1 MiB within the 5%, and Azure's A100 table within 15% over all sizes (5.9% from
 // 1 MiB, where the H100-derived profile gives 4.6%; the next test says why the tables differ).
 TEST(PublishedData, DgxA100CalibratedOnOneTablePredictsTheOthers) {
-  CalibrateOptions o;
-  o.measurements = "validate/measured/a100-8gpu-nvswitch-all_reduce-oci.log";
-  o.machine = Machine("dgx-a100");
-  o.out = ::testing::TempDir() + "/a100-oci";
+  const CalibrateOptions o =
+      DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-oci.log", "a100-oci");
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_LE(r->validation.geomean_abs_error, 0.05);
@@ -260,10 +267,8 @@ TEST(PublishedData, DgxA100CalibratedOnOneTablePredictsTheOthers) {
 // size from 256 MiB, with Simple at 0.953 of line rate). Fitted on all 32 sizes, it holds at
 // every one of the largest, and its Simple efficiency comes out at the H100-derived 0.787.
 TEST(PublishedData, CalibratingOnALogFromFourBytesFitsEverySize) {
-  CalibrateOptions o;
-  o.measurements = "validate/measured/a100-8gpu-nvswitch-all_reduce-superbench.log";
-  o.machine = Machine("dgx-a100");
-  o.out = ::testing::TempDir() + "/a100-superbench";
+  const CalibrateOptions o =
+      DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-superbench.log", "a100-superbench");
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->validation.rows.size(), 32u);
