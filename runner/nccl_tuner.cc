@@ -201,12 +201,7 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
   }
   CollectiveRequest req = request;
   req.impl = &o.impl;
-  // As NpuExecutor sizes it (WorkloadParams::whole_chunks: a dimension with lanes).
-  bool whole_chunks = false;
-  for (const Dimension& d : topology_.dims) whole_chunks = whole_chunks || d.lanes > 1;
-  if (efficiency < 1 || whole_chunks) {
-    req.size = InflateForEfficiency(req.size, efficiency, params_.preferred_dataset_splits);
-  }
+  req.size = InflateForEfficiency(req.size, efficiency, params_.preferred_dataset_splits);
   ProbeDriver driver(layer, req);
   for (int m : members) {
     if (latency > Time::Zero()) {

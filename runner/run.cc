@@ -370,6 +370,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   StatusOr<SystemParams> params = SystemParamsFromConfig(*system, o, topology->dims.size());
   if (!params.ok()) return params.status();
+  for (const Dimension& d : topology->dims)
+    params->whole_chunks = params->whole_chunks || d.lanes > 1;
 
   // The trace's ranks: one file per NPU, or with --replicate-trace the files there are, run as
   // n / ranks copies, or with --jobs each job's files on its NPUs.
@@ -592,9 +594,6 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.compute_scale = o.compute_scale;
   wp.collective_launch_latency = Time::FromNsDouble(system->collective_launch_latency_ns);
   wp.protocol_efficiency = system->protocol_efficiency;
-  // A lane per chunk (NCCL's channels): sizes divide into the chunks, as NCCL splits a buffer
-  // over its channels; ASTRA-sim's one lane keeps its own rule (a remainder is one more chunk).
-  for (const Dimension& d : topology->dims) wp.whole_chunks = wp.whole_chunks || d.lanes > 1;
   wp.track_local_mem = system->track_local_mem;
   wp.comm_slots = system->communication_slots;
   wp.tuner = tuner.get();

@@ -582,8 +582,10 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   // Chunking: size / splits, but never smaller than the number of NPUs (except all-gather),
   // in which case the collective grows to splits * NPUs bytes. An all-gather smaller than its
   // splits does not grow: its chunks are 1 B (ASTRA-sim's 0-byte chunks never end the loop).
+  // With whole_chunks (lanes) the size is first rounded up to a multiple of the splits.
   uint64_t size = req.size;
   const uint64_t splits = static_cast<uint64_t>(params.preferred_dataset_splits);
+  if (params.whole_chunks && size % splits != 0) size += splits - size % splits;
   uint64_t chunk = std::max<uint64_t>(size / splits, 1);
   const uint64_t total_nodes = static_cast<uint64_t>(layer_.num_npus());
   if (req.type != CollectiveType::kAllGather && total_nodes > chunk) {

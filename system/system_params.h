@@ -87,6 +87,11 @@ struct SystemParams {
   GroupCollectives group_collectives = GroupCollectives::kFlat;
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
+  // Every collective is cut into exactly preferred_dataset_splits equal chunks, its size rounded
+  // up to a multiple of them, instead of ASTRA-sim's rule (a remainder is one more whole chunk).
+  // Set when the network has lanes > 1: there that chunk would cross alone on one lane, a second
+  // round at a lane's share of the bandwidth.
+  bool whole_chunks = false;
   int64_t endpoint_delay_ns = 10;        // already multiplied by --injection-scale if given
   double local_mem_bw_bytes_per_ns = 0;  // local-mem-bw (GB/s decimal == bytes/ns)
   std::vector<int> queues_per_dim;       // --num-queues-per-dim, one entry per network dim

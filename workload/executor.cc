@@ -431,7 +431,7 @@ void NpuExecutor::Issue(uint32_t node) {
         launch_latency = c->launch_latency;
         efficiency = c->efficiency;
       }
-      if ((efficiency < 1 || params_.whole_chunks) && req.size > 0) {
+      if (efficiency < 1 && req.size > 0) {
         // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
         // (at most 1 MiB) and to the splits, so that chunking stays as even as it was.
         req.size =
@@ -503,9 +503,7 @@ void NpuExecutor::Complete(uint32_t node) {
 }
 
 uint64_t InflateForEfficiency(uint64_t size, double efficiency, int splits) {
-  if (size == 0) return size;
-  if (!(efficiency < 1) && (splits <= 1 || size % static_cast<uint64_t>(splits) == 0)) return size;
-  efficiency = std::min(efficiency, 1.0);
+  if (!(efficiency < 1) || size == 0) return size;
   uint64_t grain = std::min<uint64_t>(size & (~size + 1), uint64_t{1} << 20);
   // A multiple of the splits too: the collective divides into its chunks without a remainder,
   // which would become one more whole chunk (the ASTRA-sim rule) and, past the active chunks,

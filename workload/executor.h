@@ -52,7 +52,6 @@ class CollectiveTuner {
 // The bytes a collective of `size` moves at protocol `efficiency`: size / efficiency rounded up
 // to a multiple of the size's own power-of-two granularity (at most 1 MiB) and of `splits`
 // (preferred-dataset-splits), so chunking stays as even: no remainder becomes an extra chunk.
-// At efficiency 1, a size already a multiple of `splits` is returned as it is.
 uint64_t InflateForEfficiency(uint64_t size, double efficiency, int splits);
 
 struct WorkloadParams {
@@ -65,10 +64,7 @@ struct WorkloadParams {
   int comm_slots = 1;
   Time collective_launch_latency;  // before every collective starts (NCCL's latency floor)
   double protocol_efficiency = 1;  // collectives move size / this bytes
-  // Every collective's bytes a multiple of preferred-dataset-splits even at efficiency 1 (set
-  // when a dimension has lanes > 1: a remainder chunk would take a round alone on one lane).
-  bool whole_chunks = false;
-  bool track_local_mem = false;  // track-local-mem: record tensor reads/writes (memory_tracker.h)
+  bool track_local_mem = false;    // track-local-mem: record tensor reads/writes (memory_tracker.h)
   CollectiveTuner* tuner = nullptr;  // when set, chooses each collective's algorithms and costs
   // When set, this NPU runs one rank of one copy of the trace (--replicate-trace): peers, groups
   // and roots are the trace's ranks, placed in the NPU's copy (workload/placement.h).
