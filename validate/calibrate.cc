@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "validate/nccl_tests.h"
+#include "workload/executor.h"
 
 namespace orrery {
 namespace {
@@ -216,13 +217,14 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
         failures += "\n  " + a.name + ": " + system.status().message();
         continue;
       }
-      // Grid sizes are whole multiples of a power of two (the smallest row's, at most 1 MiB)
-      // and of the profile's splits (of each rank's share for an all-gather, which Orrery
-      // sizes per rank), as the sizes protocol-efficiency produces (InflateForEfficiency):
-      // chunks then divide evenly, as they do in the runs being predicted. A remainder would
-      // be one more whole chunk, on a profile with a lane per chunk a second round.
+      // Grid sizes are whole multiples of a power of two (the smallest row's, at most
+      // kEfficiencyGrainBytes) and of the profile's splits (of each rank's share for an
+      // all-gather, which Orrery sizes per rank), as the sizes protocol-efficiency produces
+      // (InflateForEfficiency): chunks then divide evenly, as they do in the runs being
+      // predicted. A remainder would be one more whole chunk, on a profile with a lane per
+      // chunk a second round.
       uint64_t grain = 1;
-      while (grain * 2 <= static_cast<uint64_t>(lo) && grain < (uint64_t{1} << 20)) grain *= 2;
+      while (grain * 2 <= static_cast<uint64_t>(lo) && grain < kEfficiencyGrainBytes) grain *= 2;
       const uint64_t ranks = m.collective == "all_gather" ? static_cast<uint64_t>(m.gpus) : 1;
       grain = std::lcm(grain, static_cast<uint64_t>(sim->splits()) * ranks);
       Curve c;

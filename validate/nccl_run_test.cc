@@ -204,6 +204,23 @@ TEST(NcclRun, TheTiniestCollectivesTakeOneRound) {
   }
 }
 
+// The protocol's extra bytes are the size / efficiency, give or take one 4 KiB page
+// (kEfficiencyGrainBytes). The power of two they were rounded to was once capped at 1 MiB, not a
+// page: from 1 to 16 MiB that added up to a fifth of the bytes (2 MiB at LL128's 0.6028 on
+// dgx-a100 moved 4 MiB, not 3.32 MiB), and A100's 1-16 MiB rows ran that much slower.
+TEST(NcclRun, ProtocolEfficiencyAddsTheBytesItCostsAndNoMore) {
+  for (uint64_t size = uint64_t{1} << 20; size <= (uint64_t{16} << 20); size *= 2) {
+    for (double efficiency : {0.6028, 0.7868}) {
+      const double exact = static_cast<double>(size) / efficiency;
+      const uint64_t moved = InflateForEfficiency(size, efficiency, 16);
+      EXPECT_GE(static_cast<double>(moved), exact) << size << " at " << efficiency;
+      EXPECT_LT(static_cast<double>(moved), exact + kEfficiencyGrainBytes)
+          << size << " at " << efficiency;
+      EXPECT_EQ(moved % kEfficiencyGrainBytes, 0u) << size << " at " << efficiency;
+    }
+  }
+}
+
 // On a profile with a lane per chunk (lanes: [16], 16 splits), a size that does not divide into
 // the chunks is rounded up to one that does, even at protocol-efficiency 1: ASTRA-sim's rule
 // makes the remainder one more whole chunk, which ran alone on one lane, a second round at a

@@ -433,7 +433,7 @@ void NpuExecutor::Issue(uint32_t node) {
       }
       if (efficiency < 1 && req.size > 0) {
         // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
-        // (at most 1 MiB) and to the splits, so that chunking stays as even as it was.
+        // (at most kEfficiencyGrainBytes) and to the splits, so that chunking stays as even.
         req.size =
             InflateForEfficiency(req.size, efficiency, system_.params().preferred_dataset_splits);
       }
@@ -504,12 +504,12 @@ void NpuExecutor::Complete(uint32_t node) {
 
 uint64_t InflateForEfficiency(uint64_t size, double efficiency, int splits) {
   if (!(efficiency < 1) || size == 0) return size;
-  uint64_t grain = std::min<uint64_t>(size & (~size + 1), uint64_t{1} << 20);
+  uint64_t grain = std::min<uint64_t>(size & (~size + 1), kEfficiencyGrainBytes);
   // A multiple of the splits too: the collective divides into its chunks without a remainder,
   // which would become one more whole chunk (the ASTRA-sim rule) and, past the active chunks,
   // one more round of the algorithm's steps. 4 B at LL's efficiency would otherwise take two.
   if (splits > 1) grain = std::lcm(grain, static_cast<uint64_t>(splits));
-  // Whole grains; the grain is at most 2^20 times the splits, so the product is exact until
+  // Whole grains; the grain is at most 4 KiB times the splits, so the product is exact until
   // it saturates.
   return SaturatedBytes(std::ceil(static_cast<double>(size) / efficiency / grain) * grain);
 }
