@@ -185,10 +185,27 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     }
   }
   NcclModel model = *sim->nccl();
-  StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
-  if (!ms.ok()) return ms.status();
+  std::vector<std::string> inputs = {o.measurements};
+  inputs.insert(inputs.end(), o.more.begin(), o.more.end());
+  std::vector<NcclMeasurement> ms;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // The same file twice would count its rows twice (weighting it over the others) however
+    // the path is spelt.
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code error;
+      if (std::filesystem::equivalent(inputs[i], inputs[j], error) && !error) {
+        return Status::Error("--nccl-tests '" + inputs[i] + "' is the same file as '" + inputs[j] +
+                             "': give each input once");
+      }
+    }
+    MeasurementOptions one = o;
+    one.measurements = inputs[i];
+    StatusOr<std::vector<NcclMeasurement>> loaded = sim->Load(one);
+    if (!loaded.ok()) return loaded.status();
+    ms.insert(ms.end(), loaded->begin(), loaded->end());
+  }
   std::vector<Group> groups;
-  for (const NcclMeasurement& m : *ms) {
+  for (const NcclMeasurement& m : ms) {
     Group g;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (const NcclRow& r : m.rows) {
@@ -363,8 +380,12 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   std::snprintf(rms, sizeof rms, "%.4f", result.mean_abs_log_error);
   std::string only;
   for (int g : o.only_gpus) only += (only.empty() ? "" : ",") + std::to_string(g);
+  std::string names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    names += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i];
+  }
   const std::string comment = "# Fitted by orrery calibrate from " + o.machine + "/nccl.yaml on " +
-                              o.measurements + (only.empty() ? "" : " (GPUs " + only + ")") +
+                              names + (only.empty() ? "" : " (GPUs " + only + ")") +
                               ": mean |log-time error| " + rms + ".\n";
   {
     std::ofstream f(out + "/nccl.yaml");
@@ -377,21 +398,29 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     if (stat((out + "/README.md").c_str(), &st) != 0) {
       std::ofstream(out + "/README.md")
           << "# Calibrated machine profile\n\nsystem, network and memory files copied from `"
-          << o.machine << "`; `nccl.yaml` fitted by `orrery calibrate` to `" << o.measurements
-          << "`" << (only.empty() ? "" : " (GPU counts " + only + ")")
+          << o.machine << "`; `nccl.yaml` fitted by `orrery calibrate` to " << names
+          << (only.empty() ? "" : " (GPU counts " + only + ")")
           << ". Say here what the machine is and which measurements are held out.\n";
     }
   }
-  ValidateOptions v;
-  static_cast<MeasurementOptions&>(v) = o;
-  v.machine = out;
-  StatusOr<ValidationReport> report = Validate(v);
+  Status validated = Status::Ok();
+  for (const std::string& input : inputs) {
+    ValidateOptions v;
+    static_cast<MeasurementOptions&>(v) = o;
+    v.measurements = input;
+    v.machine = out;
+    StatusOr<ValidationReport> report = Validate(v);
+    if (!report.ok()) {
+      validated = report.status();
+      break;
+    }
+    result.validations.push_back(*report);
+  }
   if (scratch) {
     for (const std::string& f : written) std::remove(f.c_str());
     rmdir(out.c_str());
   }
-  if (!report.ok()) return report.status();
-  result.validation = *report;
+  if (!validated.ok()) return validated;
   return result;
 }
 
@@ -401,9 +430,9 @@ int CalibrateMain(int argc, char** argv) {
   std::string fit;
   MeasurementCommandLine cli("calibrate",
                              "orrery calibrate: fit a machine profile's NCCL latency floors and "
-                             "efficiencies (nccl.yaml) to an nccl-tests log and write the fitted "
+                             "efficiencies (nccl.yaml) to nccl-tests logs and write the fitted "
                              "profile",
-                             &o, "fit on these GPU counts only, e.g. 16,32");
+                             &o, "fit on these GPU counts only, e.g. 16,32", &o.more);
   cli.options().add_options()("out", po::value(&o.out),
                               "write the fitted profile here (default: print nccl.yaml only)")(
       "fit", po::value(&fit),
@@ -419,7 +448,19 @@ int CalibrateMain(int argc, char** argv) {
     return 1;
   }
   std::fputs(FormatNcclModel(r->model, "# fitted nccl.yaml\n").c_str(), stdout);
-  std::fputs(FormatValidation(r->validation).c_str(), stdout);
+  if (r->validations.size() == 1) {
+    std::fputs(FormatValidation(r->validations[0]).c_str(), stdout);
+  } else {
+    // Each input's table, then the error over all of their rows.
+    std::vector<double> errors;
+    for (size_t i = 0; i < r->validations.size(); ++i) {
+      std::printf("== %s\n", (i == 0 ? o.measurements : o.more[i - 1]).c_str());
+      std::fputs(FormatValidation(r->validations[i]).c_str(), stdout);
+      for (const ValidationRow& row : r->validations[i].rows) errors.push_back(row.error);
+    }
+    std::printf("geomean error: %.1f%% over %zu sizes of %zu inputs\n", 100 * GeomeanAbs(errors),
+                errors.size(), r->validations.size());
+  }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
   return 0;
 }

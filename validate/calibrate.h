@@ -15,6 +15,10 @@
 // squared, in log space) towards the profile's current values, which keeps parameters the data
 // cannot tell apart where they were. LL128's efficiency is Simple's times 120/128 (its payload
 // per 128-byte line), not a free parameter.
+// Several inputs (`more`: other collectives, a ring-forced log beside a default one, other GPU
+// counts) are fitted together, each row counting once: parameters one log cannot tell apart
+// (NVLS always runs with Simple, so an NVLS log alone fixes only their product) are then told
+// apart by another.
 // The search is coordinate scans then Nelder-Mead from the current values: deterministic. By
 // default the `ring` algorithm's own latency and efficiency are the reference and stay as they
 // are (the protocols carry them); `fit` names the free ones instead. The result is then checked
@@ -32,15 +36,17 @@
 namespace orrery {
 
 struct CalibrateOptions : MeasurementOptions {
-  std::string out;               // "" = print the fitted nccl.yaml only
-  std::vector<std::string> fit;  // algorithms/protocols whose parameters are free (empty = all
-                                 // but ring)
+  std::vector<std::string> more;  // further inputs fitted with `measurements`, same options
+  std::string out;                // "" = print the fitted nccl.yaml only
+  std::vector<std::string> fit;   // algorithms/protocols whose parameters are free (empty = all
+                                  // but ring)
 };
 
 struct CalibrationResult {
   NcclModel model;                // fitted
   double mean_abs_log_error = 0;  // of the fit (surrogate)
-  ValidationReport validation;    // of the fitted profile (full simulation)
+  // Of the fitted profile (full simulation), one per input: `measurements`, then `more`.
+  std::vector<ValidationReport> validations;
 };
 
 StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& options);

@@ -37,11 +37,13 @@ std::string Profile(const std::string& name, double latency_us, double efficienc
 }
 
 // A log of `sizes` on 8 GPUs with the times `machine` simulates for them.
+// `first_line` (e.g. "# NCCL_ALGO=Ring") opens the log when given.
 std::string SimulatedLog(const std::string& name, const std::string& machine,
-                         const std::vector<uint64_t>& sizes) {
+                         const std::vector<uint64_t>& sizes, const std::string& first_line = "") {
   const std::string log = Tmp(name);
   auto write = [&](const std::vector<std::pair<uint64_t, double>>& rows) {
     std::ofstream f(log);
+    if (!first_line.empty()) f << first_line << "\n";
     f << "# Collective test starting: all_reduce_perf\n";
     for (int i = 0; i < 8; ++i)
       f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
@@ -91,7 +93,7 @@ TEST(Calibrate, FitsTheNvlsChunkOverhead) {
   ASSERT_EQ(nvls.name, "nvls");
   EXPECT_NEAR(nvls.chunking.overhead_kib, 12, 1);
   EXPECT_NEAR(nvls.efficiency, 0.9, 0.01);
-  EXPECT_LT(r->validation.geomean_abs_error, 0.01);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
   StatusOr<NcclModel> written = LoadNcclModel(Tmp("nvls_start") + "/nccl.yaml");
   ASSERT_TRUE(written.ok());
   EXPECT_TRUE(written->algorithms[0].chunking.modelled);
@@ -137,7 +139,7 @@ TEST(Calibrate, RecoversTheParametersOfASimulatedLog) {
   ASSERT_EQ(r->model.protocols.size(), 1u);
   EXPECT_NEAR(r->model.protocols[0].latency_us, 40, 0.5);
   EXPECT_NEAR(r->model.protocols[0].efficiency, 0.5, 0.005);
-  EXPECT_LT(r->validation.geomean_abs_error, 0.01);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
   StatusOr<NcclModel> written = LoadNcclModel(o.out + "/nccl.yaml");
   ASSERT_TRUE(written.ok()) << written.status().message();
   EXPECT_DOUBLE_EQ(written->protocols[0].efficiency, r->model.protocols[0].efficiency);
@@ -168,7 +170,7 @@ TEST(Calibrate, KeepsTheStepLatencyAndFitsTheFloorBesideIt) {
   EXPECT_DOUBLE_EQ(r->model.protocols[0].step_latency_us, 2);
   EXPECT_NEAR(r->model.protocols[0].latency_us, 40, 0.5);  // not 40 + 14 x 2
   EXPECT_NEAR(r->model.protocols[0].efficiency, 0.5, 0.005);
-  EXPECT_LT(r->validation.geomean_abs_error, 0.01);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
 }
 
 TEST(Calibrate, BadInputsAreNamed) {
@@ -186,6 +188,83 @@ TEST(Calibrate, BadInputsAreNamed) {
   EXPECT_NE(r.status().message().find("--fit 'Simpel': not an algorithm or protocol"),
             std::string::npos)
       << r.status().message();
+}
+
+// NVLS always runs with Simple, so a log of NVLS runs fixes only the product of nvls's and
+// Simple's efficiencies: fitted on it alone, the two stay near where they started. With a
+// ring-forced log of the same machine beside it (as a user would run NCCL_ALGO=Ring next to the
+// default), calibrate fits both together and finds each again.
+TEST(Calibrate, SeveralLogsTellApartWhatOneCannot) {
+  auto profile = [](const std::string& name, double simple, double nvls) {
+    const std::string dir = Profile(name, 30, simple);
+    std::ofstream(dir + "/nccl.yaml")
+        << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n  nvls: {latency-us: 5, "
+           "efficiency: "
+        << nvls
+        << ", protocols: [Simple]}\nprotocols:\n  Simple: {latency-us: 30, efficiency: " << simple
+        << "}\n";
+    return dir;
+  };
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = uint64_t{1} << 20; s <= (uint64_t{1} << 32); s *= 4) sizes.push_back(s);
+  const std::string truth = profile("two_truth", 0.6, 0.9);
+  const std::string nvls = SimulatedLog("two_nvls.log", truth, sizes, "# NCCL_ALGO=NVLS");
+  const std::string ring = SimulatedLog("two_ring.log", truth, sizes, "# NCCL_ALGO=Ring");
+  auto efficiency = [](const NcclModel& m, const std::string& name) {
+    for (const NcclProtocol& p : m.protocols)
+      if (p.name == name) return p.efficiency;
+    for (const NcclAlgorithm& a : m.algorithms)
+      if (a.name == name) return a.efficiency;
+    return -1.0;
+  };
+
+  CalibrateOptions o;
+  o.machine = profile("two_start", 0.8, 0.7);
+  o.measurements = nvls;
+  StatusOr<CalibrationResult> alone = Calibrate(o);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_LT(alone->validations[0].geomean_abs_error, 0.01);
+  EXPECT_NEAR(efficiency(alone->model, "Simple") * efficiency(alone->model, "nvls"), 0.54, 0.01);
+  EXPECT_GT(std::fabs(efficiency(alone->model, "Simple") - 0.6), 0.05);
+
+  o.more = {ring};
+  o.out = Tmp("two_fitted");
+  StatusOr<CalibrationResult> both = Calibrate(o);
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_NEAR(efficiency(both->model, "Simple"), 0.6, 0.01);
+  EXPECT_NEAR(efficiency(both->model, "nvls"), 0.9, 0.015);
+  ASSERT_EQ(both->validations.size(), 2u);
+  EXPECT_EQ(both->validations[1].rows.size(), sizes.size());
+  for (const ValidationReport& v : both->validations) EXPECT_LT(v.geomean_abs_error, 0.01);
+  for (const ValidationRow& row : both->validations[1].rows) {
+    EXPECT_EQ(row.choice.rfind("ring/", 0), 0u) << row.choice;
+  }
+  // The written profile names both inputs.
+  std::ifstream f(o.out + "/nccl.yaml");
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(nvls + " and " + ring), std::string::npos) << text;
+
+  // The command line takes --nccl-tests once per input and prints each input's table, then the
+  // error over all of them.
+  std::vector<std::string> args = {"calibrate", "--nccl-tests", nvls,     "--nccl-tests",
+                                   ring,        "--machine",    o.machine};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(CalibrateMain(static_cast<int>(argv.size()), argv.data()), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("== " + nvls + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("== " + ring + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("sizes of 2 inputs\n"), std::string::npos) << out;
+
+  // The same file twice would count its rows twice: refused.
+  o.more = {Tmp("two_nvls.log")};
+  o.out = "";
+  StatusOr<CalibrationResult> twice = Calibrate(o);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(), "--nccl-tests '" + Tmp("two_nvls.log") +
+                                          "' is the same file as '" + nvls +
+                                          "': give each input once");
 }
 
 // The command line: missing or malformed flags are one clear error and exit code 1.
@@ -271,12 +350,13 @@ TEST(Calibrate, ARowOfZeroBytesIsLeftOut) {
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(std::isfinite(r->mean_abs_log_error));
-  ASSERT_EQ(r->validation.rows.size(), 2u);
-  EXPECT_EQ(r->validation.rows[0].size, 1048576u);
-  for (const ValidationRow& v : r->validation.rows) EXPECT_TRUE(std::isfinite(v.error));
-  ASSERT_EQ(r->validation.notes.size(), 1u);
-  EXPECT_NE(r->validation.notes[0].find("zero.log: 1 row of 0 bytes left out"), std::string::npos)
-      << r->validation.notes[0];
+  ASSERT_EQ(r->validations[0].rows.size(), 2u);
+  EXPECT_EQ(r->validations[0].rows[0].size, 1048576u);
+  for (const ValidationRow& v : r->validations[0].rows) EXPECT_TRUE(std::isfinite(v.error));
+  ASSERT_EQ(r->validations[0].notes.size(), 1u);
+  EXPECT_NE(r->validations[0].notes[0].find("zero.log: 1 row of 0 bytes left out"),
+            std::string::npos)
+      << r->validations[0].notes[0];
 
   // A log of only 0-byte rows.
   std::ofstream(log) << "# Collective test starting: all_reduce_perf\n"

@@ -238,6 +238,43 @@ TEST(PublishedData, DgxA100OtherCollectivesOfOneMachine) {
       100 * reduce_scatter.all, 100 * all_gather.at_least_1mib, 100 * all_gather.all);
 }
 
+// Calibrating on several logs at once tells apart what one log cannot. Azure's H100 table runs
+// NVLS at every large size, and NVLS always runs with Simple, so alone it fixes only the product
+// of their efficiencies: fitted on it alone, Simple stays where the profile has it (0.787). With
+// the ring reduce-scatter table of another H100 node beside it (held out from the shipped
+// profile), Simple comes out at 0.82: 450 GB/s x 0.82 = 369 GB/s of ring bus bandwidth, the
+// ~370 GB/s NCCL's maintainers give for ring on NVLink4 (../shared/validation/README.md), which
+// neither table states. Both tables are fitted within 1%, and #290's NVLS all-reduce, in neither,
+// is predicted within 5% (1.4%).
+TEST(PublishedData, CalibratingOnTwoLogsTellsSimpleFromNvls) {
+  auto simple = [](const NcclModel& m) {
+    for (const NcclProtocol& p : m.protocols)
+      if (p.name == "Simple") return p.efficiency;
+    return -1.0;
+  };
+  CalibrateOptions o;
+  o.measurements = Validation("azure-h100-8gpu-all_reduce-busbw.csv");
+  o.machine = Machine("hgx-h100");
+  o.fit = {"nvls", "Simple"};
+  StatusOr<CalibrationResult> alone = Calibrate(o);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_NEAR(simple(alone->model), 0.7868, 0.005);
+
+  o.more = {"validate/measured/h100-8gpu-nvswitch-reduce_scatter-ring.log"};
+  o.out = ::testing::TempDir() + "/h100-two-logs";
+  StatusOr<CalibrationResult> both = Calibrate(o);
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  std::printf("Simple's efficiency: %.4f alone, %.4f with the ring table\n", simple(alone->model),
+              simple(both->model));
+  EXPECT_GE(simple(both->model), 0.80);
+  EXPECT_LE(simple(both->model), 0.84);
+  ASSERT_EQ(both->validations.size(), 2u);
+  for (const ValidationReport& v : both->validations) EXPECT_LE(v.geomean_abs_error, 0.01);
+  Errors held_out = Check("h100-8gpu-nvswitch-all_reduce-default.log", o.out);
+  EXPECT_EQ(held_out.rows, 6u);
+  EXPECT_LE(held_out.at_least_1mib, 0.05);
+}
+
 // Options that calibrate dgx-a100 on validate/measured/`file`, writing the fit to TempDir/`out`.
 CalibrateOptions DgxA100CalibratedOn(const std::string& file, const std::string& out) {
   CalibrateOptions o;
@@ -257,7 +294,7 @@ TEST(PublishedData, DgxA100CalibratedOnOneTablePredictsTheOthers) {
       DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-oci.log", "a100-oci");
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_LE(r->validation.geomean_abs_error, 0.05);
+  EXPECT_LE(r->validations[0].geomean_abs_error, 0.05);
   const struct {
     const char* file;
     double from_1mib;
@@ -284,10 +321,10 @@ TEST(PublishedData, CalibratingOnALogFromFourBytesFitsEverySize) {
       DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-superbench.log", "a100-superbench");
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->validation.rows.size(), 32u);
-  EXPECT_LE(r->validation.geomean_abs_error, 0.02);
+  EXPECT_EQ(r->validations[0].rows.size(), 32u);
+  EXPECT_LE(r->validations[0].geomean_abs_error, 0.02);
   size_t large = 0;
-  for (const ValidationRow& row : r->validation.rows) {
+  for (const ValidationRow& row : r->validations[0].rows) {
     if (row.size < (uint64_t{256} << 20)) continue;
     ++large;
     EXPECT_LE(std::abs(row.error), 0.03) << row.size;
@@ -306,6 +343,41 @@ TEST(PublishedData, CalibratingOnALogFromFourBytesFitsEverySize) {
     std::printf("fitted %s: latency %.3f us, efficiency %.4f\n", p.name.c_str(), p.latency_us,
                 p.efficiency);
   }
+}
+
+// One host's three collectives fitted together (SuperBench's all-reduce, reduce-scatter and
+// all-gather, all 90 sizes): the fit finds no parameters that put its all-gather within 5% from
+// 1 MiB beside the other two. Each collective counts its own ring steps and floors, and the
+// measured all-gather is 4-13% slower than the reduce-scatter from 16 MiB, which a model where an
+// all-gather has no reduction to do cannot follow (README.md, "A sibling generation"). The miss
+// is bounded at 10%.
+TEST(PublishedData, OneA100HostsThreeCollectivesFittedTogether) {
+  CalibrateOptions o = DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-superbench.log", "");
+  o.out = "";
+  o.more = {"validate/measured/a100-8gpu-nvswitch-reduce_scatter-superbench.log",
+            "validate/measured/a100-8gpu-nvswitch-all_gather-superbench.log"};
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->validations.size(), 3u);
+  const double kFrom1MiB[] = {0.05, 0.05, 0.10};
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<double> big;
+    for (const ValidationRow& row : r->validations[i].rows) {
+      if (row.size >= (1u << 20)) big.push_back(row.error);
+    }
+    ASSERT_EQ(big.size(), 14u) << i;
+    std::printf("%s fitted together: %.1f%% from 1 MiB, %.1f%% over all sizes\n",
+                r->validations[i].collective.c_str(), 100 * GeomeanAbs(big),
+                100 * r->validations[i].geomean_abs_error);
+    EXPECT_LE(GeomeanAbs(big), kFrom1MiB[i]) << r->validations[i].collective;
+    EXPECT_LE(r->validations[i].geomean_abs_error, 0.15) << r->validations[i].collective;
+  }
+  EXPECT_EQ(r->validations[2].collective, "all_gather");
+  std::vector<double> gather;
+  for (const ValidationRow& row : r->validations[2].rows) {
+    if (row.size >= (1u << 20)) gather.push_back(row.error);
+  }
+  EXPECT_GT(GeomeanAbs(gather), 0.05);  // the miss README.md states
 }
 
 // Mean |log(t_a / t_b)| over the sizes of 1 MiB and more that two measured tables share.

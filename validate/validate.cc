@@ -463,12 +463,21 @@ StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::stri
 }
 
 MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* description,
-                                               MeasurementOptions* o, const char* only_gpus_help)
-    : tool_(tool), desc_(description), o_(o) {
+                                               MeasurementOptions* o, const char* only_gpus_help,
+                                               std::vector<std::string>* more_inputs)
+    : tool_(tool), desc_(description), o_(o), more_inputs_(more_inputs) {
   namespace po = boost::program_options;
-  desc_.add_options()("help,h", "print this help")("nccl-tests", po::value(&o->measurements),
-                                                   "nccl-tests log, or a CSV of measurements")(
-      "machine", po::value(&o->machine), "machine profile directory (configs/machines/...)")(
+  desc_.add_options()("help,h", "print this help");
+  if (more_inputs == nullptr) {
+    desc_.add_options()("nccl-tests", po::value(&o->measurements),
+                        "nccl-tests log, or a CSV of measurements");
+  } else {
+    desc_.add_options()("nccl-tests", po::value(&inputs_)->composing(),
+                        "nccl-tests log, or a CSV of measurements; give it again for each "
+                        "further input, all fitted together");
+  }
+  desc_.add_options()("machine", po::value(&o->machine),
+                      "machine profile directory (configs/machines/...)")(
       "min-size", po::value(&min_size_)->default_value(min_size_),
       "leave out smaller sizes (bytes)")(
       "gpus", po::value(&gpus_),
@@ -493,6 +502,10 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << desc_ << "\n";
     return 0;
+  }
+  if (more_inputs_ != nullptr && !inputs_.empty()) {
+    o_->measurements = inputs_[0];
+    more_inputs_->assign(inputs_.begin() + 1, inputs_.end());
   }
   if (o_->measurements.empty() || o_->machine.empty()) {
     std::fprintf(stderr, "error: %s: --nccl-tests LOG and --machine DIR are required\n",

@@ -142,10 +142,13 @@ StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::stri
 // --nccl-tests, --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective and
 // --network-backend; ParseMeasurementOptions parses argv into `o` and returns -1 to go on, or the
 // exit code (0 after --help, 1 after an error, printed as "error: <tool>: ...").
+// With `more_inputs`, --nccl-tests may be given more than once: the first goes to
+// o->measurements, the others to *more_inputs, in order.
 class MeasurementCommandLine {
  public:
   MeasurementCommandLine(const char* tool, const char* description, MeasurementOptions* o,
-                         const char* only_gpus_help);
+                         const char* only_gpus_help,
+                         std::vector<std::string>* more_inputs = nullptr);
   boost::program_options::options_description& options() { return desc_; }
   int Parse(int argc, char** argv);
 
@@ -153,6 +156,8 @@ class MeasurementCommandLine {
   std::string tool_;
   boost::program_options::options_description desc_;
   MeasurementOptions* o_;
+  std::vector<std::string>* more_inputs_;
+  std::vector<std::string> inputs_;
   std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware";
 };
 
