@@ -377,6 +377,44 @@ TEST(PublishedData, OneA100HostsThreeCollectivesFittedTogether) {
   EXPECT_GT(Summarise(r->validations[2]).at_least_1mib, 0.05);  // the miss README.md states
 }
 
+// The five A100 all-reduce tables fitted together from 1 MiB (59 sizes): fitting A100's own
+// measurements instead of carrying H100's does not get every table within 5% either. The
+// galvatron capture stays just above it, and getting the others close takes a Simple floor of
+// about 99 us, three times H100's fitted 32.8 us, which no H100 table shows: the `-g 8` tables'
+// 8-128 MiB rows run slower than the 8-rank table's (README.md, "A sibling generation").
+TEST(PublishedData, FiveA100TablesFittedTogetherStillMissOne) {
+  CalibrateOptions o = DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-oci.log", "");
+  o.out = "";
+  o.min_size = 1 << 20;
+  const std::string dir = "validate/measured/";
+  o.more = {dir + "a100-8gpu-nvswitch-all_reduce-galvatron.log",
+            dir + "a100-8gpu-nvswitch-all_reduce-gcm.log",
+            dir + "a100-8gpu-nvswitch-all_reduce-superbench.log",
+            dir + "azure-a100-8gpu-all_reduce-busbw.csv"};
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->validations.size(), 5u);
+  const size_t kRows[] = {14, 11, 6, 14, 14};
+  size_t within = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    const Errors e = Summarise(r->validations[i]);
+    std::printf("table %zu fitted together: %.1f%% from 1 MiB\n", i, 100 * e.at_least_1mib);
+    EXPECT_EQ(e.table.size(), kRows[i]) << i;
+    EXPECT_LE(e.at_least_1mib, 0.06) << i;
+    if (e.at_least_1mib <= 0.05) ++within;
+  }
+  EXPECT_EQ(within, 4u);
+  EXPECT_GT(Summarise(r->validations[1]).at_least_1mib, 0.05);  // galvatron
+  for (const NcclProtocol& p : r->model.protocols) {
+    std::printf("fitted %s: latency %.3f us, efficiency %.4f\n", p.name.c_str(), p.latency_us,
+                p.efficiency);
+    if (p.name == "Simple") {
+      EXPECT_GT(p.latency_us, 80);  // hgx-h100: 32.834
+      EXPECT_NEAR(p.efficiency, 0.787, 0.01);
+    }
+  }
+}
+
 // Mean |log(t_a / t_b)| over the sizes of 1 MiB and more that two measured tables share.
 double MeanLogDisagreement(const std::string& a, const std::string& b, size_t* shared) {
   StatusOr<std::vector<NcclMeasurement>> ma = LoadNcclMeasurements(a, 8);
