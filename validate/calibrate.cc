@@ -187,17 +187,11 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   NcclModel model = *sim->nccl();
   std::vector<std::string> inputs = {o.measurements};
   inputs.insert(inputs.end(), o.more.begin(), o.more.end());
+  // The same file twice would count its rows twice, weighting it over the others.
+  Status distinct = CheckDistinctInputs(inputs);
+  if (!distinct.ok()) return distinct;
   std::vector<NcclMeasurement> ms;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    // The same file twice would count its rows twice (weighting it over the others) however
-    // the path is spelt.
-    for (size_t j = 0; j < i; ++j) {
-      std::error_code error;
-      if (std::filesystem::equivalent(inputs[i], inputs[j], error) && !error) {
-        return Status::Error("--nccl-tests '" + inputs[i] + "' is the same file as '" + inputs[j] +
-                             "': give each input once");
-      }
-    }
     MeasurementOptions one = o;
     one.measurements = inputs[i];
     StatusOr<std::vector<NcclMeasurement>> loaded = sim->Load(one);
@@ -403,24 +397,16 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
           << ". Say here what the machine is and which measurements are held out.\n";
     }
   }
-  Status validated = Status::Ok();
-  for (const std::string& input : inputs) {
-    ValidateOptions v;
-    static_cast<MeasurementOptions&>(v) = o;
-    v.measurements = input;
-    v.machine = out;
-    StatusOr<ValidationReport> report = Validate(v);
-    if (!report.ok()) {
-      validated = report.status();
-      break;
-    }
-    result.validations.push_back(*report);
-  }
+  ValidateOptions v;
+  static_cast<MeasurementOptions&>(v) = o;
+  v.machine = out;
+  StatusOr<std::vector<ValidationReport>> validated = ValidateEach(v, o.more);
   if (scratch) {
     for (const std::string& f : written) std::remove(f.c_str());
     rmdir(out.c_str());
   }
-  if (!validated.ok()) return validated;
+  if (!validated.ok()) return validated.status();
+  result.validations = std::move(*validated);
   return result;
 }
 
@@ -432,7 +418,8 @@ int CalibrateMain(int argc, char** argv) {
                              "orrery calibrate: fit a machine profile's NCCL latency floors and "
                              "efficiencies (nccl.yaml) to nccl-tests logs and write the fitted "
                              "profile",
-                             &o, "fit on these GPU counts only, e.g. 16,32", &o.more);
+                             &o, "fit on these GPU counts only, e.g. 16,32", &o.more,
+                             "all fitted together");
   cli.options().add_options()("out", po::value(&o.out),
                               "write the fitted profile here (default: print nccl.yaml only)")(
       "fit", po::value(&fit),
@@ -448,19 +435,9 @@ int CalibrateMain(int argc, char** argv) {
     return 1;
   }
   std::fputs(FormatNcclModel(r->model, "# fitted nccl.yaml\n").c_str(), stdout);
-  if (r->validations.size() == 1) {
-    std::fputs(FormatValidation(r->validations[0]).c_str(), stdout);
-  } else {
-    // Each input's table, then the error over all of their rows.
-    std::vector<double> errors;
-    for (size_t i = 0; i < r->validations.size(); ++i) {
-      std::printf("== %s\n", (i == 0 ? o.measurements : o.more[i - 1]).c_str());
-      std::fputs(FormatValidation(r->validations[i]).c_str(), stdout);
-      for (const ValidationRow& row : r->validations[i].rows) errors.push_back(row.error);
-    }
-    std::printf("geomean error: %.1f%% over %zu sizes of %zu inputs\n", 100 * GeomeanAbs(errors),
-                errors.size(), r->validations.size());
-  }
+  std::vector<std::string> inputs = {o.measurements};
+  inputs.insert(inputs.end(), o.more.begin(), o.more.end());
+  std::fputs(FormatValidations(inputs, r->validations).c_str(), stdout);
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
   return 0;
 }

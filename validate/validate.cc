@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -407,22 +408,107 @@ std::string FormatValidation(const ValidationReport& r) {
   return out + line;
 }
 
-Status WriteValidationJson(const ValidationReport& r, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
-  f << "{\n  \"collective\": " << JsonString(r.collective)
-    << ",\n  \"geomean_abs_error\": " << r.geomean_abs_error << ",\n  \"notes\": [";
+namespace {
+
+// One report's fields as JSON members, each line starting with `indent`.
+std::string ReportJsonFields(const ValidationReport& r, const std::string& indent) {
+  std::ostringstream f;
+  f << indent << "\"collective\": " << JsonString(r.collective) << ",\n"
+    << indent << "\"geomean_abs_error\": " << r.geomean_abs_error << ",\n"
+    << indent << "\"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i) f << (i ? ", " : "") << JsonString(r.notes[i]);
-  f << "],\n  \"rows\": [\n";
+  f << "],\n" << indent << "\"rows\": [\n";
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const ValidationRow& v = r.rows[i];
-    f << "    {\"gpus\": " << v.gpus << ", \"size\": " << v.size
+    f << indent << "  {\"gpus\": " << v.gpus << ", \"size\": " << v.size
       << ", \"measured_us\": " << v.measured_us << ", \"simulated_us\": " << v.simulated_us
       << ", \"error\": " << v.error << ", \"choice\": " << JsonString(v.choice) << "}"
       << (i + 1 < r.rows.size() ? ",\n" : "\n");
   }
-  f << "  ]\n}\n";
+  f << indent << "]\n";
+  return f.str();
+}
+
+Status WriteText(const std::string& text, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
+  f << text;
   return f ? Status::Ok() : Status::Error(path + ": write failed");
+}
+
+std::vector<double> AllErrors(const std::vector<ValidationReport>& reports) {
+  std::vector<double> errors;
+  for (const ValidationReport& r : reports) {
+    for (const ValidationRow& row : r.rows) errors.push_back(row.error);
+  }
+  return errors;
+}
+
+}  // namespace
+
+Status WriteValidationJson(const ValidationReport& r, const std::string& path) {
+  return WriteText("{\n" + ReportJsonFields(r, "  ") + "}\n", path);
+}
+
+Status CheckDistinctInputs(const std::vector<std::string>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code error;
+      if (std::filesystem::equivalent(inputs[i], inputs[j], error) && !error) {
+        return Status::Error("--nccl-tests '" + inputs[i] + "' is the same file as '" + inputs[j] +
+                             "': give each input once");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<ValidationReport>> ValidateEach(const ValidateOptions& options,
+                                                     const std::vector<std::string>& more) {
+  std::vector<std::string> inputs = {options.measurements};
+  inputs.insert(inputs.end(), more.begin(), more.end());
+  Status distinct = CheckDistinctInputs(inputs);
+  if (!distinct.ok()) return distinct;
+  std::vector<ValidationReport> reports;
+  for (const std::string& input : inputs) {
+    ValidateOptions one = options;
+    one.measurements = input;
+    StatusOr<ValidationReport> r = Validate(one);
+    if (!r.ok()) return r.status();
+    reports.push_back(std::move(*r));
+  }
+  return reports;
+}
+
+std::string FormatValidations(const std::vector<std::string>& inputs,
+                              const std::vector<ValidationReport>& reports) {
+  if (reports.size() == 1) return FormatValidation(reports[0]);
+  std::string out;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    out += "== " + (i < inputs.size() ? inputs[i] : std::string("?")) + "\n";
+    out += FormatValidation(reports[i]);
+  }
+  const std::vector<double> errors = AllErrors(reports);
+  char line[128];
+  std::snprintf(line, sizeof line, "geomean error: %.1f%% over %zu sizes of %zu inputs\n",
+                100 * GeomeanAbs(errors), errors.size(), reports.size());
+  return out + line;
+}
+
+Status WriteValidationsJson(const std::vector<std::string>& inputs,
+                            const std::vector<ValidationReport>& reports, const std::string& path) {
+  if (reports.size() == 1) return WriteValidationJson(reports[0], path);
+  const std::vector<double> errors = AllErrors(reports);
+  std::ostringstream f;
+  f << "{\n  \"geomean_abs_error\": " << GeomeanAbs(errors) << ",\n  \"sizes\": " << errors.size()
+    << ",\n  \"inputs\": [\n";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    f << "    {\n      \"file\": " << JsonString(i < inputs.size() ? inputs[i] : "") << ",\n"
+      << ReportJsonFields(reports[i], "      ") << "    }" << (i + 1 < reports.size() ? "," : "")
+      << "\n";
+  }
+  f << "  ]\n}\n";
+  return WriteText(f.str(), path);
 }
 
 namespace {
@@ -464,18 +550,17 @@ StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::stri
 
 MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* description,
                                                MeasurementOptions* o, const char* only_gpus_help,
-                                               std::vector<std::string>* more_inputs)
+                                               std::vector<std::string>* more_inputs,
+                                               const char* more_help)
     : tool_(tool), desc_(description), o_(o), more_inputs_(more_inputs) {
   namespace po = boost::program_options;
   desc_.add_options()("help,h", "print this help");
-  if (more_inputs == nullptr) {
-    desc_.add_options()("nccl-tests", po::value(&o->measurements),
-                        "nccl-tests log, or a CSV of measurements");
-  } else {
-    desc_.add_options()("nccl-tests", po::value(&inputs_)->composing(),
-                        "nccl-tests log, or a CSV of measurements; give it again for each "
-                        "further input, all fitted together");
-  }
+  const std::string help =
+      std::string(
+          "nccl-tests log, or a CSV of measurements; give it again for each further "
+          "input, ") +
+      more_help;
+  desc_.add_options()("nccl-tests", po::value(&inputs_)->composing(), help.c_str());
   desc_.add_options()("machine", po::value(&o->machine),
                       "machine profile directory (configs/machines/...)")(
       "min-size", po::value(&min_size_)->default_value(min_size_),
@@ -503,7 +588,7 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
     std::cout << desc_ << "\n";
     return 0;
   }
-  if (more_inputs_ != nullptr && !inputs_.empty()) {
+  if (!inputs_.empty()) {
     o_->measurements = inputs_[0];
     more_inputs_->assign(inputs_.begin() + 1, inputs_.end());
   }
@@ -554,30 +639,34 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
 int ValidateMain(int argc, char** argv) {
   namespace po = boost::program_options;
   ValidateOptions o;
+  std::vector<std::string> more;
   std::string report;
   MeasurementCommandLine cli("validate",
                              "orrery validate: simulate what nccl-tests measured and report the "
                              "error",
-                             &o, "keep only measurements on these GPU counts, e.g. 16,32");
+                             &o, "keep only measurements on these GPU counts, e.g. 16,32", &more,
+                             "each validated and printed, then the error over all of them");
   cli.options().add_options()("algorithm", po::value(&o.algorithm)->default_value("auto"),
                               "auto (NCCL's fastest choice from the profile's nccl.yaml, or the "
                               "log's NCCL_ALGO) | ring | tree | nvls | nvlstree")(
       "report", po::value(&report), "also write the rows as JSON");
   const int done = cli.Parse(argc, argv);
   if (done >= 0) return done;
-  StatusOr<ValidationReport> r = Validate(o);
+  StatusOr<std::vector<ValidationReport>> r = ValidateEach(o, more);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
     return 1;
   }
+  std::vector<std::string> inputs = {o.measurements};
+  inputs.insert(inputs.end(), more.begin(), more.end());
   if (!report.empty()) {
-    Status s = WriteValidationJson(*r, report);
+    Status s = WriteValidationsJson(inputs, *r, report);
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
       return 1;
     }
   }
-  std::fputs(FormatValidation(*r).c_str(), stdout);
+  std::fputs(FormatValidations(inputs, *r).c_str(), stdout);
   return 0;
 }
 

@@ -68,6 +68,23 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& options);
 std::string FormatValidation(const ValidationReport& r);
 Status WriteValidationJson(const ValidationReport& r, const std::string& path);
 
+// Several inputs (`validate` and `calibrate` with --nccl-tests given more than once).
+// An error when two of `inputs` are the same file however spelt: its rows would count twice in
+// an error over all of them (and twice in a fit).
+Status CheckDistinctInputs(const std::vector<std::string>& inputs);
+// `options.measurements`, then each of `more`, validated with the same options: one report per
+// input, in order; the first input that fails is the error.
+StatusOr<std::vector<ValidationReport>> ValidateEach(const ValidateOptions& options,
+                                                     const std::vector<std::string>& more);
+// One report per input of `inputs`: a single one as FormatValidation; several each under a line
+// "== FILE", then "geomean error: X% over N sizes of K inputs" (over every row of all of them).
+std::string FormatValidations(const std::vector<std::string>& inputs,
+                              const std::vector<ValidationReport>& reports);
+// As WriteValidationJson for one input; for several {"geomean_abs_error": over every row,
+// "sizes": rows, "inputs": [{"file": FILE, then the fields of one input's report}, ...]}.
+Status WriteValidationsJson(const std::vector<std::string>& inputs,
+                            const std::vector<ValidationReport>& reports, const std::string& path);
+
 // Geometric mean of |e| (each floored at 1e-6 so a perfect row does not zero the mean).
 double GeomeanAbs(const std::vector<double>& errors);
 
@@ -142,13 +159,13 @@ StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::stri
 // --nccl-tests, --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective and
 // --network-backend; ParseMeasurementOptions parses argv into `o` and returns -1 to go on, or the
 // exit code (0 after --help, 1 after an error, printed as "error: <tool>: ...").
-// With `more_inputs`, --nccl-tests may be given more than once: the first goes to
-// o->measurements, the others to *more_inputs, in order.
+// --nccl-tests may be given more than once: the first goes to o->measurements, the others to
+// *more_inputs, in order; `more_help` says what the tool does with several.
 class MeasurementCommandLine {
  public:
   MeasurementCommandLine(const char* tool, const char* description, MeasurementOptions* o,
-                         const char* only_gpus_help,
-                         std::vector<std::string>* more_inputs = nullptr);
+                         const char* only_gpus_help, std::vector<std::string>* more_inputs,
+                         const char* more_help);
   boost::program_options::options_description& options() { return desc_; }
   int Parse(int argc, char** argv);
 

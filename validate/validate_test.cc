@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -148,6 +151,93 @@ TEST(Validate, ACsvWithoutAGpuCountSaysItRanOnTheProfilesCount) {
   r = ValidateCsv(profile, "count_all_reduce.csv", "gpus,size_bytes,time_us\n16,1048576,100\n");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->notes.empty());
+}
+
+// Several inputs: each validated as it would be alone, printed under "== FILE", then one error
+// over all of their rows; --report writes each input's report under "inputs"; the same file
+// twice is refused (its rows would count twice in that error).
+TEST(Validate, SeveralInputsAreEachValidatedThenSummedUp) {
+  const std::string profile = WriteProfile(
+      "several",
+      "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\nlatency: [ 900.0 ]\n", 1);
+  const std::string a = Tmp("several_a_all_reduce.csv"), b = Tmp("several_b_all_reduce.csv");
+  std::ofstream(a) << "size_bytes,time_us\n1048576,100\n4194304,120\n";
+  std::ofstream(b) << "size_bytes,time_us\n16777216,300\n";
+  ValidateOptions o;
+  o.measurements = a;
+  o.machine = profile;
+  StatusOr<std::vector<ValidationReport>> both = ValidateEach(o, {b});
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  ASSERT_EQ(both->size(), 2u);
+  std::vector<double> errors;
+  for (size_t i = 0; i < 2; ++i) {
+    ValidateOptions one = o;
+    one.measurements = i == 0 ? a : b;
+    StatusOr<ValidationReport> alone = Validate(one);
+    ASSERT_TRUE(alone.ok()) << alone.status().message();
+    ASSERT_EQ((*both)[i].rows.size(), i == 0 ? 2u : 1u);
+    EXPECT_EQ(FormatValidation((*both)[i]), FormatValidation(*alone));
+    for (const ValidationRow& row : alone->rows) errors.push_back(row.error);
+  }
+  const std::string text = FormatValidations({a, b}, *both);
+  EXPECT_EQ(text.rfind("== " + a + "\n", 0), 0u) << text;
+  EXPECT_NE(
+      text.find(FormatValidation((*both)[0]) + "== " + b + "\n" + FormatValidation((*both)[1])),
+      std::string::npos)
+      << text;
+  char last[96];
+  std::snprintf(last, sizeof last, "geomean error: %.1f%% over 3 sizes of 2 inputs\n",
+                100 * GeomeanAbs(errors));
+  EXPECT_EQ(text.substr(text.size() - std::strlen(last)), last) << text;
+  // One input prints as it always did.
+  EXPECT_EQ(FormatValidations({a}, {(*both)[0]}), FormatValidation((*both)[0]));
+
+  // The JSON report (JSON is YAML: read back with yaml-cpp).
+  const std::string json = Tmp("several.json");
+  ASSERT_TRUE(WriteValidationsJson({a, b}, *both, json).ok());
+  const YAML::Node root = YAML::LoadFile(json);
+  EXPECT_NEAR(root["geomean_abs_error"].as<double>(), GeomeanAbs(errors), 1e-5);
+  EXPECT_EQ(root["sizes"].as<int>(), 3);
+  ASSERT_EQ(root["inputs"].size(), 2u);
+  EXPECT_EQ(root["inputs"][1]["file"].as<std::string>(), b);
+  EXPECT_EQ(root["inputs"][1]["collective"].as<std::string>(), "all_reduce");
+  ASSERT_EQ(root["inputs"][0]["rows"].size(), 2u);
+  EXPECT_EQ(root["inputs"][0]["rows"][1]["size"].as<uint64_t>(), 4194304u);
+  EXPECT_NEAR(root["inputs"][0]["rows"][1]["simulated_us"].as<double>(),
+              (*both)[0].rows[1].simulated_us, 1e-3);
+  // One input's report keeps its own layout.
+  ASSERT_TRUE(WriteValidationsJson({a}, {(*both)[0]}, json).ok());
+  EXPECT_EQ(YAML::LoadFile(json)["rows"].size(), 2u);
+
+  // The command line: --nccl-tests once per input.
+  auto run = [](std::vector<std::string> args, std::string* out, std::string* err) {
+    std::vector<char*> argv;
+    for (std::string& x : args) argv.push_back(x.data());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = ValidateMain(static_cast<int>(argv.size()), argv.data());
+    *out = ::testing::internal::GetCapturedStdout();
+    *err = ::testing::internal::GetCapturedStderr();
+    return rc;
+  };
+  std::string out, err;
+  EXPECT_EQ(
+      run({"validate", "--nccl-tests", a, "--nccl-tests", b, "--machine", profile}, &out, &err), 0)
+      << err;
+  EXPECT_EQ(out, text);
+  // The same file twice, however spelt, is one error naming both spellings.
+  const std::string again = ::testing::TempDir() + "/./several_a_all_reduce.csv";
+  EXPECT_EQ(
+      run({"validate", "--nccl-tests", a, "--nccl-tests", again, "--machine", profile}, &out, &err),
+      1);
+  EXPECT_EQ(err, "error: --nccl-tests '" + again + "' is the same file as '" + a +
+                     "': give each input once\n");
+  // A missing second input is named.
+  EXPECT_EQ(run({"validate", "--nccl-tests", a, "--nccl-tests", Tmp("several_none_all_reduce.csv"),
+                 "--machine", profile},
+                &out, &err),
+            1);
+  EXPECT_NE(err.find(Tmp("several_none_all_reduce.csv")), std::string::npos) << err;
 }
 
 // nccl-tests prints rows of 0 bytes (-b 1 on a type of 4 bytes), but NCCL runs nothing for an
