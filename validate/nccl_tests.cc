@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -397,6 +398,12 @@ double NcclBusFactor(const std::string& c, int n) {
 
 StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& path, int gpus,
                                                             const std::string& collective) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return Status::Error(path +
+                         ": is a directory; expected an nccl-tests log or a CSV of "
+                         "measurements");
+  }
   std::ifstream f(path);
   if (!f) return Status::Error(path + ": cannot read: " + std::strerror(errno));
   // nccl-tests' name (alltoall_perf) for the collective Chakra and Orrery call all_to_all.

@@ -226,7 +226,15 @@ TEST(NcclTests, UnusableInputsAreNamed) {
   m = LoadNcclMeasurements(path, 0);
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("no nccl-tests data rows"), std::string::npos);
-  EXPECT_FALSE(LoadNcclMeasurements(Tmp("absent.log"), 0).ok());
+  m = LoadNcclMeasurements(Tmp("absent.log"), 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), Tmp("absent.log") + ": cannot read: No such file or directory");
+  // A directory (a log's folder given by mistake) is named as one, whatever --collective says.
+  m = LoadNcclMeasurements(::testing::TempDir(), 0, "all_reduce");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            ::testing::TempDir() +
+                ": is a directory; expected an nccl-tests log or a CSV of measurements");
 }
 
 TEST(NcclTests, TruncatedRowIsNamed) {
