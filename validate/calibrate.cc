@@ -435,9 +435,7 @@ int CalibrateMain(int argc, char** argv) {
     return 1;
   }
   std::fputs(FormatNcclModel(r->model, "# fitted nccl.yaml\n").c_str(), stdout);
-  std::vector<std::string> inputs = {o.measurements};
-  inputs.insert(inputs.end(), o.more.begin(), o.more.end());
-  std::fputs(FormatValidations(inputs, r->validations).c_str(), stdout);
+  std::fputs(FormatValidations(r->validations).c_str(), stdout);
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
   return 0;
 }

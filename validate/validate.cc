@@ -320,6 +320,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   StatusOr<std::vector<NcclMeasurement>> ms = sim->Load(o);
   if (!ms.ok()) return ms.status();
   ValidationReport report;
+  report.input = o.measurements;
   report.collective = ms->front().collective;
   if (Collectives().count(report.collective) == 0) {
     return Status::Error(o.measurements + ": collective '" + report.collective +
@@ -480,14 +481,10 @@ StatusOr<std::vector<ValidationReport>> ValidateEach(const ValidateOptions& opti
   return reports;
 }
 
-std::string FormatValidations(const std::vector<std::string>& inputs,
-                              const std::vector<ValidationReport>& reports) {
+std::string FormatValidations(const std::vector<ValidationReport>& reports) {
   if (reports.size() == 1) return FormatValidation(reports[0]);
   std::string out;
-  for (size_t i = 0; i < reports.size(); ++i) {
-    out += "== " + (i < inputs.size() ? inputs[i] : std::string("?")) + "\n";
-    out += FormatValidation(reports[i]);
-  }
+  for (const ValidationReport& r : reports) out += "== " + r.input + "\n" + FormatValidation(r);
   const std::vector<double> errors = AllErrors(reports);
   char line[128];
   std::snprintf(line, sizeof line, "geomean error: %.1f%% over %zu sizes of %zu inputs\n",
@@ -495,15 +492,14 @@ std::string FormatValidations(const std::vector<std::string>& inputs,
   return out + line;
 }
 
-Status WriteValidationsJson(const std::vector<std::string>& inputs,
-                            const std::vector<ValidationReport>& reports, const std::string& path) {
+Status WriteValidationsJson(const std::vector<ValidationReport>& reports, const std::string& path) {
   if (reports.size() == 1) return WriteValidationJson(reports[0], path);
   const std::vector<double> errors = AllErrors(reports);
   std::ostringstream f;
   f << "{\n  \"geomean_abs_error\": " << GeomeanAbs(errors) << ",\n  \"sizes\": " << errors.size()
     << ",\n  \"inputs\": [\n";
   for (size_t i = 0; i < reports.size(); ++i) {
-    f << "    {\n      \"file\": " << JsonString(i < inputs.size() ? inputs[i] : "") << ",\n"
+    f << "    {\n      \"file\": " << JsonString(reports[i].input) << ",\n"
       << ReportJsonFields(reports[i], "      ") << "    }" << (i + 1 < reports.size() ? "," : "")
       << "\n";
   }
@@ -657,16 +653,14 @@ int ValidateMain(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
     return 1;
   }
-  std::vector<std::string> inputs = {o.measurements};
-  inputs.insert(inputs.end(), more.begin(), more.end());
   if (!report.empty()) {
-    Status s = WriteValidationsJson(inputs, *r, report);
+    Status s = WriteValidationsJson(*r, report);
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
       return 1;
     }
   }
-  std::fputs(FormatValidations(inputs, *r).c_str(), stdout);
+  std::fputs(FormatValidations(*r).c_str(), stdout);
   return 0;
 }
 

@@ -56,6 +56,7 @@ struct ValidationRow {
 };
 
 struct ValidationReport {
+  std::string input;  // the measurements validated (ValidateOptions::measurements)
   std::string collective;
   std::vector<ValidationRow> rows;
   double geomean_abs_error = 0;  // geometric mean of |error| over rows
@@ -76,14 +77,12 @@ Status CheckDistinctInputs(const std::vector<std::string>& inputs);
 // input, in order; the first input that fails is the error.
 StatusOr<std::vector<ValidationReport>> ValidateEach(const ValidateOptions& options,
                                                      const std::vector<std::string>& more);
-// One report per input of `inputs`: a single one as FormatValidation; several each under a line
-// "== FILE", then "geomean error: X% over N sizes of K inputs" (over every row of all of them).
-std::string FormatValidations(const std::vector<std::string>& inputs,
-                              const std::vector<ValidationReport>& reports);
-// As WriteValidationJson for one input; for several {"geomean_abs_error": over every row,
-// "sizes": rows, "inputs": [{"file": FILE, then the fields of one input's report}, ...]}.
-Status WriteValidationsJson(const std::vector<std::string>& inputs,
-                            const std::vector<ValidationReport>& reports, const std::string& path);
+// Reports of several inputs: a single one as FormatValidation; several each under a line
+// "== INPUT", then "geomean error: X% over N sizes of K inputs" (over every row of all of them).
+std::string FormatValidations(const std::vector<ValidationReport>& reports);
+// As WriteValidationJson for one report; for several {"geomean_abs_error": over every row,
+// "sizes": rows, "inputs": [{"file": INPUT, then the fields of one report}, ...]}.
+Status WriteValidationsJson(const std::vector<ValidationReport>& reports, const std::string& path);
 
 // Geometric mean of |e| (each floored at 1e-6 so a perfect row does not zero the mean).
 double GeomeanAbs(const std::vector<double>& errors);
