@@ -246,7 +246,14 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       return Status::Error(where + "size " + w[0] + " has out-of-place time '" + out +
                            "'; expected " + kTimeRange + " (or N/A, to use the in-place time)");
     }
-    m.rows.push_back(NcclRow{size, t});
+    // The in-place time, kept for --in-place: absent (the 2019 layout has one group) or N/A is
+    // 0, anything else must be a time.
+    double in_place = 0;
+    if (w.size() >= first + 8 && w[first + 4] != "N/A" && !ParseTime(w[first + 4], &in_place)) {
+      return Status::Error(where + "size " + w[0] + " has in-place time '" + w[first + 4] +
+                           "'; expected " + kTimeRange + " (or N/A)");
+    }
+    m.rows.push_back(NcclRow{size, t, in_place});
   }
   if (m.collective.empty()) m.collective = collective_hint;
   if (m.collective.empty()) m.collective = CollectiveIn(path);
@@ -378,7 +385,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
       return Status::Error(where + "size " + v[size_col] + ": time_us '" + v[value_col] +
                            "'; expected " + kTimeRange);
     }
-    m.rows.push_back(NcclRow{size, time_us});
+    // A table of in-place bus bandwidth gives in-place times; the others out-of-place ones.
+    m.rows.push_back(NcclRow{size, time_us, kind == "busbw_GBps_in_place" ? time_us : 0});
   }
   std::vector<NcclMeasurement> out;
   for (auto& [g, m] : by_gpus) out.push_back(std::move(m));

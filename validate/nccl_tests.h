@@ -16,8 +16,8 @@
 // comments (where the table comes from). CRLF line ends, a UTF-8 byte-order mark and (CSV)
 // spaces around names and values are read as any. Errors name file:line and the value: a data
 // row whose size is not a whole number of bytes from 0 to 2^63 - 1, a time that is not a positive
-// number (a log's out-of-place `N/A` takes the in-place time), a GPU or node count that is not a
-// whole number >= 1.
+// number (a log's out-of-place `N/A` takes the in-place time; an in-place `N/A` is "not
+// measured"), a GPU or node count that is not a whole number >= 1.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,9 @@ namespace orrery {
 struct NcclRow {
   uint64_t size = 0;   // bytes, nccl-tests' `size` (see README for what it counts)
   double time_us = 0;  // out-of-place time, or in-place when that is all there is
+  // The in-place time (nccl-tests' second group of columns; a CSV of busbw_GBps_in_place), 0 when
+  // not measured (N/A, the 2019 layout's single group, a CSV of out-of-place figures).
+  double in_place_us = 0;
 };
 
 struct NcclMeasurement {

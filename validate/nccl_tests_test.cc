@@ -109,6 +109,10 @@ TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
   EXPECT_DOUBLE_EQ(a.rows[0].time_us, 10.5);
   EXPECT_DOUBLE_EQ(a.rows[1].time_us, 12.5);  // no root column
   EXPECT_DOUBLE_EQ(a.rows[2].time_us, 14.0);  // N/A out of place: the in-place time
+  // Each row's in-place time is kept beside it (validate --in-place).
+  EXPECT_DOUBLE_EQ(a.rows[0].in_place_us, 10.1);
+  EXPECT_DOUBLE_EQ(a.rows[1].in_place_us, 12.0);
+  EXPECT_DOUBLE_EQ(a.rows[2].in_place_us, 14.0);
 
   const std::string old = Tmp("reduce_scatter_2019.log");
   std::ofstream(old) << "# nThread 1 nGpus 4 minBytes 8 maxBytes 64 step: 2(factor)\n"
@@ -119,6 +123,42 @@ TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
   EXPECT_EQ((*m)[0].collective, "reduce_scatter");  // from the file name
   EXPECT_EQ((*m)[0].gpus, 4);                       // from nGpus
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 20.1);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].in_place_us, 19.9);
+}
+
+// The in-place time: N/A, or a layout of one group of columns, is "not measured" (0); anything
+// else must be a time, and is named with its row when it is not. A CSV of in-place bus bandwidth
+// gives in-place times, one of out-of-place figures none.
+TEST(NcclTests, InPlaceTimes) {
+  const std::string path = Tmp("in_place_all_reduce.log");
+  std::ofstream(path) << "#  Rank  0 Group  0 Pid 1 on a device 0 [0x07] H100\n"
+                      << "  1024  256  float  sum  -1  10.5  0.10  0.05  0  N/A  N/A  N/A  N/A\n"
+                      << "  2048  512  float  sum  -1  12.5  0.16  0.08  0\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ((*m)[0].rows.size(), 2u);
+  EXPECT_EQ((*m)[0].rows[0].in_place_us, 0);
+  EXPECT_EQ((*m)[0].rows[1].in_place_us, 0);
+  for (const char* bad : {"0", "-3", "fast"}) {
+    std::ofstream(path) << "#  Rank  0 Group  0 Pid 1 on a device 0 [0x07] H100\n"
+                        << "  1024  256  float  sum  -1  10.5  0.10  0.05  0  " << bad
+                        << "  0.10  0.05  0\n";
+    m = LoadNcclMeasurements(path, 0);
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.status().message(), path + ":2: size 1024 has in-place time '" + bad +
+                                        "'; expected a number of microseconds from 0.001 to 1e9 "
+                                        "(or N/A)");
+  }
+  const std::string in = Tmp("in_place_all_reduce.csv");
+  std::ofstream(in) << "size_bytes,busbw_GBps_in_place\n1024,0.07\n";
+  m = LoadNcclMeasurements(in, 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].in_place_us, (*m)[0].rows[0].time_us);
+  const std::string out = Tmp("out_of_place_all_reduce.csv");
+  std::ofstream(out) << "size_bytes,busbw_GBps_out_of_place\n1024,0.07\n";
+  m = LoadNcclMeasurements(out, 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].rows[0].in_place_us, 0);
 }
 
 // Older nccl-tests print all_gather and broadcast rows without a reduction op ("size count type

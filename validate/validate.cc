@@ -293,6 +293,20 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
     m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
                                 [&](const NcclRow& r) { return r.size < least; }),
                  m.rows.end());
+    if (o.in_place) {
+      const auto missing = std::find_if(m.rows.begin(), m.rows.end(),
+                                        [](const NcclRow& r) { return !(r.in_place_us > 0); });
+      if (missing != m.rows.end()) {
+        const auto n = std::count_if(m.rows.begin(), m.rows.end(),
+                                     [](const NcclRow& r) { return !(r.in_place_us > 0); });
+        return Status::Error(m.source + ": --in-place, but size " + std::to_string(missing->size) +
+                             (n > 1 ? " (and " + std::to_string(n - 1) + " more)" : "") +
+                             " has no in-place time (N/A, a log of one group of columns, or a "
+                             "CSV without busbw_GBps_in_place); leave --in-place out to compare "
+                             "the out-of-place times");
+      }
+      for (NcclRow& r : m.rows) r.time_us = r.in_place_us;
+    }
     if (!m.rows.empty()) kept.push_back(std::move(m));
   }
   if (kept.empty()) {
@@ -344,6 +358,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
                              "the time there is nccl-tests' own overhead");
     }
   }
+  if (o.in_place) report.notes.push_back("in-place times compared (--in-place)");
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
     std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
@@ -565,8 +580,12 @@ MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* des
       "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
       "profile's), a log without '#  Rank' lines")("only-gpus", po::value(&only_), only_gpus_help)(
       "collective", po::value(&o->collective), "collective of an input that does not name it")(
-      "network-backend", po::value(&backend_)->default_value(backend_),
-      "analytical-aware | analytical-unaware | packet");
+      "in-place", po::bool_switch(&o->in_place),
+      "compare the in-place times (nccl-tests' second group of columns) instead of the "
+      "out-of-place ones; out of place, NCCL's all-gather also copies each rank's own part, "
+      "which Orrery does not model")("network-backend",
+                                     po::value(&backend_)->default_value(backend_),
+                                     "analytical-aware | analytical-unaware | packet");
 }
 
 int MeasurementCommandLine::Parse(int argc, char** argv) {

@@ -37,6 +37,10 @@ struct MeasurementOptions {
   std::vector<int> only_gpus;  // keep only measurements on these GPU counts (empty = all)
   std::string collective;      // for inputs that do not name it
   Backend backend = Backend::kAnalyticalAware;
+  // Compare the in-place times (NcclRow::in_place_us) instead of the out-of-place ones; every
+  // row kept must have one. Orrery's collectives copy nothing locally, so they are the in-place
+  // collective: out of place, NCCL's all-gather also copies the rank's own part of the output.
+  bool in_place = false;
 };
 
 struct ValidateOptions : MeasurementOptions {

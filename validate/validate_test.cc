@@ -96,6 +96,97 @@ TEST(Validate, ALogOfSimulatedTimesValidatesExactly) {
   EXPECT_EQ(r->rows.size(), 1u);
 }
 
+// --in-place compares nccl-tests' second group of columns: a log whose in-place times are the
+// simulator's own validates exactly with it and not without it. A kept row without an in-place
+// time (N/A, a CSV of out-of-place figures) is an error naming the input and the size, not a row
+// compared on the wrong time; a row left out by --min-size needs none; a CSV of in-place bus
+// bandwidth has them.
+TEST(Validate, InPlaceComparesTheSecondGroupOfColumns) {
+  const std::string profile = WriteProfile(
+      "ring8_in_place",
+      "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n", 1);
+  const std::string log = Tmp("in_place_all_reduce.log");
+  auto write = [&](const std::string& in_1m, const std::string& in_2m) {
+    std::ofstream f(log);
+    for (int i = 0; i < 8; ++i)
+      f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
+    f << "  1048576  262144  float  sum  -1  100.0  1  1  0  " << in_1m << "  1  1  0\n"
+      << "  2097152  524288  float  sum  -1  200.0  1  1  0  " << in_2m << "  1  1  0\n";
+  };
+  write("N/A", "150.0");
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = profile;
+  StatusOr<ValidationReport> out = Validate(o);  // out of place: 100 and 200 us
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(out->rows[0].measured_us, 100.0);
+  EXPECT_DOUBLE_EQ(out->rows[1].measured_us, 200.0);
+  EXPECT_TRUE(out->notes.empty());
+
+  o.in_place = true;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            log +
+                ": --in-place, but size 1048576 has no in-place time (N/A, a log of one group "
+                "of columns, or a CSV without busbw_GBps_in_place); leave --in-place out to "
+                "compare the out-of-place times");
+  o.min_size = 2 << 20;  // the row without one is left out
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->rows[0].measured_us, 150.0);
+  EXPECT_DOUBLE_EQ(r->rows[0].simulated_us, out->rows[1].simulated_us);
+
+  // In-place times equal to the simulated ones: 0% with --in-place, the out-of-place error without.
+  char t1[32], t2[32];
+  std::snprintf(t1, sizeof t1, "%.6f", out->rows[0].simulated_us);
+  std::snprintf(t2, sizeof t2, "%.6f", out->rows[1].simulated_us);
+  write(t1, t2);
+  o.min_size = 0;
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 2u);
+  for (const ValidationRow& row : r->rows) EXPECT_NEAR(row.error, 0, 1e-6);
+  EXPECT_EQ(r->notes, std::vector<std::string>{"in-place times compared (--in-place)"});
+  EXPECT_NE(FormatValidation(*r).find("note: in-place times compared (--in-place)\n"),
+            std::string::npos);
+  o.in_place = false;
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->rows[0].error, out->rows[0].error, 1e-12);
+
+  // CSVs: in-place bus bandwidth has in-place times; a time_us table has none.
+  o.in_place = true;
+  o.measurements = Tmp("in_place_all_reduce.csv");
+  std::ofstream(o.measurements) << "size_bytes,busbw_GBps_in_place\n1048576,10.0\n";
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->rows[0].measured_us, 1048576 / (10.0 / 1.75 * 1e9) * 1e6, 1e-9);
+  o.measurements = Tmp("out_of_place_all_reduce.csv");
+  std::ofstream(o.measurements) << "size_bytes,time_us\n1048576,100\n2097152,200\n";
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(o.measurements +
+                                      ": --in-place, but size 1048576 (and 1 more) has no "
+                                      "in-place time"),
+            std::string::npos)
+      << r.status().message();
+
+  // The command line's flag.
+  std::vector<std::string> args = {"validate",  "--nccl-tests", log,
+                                   "--machine", profile,        "--in-place"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(ValidateMain(static_cast<int>(argv.size()), argv.data()), 0);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("note: in-place times compared (--in-place)\n"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("geomean error: 0.0% over 2 sizes\n"), std::string::npos) << printed;
+}
+
 // A CSV of 16 and 32 GPUs on a profile of 2 nodes x 8: the node dimension grows to match.
 TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
   const std::string profile = WriteProfile(
