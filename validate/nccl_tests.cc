@@ -246,7 +246,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       return Status::Error(where + "size " + w[0] + " has out-of-place time '" + out +
                            "'; expected " + kTimeRange + " (or N/A, to use the in-place time)");
     }
-    // The in-place time, kept for --in-place: absent (the 2019 layout has one group) or N/A is
+    // The in-place time, kept for --in-place: absent (a row of one group of columns) or N/A is
     // 0, anything else must be a time.
     double in_place = 0;
     if (w.size() >= first + 8 && w[first + 4] != "N/A" && !ParseTime(w[first + 4], &in_place)) {

@@ -32,7 +32,7 @@ struct NcclRow {
   uint64_t size = 0;   // bytes, nccl-tests' `size` (see README for what it counts)
   double time_us = 0;  // out-of-place time, or in-place when that is all there is
   // The in-place time (nccl-tests' second group of columns; a CSV of busbw_GBps_in_place), 0 when
-  // not measured (N/A, the 2019 layout's single group, a CSV of out-of-place figures).
+  // not measured (N/A, a row of one group of columns, a CSV of out-of-place figures).
   double in_place_us = 0;
 };
 
