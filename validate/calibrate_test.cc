@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -153,6 +154,50 @@ TEST(Calibrate, RecoversTheParametersOfASimulatedLog) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->model.protocols[0].latency_us, r->model.protocols[0].latency_us);
   EXPECT_EQ(again->model.protocols[0].efficiency, r->model.protocols[0].efficiency);
+}
+
+// --in-place fits the in-place times: a log whose in-place column holds a profile's times and
+// whose out-of-place column is twice as slow gives that profile's parameters back with it; a log
+// of one group of columns has no in-place times and is refused, naming the input and the size.
+TEST(Calibrate, InPlaceFitsTheInPlaceTimes) {
+  const std::vector<uint64_t> sizes = {1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26};
+  const std::string one_group =
+      SimulatedLog("in_place_truth.log", Profile("in_place_truth", 30, 0.6), sizes);
+  CalibrateOptions o;
+  o.measurements = one_group;
+  o.machine = Profile("in_place_start", 10, 0.9);
+  o.in_place = true;
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(one_group + ": --in-place, but size 65536 (and 5 more) has "
+                                                  "no in-place time"),
+            std::string::npos)
+      << r.status().message();
+
+  // Both columns: out of place twice the in-place (true) times.
+  std::ifstream in(one_group);
+  std::string line, both;
+  while (std::getline(in, line)) {
+    std::istringstream w(line);
+    std::vector<std::string> f{std::istream_iterator<std::string>(w), {}};
+    if (f.size() == 9 && f[0][0] != '#') {
+      const double t = std::stod(f[5]);
+      line = "  " + f[0] + "  " + f[1] + "  float  sum  -1  " + std::to_string(2 * t) +
+             "  1  1  0  " + f[5] + "  1  1  0";
+    }
+    both += line + "\n";
+  }
+  o.measurements = Tmp("in_place_both.log");
+  std::ofstream(o.measurements) << both;
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->model.protocols[0].latency_us, 30, 0.5);
+  EXPECT_NEAR(r->model.protocols[0].efficiency, 0.6, 0.006);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
+  o.in_place = false;  // the out-of-place times fit another machine
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(std::abs(r->model.protocols[0].efficiency - 0.6), 0.1);
 }
 
 // A protocol's step latency is NCCL's constant, kept as it is: calibrate charges it as validate
