@@ -76,6 +76,7 @@ std::vector<std::string> CsvFields(const std::string& line) {
   std::stringstream ss(line);
   std::string c;
   while (std::getline(ss, c, ',')) out.push_back(Trim(c));
+  if (!line.empty() && line.back() == ',') out.push_back("");  // a last empty field
   return out;
 }
 
@@ -317,6 +318,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
       break;
     }
   }
+  const int in_place_col = col("busbw_GBps_in_place");
   if (size_col < 0 || value_col < 0) {
     return Status::Error(path + ":" + std::to_string(n) +
                          ": expected a 'size_bytes' column and one of time_us, "
@@ -338,19 +340,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
                            std::to_string(header.size()));
     }
     uint64_t size = 0;
-    double value = 0;
     if (!ParseSize(v[size_col], &size)) {
       return Status::Error(
           where + "size '" + v[size_col] + "' (size_bytes); expected " +
           (ParseUnsigned(v[size_col], &size) ? kSizeRange : "a whole number of bytes >= 0"));
-    }
-    if (!ParseDouble(v[value_col], &value) || !std::isfinite(value) || value <= 0) {
-      return Status::Error(where + "size " + v[size_col] + ": " + kind + " '" + v[value_col] +
-                           "'; expected a positive number");
-    }
-    if (size == 0 && kind != "time_us") {
-      return Status::Error(where + "size 0 with " + kind +
-                           " gives no time (time = size / bandwidth); leave the row out");
     }
     int gpus = gpus_hint;
     if (gpus_col >= 0 && !ParseCount(v[gpus_col], &gpus)) {
@@ -371,22 +364,47 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
     m.collective = collective;
     m.source = path + (gpus_col >= 0 ? " (" + std::to_string(gpus) + " GPUs)" : "");
     if (nodes_col >= 0) m.nodes = nodes;
-    double time_us = value;
-    if (kind != "time_us") {
+    // The time a column `k` of this row gives: a time, or size / bandwidth.
+    auto time_from = [&](int c, const std::string& k, double* time_us) {
+      double value = 0;
+      if (!ParseDouble(v[c], &value) || !std::isfinite(value) || value <= 0) {
+        return Status::Error(where + "size " + v[size_col] + ": " + k + " '" + v[c] +
+                             "'; expected a positive number");
+      }
+      if (k == "time_us") {
+        *time_us = value;
+        if (!TimeInRange(value)) {
+          return Status::Error(where + "size " + v[size_col] + ": time_us '" + v[c] +
+                               "'; expected " + kTimeRange);
+        }
+        return Status::Ok();
+      }
+      if (size == 0) {
+        return Status::Error(where + "size 0 with " + k +
+                             " gives no time (time = size / bandwidth); leave the row out");
+      }
       double algbw = value;
-      if (kind.rfind("busbw", 0) == 0) algbw = value / NcclBusFactor(collective, gpus);
-      time_us = static_cast<double>(size) / (algbw * 1e9) * 1e6;
-      if (size > 0 && !TimeInRange(time_us)) {
-        return Status::Error(where + "size " + v[size_col] + ": " + kind + " '" + v[value_col] +
-                             "' gives a time of " + ShortNumber(time_us) + " us; expected " +
+      if (k.rfind("busbw", 0) == 0) algbw = value / NcclBusFactor(collective, gpus);
+      *time_us = static_cast<double>(size) / (algbw * 1e9) * 1e6;
+      if (!TimeInRange(*time_us)) {
+        return Status::Error(where + "size " + v[size_col] + ": " + k + " '" + v[c] +
+                             "' gives a time of " + ShortNumber(*time_us) + " us; expected " +
                              kTimeRange + " (size / bandwidth)");
       }
-    } else if (!TimeInRange(time_us)) {
-      return Status::Error(where + "size " + v[size_col] + ": time_us '" + v[value_col] +
-                           "'; expected " + kTimeRange);
+      return Status::Ok();
+    };
+    double time_us = 0, in_place_us = 0;
+    if (Status st = time_from(value_col, kind, &time_us); !st.ok()) return st;
+    // The in-place times: the table's own when they are its times, else a busbw_GBps_in_place
+    // column beside them (empty or N/A: not measured).
+    if (in_place_col == value_col) {
+      in_place_us = time_us;
+    } else if (in_place_col >= 0 && !v[in_place_col].empty() && v[in_place_col] != "N/A") {
+      if (Status st = time_from(in_place_col, "busbw_GBps_in_place", &in_place_us); !st.ok()) {
+        return st;
+      }
     }
-    // A table of in-place bus bandwidth gives in-place times; the others out-of-place ones.
-    m.rows.push_back(NcclRow{size, time_us, kind == "busbw_GBps_in_place" ? time_us : 0});
+    m.rows.push_back(NcclRow{size, time_us, in_place_us});
   }
   std::vector<NcclMeasurement> out;
   for (auto& [g, m] : by_gpus) out.push_back(std::move(m));

@@ -11,10 +11,11 @@
 // the `Rank` lines, the node count from their host names, a forced algorithm from `NCCL_ALGO=Ring`
 // or NCCL's `NCCL_ALGO set by environment to Ring`. CSVs: a `size_bytes` column and one of
 // `time_us`, `algbw_GBps_out_of_place`, `busbw_GBps_out_of_place`, `busbw_GBps_in_place`
-// (time = size / algbw; algbw = busbw / nccl-tests' factor); optional `nodes` and `gpus`
-// columns split the table into one measurement per GPU count; lines starting with `#` are
-// comments (where the table comes from). CRLF line ends, a UTF-8 byte-order mark and (CSV)
-// spaces around names and values are read as any. Errors name file:line and the value: a data
+// (the first present gives the times: time = size / algbw, algbw = busbw / nccl-tests' factor;
+// a `busbw_GBps_in_place` beside another gives in-place times, empty or N/A none); optional
+// `nodes` and `gpus` columns split the table into one measurement per GPU count; lines starting
+// with `#` are comments (where the table comes from). CRLF line ends, a UTF-8 byte-order mark and
+// (CSV) spaces around names and values are read as any. Errors name file:line and the value: a data
 // row whose size is not a whole number of bytes from 0 to 2^63 - 1, a time that is not a positive
 // number (a log's out-of-place `N/A` takes the in-place time; an in-place `N/A` is "not
 // measured"), a GPU or node count that is not a whole number >= 1.

@@ -159,6 +159,24 @@ TEST(NcclTests, InPlaceTimes) {
   m = LoadNcclMeasurements(out, 8);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ((*m)[0].rows[0].in_place_us, 0);
+  // Both: the out-of-place column gives the times, the in-place one (empty or N/A: not measured)
+  // the in-place times, checked as any value.
+  const std::string both = Tmp("both_all_reduce.csv");
+  std::ofstream(both) << "size_bytes,busbw_GBps_out_of_place,busbw_GBps_in_place\n"
+                      << "1024,0.07,0.14\n2048,0.1,N/A\n4096,0.2,\n";
+  m = LoadNcclMeasurements(both, 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ((*m)[0].rows.size(), 3u);
+  EXPECT_NEAR((*m)[0].rows[0].time_us, 1024 / (0.07 / 1.75 * 1e9) * 1e6, 1e-9);
+  EXPECT_NEAR((*m)[0].rows[0].in_place_us, 1024 / (0.14 / 1.75 * 1e9) * 1e6, 1e-9);
+  EXPECT_EQ((*m)[0].rows[1].in_place_us, 0);
+  EXPECT_EQ((*m)[0].rows[2].in_place_us, 0);
+  std::ofstream(both) << "size_bytes,busbw_GBps_out_of_place,busbw_GBps_in_place\n"
+                      << "1024,0.07,-1\n";
+  m = LoadNcclMeasurements(both, 8);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            both + ":2: size 1024: busbw_GBps_in_place '-1'; expected a positive number");
 }
 
 // Older nccl-tests print all_gather and broadcast rows without a reduction op ("size count type
