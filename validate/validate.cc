@@ -294,11 +294,10 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
                                 [&](const NcclRow& r) { return r.size < least; }),
                  m.rows.end());
     if (o.in_place) {
-      const auto missing = std::find_if(m.rows.begin(), m.rows.end(),
-                                        [](const NcclRow& r) { return !(r.in_place_us > 0); });
+      auto none = [](const NcclRow& r) { return !(r.in_place_us > 0); };
+      const auto missing = std::find_if(m.rows.begin(), m.rows.end(), none);
       if (missing != m.rows.end()) {
-        const auto n = std::count_if(m.rows.begin(), m.rows.end(),
-                                     [](const NcclRow& r) { return !(r.in_place_us > 0); });
+        const auto n = std::count_if(m.rows.begin(), m.rows.end(), none);
         return Status::Error(m.source + ": --in-place, but size " + std::to_string(missing->size) +
                              (n > 1 ? " (and " + std::to_string(n - 1) + " more)" : "") +
                              " has no in-place time (N/A, a log of one group of columns, or a "
