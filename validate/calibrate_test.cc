@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,9 +37,12 @@ std::string Profile(const std::string& name, double latency_us, double efficienc
 }
 
 // A log of `sizes` on 8 GPUs with the times `machine` simulates for them.
-// `first_line` (e.g. "# NCCL_ALGO=Ring") opens the log when given.
+// `first_line` (e.g. "# NCCL_ALGO=Ring") opens the log when given. With `out_of_place_scale`
+// the simulated times are the in-place column and the out-of-place one is that many times them;
+// without it, rows have one group of columns.
 std::string SimulatedLog(const std::string& name, const std::string& machine,
-                         const std::vector<uint64_t>& sizes, const std::string& first_line = "") {
+                         const std::vector<uint64_t>& sizes, const std::string& first_line = "",
+                         double out_of_place_scale = 0) {
   const std::string log = Tmp(name);
   auto write = [&](const std::vector<std::pair<uint64_t, double>>& rows) {
     std::ofstream f(log);
@@ -49,7 +51,9 @@ std::string SimulatedLog(const std::string& name, const std::string& machine,
     for (int i = 0; i < 8; ++i)
       f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
     for (const auto& [size, us] : rows) {
-      f << "  " << size << "  " << size / 4 << "  float  sum  -1  " << us << "  1  1  0\n";
+      f << "  " << size << "  " << size / 4 << "  float  sum  -1  ";
+      if (out_of_place_scale > 0) f << out_of_place_scale * us << "  1  1  0  ";
+      f << us << "  1  1  0\n";
     }
   };
   std::vector<std::pair<uint64_t, double>> placeholder;
@@ -175,20 +179,8 @@ TEST(Calibrate, InPlaceFitsTheInPlaceTimes) {
       << r.status().message();
 
   // Both columns: out of place twice the in-place (true) times.
-  std::ifstream in(one_group);
-  std::string line, both;
-  while (std::getline(in, line)) {
-    std::istringstream w(line);
-    std::vector<std::string> f{std::istream_iterator<std::string>(w), {}};
-    if (f.size() == 9 && f[0][0] != '#') {
-      const double t = std::stod(f[5]);
-      line = "  " + f[0] + "  " + f[1] + "  float  sum  -1  " + std::to_string(2 * t) +
-             "  1  1  0  " + f[5] + "  1  1  0";
-    }
-    both += line + "\n";
-  }
-  o.measurements = Tmp("in_place_both.log");
-  std::ofstream(o.measurements) << both;
+  o.measurements = SimulatedLog("in_place_both.log", Profile("in_place_truth", 30, 0.6), sizes, "",
+                                /*out_of_place_scale=*/2);
   r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_NEAR(r->model.protocols[0].latency_us, 30, 0.5);
