@@ -45,6 +45,7 @@ struct Group {
   std::vector<std::pair<double, double>> rows;  // (size, log measured time)
   std::map<std::string, Curve> curves;          // per algorithm that runs at this scale
   NcclCall call;                                // heads, nodes, kind; bytes per row
+  double floor_us = 0;  // nccl-tests' own time per iteration (NcclMeasurement::harness_floor_us)
 };
 
 // A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0,1) through a logistic).
@@ -76,7 +77,8 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
         // A row of 0 bytes costs what 1 byte does (the grid starts there).
         best = std::min(best, LatencyAt(c, call) + it->second.Eval(std::max(size / e, 1.0)));
       }
-      sum += std::fabs(std::log(best) - log_meas);
+      // No row is measured below the harness's own time per iteration (validate.h).
+      sum += std::fabs(std::log(std::max(best, g.floor_us)) - log_meas);
     }
   }
   return sum;
@@ -201,6 +203,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   std::vector<Group> groups;
   for (const NcclMeasurement& m : ms) {
     Group g;
+    g.floor_us = m.harness_floor_us;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (const NcclRow& r : m.rows) {
       g.rows.push_back({static_cast<double>(r.size), std::log(r.time_us)});

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -190,6 +191,54 @@ TEST(Calibrate, InPlaceFitsTheInPlaceTimes) {
   r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_GT(std::abs(r->model.protocols[0].efficiency - 0.6), 0.1);
+}
+
+// A log whose small rows are nccl-tests' own time per iteration (one process driving 8 GPUs):
+// its rows of 0 bytes time that floor, and calibrate compares every row as validate does, at
+// least the floor, so the rows under it do not pull the collective's latency up. Without the
+// floor (--harness-floor none) they do.
+TEST(Calibrate, RowsAtTheHarnessFloorDoNotPullTheLatency) {
+  const std::vector<uint64_t> sizes = {1 << 10, 1 << 14, 1 << 18, 1 << 20,
+                                       1 << 22, 1 << 24, 1 << 26, 1 << 28};
+  const std::string truth = SimulatedLog("floor_truth.log", Profile("floor_truth", 30, 0.6), sizes);
+  const double kFloor = 100;
+  ValidateOptions v;
+  v.measurements = truth;
+  v.machine = Tmp("floor_truth");
+  StatusOr<ValidationReport> sim = Validate(v);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const std::string log = Tmp("floor.log");
+  int under = 0;
+  {
+    std::ofstream f(log);
+    f << "# Collective test starting: all_reduce_perf\n";
+    for (int i = 0; i < 8; ++i)
+      f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
+    f << "  0  0  float  sum  -1  " << kFloor << "  0  0  0\n";
+    for (const ValidationRow& r : sim->rows) {
+      under += r.simulated_us < kFloor;
+      f << "  " << r.size << "  " << r.size / 4 << "  float  sum  -1  "
+        << std::max(r.simulated_us, kFloor) << "  1  1  0\n";
+    }
+  }
+  ASSERT_GE(under, 3);
+  ASSERT_LE(under, 5);
+  CalibrateOptions o;
+  o.measurements = log;
+  o.machine = Profile("floor_start", 10, 0.9);
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->model.protocols[0].latency_us, 30, 1);
+  EXPECT_NEAR(r->model.protocols[0].efficiency, 0.6, 0.006);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
+  int at_floor = 0;
+  for (const ValidationRow& row : r->validations[0].rows) at_floor += row.at_floor;
+  EXPECT_EQ(at_floor, under);
+
+  o.harness_floor_us = 0;
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->model.protocols[0].latency_us, 40);
 }
 
 // A protocol's step latency is NCCL's constant, kept as it is: calibrate charges it as validate
@@ -390,7 +439,7 @@ TEST(Calibrate, ARowOfZeroBytesIsLeftOut) {
   ASSERT_EQ(r->validations[0].rows.size(), 2u);
   EXPECT_EQ(r->validations[0].rows[0].size, 1048576u);
   for (const ValidationRow& v : r->validations[0].rows) EXPECT_TRUE(std::isfinite(v.error));
-  ASSERT_EQ(r->validations[0].notes.size(), 1u);
+  ASSERT_EQ(r->validations[0].notes.size(), 2u);  // and the harness floor it gives (12 us)
   EXPECT_NE(r->validations[0].notes[0].find("zero.log: 1 row of 0 bytes left out"),
             std::string::npos)
       << r->validations[0].notes[0];

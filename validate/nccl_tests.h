@@ -49,6 +49,10 @@ struct NcclMeasurement {
   std::vector<NcclRow> rows;
   // Rows of 0 bytes ProfileSimulator::Load left out of `rows` (validate.h); 0 as loaded.
   int empty_rows = 0;
+  // nccl-tests' own time per iteration, which no row can go below (ProfileSimulator::Load; 0 =
+  // none): with one process driving every GPU (`-g 8`) the host issues each iteration's calls to
+  // all of them in turn, about 34 µs on 8 x A100, and the GPUs cannot run ahead of that.
+  double harness_floor_us = 0;
 };
 
 // nccl-tests' bus bandwidth factor for `collective` over n ranks.

@@ -261,7 +261,8 @@ TEST(PublishedData, DgxA100AllGatherInPlace) {
   std::printf("in place:\n%s", FormatValidation(*in).c_str());
   ASSERT_EQ(in->rows.size(), out->rows.size());
   for (size_t i = 0; i < in->rows.size(); ++i) {
-    EXPECT_EQ(in->rows[i].simulated_us, out->rows[i].simulated_us);
+    // (The harness floor differs: each column's own rows of 0 bytes.)
+    EXPECT_EQ(in->rows[i].collective_us, out->rows[i].collective_us);
     if (in->rows[i].size >= (1u << 27)) {  // the copy shows from 128 MiB
       EXPECT_GT(out->rows[i].measured_us, in->rows[i].measured_us) << in->rows[i].size;
     }
@@ -387,11 +388,13 @@ TEST(PublishedData, CalibratingOnALogFromFourBytesFitsEverySize) {
 }
 
 // One host's three collectives fitted together (SuperBench's all-reduce, reduce-scatter and
-// all-gather, all 90 sizes): the fit finds no parameters that put its all-gather within 5% from
-// 1 MiB beside the other two. Each collective counts its own ring steps and floors, and the
-// measured all-gather is 4-13% slower than the reduce-scatter from 16 MiB, which a model where an
-// all-gather has no reduction to do cannot follow (README.md, "A sibling generation"). The miss
-// is bounded at 10%.
+// all-gather, all 90 sizes), each row compared as validate compares it: at least nccl-tests' own
+// time per iteration, which each log's rows of 0 bytes give (about 34 us: one process drives the
+// 8 GPUs, `-g 8`). Then one set of parameters puts all three within 5% from 1 MiB: the model's
+// structure (each collective its own ring steps and floors, an all-gather no reduction) holds on
+// this host. Without the floor (--harness-floor none) the rows under it, 32 B to 64 KiB, pull
+// the floors down to fit them, and the all-gather misses: what this test said before the
+// harness's floor was modelled. A fit, not a prediction: the shipped dgx-a100 is not fitted to it.
 TEST(PublishedData, OneA100HostsThreeCollectivesFittedTogether) {
   CalibrateOptions o = DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-superbench.log", "");
   o.out = "";
@@ -400,18 +403,29 @@ TEST(PublishedData, OneA100HostsThreeCollectivesFittedTogether) {
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->validations.size(), 3u);
-  const double kFrom1MiB[] = {0.05, 0.05, 0.10};
   for (size_t i = 0; i < 3; ++i) {
     const Errors e = Summarise(r->validations[i]);
     const std::string& collective = r->validations[i].collective;
     std::printf("%s fitted together: %.1f%% from 1 MiB, %.1f%% over all sizes\n",
                 collective.c_str(), 100 * e.at_least_1mib, 100 * e.all);
     EXPECT_EQ(e.table.size(), i == 0 ? 32u : 29u) << collective;
-    EXPECT_LE(e.at_least_1mib, kFrom1MiB[i]) << collective;
-    EXPECT_LE(e.all, 0.15) << collective;
+    EXPECT_LE(e.at_least_1mib, 0.05) << collective;
+    EXPECT_LE(e.all, 0.05) << collective;
   }
-  EXPECT_EQ(r->validations[2].collective, "all_gather");
-  EXPECT_GT(Summarise(r->validations[2]).at_least_1mib, 0.05);  // the miss README.md states
+  for (const NcclProtocol& p : r->model.protocols) {
+    std::printf("fitted %s: latency %.3f us, efficiency %.4f\n", p.name.c_str(), p.latency_us,
+                p.efficiency);
+  }
+
+  o.harness_floor_us = 0;
+  StatusOr<CalibrationResult> none = Calibrate(o);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  ASSERT_EQ(none->validations.size(), 3u);
+  EXPECT_EQ(none->validations[2].collective, "all_gather");
+  const Errors all_gather = Summarise(none->validations[2]);
+  std::printf("without the harness floor, all_gather: %.1f%% from 1 MiB\n",
+              100 * all_gather.at_least_1mib);
+  EXPECT_GT(all_gather.at_least_1mib, 0.05);
 }
 
 // The five A100 all-reduce tables fitted together from 1 MiB (59 sizes): fitting A100's own

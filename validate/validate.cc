@@ -287,8 +287,18 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
         std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
       continue;
     }
-    m.empty_rows = static_cast<int>(
-        std::count_if(m.rows.begin(), m.rows.end(), [](const NcclRow& r) { return r.size == 0; }));
+    m.empty_rows = 0;
+    double empty_sum = 0;
+    for (const NcclRow& r : m.rows) {
+      if (r.size != 0) continue;
+      ++m.empty_rows;
+      empty_sum += o.in_place && r.in_place_us > 0 ? r.in_place_us : r.time_us;
+    }
+    if (o.harness_floor_us > 0) {
+      m.harness_floor_us = o.harness_floor_us;
+    } else if (o.harness_floor_us == MeasurementOptions::kHarnessFloorAuto && m.empty_rows > 0) {
+      m.harness_floor_us = empty_sum / m.empty_rows;
+    }
     const uint64_t least = std::max<uint64_t>(o.min_size, 1);
     m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
                                 [&](const NcclRow& r) { return r.size < least; }),
@@ -358,6 +368,17 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
     }
   }
   if (o.in_place) report.notes.push_back("in-place times compared (--in-place)");
+  for (const NcclMeasurement& m : *ms) {
+    if (m.harness_floor_us <= 0) continue;
+    char floor[32];
+    std::snprintf(floor, sizeof floor, "%.2f", m.harness_floor_us);
+    report.notes.push_back(
+        m.source + ": nccl-tests' own time per iteration is " + floor + " us (" +
+        (o.harness_floor_us > 0 ? std::string("--harness-floor")
+                                : "the mean of its rows of 0 bytes, which time the harness alone") +
+        "); no row can be measured below it, so a simulated time below it is compared as it "
+        "(marked *); --harness-floor none compares the collective alone");
+  }
   std::vector<double> errors;
   for (const NcclMeasurement& m : *ms) {
     std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
@@ -394,7 +415,9 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       v.gpus = m.gpus;
       v.size = row.size;
       v.measured_us = row.time_us;
-      v.simulated_us = best;
+      v.collective_us = best;
+      v.at_floor = best < m.harness_floor_us;
+      v.simulated_us = v.at_floor ? m.harness_floor_us : best;
       v.choice = chosen;
       v.error = (v.simulated_us - v.measured_us) / v.measured_us;
       errors.push_back(v.error);
@@ -415,7 +438,8 @@ std::string FormatValidation(const ValidationReport& r) {
   for (const ValidationRow& v : r.rows) {
     std::snprintf(line, sizeof line, "%6d %14llu %14.2f %14.2f %+8.1f%%  %s\n", v.gpus,
                   static_cast<unsigned long long>(v.size), v.measured_us, v.simulated_us,
-                  100 * v.error, v.choice.empty() ? "(profile)" : v.choice.c_str());
+                  100 * v.error,
+                  ((v.choice.empty() ? "(profile)" : v.choice) + (v.at_floor ? " *" : "")).c_str());
     out += line;
   }
   std::snprintf(line, sizeof line, "geomean error: %.1f%% over %zu sizes\n",
@@ -437,7 +461,9 @@ std::string ReportJsonFields(const ValidationReport& r, const std::string& inden
     const ValidationRow& v = r.rows[i];
     f << indent << "  {\"gpus\": " << v.gpus << ", \"size\": " << v.size
       << ", \"measured_us\": " << v.measured_us << ", \"simulated_us\": " << v.simulated_us
-      << ", \"error\": " << v.error << ", \"choice\": " << JsonString(v.choice) << "}"
+      << ", \"error\": " << v.error << ", \"choice\": " << JsonString(v.choice)
+      << ", \"collective_us\": " << v.collective_us
+      << ", \"at_harness_floor\": " << (v.at_floor ? "true" : "false") << "}"
       << (i + 1 < r.rows.size() ? ",\n" : "\n");
   }
   f << indent << "]\n";
@@ -582,9 +608,12 @@ MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* des
       "in-place", po::bool_switch(&o->in_place),
       "compare the in-place times (nccl-tests' second group of columns) instead of the "
       "out-of-place ones; out of place, NCCL's all-gather also copies each rank's own part, "
-      "which Orrery does not model")("network-backend",
-                                     po::value(&backend_)->default_value(backend_),
-                                     "analytical-aware | analytical-unaware | packet");
+      "which Orrery does not model")(
+      "harness-floor", po::value(&floor_)->default_value(floor_),
+      "nccl-tests' own time per iteration, below which no row is measured: auto (the mean of "
+      "the input's rows of 0 bytes, which time the harness alone; none without such rows) | "
+      "none | a time in us")("network-backend", po::value(&backend_)->default_value(backend_),
+                             "analytical-aware | analytical-unaware | packet");
 }
 
 int MeasurementCommandLine::Parse(int argc, char** argv) {
@@ -640,6 +669,23 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
       return 1;
     }
     o_->only_gpus = *g;
+  }
+  if (floor_ == "auto") {
+    o_->harness_floor_us = MeasurementOptions::kHarnessFloorAuto;
+  } else if (floor_ == "none") {
+    o_->harness_floor_us = 0;
+  } else {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(floor_.c_str(), &end);
+    if (floor_.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || !(v > 0)) {
+      std::fprintf(stderr,
+                   "error: %s: --harness-floor '%s': expected auto, none or a time in us > 0, "
+                   "e.g. 34\n",
+                   tool_.c_str(), floor_.c_str());
+      return 1;
+    }
+    o_->harness_floor_us = v;
   }
   StatusOr<Backend> b = ParseBackend(backend_);
   if (!b.ok()) {

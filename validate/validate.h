@@ -41,6 +41,11 @@ struct MeasurementOptions {
   // row kept must have one. Orrery's collectives copy nothing locally, so they are the in-place
   // collective: out of place, NCCL's all-gather also copies the rank's own part of the output.
   bool in_place = false;
+  // nccl-tests' own time per iteration, below which no row can be measured (--harness-floor):
+  // kHarnessFloorAuto = each measurement's rows of 0 bytes, when it has some (NCCL runs nothing
+  // for them, so they time the harness alone); 0 = none; > 0 = this many µs for every input.
+  static constexpr double kHarnessFloorAuto = -1;
+  double harness_floor_us = kHarnessFloorAuto;
 };
 
 struct ValidateOptions : MeasurementOptions {
@@ -57,6 +62,10 @@ struct ValidationRow {
   double simulated_us = 0;
   double error = 0;    // (simulated - measured) / measured
   std::string choice;  // "nvls/Simple"; "" without nccl.yaml
+  // The collective's own simulated time; simulated_us is the larger of it and the measurement's
+  // harness floor (NcclMeasurement::harness_floor_us), which at_floor says it was.
+  double collective_us = 0;
+  bool at_floor = false;
 };
 
 struct ValidationReport {
@@ -118,7 +127,8 @@ class ProfileSimulator {
   // profile's), with only their rows of at least o.min_size bytes; an error when none is left.
   // Rows of 0 bytes are left out whatever o.min_size (counted in NcclMeasurement::empty_rows):
   // NCCL runs nothing for an empty buffer (enqueue.cc, taskAppend returns at count 0), so their
-  // time is nccl-tests' own overhead, not a collective's.
+  // time is nccl-tests' own overhead, not a collective's. Their mean time (in place with
+  // o.in_place) is the measurement's harness_floor_us under kHarnessFloorAuto; o's own when > 0.
   StatusOr<std::vector<NcclMeasurement>> Load(const MeasurementOptions& o) const;
   // A network file for `gpus` NPUs (the node dimension scaled; the profile's own when they fit
   // in one node, InOneNode).
@@ -159,9 +169,10 @@ class ProfileSimulator {
 StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text);
 
 // The command line `validate` and `calibrate` share: AddMeasurementOptions declares
-// --nccl-tests, --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective and
-// --network-backend; ParseMeasurementOptions parses argv into `o` and returns -1 to go on, or the
-// exit code (0 after --help, 1 after an error, printed as "error: <tool>: ...").
+// --nccl-tests, --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective,
+// --in-place, --harness-floor and --network-backend; ParseMeasurementOptions parses argv into `o`
+// and returns -1 to go on, or the exit code (0 after --help, 1 after an error, printed as "error:
+// <tool>: ...").
 // --nccl-tests may be given more than once: the first goes to o->measurements, the others to
 // *more_inputs, in order; `more_help` says what the tool does with several.
 class MeasurementCommandLine {
@@ -178,7 +189,7 @@ class MeasurementCommandLine {
   MeasurementOptions* o_;
   std::vector<std::string>* more_inputs_;
   std::vector<std::string> inputs_;
-  std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware";
+  std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware", floor_ = "auto";
 };
 
 // `orrery validate ...`; argv[0] is "validate".

@@ -347,7 +347,7 @@ TEST(Validate, RowsOfZeroBytesAreLeftOutAndCounted) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->rows.size(), 1u);
   EXPECT_EQ(r->rows[0].size, 1048576u);
-  ASSERT_EQ(r->notes.size(), 1u);
+  ASSERT_EQ(r->notes.size(), 2u);  // and the harness floor they give (HarnessFloor)
   EXPECT_NE(r->notes[0].find("empty_all_reduce.csv (8 GPUs): 2 rows of 0 bytes left out: NCCL "
                              "runs nothing for an empty buffer"),
             std::string::npos)
@@ -358,6 +358,122 @@ TEST(Validate, RowsOfZeroBytesAreLeftOutAndCounted) {
                 "empty_all_reduce.csv: no rows of 1 byte or more (rows of 0 bytes are left out"),
             std::string::npos)
       << r.status().message();
+}
+
+// nccl-tests' own time per iteration: no row can be measured below it, so a simulated time
+// below it is compared as it. By default it is the mean of the input's rows of 0 bytes (which time
+// the harness alone: NCCL runs nothing for them), in place with --in-place; --harness-floor none
+// compares the collective alone; a time given applies to every input. The collective's own time
+// stays in the row (collective_us), the row is marked, and the output says why.
+TEST(Validate, HarnessFloor) {
+  const std::string profile =
+      WriteProfile("floor",
+                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
+                   "latency: [ 900.0 ]\n",
+                   1);
+  const std::string log = Tmp("floor_all_reduce.log");
+  {
+    std::ofstream f(log);
+    f << "# Collective test starting: all_reduce_perf\n";
+    for (int i = 0; i < 8; ++i)
+      f << "#  Rank  " << i << " Group  0 Pid 7 on host device " << i << "\n";
+    f << "  0  0  float  sum  -1  400.0  0  0  N/A  300.0  0  0  N/A\n"
+      << "  0  0  float  sum  -1  600.0  0  0  N/A  300.0  0  0  N/A\n"
+      << "  1024  256  float  sum  -1  510.0  0  0  0  320.0  0  0  0\n"
+      << "  1073741824  268435456  float  sum  -1  5000.0  1  1  0  5000.0  1  1  0\n";
+  }
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = profile;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 2u);
+  const ValidationRow& small = r->rows[0];
+  const ValidationRow& large = r->rows[1];
+  EXPECT_TRUE(small.at_floor);
+  EXPECT_LT(small.collective_us, 500);
+  EXPECT_GT(small.collective_us, 0);
+  EXPECT_DOUBLE_EQ(small.simulated_us, 500);
+  EXPECT_DOUBLE_EQ(small.error, (500.0 - 510.0) / 510.0);
+  EXPECT_FALSE(large.at_floor);
+  EXPECT_GT(large.collective_us, 500);
+  EXPECT_DOUBLE_EQ(large.simulated_us, large.collective_us);
+  ASSERT_EQ(r->notes.size(), 2u);
+  EXPECT_EQ(r->notes[1], log +
+                             ": nccl-tests' own time per iteration is 500.00 us (the mean of its "
+                             "rows of 0 bytes, which time the harness alone); no row can be "
+                             "measured below it, so a simulated time below it is compared as it "
+                             "(marked *); --harness-floor none compares the collective alone");
+  const std::string printed = FormatValidation(*r);
+  EXPECT_NE(printed.find("   1024         510.00         500.00     -2.0%  (profile) *\n"),
+            std::string::npos)
+      << printed;
+  const std::string json = Tmp("floor.json");
+  ASSERT_TRUE(WriteValidationJson(*r, json).ok());
+  std::ifstream in(json);
+  const std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(written.find("\"at_harness_floor\": true"), std::string::npos) << written;
+  EXPECT_NE(written.find("\"at_harness_floor\": false"), std::string::npos) << written;
+
+  // In place: the in-place times of the rows of 0 bytes.
+  o.in_place = true;
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->rows[0].at_floor);
+  EXPECT_DOUBLE_EQ(r->rows[0].simulated_us, 300);
+  EXPECT_DOUBLE_EQ(r->rows[0].measured_us, 320);
+  o.in_place = false;
+
+  // None: the collective alone.
+  o.harness_floor_us = 0;
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->rows[0].at_floor);
+  EXPECT_DOUBLE_EQ(r->rows[0].simulated_us, r->rows[0].collective_us);
+  EXPECT_EQ(r->notes.size(), 1u);
+
+  // A time given: every input, whether it has rows of 0 bytes or not.
+  o.harness_floor_us = 450;
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(r->rows[0].simulated_us, 450);
+  ASSERT_EQ(r->notes.size(), 2u);
+  EXPECT_NE(r->notes[1].find("is 450.00 us (--harness-floor)"), std::string::npos) << r->notes[1];
+
+  // The command line.
+  auto run = [](std::vector<std::string> args, std::string* out, std::string* err) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = ValidateMain(static_cast<int>(argv.size()), argv.data());
+    *out = ::testing::internal::GetCapturedStdout();
+    *err = ::testing::internal::GetCapturedStderr();
+    return rc;
+  };
+  std::string out, err;
+  EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("500.00     -2.0%"), std::string::npos) << out;
+  EXPECT_NE(out.find("(profile) *\n"), std::string::npos) << out;
+  EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile, "--harness-floor", "none"},
+                &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(out.find(" *\n"), std::string::npos) << out;
+  EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile, "--harness-floor=450"},
+                &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("450.00"), std::string::npos) << out;
+  for (const char* bad : {"-1", "0", "abc", "nan", "inf", "12us"}) {
+    EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile,
+                   std::string("--harness-floor=") + bad},
+                  &out, &err),
+              1)
+        << bad;
+    EXPECT_EQ(err, std::string("error: validate: --harness-floor '") + bad +
+                       "': expected auto, none or a time in us > 0, e.g. 34\n");
+  }
 }
 
 // GPUs per node and nodes, as calibrate gives them to NCCL's chunk schedule: the profile's
