@@ -212,15 +212,18 @@ TEST(PublishedData, DgxA100SiblingGenerationIsPredicted) {
 // Other collectives on the sibling generation, held out from dgx-a100: all-reduce, reduce-scatter
 // and all-gather measured on one 8 x A100 node (`-g 8`) and kept together in SuperBench's test
 // fixture (validate/measured/README.md); their 0-byte rows are left out (NCCL runs nothing for
-// them). All-reduce is within the targets. Reduce-scatter is within 15% over all sizes
-// but 5.2% from 1 MiB, where the model runs LL128's 1-8 MiB 18-35% fast (it was 4.9% while
-// protocol efficiency added up to a fifth of the bytes there: kEfficiencyGrainBytes). All-gather
-// misses both targets: the model runs it 5-29% fast at every size from 1 MiB (13.9% from 1 MiB,
-// 22.2% over all sizes). Measured, this machine's all-gather is 4-13% slower than its
-// reduce-scatter at every size from 16 MiB (busbw 223 against 232 GB/s at 8 GiB), where the
-// model makes it slightly faster (no reduction). Part of that is the out-of-place all-gather's
-// copy of each rank's own part (DgxA100AllGatherInPlace, next); for the rest no A100 or H100
-// table here says why, so nothing was fitted to it. From 1 GiB all three are within 10%.
+// them) and give nccl-tests' own time per iteration, about 34 us, at which rows up to 64 KiB are
+// compared (validate/README.md, "nccl-tests' own floor"; without it 7.2%, 14.0% and 22.2% over
+// all sizes). All-reduce is within the targets. Reduce-scatter and all-gather are within
+// 15% over all sizes but miss 5% from 1 MiB: reduce-scatter 5.2%, where the model runs LL128's
+// 1-8 MiB 18-35% fast (it was 4.9% while protocol efficiency added up to a fifth of the bytes
+// there: kEfficiencyGrainBytes), all-gather 13.9%, 5-29% fast at every size from 1 MiB.
+// Measured, this machine's all-gather is 4-13% slower than its reduce-scatter at every size from
+// 16 MiB (busbw 223 against 232 GB/s at 8 GiB), where the model makes it slightly faster (no
+// reduction). Part of that is the out-of-place all-gather's copy of each rank's own part
+// (DgxA100AllGatherInPlace, next); the rest is this host's larger floors, which a fit on its
+// three collectives finds (OneA100HostsThreeCollectivesFittedTogether) and no public
+// specification gives. From 1 GiB all three are within 10%.
 TEST(PublishedData, DgxA100OtherCollectivesOfOneMachine) {
   const std::string prefix = "validate/measured/a100-8gpu-nvswitch-";
   Errors all_reduce = ExpectTargets(prefix + "all_reduce-superbench.log", "dgx-a100", 32, 0.05);
@@ -230,14 +233,16 @@ TEST(PublishedData, DgxA100OtherCollectivesOfOneMachine) {
   EXPECT_LE(reduce_scatter.at_least_1mib, 0.10);
   Errors all_gather = Check(prefix + "all_gather-superbench.log", "dgx-a100");
   EXPECT_EQ(all_gather.rows, 29u);
+  EXPECT_LE(all_gather.all, 0.15);
+  EXPECT_GT(all_gather.at_least_1mib, 0.05);  // the miss README.md states
   for (const Errors* e : {&all_reduce, &reduce_scatter, &all_gather}) {
     EXPECT_GT(e->at_least_1gib, 0);
     EXPECT_LE(e->at_least_1gib, 0.10);
   }
   std::printf(
       "dgx-a100, one A100 machine's other collectives, from 1 MiB / all sizes: "
-      "all-reduce %.1f%% / %.1f%%, reduce-scatter %.1f%% / %.1f%% (not within 5%%), "
-      "all-gather %.1f%% / %.1f%% (not within the targets)\n",
+      "all-reduce %.1f%% / %.1f%%, reduce-scatter %.1f%% / %.1f%% (not within 5%% from 1 MiB), "
+      "all-gather %.1f%% / %.1f%% (not within 5%% from 1 MiB)\n",
       100 * all_reduce.at_least_1mib, 100 * all_reduce.all, 100 * reduce_scatter.at_least_1mib,
       100 * reduce_scatter.all, 100 * all_gather.at_least_1mib, 100 * all_gather.all);
 }
