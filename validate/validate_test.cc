@@ -45,6 +45,18 @@ StatusOr<ValidationReport> ValidateCsv(const std::string& machine, const std::st
   return Validate(o);
 }
 
+// Runs `orrery validate` with `args` (argv[0] "validate"), capturing what it prints.
+int RunValidateMain(std::vector<std::string> args, std::string* out, std::string* err) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int rc = ValidateMain(static_cast<int>(argv.size()), argv.data());
+  *out = ::testing::internal::GetCapturedStdout();
+  *err = ::testing::internal::GetCapturedStderr();
+  return rc;
+}
+
 TEST(Validate, GeomeanOfAbsoluteErrors) {
   EXPECT_NEAR(GeomeanAbs({0.1, -0.4}), 0.2, 1e-12);
   EXPECT_NEAR(GeomeanAbs({0.0, 1.0}), 1e-3, 1e-12);  // a perfect row is floored at 1e-6
@@ -302,32 +314,25 @@ TEST(Validate, SeveralInputsAreEachValidatedThenSummedUp) {
   EXPECT_EQ(YAML::LoadFile(json)["rows"].size(), 2u);
 
   // The command line: --nccl-tests once per input.
-  auto run = [](std::vector<std::string> args, std::string* out, std::string* err) {
-    std::vector<char*> argv;
-    for (std::string& x : args) argv.push_back(x.data());
-    ::testing::internal::CaptureStdout();
-    ::testing::internal::CaptureStderr();
-    const int rc = ValidateMain(static_cast<int>(argv.size()), argv.data());
-    *out = ::testing::internal::GetCapturedStdout();
-    *err = ::testing::internal::GetCapturedStderr();
-    return rc;
-  };
   std::string out, err;
   EXPECT_EQ(
-      run({"validate", "--nccl-tests", a, "--nccl-tests", b, "--machine", profile}, &out, &err), 0)
+      RunValidateMain({"validate", "--nccl-tests", a, "--nccl-tests", b, "--machine", profile},
+                      &out, &err),
+      0)
       << err;
   EXPECT_EQ(out, text);
   // The same file twice, however spelt, is one error naming both spellings.
   const std::string again = ::testing::TempDir() + "/./several_a_all_reduce.csv";
   EXPECT_EQ(
-      run({"validate", "--nccl-tests", a, "--nccl-tests", again, "--machine", profile}, &out, &err),
+      RunValidateMain({"validate", "--nccl-tests", a, "--nccl-tests", again, "--machine", profile},
+                      &out, &err),
       1);
   EXPECT_EQ(err, "error: --nccl-tests '" + again + "' is the same file as '" + a +
                      "': give each input once\n");
   // A missing second input is named.
-  EXPECT_EQ(run({"validate", "--nccl-tests", a, "--nccl-tests", Tmp("several_none_all_reduce.csv"),
-                 "--machine", profile},
-                &out, &err),
+  EXPECT_EQ(RunValidateMain({"validate", "--nccl-tests", a, "--nccl-tests",
+                             Tmp("several_none_all_reduce.csv"), "--machine", profile},
+                            &out, &err),
             1);
   EXPECT_NE(err.find(Tmp("several_none_all_reduce.csv")), std::string::npos) << err;
 }
@@ -441,34 +446,27 @@ TEST(Validate, HarnessFloor) {
   EXPECT_NE(r->notes[1].find("is 450.00 us (--harness-floor)"), std::string::npos) << r->notes[1];
 
   // The command line.
-  auto run = [](std::vector<std::string> args, std::string* out, std::string* err) {
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    ::testing::internal::CaptureStdout();
-    ::testing::internal::CaptureStderr();
-    const int rc = ValidateMain(static_cast<int>(argv.size()), argv.data());
-    *out = ::testing::internal::GetCapturedStdout();
-    *err = ::testing::internal::GetCapturedStderr();
-    return rc;
-  };
   std::string out, err;
-  EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile}, &out, &err), 0) << err;
+  EXPECT_EQ(RunValidateMain({"validate", "--nccl-tests", log, "--machine", profile}, &out, &err), 0)
+      << err;
   EXPECT_NE(out.find("500.00     -2.0%"), std::string::npos) << out;
   EXPECT_NE(out.find("(profile) *\n"), std::string::npos) << out;
-  EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile, "--harness-floor", "none"},
+  EXPECT_EQ(RunValidateMain(
+                {"validate", "--nccl-tests", log, "--machine", profile, "--harness-floor", "none"},
                 &out, &err),
             0)
       << err;
   EXPECT_EQ(out.find(" *\n"), std::string::npos) << out;
-  EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile, "--harness-floor=450"},
+  EXPECT_EQ(RunValidateMain(
+                {"validate", "--nccl-tests", log, "--machine", profile, "--harness-floor=450"},
                 &out, &err),
             0)
       << err;
   EXPECT_NE(out.find("450.00"), std::string::npos) << out;
   for (const char* bad : {"-1", "0", "abc", "nan", "inf", "12us"}) {
-    EXPECT_EQ(run({"validate", "--nccl-tests", log, "--machine", profile,
-                   std::string("--harness-floor=") + bad},
-                  &out, &err),
+    EXPECT_EQ(RunValidateMain({"validate", "--nccl-tests", log, "--machine", profile,
+                               std::string("--harness-floor=") + bad},
+                              &out, &err),
               1)
         << bad;
     EXPECT_EQ(err, std::string("error: validate: --harness-floor '") + bad +
