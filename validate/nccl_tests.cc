@@ -289,6 +289,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                          "--gpus");
   }
   m.nodes = static_cast<int>(hosts.size());
+  m.gpus_per_thread = n_gpus_per_thread;
   return std::vector<NcclMeasurement>{m};
 }
 

@@ -44,7 +44,9 @@ struct NcclMeasurement {
   // Whether the file gives `gpus` (a CSV's gpus column, a log's Rank lines or nGpus), or the
   // caller's count stands in for it.
   bool gpus_from_file = true;
-  int nodes = 0;          // 0 = unknown
+  int nodes = 0;  // 0 = unknown
+  // GPUs one nccl-tests thread drives (its header's nGpus, the -g flag); 0 = not stated.
+  int gpus_per_thread = 0;
   std::string algorithm;  // forced by NCCL_ALGO in the log (lower case), "" = NCCL's choice
   std::vector<NcclRow> rows;
   // Rows of 0 bytes ProfileSimulator::Load left out of `rows` (validate.h); 0 as loaded.

@@ -122,6 +122,7 @@ TEST(NcclTests, LauncherPrefixesOldLayoutsAndNotAvailable) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ((*m)[0].collective, "reduce_scatter");  // from the file name
   EXPECT_EQ((*m)[0].gpus, 4);                       // from nGpus
+  EXPECT_EQ((*m)[0].gpus_per_thread, 4);            // nGpus is the GPUs one thread drives
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 20.1);
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].in_place_us, 19.9);
 }

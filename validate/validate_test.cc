@@ -474,6 +474,50 @@ TEST(Validate, HarnessFloor) {
   }
 }
 
+// A log of one thread driving 8 GPUs (nccl-tests -g 8) without rows of 0 bytes has a harness
+// floor it cannot measure: the output says so, and how to give it; with rows of 0 bytes, or
+// with --harness-floor none, it does not.
+TEST(Validate, OneThreadDrivingEveryGpuIsNoted) {
+  const std::string profile =
+      WriteProfile("g8",
+                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
+                   "latency: [ 900.0 ]\n",
+                   1);
+  const std::string log = Tmp("g8_all_reduce.log");
+  auto write = [&](bool empty_rows) {
+    std::ofstream f(log);
+    f << "# nThread 1 nGpus 8 minBytes 1 maxBytes 1048576 step: 2(factor)\n"
+      << "# Collective test starting: all_reduce_perf\n";
+    for (int i = 0; i < 8; ++i)
+      f << "#  Rank  " << i << " Group  0 Pid 7 on host device " << i << "\n";
+    if (empty_rows) f << "  0  0  float  sum  -1  34.0  0  0  0  34.0  0  0  0\n";
+    f << "  1048576  262144  float  sum  -1  80.0  1  1  0  80.0  1  1  0\n";
+  };
+  write(false);
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = profile;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_EQ(r->notes[0].find(log + ": one thread drives 8 GPUs (nccl-tests -g 8, the header's "
+                                   "nGpus)"),
+            0u)
+      << r->notes[0];
+  EXPECT_NE(r->notes[0].find("--harness-floor US compares them at it"), std::string::npos);
+  o.harness_floor_us = 0;
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->notes.empty());
+  o.harness_floor_us = MeasurementOptions::kHarnessFloorAuto;
+  write(true);
+  r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->notes.size(), 2u);  // the rows of 0 bytes, and the floor they give
+  EXPECT_NE(r->notes[1].find("own time per iteration is 34.00 us"), std::string::npos)
+      << r->notes[1];
+}
+
 // GPUs per node and nodes, as calibrate gives them to NCCL's chunk schedule: the profile's
 // nodes of 8 (kept when the simulator is moved out of Open's result), one node for one switch.
 TEST(Validate, ProfileKnowsItsNodes) {
