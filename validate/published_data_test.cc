@@ -433,6 +433,42 @@ TEST(PublishedData, OneA100HostsThreeCollectivesFittedTogether) {
   EXPECT_GT(all_gather.at_least_1mib, 0.05);
 }
 
+// Calibrate, then predict on the sibling generation: dgx-a100 fitted on one A100 host's
+// all-reduce and reduce-scatter (SuperBench's, 61 sizes, within 1.5%) predicts the same host's
+// all-gather, which it never saw, within 10% from 1 MiB and within 15% over all sizes, but not
+// within 5%: 8.7% out of place, 6.0% in place (its own-part copy, DgxA100AllGatherInPlace). The
+// fit finds this host's larger Simple floor (about 95 us; H100's 32.8 us was never exercised on a
+// ring inside one H100 node), which the all-reduce alone cannot tell from its step latencies.
+TEST(PublishedData, OneA100HostsAllReduceAndReduceScatterPredictItsAllGather) {
+  CalibrateOptions o =
+      DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-superbench.log", "a100-ar-rs");
+  o.more = {"validate/measured/a100-8gpu-nvswitch-reduce_scatter-superbench.log"};
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->validations.size(), 2u);
+  for (const ValidationReport& v : r->validations) EXPECT_LE(v.geomean_abs_error, 0.03);
+  for (const NcclProtocol& p : r->model.protocols) {
+    std::printf("fitted %s: latency %.3f us, efficiency %.4f\n", p.name.c_str(), p.latency_us,
+                p.efficiency);
+    if (p.name == "Simple") EXPECT_GT(p.latency_us, 80);
+  }
+  ValidateOptions v;
+  v.measurements = "validate/measured/a100-8gpu-nvswitch-all_gather-superbench.log";
+  v.machine = o.out;
+  for (bool in_place : {false, true}) {
+    v.in_place = in_place;
+    StatusOr<ValidationReport> ag = Validate(v);
+    ASSERT_TRUE(ag.ok()) << ag.status().message();
+    const Errors e = Summarise(*ag);
+    std::printf("all-gather %s, predicted: %.1f%% from 1 MiB, %.1f%% over all sizes\n",
+                in_place ? "in place" : "out of place", 100 * e.at_least_1mib, 100 * e.all);
+    EXPECT_EQ(e.rows, 29u);
+    EXPECT_LE(e.at_least_1mib, 0.10);
+    EXPECT_GT(e.at_least_1mib, 0.05);  // the miss README.md states
+    EXPECT_LE(e.all, 0.15);
+  }
+}
+
 // The five A100 all-reduce tables fitted together from 1 MiB (59 sizes): fitting A100's own
 // measurements instead of carrying H100's does not get every table within 5% either. The
 // galvatron capture stays just above it, and getting the others close takes a Simple floor of
