@@ -437,8 +437,9 @@ TEST(PublishedData, OneA100HostsThreeCollectivesFittedTogether) {
 // all-reduce and reduce-scatter (SuperBench's, 61 sizes, within 1.5%) predicts the same host's
 // all-gather, which it never saw, within 10% from 1 MiB and within 15% over all sizes, but not
 // within 5%: 8.7% out of place, 6.0% in place (its own-part copy, DgxA100AllGatherInPlace). The
-// fit finds this host's larger Simple floor (about 95 us; H100's 32.8 us was never exercised on a
-// ring inside one H100 node), which the all-reduce alone cannot tell from its step latencies.
+// fit finds this host's larger Simple floor (about 95 us; H100's fitted table has no ring/Simple
+// row inside one node, and H100's held-out ring reduce-scatter is consistent with its 32.8 us),
+// which the all-reduce alone cannot tell from its step latencies.
 TEST(PublishedData, OneA100HostsAllReduceAndReduceScatterPredictItsAllGather) {
   CalibrateOptions o =
       DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-superbench.log", "a100-ar-rs");
