@@ -45,6 +45,17 @@ StatusOr<ValidationReport> ValidateCsv(const std::string& machine, const std::st
   return Validate(o);
 }
 
+// One switch of 8 NPUs at 400 GiB/s, 900 ns a hop.
+constexpr char kSwitch8[] =
+    "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\nlatency: [ 900.0 ]\n";
+
+// An all-reduce log's header: the collective, then 8 Rank lines of one process.
+void WriteAllReduceHeader(std::ostream& f) {
+  f << "# Collective test starting: all_reduce_perf\n";
+  for (int i = 0; i < 8; ++i)
+    f << "#  Rank  " << i << " Group  0 Pid 7 on host device " << i << "\n";
+}
+
 // Runs `orrery validate` with `args` (argv[0] "validate"), capturing what it prints.
 int RunValidateMain(std::vector<std::string> args, std::string* out, std::string* err) {
   std::vector<char*> argv;
@@ -260,9 +271,7 @@ TEST(Validate, ACsvWithoutAGpuCountSaysItRanOnTheProfilesCount) {
 // over all of their rows; --report writes each input's report under "inputs"; the same file
 // twice is refused (its rows would count twice in that error).
 TEST(Validate, SeveralInputsAreEachValidatedThenSummedUp) {
-  const std::string profile = WriteProfile(
-      "several",
-      "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\nlatency: [ 900.0 ]\n", 1);
+  const std::string profile = WriteProfile("several", kSwitch8, 1);
   const std::string a = Tmp("several_a_all_reduce.csv"), b = Tmp("several_b_all_reduce.csv");
   std::ofstream(a) << "size_bytes,time_us\n1048576,100\n4194304,120\n";
   std::ofstream(b) << "size_bytes,time_us\n16777216,300\n";
@@ -341,11 +350,7 @@ TEST(Validate, SeveralInputsAreEachValidatedThenSummedUp) {
 // empty buffer: they are left out of the comparison and of a fit whatever --min-size, and the
 // output says how many.
 TEST(Validate, RowsOfZeroBytesAreLeftOutAndCounted) {
-  const std::string profile =
-      WriteProfile("empty_rows",
-                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
-                   "latency: [ 900.0 ]\n",
-                   1);
+  const std::string profile = WriteProfile("empty_rows", kSwitch8, 1);
   StatusOr<ValidationReport> r = ValidateCsv(profile, "empty_all_reduce.csv",
                                              "gpus,size_bytes,time_us\n8,0,34\n8,0,35\n"
                                              "8,1048576,100\n");
@@ -371,17 +376,11 @@ TEST(Validate, RowsOfZeroBytesAreLeftOutAndCounted) {
 // compares the collective alone; a time given applies to every input. The collective's own time
 // stays in the row (collective_us), the row is marked, and the output says why.
 TEST(Validate, HarnessFloor) {
-  const std::string profile =
-      WriteProfile("floor",
-                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
-                   "latency: [ 900.0 ]\n",
-                   1);
+  const std::string profile = WriteProfile("floor", kSwitch8, 1);
   const std::string log = Tmp("floor_all_reduce.log");
   {
     std::ofstream f(log);
-    f << "# Collective test starting: all_reduce_perf\n";
-    for (int i = 0; i < 8; ++i)
-      f << "#  Rank  " << i << " Group  0 Pid 7 on host device " << i << "\n";
+    WriteAllReduceHeader(f);
     f << "  0  0  float  sum  -1  400.0  0  0  N/A  300.0  0  0  N/A\n"
       << "  0  0  float  sum  -1  600.0  0  0  N/A  300.0  0  0  N/A\n"
       << "  1024  256  float  sum  -1  510.0  0  0  0  320.0  0  0  0\n"
@@ -478,18 +477,12 @@ TEST(Validate, HarnessFloor) {
 // floor it cannot measure: the output says so, and how to give it; with rows of 0 bytes, or
 // with --harness-floor none, it does not.
 TEST(Validate, OneThreadDrivingEveryGpuIsNoted) {
-  const std::string profile =
-      WriteProfile("g8",
-                   "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400.0 ]\n"
-                   "latency: [ 900.0 ]\n",
-                   1);
+  const std::string profile = WriteProfile("g8", kSwitch8, 1);
   const std::string log = Tmp("g8_all_reduce.log");
   auto write = [&](bool empty_rows) {
     std::ofstream f(log);
-    f << "# nThread 1 nGpus 8 minBytes 1 maxBytes 1048576 step: 2(factor)\n"
-      << "# Collective test starting: all_reduce_perf\n";
-    for (int i = 0; i < 8; ++i)
-      f << "#  Rank  " << i << " Group  0 Pid 7 on host device " << i << "\n";
+    f << "# nThread 1 nGpus 8 minBytes 1 maxBytes 1048576 step: 2(factor)\n";
+    WriteAllReduceHeader(f);
     if (empty_rows) f << "  0  0  float  sum  -1  34.0  0  0  0  34.0  0  0  0\n";
     f << "  1048576  262144  float  sum  -1  80.0  1  1  0  80.0  1  1  0\n";
   };
