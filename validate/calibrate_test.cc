@@ -232,7 +232,7 @@ TEST(Calibrate, RowsAtTheHarnessFloorDoNotPullTheLatency) {
   EXPECT_NEAR(r->model.protocols[0].efficiency, 0.6, 0.006);
   EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
   int at_floor = 0;
-  for (const ValidationRow& row : r->validations[0].rows) at_floor += row.at_floor;
+  for (const ValidationRow& row : r->validations[0].rows) at_floor += row.AtFloor();
   EXPECT_EQ(at_floor, under);
 
   o.harness_floor_us = 0;

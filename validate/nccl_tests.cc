@@ -16,6 +16,8 @@
 
 namespace orrery {
 
+const char* const kMeasuredTimeRange = "a number of microseconds from 0.001 to 1e9";
+
 namespace {
 
 const char* kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
@@ -159,7 +161,7 @@ bool IsRowButForItsSize(const std::vector<std::string>& w) {
 // 1e9 us (17 minutes; 8 GiB at 10 MB/s takes 14). Outside, the figure is a typo or corruption.
 constexpr double kMinTimeUs = 1e-3;
 constexpr double kMaxTimeUs = 1e9;
-const char* const kTimeRange = "a number of microseconds from 0.001 to 1e9";
+const char* const kTimeRange = kMeasuredTimeRange;
 
 std::string ShortNumber(double v) {
   char buf[32];
@@ -414,6 +416,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
 }
 
 }  // namespace
+
+bool ParseMeasuredTime(const std::string& text, double* us) { return ParseTime(text, us); }
 
 double NcclBusFactor(const std::string& c, int n) {
   if (n <= 1) return 1.0;

@@ -57,6 +57,11 @@ struct NcclMeasurement {
   double harness_floor_us = 0;
 };
 
+// A time a measurement can take, in microseconds from 0.001 to 1e9 (kMeasuredTimeRange says
+// so in words): a log's time fields, a CSV's times, --harness-floor.
+bool ParseMeasuredTime(const std::string& text, double* us);
+extern const char* const kMeasuredTimeRange;
+
 // nccl-tests' bus bandwidth factor for `collective` over n ranks.
 double NcclBusFactor(const std::string& collective, int n);
 

@@ -428,8 +428,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       v.size = row.size;
       v.measured_us = row.time_us;
       v.collective_us = best;
-      v.at_floor = best < m.harness_floor_us;
-      v.simulated_us = v.at_floor ? m.harness_floor_us : best;
+      v.simulated_us = std::max(best, m.harness_floor_us);
       v.choice = chosen;
       v.error = (v.simulated_us - v.measured_us) / v.measured_us;
       errors.push_back(v.error);
@@ -448,10 +447,10 @@ std::string FormatValidation(const ValidationReport& r) {
                 "measured us", "simulated us", "error", "NCCL choice");
   out += line;
   for (const ValidationRow& v : r.rows) {
-    std::snprintf(line, sizeof line, "%6d %14llu %14.2f %14.2f %+8.1f%%  %s\n", v.gpus,
-                  static_cast<unsigned long long>(v.size), v.measured_us, v.simulated_us,
-                  100 * v.error,
-                  ((v.choice.empty() ? "(profile)" : v.choice) + (v.at_floor ? " *" : "")).c_str());
+    std::snprintf(
+        line, sizeof line, "%6d %14llu %14.2f %14.2f %+8.1f%%  %s\n", v.gpus,
+        static_cast<unsigned long long>(v.size), v.measured_us, v.simulated_us, 100 * v.error,
+        ((v.choice.empty() ? "(profile)" : v.choice) + (v.AtFloor() ? " *" : "")).c_str());
     out += line;
   }
   std::snprintf(line, sizeof line, "geomean error: %.1f%% over %zu sizes\n",
@@ -475,7 +474,7 @@ std::string ReportJsonFields(const ValidationReport& r, const std::string& inden
       << ", \"measured_us\": " << v.measured_us << ", \"simulated_us\": " << v.simulated_us
       << ", \"error\": " << v.error << ", \"choice\": " << JsonString(v.choice)
       << ", \"collective_us\": " << v.collective_us
-      << ", \"at_harness_floor\": " << (v.at_floor ? "true" : "false") << "}"
+      << ", \"at_harness_floor\": " << (v.AtFloor() ? "true" : "false") << "}"
       << (i + 1 < r.rows.size() ? ",\n" : "\n");
   }
   f << indent << "]\n";
@@ -624,8 +623,9 @@ MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* des
       "harness-floor", po::value(&floor_)->default_value(floor_),
       "nccl-tests' own time per iteration, below which no row is measured: auto (the mean of "
       "the input's rows of 0 bytes, which time the harness alone; none without such rows) | "
-      "none | a time in us")("network-backend", po::value(&backend_)->default_value(backend_),
-                             "analytical-aware | analytical-unaware | packet");
+      "none | a time in us (0.001 to 1e9)")("network-backend",
+                                            po::value(&backend_)->default_value(backend_),
+                                            "analytical-aware | analytical-unaware | packet");
 }
 
 int MeasurementCommandLine::Parse(int argc, char** argv) {
@@ -686,18 +686,10 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
     o_->harness_floor_us = MeasurementOptions::kHarnessFloorAuto;
   } else if (floor_ == "none") {
     o_->harness_floor_us = 0;
-  } else {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(floor_.c_str(), &end);
-    if (floor_.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || !(v > 0)) {
-      std::fprintf(stderr,
-                   "error: %s: --harness-floor '%s': expected auto, none or a time in us > 0, "
-                   "e.g. 34\n",
-                   tool_.c_str(), floor_.c_str());
-      return 1;
-    }
-    o_->harness_floor_us = v;
+  } else if (!ParseMeasuredTime(floor_, &o_->harness_floor_us)) {
+    std::fprintf(stderr, "error: %s: --harness-floor '%s': expected auto, none or %s, e.g. 34\n",
+                 tool_.c_str(), floor_.c_str(), kMeasuredTimeRange);
+    return 1;
   }
   StatusOr<Backend> b = ParseBackend(backend_);
   if (!b.ok()) {

@@ -63,9 +63,9 @@ struct ValidationRow {
   double error = 0;    // (simulated - measured) / measured
   std::string choice;  // "nvls/Simple"; "" without nccl.yaml
   // The collective's own simulated time; simulated_us is the larger of it and the measurement's
-  // harness floor (NcclMeasurement::harness_floor_us), which at_floor says it was.
+  // harness floor (NcclMeasurement::harness_floor_us).
   double collective_us = 0;
-  bool at_floor = false;
+  bool AtFloor() const { return simulated_us > collective_us; }
 };
 
 struct ValidationReport {

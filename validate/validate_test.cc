@@ -394,12 +394,12 @@ TEST(Validate, HarnessFloor) {
   ASSERT_EQ(r->rows.size(), 2u);
   const ValidationRow& small = r->rows[0];
   const ValidationRow& large = r->rows[1];
-  EXPECT_TRUE(small.at_floor);
+  EXPECT_TRUE(small.AtFloor());
   EXPECT_LT(small.collective_us, 500);
   EXPECT_GT(small.collective_us, 0);
   EXPECT_DOUBLE_EQ(small.simulated_us, 500);
   EXPECT_DOUBLE_EQ(small.error, (500.0 - 510.0) / 510.0);
-  EXPECT_FALSE(large.at_floor);
+  EXPECT_FALSE(large.AtFloor());
   EXPECT_GT(large.collective_us, 500);
   EXPECT_DOUBLE_EQ(large.simulated_us, large.collective_us);
   ASSERT_EQ(r->notes.size(), 2u);
@@ -423,7 +423,7 @@ TEST(Validate, HarnessFloor) {
   o.in_place = true;
   r = Validate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(r->rows[0].at_floor);
+  EXPECT_TRUE(r->rows[0].AtFloor());
   EXPECT_DOUBLE_EQ(r->rows[0].simulated_us, 300);
   EXPECT_DOUBLE_EQ(r->rows[0].measured_us, 320);
   o.in_place = false;
@@ -432,7 +432,7 @@ TEST(Validate, HarnessFloor) {
   o.harness_floor_us = 0;
   r = Validate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_FALSE(r->rows[0].at_floor);
+  EXPECT_FALSE(r->rows[0].AtFloor());
   EXPECT_DOUBLE_EQ(r->rows[0].simulated_us, r->rows[0].collective_us);
   EXPECT_EQ(r->notes.size(), 1u);
 
@@ -469,7 +469,8 @@ TEST(Validate, HarnessFloor) {
               1)
         << bad;
     EXPECT_EQ(err, std::string("error: validate: --harness-floor '") + bad +
-                       "': expected auto, none or a time in us > 0, e.g. 34\n");
+                       "': expected auto, none or a number of microseconds from 0.001 to 1e9, "
+                       "e.g. 34\n");
   }
 }
 
