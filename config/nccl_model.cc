@@ -363,7 +363,8 @@ StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
         {"all-reduce-implementation", flat},
         {"reduce-scatter-implementation", flat},
         {"all-gather-implementation", flat},
-        {"all-to-all-implementation", std::vector<std::string>(static_cast<size_t>(dims), "ring")}};
+        {"all-to-all-implementation",
+         std::vector<std::string>(static_cast<size_t>(dims), "direct")}};
   }
   std::vector<std::string> reduce(static_cast<size_t>(dims), "ring");
   if (name == "nvls" || name == "nvlstree") reduce[0] = "nvls";
@@ -374,7 +375,7 @@ StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
       {"all-reduce-implementation", reduce},
       {"reduce-scatter-implementation", split},
       {"all-gather-implementation", split},
-      {"all-to-all-implementation", std::vector<std::string>(static_cast<size_t>(dims), "ring")}};
+      {"all-to-all-implementation", std::vector<std::string>(static_cast<size_t>(dims), "direct")}};
 }
 
 }  // namespace orrery

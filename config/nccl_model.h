@@ -147,6 +147,9 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
 //   nvls: nvls inside the node (NCCL's NVLS runs within one node: NcclDoesNotRun);
 //   nvlstree: nvls inside the node, doubleBinaryTree across nodes (NCCL's NVLS-tree, its own
 //             algorithm with its own constants; dims > 1 only).
+// All-to-all is direct on every dimension whatever the algorithm: NCCL's all-to-all is
+// point-to-point sends to every peer at once, so each GPU's port (and across nodes its own NIC)
+// carries its share once; a ring would forward each piece through up to n - 1 GPUs.
 // Keys: all-reduce-, reduce-scatter-, all-gather-, all-to-all-implementation.
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(
     const std::string& name, int dims);

@@ -193,8 +193,11 @@ TEST(NcclModel, AlgorithmsMapToImplementationsPerDimension) {
   auto ring = NcclImplementations("ring", 2);
   ASSERT_TRUE(ring.ok());
   EXPECT_EQ(ring->at("all-reduce-implementation"), std::vector<std::string>{"channelRing"});
-  // All-to-all keeps one ring per dimension: across nodes each GPU uses its own NIC.
-  EXPECT_EQ(ring->at("all-to-all-implementation"), (std::vector<std::string>{"ring", "ring"}));
+  // All-to-all is NCCL's point-to-point sends to every peer at once: direct on each dimension,
+  // so across nodes each GPU sends through its own NIC, and inside a node no message is
+  // forwarded by another GPU (a ring would carry each piece over up to n - 1 hops).
+  EXPECT_EQ(ring->at("all-to-all-implementation"), (std::vector<std::string>{"direct", "direct"}));
+  EXPECT_EQ(one->at("all-to-all-implementation"), std::vector<std::string>{"direct"});
   auto single_tree = NcclImplementations("tree", 1);
   ASSERT_FALSE(single_tree.ok());
   EXPECT_NE(single_tree.status().message().find("needs a node dimension"), std::string::npos);
