@@ -43,6 +43,14 @@ Schema<SystemConfig> MakeSystemSchema() {
           "coordinate set per dimension), one phase per dimension they span, like a world "
           "collective; other groups stay flat. See system/README.md.")
       .AstraSim("Not an ASTRA-sim key; ASTRA-sim always runs the flat ring (the default).");
+  s.Enum("broadcast-reduce-algorithm", &C::broadcast_reduce_algorithm, {"binomialTree", "ring"})
+      .Help(
+          "How broadcast and reduce move their data over the ring of members: binomialTree = a "
+          "binomial tree at the root, each chunk whole per message; ring = NCCL's ring, a "
+          "pipeline of slices (at most 512 KiB, at least one per member) along the ring from "
+          "the root (broadcast) or to it (reduce). With nccl-model every broadcast and reduce "
+          "runs ring. See system/README.md, 'Collectives beyond ASTRA-sim'.")
+      .AstraSim("Not an ASTRA-sim key (ASTRA-sim 2.0 replays broadcast and aborts on reduce).");
   s.Integer("active-chunks-per-dimension", &C::active_chunks_per_dimension)
       .Min(1)
       .Max(1 << 20)

@@ -19,9 +19,10 @@
 namespace orrery {
 
 struct SystemConfig {
-  std::string scheduling_policy = "LIFO";            // LIFO | FIFO | EXPLICIT
-  std::string collective_optimization = "baseline";  // baseline | localBWAware
-  std::string group_collectives = "flat";            // flat | hierarchical
+  std::string scheduling_policy = "LIFO";                   // LIFO | FIFO | EXPLICIT
+  std::string collective_optimization = "baseline";         // baseline | localBWAware
+  std::string group_collectives = "flat";                   // flat | hierarchical
+  std::string broadcast_reduce_algorithm = "binomialTree";  // binomialTree | ring
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   // endpoint-delay in ns; empty when the key is absent (then 10 ns and --injection-scale does

@@ -237,6 +237,25 @@ TEST(SystemConfigTest, GroupCollectivesIsFlatOrHierarchical) {
             path + ":1: key 'group-collectives' is 'tree'; expected one of flat, hierarchical");
 }
 
+TEST(SystemConfigTest, BroadcastReduceAlgorithm) {
+  StatusOr<SystemConfig> absent = LoadSystemConfig(WriteTestFile("sys_rooted_absent.json", "{}"));
+  ASSERT_TRUE(absent.ok()) << absent.status().message();
+  EXPECT_EQ(absent->broadcast_reduce_algorithm, "binomialTree");
+  StatusOr<SystemConfig> ring =
+      LoadSystemConfig(WriteTestFile("sys_rooted_ring.yaml", "broadcast-reduce-algorithm: ring\n"));
+  ASSERT_TRUE(ring.ok()) << ring.status().message();
+  EXPECT_EQ(ring->broadcast_reduce_algorithm, "ring");
+  const std::string path =
+      WriteTestFile("sys_rooted_bad.yaml", "broadcast-reduce-algorithm: chain\n");
+  StatusOr<SystemConfig> bad = LoadSystemConfig(path);
+  ASSERT_FALSE(bad.ok());
+  ASSERT_EQ(bad.status().problems().size(), 1u) << bad.status().message();
+  EXPECT_EQ(bad.status().problems()[0],
+            path +
+                ":1: key 'broadcast-reduce-algorithm' is 'chain'; expected one of "
+                "binomialTree, ring");
+}
+
 TEST(SystemConfigTest, MissingFileIsNamed) {
   const std::string path = ::testing::TempDir() + "/no_such_system.json";
   StatusOr<SystemConfig> c = LoadSystemConfig(path);
@@ -260,6 +279,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
   EXPECT_EQ(names, (std::vector<std::string>{"scheduling-policy",
                                              "collective-optimization",
                                              "group-collectives",
+                                             "broadcast-reduce-algorithm",
                                              "active-chunks-per-dimension",
                                              "preferred-dataset-splits",
                                              "endpoint-delay",

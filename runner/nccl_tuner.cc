@@ -201,6 +201,7 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
   }
   CollectiveRequest req = request;
   req.impl = &o.impl;
+  req.rooted = RootedAlgorithm::kRing;  // NCCL's broadcast and reduce are ring algorithms
   req.size = InflateForEfficiency(req.size, efficiency, params_.preferred_dataset_splits);
   ProbeDriver driver(layer, req);
   for (int m : members) {
@@ -324,6 +325,7 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
   const Option& o = *options_[it->second.option];
   CollectiveChoice c;
   c.impl = &o.impl;
+  c.rooted = RootedAlgorithm::kRing;
   c.launch_latency = it->second.latency;
   c.efficiency = it->second.efficiency;
   return c;

@@ -82,6 +82,8 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.local_bw_aware = c.collective_optimization == "localBWAware";
   p.group_collectives = c.group_collectives == "hierarchical" ? GroupCollectives::kHierarchical
                                                               : GroupCollectives::kFlat;
+  p.rooted = c.broadcast_reduce_algorithm == "ring" ? RootedAlgorithm::kRing
+                                                    : RootedAlgorithm::kBinomialTree;
   p.active_chunks_per_dimension = c.active_chunks_per_dimension;
   p.p2p_chunk_bytes = static_cast<uint64_t>(c.p2p_chunk_size);
   p.preferred_dataset_splits = c.preferred_dataset_splits;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -53,6 +54,9 @@ struct CollectiveRequest {
   // Native algorithms per collective type and dimension for this collective only (an NCCL
   // tuner's choice, runner/nccl_tuner.h); null = SystemParams::impl. Must outlive the run.
   const std::array<std::vector<AlgorithmSpec>, kNumNativeColl>* impl = nullptr;
+  // Broadcast and reduce: the algorithm for this collective only (an NCCL tuner's choice); unset
+  // = SystemParams::rooted.
+  std::optional<RootedAlgorithm> rooted;
 };
 
 class SystemLayer;
@@ -77,8 +81,9 @@ struct PhaseSpec {
   int receiver = 0;                           // next NPU in the chosen direction
   int sender = 0;                             // previous NPU
   uint64_t data_size = 0;                     // input size of the phase
-  int tree = 0;  // doubleBinaryTree: 0 = root at the last index, 1 = root at index 0
-  int root = 0;  // broadcast, reduce, gather, scatter: ring index of the root
+  int tree = 0;              // doubleBinaryTree: 0 = root at the last index, 1 = root at index 0
+  int root = 0;              // broadcast, reduce, gather, scatter: ring index of the root
+  bool rooted_ring = false;  // broadcast, reduce: NCCL's ring pipeline (RootedAlgorithm::kRing)
   AlgorithmSpec algorithm;
 
   int Member(int i) const { return members ? (*members)[i] : base + i * stride; }

@@ -1,7 +1,8 @@
 // Starting the collectives ASTRA-sim lacks: broadcast, reduce, gather, scatter (rooted) and
 // barrier, each chunk one phase over one logical ring of every NPU or of the communicator group
-// (see README.md, "Collectives beyond ASTRA-sim"). The algorithms are in rooted_algorithm.cc
-// and barrier_algorithm.cc.
+// (see README.md, "Collectives beyond ASTRA-sim"); broadcast and reduce as binomial trees or as
+// NCCL's ring (broadcast-reduce-algorithm, or the collective's tuned choice). The algorithms are
+// in rooted_algorithm.cc and barrier_algorithm.cc.
 #include <algorithm>
 #include <memory>
 
@@ -52,6 +53,9 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
   collectives_.push_back(std::move(owned));
   const int priority = NextPriority(req.explicit_priority);
   const uint64_t chunk = size / chunks;
+  const bool ring =
+      (req.type == CollectiveType::kBroadcast || req.type == CollectiveType::kReduce) &&
+      req.rooted.value_or(params.rooted) == RootedAlgorithm::kRing;
   for (uint64_t c = 0; c < chunks; ++c) {
     PhaseSpec p;
     p.type = req.type;
@@ -62,6 +66,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
     p.index = index;
     p.members = members;
     p.root = root;
+    p.rooted_ring = ring;
     p.receiver = p.MemberAt(1);
     p.sender = p.MemberAt(-1);
     p.data_size = c + 1 == chunks ? size - chunk * (chunks - 1) : chunk;

@@ -77,10 +77,13 @@ struct Result {
 
 // Every NPU of `npus` (all NPUs if empty) starts the collective at time 0.
 Result RunColl(int n, CollectiveType type, uint64_t size, int root = -1, int splits = 1,
-               std::vector<int> group = {}) {
+               std::vector<int> group = {},
+               RootedAlgorithm rooted = RootedAlgorithm::kBinomialTree) {
   Simulation sim;
   FixedDelayNetwork net(sim, OneDim(n));
-  SystemLayer sys(sim, net, Params(splits));
+  SystemParams params = Params(splits);
+  params.rooted = rooted;
+  SystemLayer sys(sim, net, params);
   std::vector<int> npus = group;
   if (!group.empty()) {
     EXPECT_TRUE(sys.AddGroup(1, group).ok());
@@ -179,6 +182,72 @@ TEST(ReduceTest, BinomialTreeMessagesBytesAndTimes) {
       }
       if ((n & (n - 1)) == 0) {  // n = 2^L: the root ends at L (2e + t + r)
         EXPECT_EQ(r.ns[root], CeilLog2(n) * (2 * kE + T(kD) + R(kD)));
+      }
+    }
+  }
+}
+
+// NCCL's ring broadcast and reduce (broadcast-reduce-algorithm: ring): D cut into k slices,
+// k = max(ceil(D / 512 KiB), 4n) (at most D), each member but the last sending every slice once
+// to the next member along the pipeline: broadcast from the root (v = 0, 1, ..., n-1), reduce
+// from the member after the root to the root (v = 1, ..., n-1, 0). On this network (no
+// contention) all slices move together: the member at position p receives them at p (e + t(s))
+// for broadcast, plus (p - 1) r(s) for reduce (each member reduces before it sends on).
+uint64_t RingSlices(uint64_t d, int n) {
+  const uint64_t by_step = (d + (512 << 10) - 1) / (512 << 10);
+  return std::min<uint64_t>(std::max<uint64_t>(by_step, 4 * static_cast<uint64_t>(n)), d);
+}
+
+TEST(BroadcastTest, RingPipelinesSlicesAlongTheRing) {
+  for (int n : kSizes) {
+    for (uint64_t d : {uint64_t{kD}, uint64_t{40}, uint64_t{3 << 20}}) {
+      for (int root : {0, n - 1}) {
+        const Result r =
+            RunColl(n, CollectiveType::kBroadcast, d, root, 1, {}, RootedAlgorithm::kRing);
+        const uint64_t k = RingSlices(d, n);
+        const uint64_t s = d / k;  // every slice but the last; the last takes the rest
+        const int64_t hop = kE + T(s);
+        SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) +
+                     " root=" + std::to_string(root));
+        EXPECT_EQ(r.TotalMessages(), static_cast<int>(k) * (n - 1));
+        for (int npu = 0; npu < n; ++npu) {
+          const int p = (npu - root + n) % n;  // position along the pipeline
+          EXPECT_EQ(r.BytesSent(npu), p == n - 1 ? 0 : d) << npu;
+          EXPECT_EQ(r.BytesReceived(npu), p == 0 ? 0 : d) << npu;
+          if (p < n - 1) {
+            EXPECT_EQ(r.sent[npu].front().first, (npu + 1) % n) << npu;
+          }
+          if (d % k == 0) {
+            EXPECT_EQ(r.ns[npu], p == n - 1 ? p * hop + kE : (p + 1) * hop) << npu;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ReduceTest, RingPipelinesSlicesToTheRoot) {
+  for (int n : kSizes) {
+    for (int root : {0, 2 % n}) {
+      const Result r = RunColl(n, CollectiveType::kReduce, kD, root, 1, {}, RootedAlgorithm::kRing);
+      const uint64_t k = RingSlices(kD, n);
+      const uint64_t s = kD / k;
+      // Arrival at position p >= 1: p (e + t(s)) + (p - 1) r(s).
+      auto arrival = [&](int p) { return p * (kE + T(s)) + (p - 1) * R(s); };
+      SCOPED_TRACE("n=" + std::to_string(n) + " root=" + std::to_string(root));
+      EXPECT_EQ(r.TotalMessages(), static_cast<int>(k) * (n - 1));
+      for (int npu = 0; npu < n; ++npu) {
+        const int v = (npu - root + n) % n;
+        const int p = (v + n - 1) % n;  // v = 1 first, the root last
+        EXPECT_EQ(r.BytesSent(npu), v == 0 ? 0 : kD) << npu;
+        EXPECT_EQ(r.BytesReceived(npu), p == 0 ? 0 : kD) << npu;
+        if (v != 0) {
+          EXPECT_EQ(r.sent[npu].front().first, (npu + 1) % n) << npu;
+        }
+        if (kD % k == 0) {
+          // The root reduces the last slices; the others are done when theirs have arrived.
+          EXPECT_EQ(r.ns[npu], p == n - 1 ? arrival(p) + kE + R(s) : arrival(p + 1)) << npu;
+        }
       }
     }
   }

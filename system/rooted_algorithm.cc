@@ -1,6 +1,7 @@
-// Broadcast and reduce as binomial trees, gather and scatter direct to and from the root
-// (see README.md, "Collectives beyond ASTRA-sim"). The members are numbered relative to the
-// root: v = (index - root) mod n, so the root is v = 0.
+// Broadcast and reduce as binomial trees or as NCCL's ring, gather and scatter direct to and from
+// the root (see README.md, "Collectives beyond ASTRA-sim"). The members are numbered relative to
+// the root: v = (index - root) mod n, so the root is v = 0.
+#include <algorithm>
 #include <memory>
 
 #include "system/collective_engine.h"
@@ -121,6 +122,72 @@ class ReducePhase final : public RootedPhase {
   bool sending_ = false;
 };
 
+// NCCL's ring broadcast and reduce: a pipeline along the ring. Broadcast runs from the root
+// (v = 0, 1, ..., n-1), reduce from the member after the root to the root (v = 1, ..., n-1, 0),
+// as NCCL's ring kernels do. The chunk is cut into slices of at most kRingSliceBytes (NCCL's
+// Simple step: its 4 MiB buffer over 8 steps) and at least kRingSlicesPerMember per member. The
+// second bound is a modelling choice: NCCL's LL and LL128 carry a flag per line, so a GPU can
+// forward data as it arrives and, where a chunk holds few Simple steps, the pipeline fills faster
+// than step by step. With k slices a chunk takes (k + n - 2)/k of its own time: with n slices
+// (2n - 2)/n, with 4n a fifth more on 8 GPUs (README.md, "Broadcast and reduce", has the
+// alternatives tried). The first member hands off every slice (endpoint-delay) and sends each
+// when it is handed off; every other member receives each slice, hands it off (reduce:
+// endpoint-delay plus its reduction), and the last one keeps it while the others send it on to
+// the next member as soon as it is handed off. A member is done when it has sent every slice and
+// each has arrived (the last member: when it has handed off every slice).
+class RingRootedPhase final : public RootedPhase {
+ public:
+  static constexpr uint64_t kRingSliceBytes = 512 << 10;
+  static constexpr uint64_t kRingSlicesPerMember = 4;
+
+  RingRootedPhase(Stream& stream, const PhaseSpec& p)
+      : RootedPhase(stream, p),
+        reduce_(p.type == CollectiveType::kReduce),
+        pos_(reduce_ ? (v_ + n_ - 1) % n_ : v_) {
+    const uint64_t d = std::max<uint64_t>(p.data_size, 1);
+    const uint64_t by_step = (d + kRingSliceBytes - 1) / kRingSliceBytes;
+    const uint64_t at_least = kRingSlicesPerMember * static_cast<uint64_t>(n_);
+    slices_ = std::min<uint64_t>(std::max<uint64_t>(by_step, at_least), d);
+  }
+  void Start() override {
+    for (uint64_t i = 0; i < slices_; ++i) {
+      if (pos_ == 0) {
+        stream_.HandOff(SliceSize(i), /*reduce=*/false);
+      } else {
+        stream_.ReceiveFromPeer(AtPosition(pos_ - 1), SliceSize(i));
+      }
+    }
+  }
+  void OnReceived() override { stream_.HandOff(SliceSize(received_++), reduce_); }
+  void OnBundleDone() override {
+    const uint64_t i = handed_++;
+    if (pos_ == n_ - 1) {
+      if (handed_ == slices_) stream_.PhaseFinished();
+      return;
+    }
+    stream_.SendToPeer(AtPosition(pos_ + 1), SliceSize(i), /*notify=*/true);
+  }
+  void OnSent() override {
+    if (++sent_ == slices_) stream_.PhaseFinished();
+  }
+
+ private:
+  uint64_t SliceSize(uint64_t i) const {
+    const uint64_t d = std::max<uint64_t>(p_.data_size, 1);
+    const uint64_t base = d / slices_;
+    return i + 1 == slices_ ? d - base * (slices_ - 1) : base;
+  }
+  // NPU id of the member at position `pos` along the pipeline.
+  int AtPosition(int pos) const { return At(reduce_ ? (pos + 1) % n_ : pos); }
+
+  const bool reduce_;
+  const int pos_;  // 0 = the first sender, n - 1 = the last receiver
+  uint64_t slices_ = 1;
+  uint64_t received_ = 0;
+  uint64_t handed_ = 0;
+  uint64_t sent_ = 0;
+};
+
 // Gather: every other member hands off its D and sends it straight to the root; the root hands
 // each arrival off (endpoint-delay, concurrently) and is done when all n-1 are in.
 class GatherPhase final : public RootedPhase {
@@ -171,6 +238,10 @@ class ScatterPhase final : public RootedPhase {
 }  // namespace
 
 std::unique_ptr<PhaseAlgorithm> MakeRootedPhase(Stream& stream, const PhaseSpec& phase) {
+  if (phase.rooted_ring &&
+      (phase.type == CollectiveType::kBroadcast || phase.type == CollectiveType::kReduce)) {
+    return std::make_unique<RingRootedPhase>(stream, phase);
+  }
   switch (phase.type) {
     case CollectiveType::kBroadcast:
       return std::make_unique<BroadcastPhase>(stream, phase);

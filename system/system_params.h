@@ -44,6 +44,12 @@ enum class InterDimensionPolicy { kAscending, kOfflineGreedy, kRoundRobin };
 // the group spans when it is a sub-grid of the network (else the flat ring).
 enum class GroupCollectives { kFlat, kHierarchical };
 
+// broadcast-reduce-algorithm: how broadcast and reduce move their data along the logical ring of
+// members (system/README.md, "Collectives beyond ASTRA-sim"): kBinomialTree = a binomial tree
+// rooted at the root, each chunk whole per message; kRing = NCCL's ring, a pipeline of slices
+// along the ring from the root (broadcast) or to it (reduce).
+enum class RootedAlgorithm { kBinomialTree, kRing };
+
 enum class AlgorithmKind {
   kRing,
   kOneRing,
@@ -85,6 +91,7 @@ struct SystemParams {
   InterDimensionPolicy inter_dimension = InterDimensionPolicy::kAscending;
   bool local_bw_aware = false;  // collective-optimization: localBWAware
   GroupCollectives group_collectives = GroupCollectives::kFlat;
+  RootedAlgorithm rooted = RootedAlgorithm::kBinomialTree;  // broadcast-reduce-algorithm
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   // Every collective is cut into exactly preferred_dataset_splits equal chunks, its size rounded

@@ -306,6 +306,25 @@ TEST(PublishedData, DgxA100AllGatherInPlace) {
       100 * e_in.at_least_1gib, 100 * e_in.at_least_1mib, 100 * e_in.all);
 }
 
+// Broadcast and reduce on the same A100 host (SuperBench's fixture, held out from dgx-a100):
+// NCCL runs them as rings, a pipeline of slices along the GPUs (broadcast-reduce-algorithm:
+// ring, which nccl-model implies; system/README.md), and the profile, built for all-reduce,
+// predicts both within the targets. Their rows up to 64 KiB sit at nccl-tests' own time
+// per iteration, as the host's other logs do. As binomial trees (the default without an NCCL
+// model) the root would send the whole buffer three times
+// (Validate.BroadcastAndReduceRunAsNcclsRing).
+TEST(PublishedData, DgxA100BroadcastAndReduceOfOneMachine) {
+  const std::string prefix = "validate/measured/a100-8gpu-nvswitch-";
+  for (const char* c : {"broadcast", "reduce"}) {
+    Errors e = ExpectTargets(prefix + c + "-superbench.log", "dgx-a100", 32, 0.05);
+    for (const ValidationRow& row : e.table) {
+      if (row.size >= (uint64_t{1} << 30)) EXPECT_LE(std::abs(row.error), 0.03) << c << row.size;
+    }
+    std::printf("dgx-a100, SuperBench's %s: %.1f%% from 1 MiB, %.1f%% over all sizes\n", c,
+                100 * e.at_least_1mib, 100 * e.all);
+  }
+}
+
 // Another A100 node's all-reduce, all-gather and all-to-all (Azure NDm A100 v4, NCCL 2.17.1, 8
 // MPI ranks, in-place; MSCCL++'s performance page, validate/measured/README.md): a latency at
 // 1 KiB and a bus bandwidth at 1 GiB each, held out from dgx-a100. At 1 GiB the all-reduce is

@@ -51,9 +51,15 @@ const std::map<std::string, Collective>& Collectives() {
       {"all_reduce", {ChakraProtoMsg::ALL_REDUCE}},
       {"all_gather", {ChakraProtoMsg::ALL_GATHER}},
       {"reduce_scatter", {ChakraProtoMsg::REDUCE_SCATTER}},
-      {"alltoall", {ChakraProtoMsg::ALL_TO_ALL}}};
+      {"alltoall", {ChakraProtoMsg::ALL_TO_ALL}},
+      {"broadcast", {ChakraProtoMsg::BROADCAST}},
+      {"reduce", {ChakraProtoMsg::REDUCE}}};
   return kCollectives;
 }
+
+// For messages: the collectives validate simulates.
+const char kValidCollectives[] =
+    "all_reduce, all_gather, reduce_scatter, alltoall (or all_to_all), broadcast, reduce";
 
 }  // namespace
 
@@ -191,6 +197,8 @@ StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, dou
       sys[key] = l;
     }
   }
+  // NCCL's broadcast and reduce are ring algorithms, whichever algorithm the others run.
+  if (!algorithm.empty()) sys["broadcast-reduce-algorithm"] = "ring";
   if (latency_us >= 0) sys["collective-launch-latency"] = latency_us * 1e3;
   if (efficiency > 0) sys["protocol-efficiency"] = std::min(efficiency, 1.0);
   const std::string file = work_ + "/system_" + std::to_string(serial_++) + ".yaml";
@@ -230,8 +238,7 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   auto coll = Collectives().find(collective);
   if (coll == Collectives().end()) {
     return Status::Error("collective '" + collective +
-                         "' is not one validate simulates; valid: all_reduce, all_gather, "
-                         "reduce_scatter, alltoall (or all_to_all)");
+                         "' is not one validate simulates; valid: " + kValidCollectives);
   }
   // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's part
   // there, and the buffer for the others.
@@ -347,8 +354,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   report.collective = ms->front().collective;
   if (Collectives().count(report.collective) == 0) {
     return Status::Error(o.measurements + ": collective '" + report.collective +
-                         "' is not one validate simulates; valid: all_reduce, all_gather, "
-                         "reduce_scatter, alltoall (or all_to_all)");
+                         "' is not one validate simulates; valid: " + kValidCollectives);
   }
   if (o.algorithm != "auto" && !IsNcclAlgorithm(o.algorithm)) {
     return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +

@@ -654,6 +654,49 @@ TEST(Validate, AllToAllInsideANodeRunsAtThePortRate) {
   EXPECT_GT(ring, 3.5 * port_bound_us);
 }
 
+// A broadcast or reduce of `bytes` on one switch of 8 NPUs at 100 GiB/s, with
+// broadcast-reduce-algorithm `algorithm` (aware backend: the links are shared).
+double RootedUs(const std::string& collective, const std::string& algorithm, uint64_t bytes) {
+  const std::string dir = Tmp("rooted_" + algorithm);
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/system.yaml")
+      << "scheduling-policy: LIFO\nendpoint-delay: 10\nactive-chunks-per-dimension: 1\n"
+         "preferred-dataset-splits: 1\nbroadcast-reduce-algorithm: "
+      << algorithm << "\nlocal-mem-bw: 3350\n";
+  std::ofstream(dir + "/network.yaml")
+      << "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 100.0 ]\nlatency: [ 500.0 ]\n";
+  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(dir, "", Backend::kAnalyticalAware);
+  EXPECT_TRUE(sim.ok()) << sim.status().message();
+  if (!sim.ok()) return 0;
+  StatusOr<std::string> system = sim->System("", -1, -1);
+  StatusOr<std::string> network = sim->Network(8, "test");
+  EXPECT_TRUE(system.ok() && network.ok());
+  if (!system.ok() || !network.ok()) return 0;
+  StatusOr<double> t = sim->TimeUs(collective, 8, bytes, *system, *network);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? *t : 0;
+}
+
+// NCCL's broadcast and reduce are rings: a pipeline of slices along the members, each GPU's link
+// carrying the buffer once, so they take about one buffer's time at the link rate (256 MiB at
+// 100 GiB/s: 2.5 ms; 512 slices of 512 KiB, the pipeline filling in 6 of them). A binomial tree
+// is log2(8) = 3 messages of the whole buffer deep, and the root sends it 3 times: at least three
+// buffers' time (here six: each message crosses the switch stored whole, up and then down).
+// Under nccl-model (every shipped profile) they run as the ring.
+TEST(Validate, BroadcastAndReduceRunAsNcclsRing) {
+  const uint64_t s = 256 << 20;
+  const double link_us = s / (100.0 * (1 << 30)) * 1e6;  // 2500 µs
+  for (const char* c : {"broadcast", "reduce"}) {
+    const double ring = RootedUs(c, "ring", s);
+    const double tree = RootedUs(c, "binomialTree", s);
+    std::printf("%s of 256 MiB: ring %.0f us, binomial tree %.0f us, one buffer %.0f us\n", c, ring,
+                tree, link_us);
+    EXPECT_GT(ring, link_us) << c;
+    EXPECT_LT(ring, 1.05 * link_us) << c;
+    EXPECT_GT(tree, 2.9 * link_us) << c;
+  }
+}
+
 TEST(Validate, BadInputsAreNamed) {
   ValidateOptions o;
   o.measurements = Tmp("sim.log");

@@ -428,6 +428,7 @@ void NpuExecutor::Issue(uint32_t node) {
         StatusOr<CollectiveChoice> c = params_.tuner->Choose(req);
         if (!c.ok()) return Fail(AtNode(node, c.status()));
         req.impl = c->impl;
+        req.rooted = c->rooted;
         launch_latency = c->launch_latency;
         efficiency = c->efficiency;
       }

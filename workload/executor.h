@@ -38,6 +38,7 @@ namespace orrery {
 // its algorithms, launch floor and protocol efficiency, in place of WorkloadParams'.
 struct CollectiveChoice {
   const std::array<std::vector<AlgorithmSpec>, kNumNativeColl>* impl = nullptr;  // null: params'
+  std::optional<RootedAlgorithm> rooted;  // broadcast and reduce; unset: params'
   Time launch_latency;
   double efficiency = 1;
 };
