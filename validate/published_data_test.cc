@@ -97,6 +97,28 @@ TEST(PublishedData, AwsP5Efa) {
   ExpectTargets("aws-p5-efa-all_reduce.csv", "p5-h100-efa", 45, 0.10);
 }
 
+// All-to-all across 2 to 32 AWS p5 nodes (the same repository as the all-reduce table p5-h100-efa
+// is fitted on; held out, validate/measured/README.md): NCCL's point-to-point sends to every peer,
+// each GPU's inter-node share through its own NICs (the per-NIC limit: at every node count the
+// measured bus bandwidth stays under what one GPU's 50 GB/s of EFA allows, 94 GB/s on 2 nodes, 52
+// on 32). Within the EFA target (10%), and from 1 GiB every row within 10%. What misses is
+// many nodes at small sizes (32-128 MiB on 16 and 32 nodes 27-51% fast): each GPU then sends 127 or
+// 255 messages of 128 KiB to 1 MiB, and EFA's cost per message is not modelled. Until all-to-all
+// ran as NCCL's sends (direct), ASTRA-sim's ring all-to-all carried each piece through up to n - 1
+// GPUs and their NICs (README.md, "All-to-all").
+TEST(PublishedData, AwsP5EfaAllToAllIsPredicted) {
+  Errors e = ExpectTargets("validate/measured/aws-p5-efa-alltoall.csv", "p5-h100-efa", 35, 0.10);
+  size_t large = 0;
+  for (const ValidationRow& row : e.table) {
+    if (row.size < (uint64_t{1} << 30)) continue;
+    ++large;
+    EXPECT_LE(std::abs(row.error), 0.10) << row.gpus << " GPUs, " << row.size;
+    EXPECT_EQ(row.choice, "ring/Simple");
+  }
+  EXPECT_EQ(large, 10u);
+  std::printf("p5-h100-efa on the held-out all-to-all: %.1f%% over 35 rows\n", 100 * e.all);
+}
+
 // One node of the multi-node profiles: nccl-tests on 8 GPUs runs as a communicator group of the
 // first node (validate's InOneNode; group-collectives: hierarchical), with the profile's own
 // node model (one lane, store-and-forward, 8 channels of 4 slices) and nvls constants taken from
