@@ -756,6 +756,23 @@ TEST(Validate, AllToAllByEitherName) {
   EXPECT_GT(times[0], 0);
 }
 
+// A collective validate does not simulate (nccl-tests' sendrecv_perf, say) is refused with the
+// input named and the collectives it does simulate listed.
+TEST(Validate, ACollectiveItDoesNotSimulateIsNamed) {
+  const std::string ring = WriteProfile(
+      "ring4_sr", "topology: [Ring]\nnpus_count: [4]\nbandwidth: [50]\nlatency: [500]\n", 1);
+  ValidateOptions o;
+  o.measurements = Tmp("sr_sendrecv.csv");
+  std::ofstream(o.measurements) << "size_bytes,time_us\n1048576,100\n";
+  o.machine = ring;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            o.measurements +
+                ": collective 'sendrecv' is not one validate simulates; valid: all_reduce, "
+                "all_gather, reduce_scatter, alltoall (or all_to_all), broadcast, reduce");
+}
+
 // GPU counts on the command line are whole numbers >= 1: --gpus 4.5 is an error, not 4.
 TEST(Validate, GpuFlagsMustBeWholeNumbers) {
   auto run = [](std::vector<std::string> args) {
