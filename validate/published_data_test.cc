@@ -370,6 +370,28 @@ TEST(PublishedData, DgxA100AllToAllAndAnotherNodesCollectives) {
     std::printf("dgx-a100 on NDm A100 v4's %s: %+.1f%% at 1 GiB, %+.1f%% at 1 KiB\n", c,
                 100 * gib.error, 100 * e.table[0].error);
   }
+  // The two A100 nodes' in-place all-gathers at 1 GiB, and the profile's between them.
+  ValidateOptions o;
+  o.machine = Machine("dgx-a100");
+  o.in_place = true;
+  o.measurements = "validate/measured/a100-8gpu-nvswitch-all_gather-superbench.log";
+  StatusOr<ValidationReport> superbench = Validate(o);
+  o.measurements = "validate/measured/a100-8gpu-ndmv4-all_gather.csv";
+  o.in_place = false;  // the page's figures are in place already
+  StatusOr<ValidationReport> ndmv4 = Validate(o);
+  ASSERT_TRUE(superbench.ok() && ndmv4.ok());
+  auto at_1gib = [](const ValidationReport& r) {
+    for (const ValidationRow& row : r.rows)
+      if (row.size == (uint64_t{1} << 30)) return row;
+    return ValidationRow{};
+  };
+  const ValidationRow sb = at_1gib(*superbench), nd = at_1gib(*ndmv4);
+  ASSERT_GT(sb.measured_us, 0);
+  ASSERT_GT(nd.measured_us, 0);
+  EXPECT_GT(sb.measured_us / nd.measured_us, 1.14);  // 4258.8 against 3704.9 us
+  EXPECT_EQ(sb.simulated_us, nd.simulated_us);
+  EXPECT_GT(nd.simulated_us, nd.measured_us);
+  EXPECT_LT(sb.simulated_us, sb.measured_us);
 }
 
 // Calibrating on several logs at once tells apart what one log cannot. Azure's H100 table runs
