@@ -84,6 +84,9 @@ struct PhaseSpec {
   int tree = 0;              // doubleBinaryTree: 0 = root at the last index, 1 = root at index 0
   int root = 0;              // broadcast, reduce, gather, scatter: ring index of the root
   bool rooted_ring = false;  // broadcast, reduce: NCCL's ring pipeline (RootedAlgorithm::kRing)
+  // rooted_ring across nodes: members per node, each chunk's ring rotated inside the nodes as
+  // channelRing's (0 = one ring in member order).
+  int rooted_ring_node = 0;
   AlgorithmSpec algorithm;
 
   int Member(int i) const { return members ? (*members)[i] : base + i * stride; }

@@ -4,7 +4,9 @@
 // NCCL's ring (broadcast-reduce-algorithm, or the collective's tuned choice). The algorithms are
 // in rooted_algorithm.cc and barrier_algorithm.cc.
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <utility>
 
 #include "system/collective_engine.h"
 
@@ -56,6 +58,21 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
   const bool ring =
       (req.type == CollectiveType::kBroadcast || req.type == CollectiveType::kReduce) &&
       req.rooted.value_or(params.rooted) == RootedAlgorithm::kRing;
+  // NCCL's rings leave each node through a different GPU (and its NICs) per channel: on a
+  // machine of several dimensions, when the members are whole blocks of equal size on several
+  // nodes (dimension 0's NPUs), each chunk's ring is rotated inside them as channelRing's.
+  int per_node = 0;
+  const Topology& topo = layer_.topology();
+  if (ring && topo.dims.size() > 1) {
+    const int node = topo.dims[0].npus;
+    std::map<int, int> count;  // node -> members on it
+    for (int i = 0; i < n; ++i) ++count[(members ? (*members)[i] : i) / node];
+    const int k = count.begin()->second;
+    const bool equal =
+        std::all_of(count.begin(), count.end(),
+                    [k](const std::pair<const int, int>& c) { return c.second == k; });
+    if (equal && count.size() > 1 && k > 1) per_node = k;
+  }
   for (uint64_t c = 0; c < chunks; ++c) {
     PhaseSpec p;
     p.type = req.type;
@@ -67,6 +84,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
     p.members = members;
     p.root = root;
     p.rooted_ring = ring;
+    p.rooted_ring_node = per_node;
     p.receiver = p.MemberAt(1);
     p.sender = p.MemberAt(-1);
     p.data_size = c + 1 == chunks ? size - chunk * (chunks - 1) : chunk;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -249,6 +250,54 @@ TEST(ReduceTest, RingPipelinesSlicesToTheRoot) {
           EXPECT_EQ(r.ns[npu], p == n - 1 ? arrival(p) + kE + R(s) : arrival(p + 1)) << npu;
         }
       }
+    }
+  }
+}
+
+// Across nodes NCCL's rings leave each node through a different GPU per channel: on 2 nodes of
+// 4, with 4 chunks (channels), chunk c's ring starts at local NPU c of each node
+// (channelRing's rotation: c = 1 runs 1 2 3 0 5 6 7 4). The broadcast from NPU 0 follows each
+// ring from the root, so it crosses to node 1 from NPU 3, 0, 1 and 2 (one chunk through every
+// GPU's NIC, where one ring in id order sends all four across from NPU 3), and back from 4, 5
+// and 6 (chunk 0's chain ends in node 1). A reduce to NPU 0 ends each chain at the root: every
+// GPU of node 1 sends one chunk back. The chain still moves the buffer once per NPU.
+TEST(BroadcastTest, RingAcrossNodesLeavesEachNodeThroughEveryGpu) {
+  for (CollectiveType type : {CollectiveType::kBroadcast, CollectiveType::kReduce}) {
+    Simulation sim;
+    Dimension node = OneDim(4).dims[0];
+    Dimension nodes = node;
+    nodes.npus = 2;
+    FixedDelayNetwork net(sim, Topology{{node, nodes}});
+    SystemParams params = Params(/*splits=*/4);
+    params.rooted = RootedAlgorithm::kRing;
+    SystemLayer sys(sim, net, params);
+    std::vector<Done> done(8);
+    for (int i = 0; i < 8; ++i) {
+      done[i].sim = &sim;
+      CollectiveRequest req;
+      req.type = type;
+      req.size = kD;
+      req.root = 0;
+      ASSERT_TRUE(sys.npu(i).StartCollective(req, &done[i], 0).ok());
+    }
+    sim.Run();
+    std::set<int> out_of_node0, out_of_node1;
+    uint64_t bytes = 0;
+    for (int npu = 0; npu < 8; ++npu) {
+      ASSERT_EQ(done[npu].at.size(), 1u) << npu;
+      for (const auto& [dst, size] : net.sent[npu]) {
+        bytes += size;
+        if (npu / 4 != dst / 4) (npu < 4 ? out_of_node0 : out_of_node1).insert(npu);
+      }
+    }
+    SCOPED_TRACE(CollectiveTypeName(type));
+    EXPECT_EQ(bytes, 7 * uint64_t{kD});  // every NPU but the chain's last sends the buffer once
+    if (type == CollectiveType::kBroadcast) {
+      EXPECT_EQ(out_of_node0, (std::set<int>{0, 1, 2, 3}));
+      EXPECT_EQ(out_of_node1, (std::set<int>{4, 5, 6}));
+    } else {
+      EXPECT_EQ(out_of_node1, (std::set<int>{4, 5, 6, 7}));
+      EXPECT_EQ(out_of_node0, (std::set<int>{1, 2, 3}));
     }
   }
 }

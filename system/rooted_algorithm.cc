@@ -143,7 +143,10 @@ class RingRootedPhase final : public RootedPhase {
   RingRootedPhase(Stream& stream, const PhaseSpec& p)
       : RootedPhase(stream, p),
         reduce_(p.type == CollectiveType::kReduce),
-        pos_(reduce_ ? (v_ + n_ - 1) % n_ : v_) {
+        g_(p.rooted_ring_node > 1 && n_ % p.rooted_ring_node == 0 ? p.rooted_ring_node : n_),
+        c_(stream.id()) {
+    const int from_root = (RingPosition(p.index) - RingPosition(p.root) + n_) % n_;
+    pos_ = reduce_ ? (from_root + n_ - 1) % n_ : from_root;
     const uint64_t d = std::max<uint64_t>(p.data_size, 1);
     const uint64_t by_step = (d + kRingSliceBytes - 1) / kRingSliceBytes;
     const uint64_t at_least = kRingSlicesPerMember * static_cast<uint64_t>(n_);
@@ -177,11 +180,23 @@ class RingRootedPhase final : public RootedPhase {
     const uint64_t base = d / slices_;
     return i + 1 == slices_ ? d - base * (slices_ - 1) : base;
   }
-  // NPU id of the member at position `pos` along the pipeline.
-  int AtPosition(int pos) const { return At(reduce_ ? (pos + 1) % n_ : pos); }
+  // The ring of chunk (channel) c_: nodes of g_ members in order, and inside each node the ring
+  // starts at its local member c_ (channelRing's rotation; with one node, the members' order).
+  int RingPosition(int index) const {
+    return (index / g_) * g_ + ((index % g_) - c_ % g_ + g_) % g_;
+  }
+  int IndexAt(int position) const { return (position / g_) * g_ + (position % g_ + c_) % g_; }
+  // NPU id of the member at position `pos` along the pipeline: the ring from the root onwards
+  // (reduce: from the member after the root, the root last).
+  int AtPosition(int pos) const {
+    const int from_root = reduce_ ? (pos + 1) % n_ : pos;
+    return p_.Member(IndexAt((RingPosition(p_.root) + from_root) % n_));
+  }
 
   const bool reduce_;
-  const int pos_;  // 0 = the first sender, n - 1 = the last receiver
+  const int g_;  // members per node of the rotated rings (n_: one ring in member order)
+  const int c_;  // the chunk: NCCL's channel
+  int pos_ = 0;  // 0 = the first sender, n - 1 = the last receiver
   uint64_t slices_ = 1;
   uint64_t received_ = 0;
   uint64_t handed_ = 0;
