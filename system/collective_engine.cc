@@ -616,7 +616,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       return p;
     }
     // A flat communicator group: one local ring over its sorted members, whatever the
-    // implementation list says (as ASTRA-sim).
+    // implementation list says (as ASTRA-sim); but an all-to-all chosen by an NCCL model runs
+    // NCCL's sends to every member at once (direct), whatever the group.
     PhaseSpec p;
     p.type = type;
     p.queue = queue.first;
@@ -629,6 +630,10 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
     p.sender = p.MemberAt(queue.second ? -1 : 1);
     p.data_size = in;
     p.algorithm = AlgorithmSpec{AlgorithmKind::kRing};
+    if (type == CollectiveType::kAllToAll && request.impl != nullptr && !impl.empty() &&
+        impl[0].kind == AlgorithmKind::kDirect) {
+      p.algorithm = impl[0];
+    }
     return p;
   };
 

@@ -5,6 +5,8 @@
 // `latency + size / bandwidth` (whole ns) of the lowest dimension its two ends differ in.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -151,6 +153,47 @@ TEST(GroupCollectivesTest, GroupThatIsNotASubGridRunsTheFlatRing) {
   GroupRun g = RunGroup(uniform, Params(GroupCollectives::kHierarchical, 2), {0, 1, 2, 4});
   for (int64_t x : g.ns) EXPECT_EQ(x, 16783);
   EXPECT_EQ(g.sent[4], (std::vector<std::pair<int, uint64_t>>(6, {0, kD / 4})));
+}
+
+// An all-to-all in that group: as ASTRA-sim, the flat ring (each member sends only to the next,
+// which forwards the others' pieces); chosen by an NCCL model (the request carries its
+// algorithms, all-to-all direct), NCCL's sends to every member at once: NPU 4 sends one piece of
+// D/4 to each of 0, 1 and 2.
+TEST(GroupCollectivesTest, AnNcclAllToAllInAFlatGroupSendsToEveryMember) {
+  Topology uniform{{RingDimension(4, 100, 100), RingDimension(4, 100, 100)}};
+  const SystemParams params = Params(GroupCollectives::kHierarchical, 2);
+  std::array<std::vector<AlgorithmSpec>, kNumNativeColl> nccl = params.impl;
+  nccl[kNativeAllToAll].assign(2, AlgorithmSpec{AlgorithmKind::kDirect});
+  for (bool tuned : {false, true}) {
+    Simulation sim;
+    FixedDelayNetwork net(sim, uniform);
+    SystemLayer sys(sim, net, params);
+    const std::vector<int> members = {0, 1, 2, 4};
+    ASSERT_TRUE(sys.AddGroup(1, members).ok());
+    std::vector<Done> done(members.size());
+    for (size_t i = 0; i < members.size(); ++i) {
+      done[i].sim = &sim;
+      CollectiveRequest req;
+      req.type = CollectiveType::kAllToAll;
+      req.size = kD;
+      req.group = 1;
+      if (tuned) req.impl = &nccl;
+      ASSERT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
+    }
+    sim.Run();
+    for (const Done& d : done) EXPECT_EQ(d.at.size(), 1u);
+    std::vector<int> peers;
+    for (const auto& [dst, size] : net.sent[4]) {
+      EXPECT_EQ(size, kD / 4);
+      peers.push_back(dst);
+    }
+    std::sort(peers.begin(), peers.end());
+    if (tuned) {
+      EXPECT_EQ(peers, (std::vector<int>{0, 1, 2}));
+    } else {
+      EXPECT_EQ(peers, std::vector<int>(6, 0));  // ASTRA-sim's ring all-to-all: 6 hops to NPU 0
+    }
+  }
 }
 
 TEST(GroupCollectivesTest, HierarchicalGroupChecksTheDimensionAlgorithm) {
