@@ -47,7 +47,7 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Help(
           "How broadcast and reduce move their data over the ring of members: binomialTree = a "
           "binomial tree at the root, each chunk whole per message; ring = NCCL's ring, a "
-          "pipeline of slices (at most 512 KiB, at least one per member) along the ring from "
+          "pipeline of slices (at most 512 KiB, at least four per member) along the ring from "
           "the root (broadcast) or to it (reduce). With nccl-model every broadcast and reduce "
           "runs ring. See system/README.md, 'Collectives beyond ASTRA-sim'.")
       .AstraSim("Not an ASTRA-sim key (ASTRA-sim 2.0 replays broadcast and aborts on reduce).");

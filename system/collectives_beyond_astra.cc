@@ -65,13 +65,17 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
   const Topology& topo = layer_.topology();
   if (ring && topo.dims.size() > 1) {
     const int node = topo.dims[0].npus;
-    std::map<int, int> count;  // node -> members on it
-    for (int i = 0; i < n; ++i) ++count[(members ? (*members)[i] : i) / node];
-    const int k = count.begin()->second;
-    const bool equal =
-        std::all_of(count.begin(), count.end(),
-                    [k](const std::pair<const int, int>& c) { return c.second == k; });
-    if (equal && count.size() > 1 && k > 1) per_node = k;
+    if (!members) {
+      per_node = node;  // the whole machine: every node whole
+    } else {
+      std::map<int, int> count;  // node -> members on it
+      for (int m : *members) ++count[m / node];
+      const int k = count.begin()->second;
+      const bool equal =
+          std::all_of(count.begin(), count.end(),
+                      [k](const std::pair<const int, int>& c) { return c.second == k; });
+      if (equal && count.size() > 1 && k > 1) per_node = k;
+    }
   }
   for (uint64_t c = 0; c < chunks; ++c) {
     PhaseSpec p;

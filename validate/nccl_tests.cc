@@ -161,7 +161,6 @@ bool IsRowButForItsSize(const std::vector<std::string>& w) {
 // 1e9 us (17 minutes; 8 GiB at 10 MB/s takes 14). Outside, the figure is a typo or corruption.
 constexpr double kMinTimeUs = 1e-3;
 constexpr double kMaxTimeUs = 1e9;
-const char* const kTimeRange = kMeasuredTimeRange;
 
 std::string ShortNumber(double v) {
   char buf[32];
@@ -170,9 +169,6 @@ std::string ShortNumber(double v) {
 }
 
 bool TimeInRange(double t) { return std::isfinite(t) && t >= kMinTimeUs && t <= kMaxTimeUs; }
-
-// A time field: a number of microseconds in range.
-bool ParseTime(const std::string& s, double* t) { return ParseDouble(s, t) && TimeInRange(*t); }
 
 StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::istream& f,
                                                int gpus_hint, const std::string& collective_hint) {
@@ -241,20 +237,23 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
         return Status::Error(where + "size " + w[0] + " has no time (out-of-place '" + out +
                              "'); expected a number of microseconds");
       }
-      if (!ParseTime(w[first + 4], &t)) {
+      if (!ParseMeasuredTime(w[first + 4], &t)) {
         return Status::Error(where + "size " + w[0] + " has out-of-place time 'N/A' and " +
-                             "in-place time '" + w[first + 4] + "'; expected " + kTimeRange);
+                             "in-place time '" + w[first + 4] + "'; expected " +
+                             kMeasuredTimeRange);
       }
-    } else if (!ParseTime(out, &t)) {
+    } else if (!ParseMeasuredTime(out, &t)) {
       return Status::Error(where + "size " + w[0] + " has out-of-place time '" + out +
-                           "'; expected " + kTimeRange + " (or N/A, to use the in-place time)");
+                           "'; expected " + kMeasuredTimeRange +
+                           " (or N/A, to use the in-place time)");
     }
     // The in-place time, kept for --in-place: absent (a row of one group of columns) or N/A is
     // 0, anything else must be a time.
     double in_place = 0;
-    if (w.size() >= first + 8 && w[first + 4] != "N/A" && !ParseTime(w[first + 4], &in_place)) {
+    if (w.size() >= first + 8 && w[first + 4] != "N/A" &&
+        !ParseMeasuredTime(w[first + 4], &in_place)) {
       return Status::Error(where + "size " + w[0] + " has in-place time '" + w[first + 4] +
-                           "'; expected " + kTimeRange + " (or N/A)");
+                           "'; expected " + kMeasuredTimeRange + " (or N/A)");
     }
     m.rows.push_back(NcclRow{size, t, in_place});
   }
@@ -378,7 +377,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
         *time_us = value;
         if (!TimeInRange(value)) {
           return Status::Error(where + "size " + v[size_col] + ": time_us '" + v[c] +
-                               "'; expected " + kTimeRange);
+                               "'; expected " + kMeasuredTimeRange);
         }
         return Status::Ok();
       }
@@ -392,7 +391,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
       if (!TimeInRange(*time_us)) {
         return Status::Error(where + "size " + v[size_col] + ": " + k + " '" + v[c] +
                              "' gives a time of " + ShortNumber(*time_us) + " us; expected " +
-                             kTimeRange + " (size / bandwidth)");
+                             kMeasuredTimeRange + " (size / bandwidth)");
       }
       return Status::Ok();
     };
@@ -417,7 +416,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
 
 }  // namespace
 
-bool ParseMeasuredTime(const std::string& text, double* us) { return ParseTime(text, us); }
+bool ParseMeasuredTime(const std::string& text, double* us) {
+  return ParseDouble(text, us) && TimeInRange(*us);
+}
 
 double NcclBusFactor(const std::string& c, int n) {
   if (n <= 1) return 1.0;

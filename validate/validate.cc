@@ -57,9 +57,14 @@ const std::map<std::string, Collective>& Collectives() {
   return kCollectives;
 }
 
-// For messages: the collectives validate simulates.
-const char kValidCollectives[] =
-    "all_reduce, all_gather, reduce_scatter, alltoall (or all_to_all), broadcast, reduce";
+// For messages: the collectives validate simulates (Collectives(), and all_to_all's other name).
+std::string ValidCollectives() {
+  std::string out;
+  for (const auto& [name, c] : Collectives()) {
+    out += (out.empty() ? "" : ", ") + name + (name == "alltoall" ? " (or all_to_all)" : "");
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -238,7 +243,7 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   auto coll = Collectives().find(collective);
   if (coll == Collectives().end()) {
     return Status::Error("collective '" + collective +
-                         "' is not one validate simulates; valid: " + kValidCollectives);
+                         "' is not one validate simulates; valid: " + ValidCollectives());
   }
   // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's part
   // there, and the buffer for the others.
@@ -354,7 +359,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   report.collective = ms->front().collective;
   if (Collectives().count(report.collective) == 0) {
     return Status::Error(o.measurements + ": collective '" + report.collective +
-                         "' is not one validate simulates; valid: " + kValidCollectives);
+                         "' is not one validate simulates; valid: " + ValidCollectives());
   }
   if (o.algorithm != "auto" && !IsNcclAlgorithm(o.algorithm)) {
     return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +

@@ -131,8 +131,7 @@ TEST(Validate, InPlaceComparesTheSecondGroupOfColumns) {
   const std::string log = Tmp("in_place_all_reduce.log");
   auto write = [&](const std::string& in_1m, const std::string& in_2m) {
     std::ofstream f(log);
-    for (int i = 0; i < 8; ++i)
-      f << "#  Rank  " << i << " Group  0 Pid 1 on host device " << i << "\n";
+    WriteAllReduceHeader(f);
     f << "  1048576  262144  float  sum  -1  100.0  1  1  0  " << in_1m << "  1  1  0\n"
       << "  2097152  524288  float  sum  -1  200.0  1  1  0  " << in_2m << "  1  1  0\n";
   };
@@ -769,8 +768,8 @@ TEST(Validate, ACollectiveItDoesNotSimulateIsNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             o.measurements +
-                ": collective 'sendrecv' is not one validate simulates; valid: all_reduce, "
-                "all_gather, reduce_scatter, alltoall (or all_to_all), broadcast, reduce");
+                ": collective 'sendrecv' is not one validate simulates; valid: all_gather, "
+                "all_reduce, alltoall (or all_to_all), broadcast, reduce, reduce_scatter");
 }
 
 // GPU counts on the command line are whole numbers >= 1: --gpus 4.5 is an error, not 4.
