@@ -17,6 +17,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "validate/nccl_tests.h"
 #include "workload/executor.h"
@@ -200,8 +201,19 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     if (!loaded.ok()) return loaded.status();
     ms.insert(ms.end(), loaded->begin(), loaded->end());
   }
+  // Every (measurement, algorithm) curve's grid of sizes first, with the files it runs on, then
+  // every grid point's simulation side by side (o.jobs), then the curves in order: the fit is
+  // the same whatever the number of jobs.
+  struct Grid {
+    size_t group;
+    std::string algorithm, system, network;
+    std::vector<uint64_t> sizes;
+  };
   std::vector<Group> groups;
-  for (const NcclMeasurement& m : ms) {
+  std::vector<Grid> grids;
+  std::vector<std::string> failures(ms.size());
+  for (size_t mi = 0; mi < ms.size(); ++mi) {
+    const NcclMeasurement& m = ms[mi];
     Group g;
     g.floor_us = m.harness_floor_us;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
@@ -218,17 +230,16 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                       : NcclKind::kOther;
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
-    std::string failures;
     for (const NcclAlgorithm& a : model.algorithms) {
       if (!m.algorithm.empty() && a.name != m.algorithm) continue;
       const std::string not_run = NcclDoesNotRun(a.name, g.call);  // as the tuner offers them
       if (!not_run.empty()) {
-        failures += "\n  " + a.name + ": " + not_run;
+        failures[mi] += "\n  " + a.name + ": " + not_run;
         continue;
       }
       StatusOr<std::string> system = sim->System(a.name, 0, 1.0);
       if (!system.ok()) {
-        failures += "\n  " + a.name + ": " + system.status().message();
+        failures[mi] += "\n  " + a.name + ": " + system.status().message();
         continue;
       }
       // Grid sizes are whole multiples of a power of two (the smallest row's, at most
@@ -241,32 +252,55 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       while (grain * 2 <= static_cast<uint64_t>(lo) && grain < kEfficiencyGrainBytes) grain *= 2;
       const uint64_t ranks = m.collective == "all_gather" ? static_cast<uint64_t>(m.gpus) : 1;
       grain = std::lcm(grain, static_cast<uint64_t>(sim->splits()) * ranks);
-      Curve c;
-      bool ok = true;
+      Grid grid{groups.size(), a.name, *system, *network, {}};
       // From 1 byte at least (a row of size 0 would keep the grid at 0 forever).
-      for (double x = std::max(lo, 1.0); ok; x *= std::exp2(1.0 / kGridPerOctave)) {
+      for (double x = std::max(lo, 1.0);; x *= std::exp2(1.0 / kGridPerOctave)) {
         const uint64_t size =
             std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(x / grain))) * grain;
         // Sizes rounded to the grain repeat while it is coarse beside x: each is run once.
-        if (!c.log_x.empty() && std::log(static_cast<double>(size)) <= c.log_x.back()) continue;
-        StatusOr<double> t = sim->TimeUs(m.collective, m.gpus, size, *system, *network);
-        if (!t.ok()) {
-          failures += "\n  " + a.name + ": " + t.status().message();
-          ok = false;
-          break;
-        }
-        c.log_x.push_back(std::log(static_cast<double>(size)));
-        c.log_t.push_back(std::log(*t));
+        if (!grid.sizes.empty() && size <= grid.sizes.back()) continue;
+        grid.sizes.push_back(size);
         // Two sizes at least, to interpolate between.
-        if (x > hi / kMinEfficiency && c.log_x.back() > c.log_x.front()) break;
+        if (x > hi / kMinEfficiency && grid.sizes.size() > 1) break;
       }
-      if (ok) g.curves[a.name] = c;
-    }
-    if (g.curves.empty()) {
-      return Status::Error(m.source + ": no algorithm of " + o.machine + " runs " + m.collective +
-                           " on " + std::to_string(m.gpus) + " GPUs:" + failures);
+      grids.push_back(std::move(grid));
     }
     groups.push_back(std::move(g));
+  }
+  std::vector<std::pair<size_t, size_t>> points;  // (grid, size)
+  for (size_t k = 0; k < grids.size(); ++k) {
+    for (size_t j = 0; j < grids[k].sizes.size(); ++j) points.push_back({k, j});
+  }
+  std::vector<StatusOr<double>> times(points.size(), Status::Error("not simulated"));
+  ForEachIndex(points.size(), o.jobs, [&](size_t i) {
+    const Grid& grid = grids[points[i].first];
+    const NcclMeasurement& m = ms[grid.group];
+    times[i] =
+        sim->TimeUs(m.collective, m.gpus, grid.sizes[points[i].second], grid.system, grid.network);
+  });
+  size_t next = 0;
+  for (const Grid& grid : grids) {
+    Curve c;
+    bool ok = true;
+    for (size_t j = 0; j < grid.sizes.size(); ++j, ++next) {
+      if (!ok) continue;
+      if (!times[next].ok()) {
+        // The curve stops at its first size that fails, as the algorithm cannot run there.
+        failures[grid.group] += "\n  " + grid.algorithm + ": " + times[next].status().message();
+        ok = false;
+        continue;
+      }
+      c.log_x.push_back(std::log(static_cast<double>(grid.sizes[j])));
+      c.log_t.push_back(std::log(*times[next]));
+    }
+    if (ok) groups[grid.group].curves[grid.algorithm] = c;
+  }
+  for (size_t mi = 0; mi < ms.size(); ++mi) {
+    if (groups[mi].curves.empty()) {
+      return Status::Error(ms[mi].source + ": no algorithm of " + o.machine + " runs " +
+                           ms[mi].collective + " on " + std::to_string(ms[mi].gpus) +
+                           " GPUs:" + failures[mi]);
+    }
   }
   // The free parameters: every protocol's, and every algorithm's but ring's.
   std::vector<Param> params;

@@ -153,12 +153,18 @@ TEST(Calibrate, RecoversTheParametersOfASimulatedLog) {
   EXPECT_EQ(stat((o.out + "/system.yaml").c_str(), &st), 0);
   EXPECT_EQ(stat((o.out + "/README.md").c_str(), &st), 0);
 
-  // The same inputs give the same numbers (the fit is deterministic).
+  // The same inputs give the same numbers (the fit is deterministic), whatever the number of
+  // simulations run at once (--jobs; 0 above: all cores).
   o.out = "";
-  StatusOr<CalibrationResult> again = Calibrate(o);
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->model.protocols[0].latency_us, r->model.protocols[0].latency_us);
-  EXPECT_EQ(again->model.protocols[0].efficiency, r->model.protocols[0].efficiency);
+  for (int jobs : {1, 3}) {
+    o.jobs = jobs;
+    StatusOr<CalibrationResult> again = Calibrate(o);
+    ASSERT_TRUE(again.ok()) << jobs;
+    EXPECT_EQ(again->model.protocols[0].latency_us, r->model.protocols[0].latency_us) << jobs;
+    EXPECT_EQ(again->model.protocols[0].efficiency, r->model.protocols[0].efficiency) << jobs;
+    EXPECT_EQ(again->mean_abs_log_error, r->mean_abs_log_error) << jobs;
+    EXPECT_EQ(FormatValidation(again->validations[0]), FormatValidation(r->validations[0]));
+  }
 }
 
 // --in-place fits the in-place times: a log whose in-place column holds a profile's times and

@@ -1,5 +1,6 @@
 #include "validate/validate.h"
 
+#include <omp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "common/json.h"
 #include "config/network_config.h"
@@ -67,6 +69,13 @@ std::string ValidCollectives() {
 }
 
 }  // namespace
+
+void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f) {
+  const int threads = jobs > 0 ? jobs : omp_get_num_procs();
+  const long long count = static_cast<long long>(n);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long long i = 0; i < count; ++i) f(static_cast<size_t>(i));
+}
 
 double GeomeanAbs(const std::vector<double>& errors) {
   if (errors.empty()) return 0;
@@ -146,7 +155,8 @@ ProfileSimulator::ProfileSimulator(ProfileSimulator&& o) noexcept
       nccl_(std::move(o.nccl_)),
       backend_(o.backend_),
       files_(std::move(o.files_)),
-      serial_(o.serial_) {
+      serial_(o.serial_),
+      runs_(o.runs_.load()) {
   o.own_work_ = false;
   o.files_.clear();
 }
@@ -248,13 +258,15 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's part
   // there, and the buffer for the others.
   const uint64_t comm_size = collective == "all_gather" ? size / static_cast<uint64_t>(gpus) : size;
-  const std::string prefix = work_ + "/" + collective + "_" + std::to_string(gpus);
+  // A name of this run's own: other runs may be writing theirs at the same time.
+  const std::string prefix = work_ + "/" + collective + "_" + std::to_string(gpus) + "_run" +
+                             std::to_string(runs_.fetch_add(1));
   // GPUs inside one node of a larger profile: a group of the first node's NPUs, the rest idle.
   const bool group = InOneNode(gpus) && gpus < npus_;
   const int npus = group ? npus_ : gpus;
   std::string groups;
   if (group) {
-    groups = work_ + "/groups_" + std::to_string(gpus) + ".json";
+    groups = prefix + "_groups.json";
     std::ofstream out(groups);
     out << "{\"1\": [";
     for (int r = 0; r < gpus; ++r) out << (r ? ", " : "") << r;
@@ -402,7 +414,15 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
         "); no row can be measured below it, so a simulated time below it is compared as it "
         "(marked *); --harness-floor none compares the collective alone");
   }
-  std::vector<double> errors;
+  // Each measurement's network and system files first (they are written once, in order), then
+  // every row's simulation, side by side (o.jobs), then the rows in their order: the report is
+  // the same whatever the number of jobs, and so is the first error.
+  struct Todo {
+    const NcclMeasurement* m;
+    const NcclRow* row;
+    std::string algorithm, system, network;
+  };
+  std::vector<Todo> todo;
   for (const NcclMeasurement& m : *ms) {
     std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
     if (!algorithm.empty() && !IsNcclAlgorithm(algorithm)) {
@@ -419,32 +439,37 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       if (!f.ok()) return f.status();
       system = *f;
     }
-    for (const NcclRow& row : m.rows) {
-      double best = 0;
-      std::string chosen;
-      if (sim->nccl() != nullptr) {
-        StatusOr<ProfileSimulator::Tuned> t =
-            sim->NcclTimeUs(report.collective, m.gpus, row.size, algorithm, *network);
-        if (!t.ok()) return t.status().WithContext(m.source);
-        best = t->time_us;
-        chosen = t->choice;
-      } else {
-        StatusOr<double> t = sim->TimeUs(report.collective, m.gpus, row.size, system, *network);
-        if (!t.ok()) return t.status().WithContext(m.source);
-        best = *t;
-      }
-      ValidationRow v;
-      v.source = m.source;
-      v.gpus = m.gpus;
-      v.size = row.size;
-      v.measured_us = row.time_us;
-      v.collective_us = best;
-      v.simulated_us = std::max(best, m.harness_floor_us);
-      v.choice = chosen;
-      v.error = (v.simulated_us - v.measured_us) / v.measured_us;
-      errors.push_back(v.error);
-      report.rows.push_back(v);
+    for (const NcclRow& row : m.rows) todo.push_back({&m, &row, algorithm, system, *network});
+  }
+  std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(todo.size(),
+                                                           Status::Error("not simulated"));
+  ForEachIndex(todo.size(), o.jobs, [&](size_t i) {
+    const Todo& t = todo[i];
+    if (sim->nccl() != nullptr) {
+      simulated[i] =
+          sim->NcclTimeUs(report.collective, t.m->gpus, t.row->size, t.algorithm, t.network);
+    } else {
+      StatusOr<double> us =
+          sim->TimeUs(report.collective, t.m->gpus, t.row->size, t.system, t.network);
+      simulated[i] = us.ok() ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
+                             : StatusOr<ProfileSimulator::Tuned>(us.status());
     }
+  });
+  std::vector<double> errors;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const NcclMeasurement& m = *todo[i].m;
+    if (!simulated[i].ok()) return simulated[i].status().WithContext(m.source);
+    ValidationRow v;
+    v.source = m.source;
+    v.gpus = m.gpus;
+    v.size = todo[i].row->size;
+    v.measured_us = todo[i].row->time_us;
+    v.collective_us = simulated[i]->time_us;
+    v.simulated_us = std::max(v.collective_us, m.harness_floor_us);
+    v.choice = simulated[i]->choice;
+    v.error = (v.simulated_us - v.measured_us) / v.measured_us;
+    errors.push_back(v.error);
+    report.rows.push_back(v);
   }
   report.geomean_abs_error = GeomeanAbs(errors);
   return report;
@@ -636,7 +661,10 @@ MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* des
       "the input's rows of 0 bytes, which time the harness alone; none without such rows) | "
       "none | a time in us (0.001 to 1e9)")("network-backend",
                                             po::value(&backend_)->default_value(backend_),
-                                            "analytical-aware | analytical-unaware | packet");
+                                            "analytical-aware | analytical-unaware | packet")(
+      "jobs", po::value(&jobs_)->default_value(jobs_),
+      "simulations run at once, each size its own; 0 = all cores (the results are the same "
+      "whatever the number)");
 }
 
 int MeasurementCommandLine::Parse(int argc, char** argv) {
@@ -708,6 +736,20 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
     return 1;
   }
   o_->backend = *b;
+  {
+    const std::string& t = jobs_;
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(t.c_str(), &end, 10);
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || errno != 0 ||
+        v > 4096) {
+      std::fprintf(stderr,
+                   "error: %s: --jobs '%s': expected 0 (all cores) to 4096 simulations at once\n",
+                   tool_.c_str(), t.c_str());
+      return 1;
+    }
+    o_->jobs = static_cast<int>(v);
+  }
   return -1;
 }
 

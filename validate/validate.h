@@ -16,7 +16,9 @@
 // as it is (with --algorithm's implementations when given).
 #pragma once
 
+#include <atomic>
 #include <boost/program_options/options_description.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,10 @@ struct MeasurementOptions {
   // for them, so they time the harness alone); 0 = none; > 0 = this many µs for every input.
   static constexpr double kHarnessFloorAuto = -1;
   double harness_floor_us = kHarnessFloorAuto;
+  // Simulations run at once (--jobs): each row (validate) or grid size (calibrate) is a
+  // simulation of its own, so they run side by side; 0 = all cores. The results are the same
+  // whatever the number: each simulation depends only on its own row.
+  int jobs = 0;
 };
 
 struct ValidateOptions : MeasurementOptions {
@@ -99,6 +105,10 @@ Status WriteValidationsJson(const std::vector<ValidationReport>& reports, const 
 
 // Geometric mean of |e| (each floored at 1e-6 so a perfect row does not zero the mean).
 double GeomeanAbs(const std::vector<double>& errors);
+
+// f(0) ... f(n - 1), on up to `jobs` threads at once (0 = all cores), each index once; returns
+// when all are done. f must touch nothing another index does.
+void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f);
 
 // A loaded machine profile and the scratch files that simulate collectives on it.
 class ProfileSimulator {
@@ -163,16 +173,19 @@ class ProfileSimulator {
   Backend backend_ = Backend::kAnalyticalAware;
   std::vector<std::string> files_;  // written, removed on destruction
   int serial_ = 0;
+  // Runs so far: each writes its traces under a name of its own, so that runs on several
+  // threads at once (Validate, Calibrate) do not share files.
+  std::atomic<uint64_t> runs_{0};
 };
 
 // "16,32" -> {16, 32}; `flag` names the option in errors.
 StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text);
 
-// The command line `validate` and `calibrate` share: AddMeasurementOptions declares
-// --nccl-tests, --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective,
-// --in-place, --harness-floor and --network-backend; ParseMeasurementOptions parses argv into `o`
-// and returns -1 to go on, or the exit code (0 after --help, 1 after an error, printed as "error:
-// <tool>: ...").
+// The command line `validate` and `calibrate` share: the constructor declares --nccl-tests,
+// --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective, --in-place,
+// --harness-floor, --network-backend and --jobs (options() takes a tool's own); Parse parses
+// argv into `o` and returns -1 to go on, or the exit code (0 after --help, 1 after an error,
+// printed as "error: <tool>: ...").
 // --nccl-tests may be given more than once: the first goes to o->measurements, the others to
 // *more_inputs, in order; `more_help` says what the tool does with several.
 class MeasurementCommandLine {
@@ -189,7 +202,8 @@ class MeasurementCommandLine {
   MeasurementOptions* o_;
   std::vector<std::string>* more_inputs_;
   std::vector<std::string> inputs_;
-  std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware", floor_ = "auto";
+  std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware", floor_ = "auto",
+                            jobs_ = "0";
 };
 
 // `orrery validate ...`; argv[0] is "validate".

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -229,6 +230,69 @@ TEST(Validate, NodeDimensionScalesToTheMeasuredGpuCount) {
   r = ValidateCsv(profile, "scale_all_reduce.csv", "gpus,size_bytes,time_us\n12,1048576,100\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("measured on 12 GPUs"), std::string::npos);
+}
+
+// Every row is a simulation of its own, run side by side (--jobs): the report is the same, row
+// for row and in the input's order, whatever the number run at once, NCCL's choices included.
+TEST(Validate, RowsRunSideBySideGiveTheSameReport) {
+  const std::string profile = WriteProfile(
+      "side_by_side",
+      "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 400.0, 50.0 ]\n"
+      "latency: [ 900.0, 3000.0 ]\n",
+      2);
+  std::ofstream(profile + "/nccl.yaml")
+      << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+         "  tree: {latency-us: 5, efficiency: 0.9}\nprotocols:\n"
+         "  LL: {latency-us: 5, efficiency: 0.2}\n  Simple: {latency-us: 20, efficiency: 0.8}\n";
+  std::string csv = "nodes,gpus,size_bytes,time_us\n";
+  for (int nodes : {2, 4}) {
+    for (uint64_t size = 4096; size <= (uint64_t{1} << 26); size *= 16) {
+      csv += std::to_string(nodes) + "," + std::to_string(8 * nodes) + "," + std::to_string(size) +
+             ",100\n";
+    }
+  }
+  ValidateOptions o;
+  o.measurements = Tmp("side_by_side_all_reduce.csv");
+  std::ofstream(o.measurements) << csv;
+  o.machine = profile;
+  o.jobs = 1;
+  StatusOr<ValidationReport> one = Validate(o);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  ASSERT_EQ(one->rows.size(), 8u);
+  std::set<std::string> choices;
+  for (const ValidationRow& row : one->rows) choices.insert(row.choice);
+  EXPECT_GT(choices.size(), 1u) << FormatValidation(*one);  // the sizes take different choices
+  for (int jobs : {3, 0}) {
+    o.jobs = jobs;
+    StatusOr<ValidationReport> many = Validate(o);
+    ASSERT_TRUE(many.ok()) << many.status().message();
+    ASSERT_EQ(many->rows.size(), one->rows.size());
+    for (size_t i = 0; i < one->rows.size(); ++i) {
+      EXPECT_EQ(many->rows[i].gpus, one->rows[i].gpus) << i;
+      EXPECT_EQ(many->rows[i].size, one->rows[i].size) << i;
+      EXPECT_EQ(many->rows[i].simulated_us, one->rows[i].simulated_us) << i;
+      EXPECT_EQ(many->rows[i].choice, one->rows[i].choice) << i;
+    }
+    EXPECT_EQ(FormatValidation(*many), FormatValidation(*one));
+  }
+  // Bad counts are named.
+  for (const char* bad : {"-1", "x", "2.5", "5000"}) {
+    std::string out, err;
+    EXPECT_EQ(RunValidateMain({"validate", "--nccl-tests", o.measurements, "--machine", profile,
+                               std::string("--jobs=") + bad},
+                              &out, &err),
+              1)
+        << bad;
+    EXPECT_EQ(err, std::string("error: validate: --jobs '") + bad +
+                       "': expected 0 (all cores) to 4096 simulations at once\n");
+  }
+  std::string out, err;
+  EXPECT_EQ(RunValidateMain(
+                {"validate", "--nccl-tests", o.measurements, "--machine", profile, "--jobs", "2"},
+                &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(out, FormatValidation(*one));
 }
 
 // A CSV without a gpus column runs on the profile's NPU count, and says so: the table may have
