@@ -6,6 +6,7 @@
 #include <string>
 
 #include "et_feeder/text_workload.h"
+#include "et_feeder/writer.h"
 
 namespace orrery {
 namespace et {
@@ -78,7 +79,8 @@ int ConvertTextMain(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", w.status().message().c_str());
     return 1;
   }
-  Status s = WriteTextWorkload(*w, output, static_cast<int>(*num_npus));
+  Status s = et::MakeTraceDirectory(output);
+  if (s.ok()) s = WriteTextWorkload(*w, output, static_cast<int>(*num_npus));
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;

@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   const int npus = std::atoi(get("npus", "0").c_str());
   const std::string out = get("out", "");
   if (npus < 1 || out.empty()) return Usage();
+  const Status dir = et::MakeTraceDirectory(out);
+  if (!dir.ok()) return Fail(dir.message());
 
   if (mode == "collective") {
     static const std::map<std::string, ChakraProtoMsg::CollectiveCommType> kTypes = {

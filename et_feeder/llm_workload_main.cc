@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "et_feeder/llm_workload.h"
+#include "et_feeder/writer.h"
 
 namespace orrery {
 namespace et {
@@ -230,7 +231,8 @@ int GenerateLlmMain(int argc, char** argv) {
     return 1;
   }
   size_t nodes = 0;
-  s = WriteLlmWorkload(c, output, &nodes);
+  s = et::MakeTraceDirectory(output);
+  if (s.ok()) s = WriteLlmWorkload(c, output, &nodes);
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 namespace orrery {
@@ -24,6 +26,25 @@ void AppendDelimited(const google::protobuf::MessageLite& message, std::string* 
   uint8_t* p = reinterpret_cast<uint8_t*>(&(*out)[start]);
   p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
   message.SerializeWithCachedSizesToArray(p);
+}
+
+Status MakeTraceDirectory(const std::string& prefix) {
+  const std::filesystem::path dir = std::filesystem::path(prefix).parent_path();
+  if (dir.empty()) return Status::Ok();
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return Status::Ok();
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && std::filesystem::is_directory(dir, ec)) return Status::Ok();
+  // Why not: the deepest part of the path that exists is a file, or the system's reason.
+  std::string why = ec ? ec.message() : "it is not a directory";
+  for (std::filesystem::path p = dir; !p.empty() && p != p.parent_path(); p = p.parent_path()) {
+    std::error_code e;
+    if (!std::filesystem::exists(p, e)) continue;
+    if (!std::filesystem::is_directory(p, e)) why = "'" + p.string() + "' is a file";
+    break;
+  }
+  return Status::Error(prefix + ": cannot create the directory '" + dir.string() +
+                       "' for its trace files: " + why);
 }
 
 StatusOr<TraceWriter> TraceWriter::Open(const std::string& path, const std::string& version) {

@@ -72,6 +72,12 @@ Status WriteRankFiles(const std::string& prefix,
                       const std::vector<std::vector<ChakraProtoMsg::Node>>& ranks,
                       const std::string& version = kDefaultTraceVersion);
 
+// Creates the directory the files "<prefix>.<r>.et" go to, and its parents, as `mkdir -p`
+// (nothing when it exists or the prefix has no directory): the generators (generate-llm,
+// convert-text, gen_workload) write a set of traces under a prefix the user names. An error
+// naming the directory when it cannot be made (a file in the way, no permission).
+Status MakeTraceDirectory(const std::string& prefix);
+
 // ---- Node builders. `deps` go to data_deps; use AddCtrlDeps for ctrl_deps. ----
 
 ChakraProtoMsg::Node MakeNode(uint64_t id, const std::string& name, ChakraProtoMsg::NodeType type,

@@ -915,9 +915,10 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
 // (ids numbered on across NPUs) simulate the same when there is no NONE to write.
 // orrery generate-llm: a preset model with data, tensor and pipeline parallelism on the
 // dgx-h100-ndr profile (2 nodes of 8: each stage's tensor- and data-parallel groups inside a
-// node, the pipeline across); its files describe themselves to trace-info; bad flags are named.
+// node, the pipeline across), in a directory it makes (as README's `--output /tmp/llama/llama`);
+// its files describe themselves to trace-info; bad flags are named.
 TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
-  const std::string prefix = Tmp("llm");
+  const std::string prefix = Tmp("llm_dir/new/llm");
   const Outcome gen = Orrery(
       "generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
       "--micro-batches 3 --seq-length 1024 --output " +
@@ -1108,6 +1109,19 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
       {"--num-npus '-3': expected a whole number from 1 to 1048576"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t")),
                      {"--input FILE, --output PREFIX and --num-npus N are required"});
+  // The output prefix's directory is made as needed (README's `--output /tmp/cnn/cnn`); a file
+  // in its way is named.
+  const std::string nested = Tmp("text_new_dir/a/b/cnn");
+  const Outcome made =
+      Orrery("convert-text --input " + model + " --output " + nested + " --num-npus 8");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(step(nested), without);  // the same traces as Tmp("text_model")'s
+  Spit(Tmp("text_in_the_way"), "a file\n");
+  ExpectCleanFailure(
+      Orrery("convert-text --input " + model + " --output " + Tmp("text_in_the_way/cnn") +
+             " --num-npus 2"),
+      {"text_in_the_way/cnn: cannot create the directory '" + Tmp("text_in_the_way") +
+       "' for its trace files: '" + Tmp("text_in_the_way") + "' is a file"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t") +
                             " --num-npus 8 --num-passes 0"),
                      {"--num-passes '0': expected a whole number from 1 to 100000"});
