@@ -272,12 +272,19 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     for (size_t j = 0; j < grids[k].sizes.size(); ++j) points.push_back({k, j});
   }
   std::vector<StatusOr<double>> times(points.size(), Status::Error("not simulated"));
-  ForEachIndex(points.size(), o.jobs, [&](size_t i) {
-    const Grid& grid = grids[points[i].first];
-    const NcclMeasurement& m = ms[grid.group];
-    times[i] =
-        sim->TimeUs(m.collective, m.gpus, grid.sizes[points[i].second], grid.system, grid.network);
-  });
+  std::vector<double> cost;  // the bytes the GPUs move, roughly: largest first
+  for (const auto& [k, j] : points) {
+    cost.push_back(static_cast<double>(grids[k].sizes[j]) * ms[grids[k].group].gpus);
+  }
+  ForEachIndex(
+      points.size(), o.jobs,
+      [&](size_t i) {
+        const Grid& grid = grids[points[i].first];
+        const NcclMeasurement& m = ms[grid.group];
+        times[i] = sim->TimeUs(m.collective, m.gpus, grid.sizes[points[i].second], grid.system,
+                               grid.network);
+      },
+      &cost);
   size_t next = 0;
   for (const Grid& grid : grids) {
     Curve c;

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <utility>
 
@@ -70,11 +71,18 @@ std::string ValidCollectives() {
 
 }  // namespace
 
-void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f) {
+void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
+                  const std::vector<double>* cost) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (cost != nullptr) {
+    std::stable_sort(order.begin(), order.end(),
+                     [cost](size_t a, size_t b) { return (*cost)[a] > (*cost)[b]; });
+  }
   const int threads = jobs > 0 ? jobs : omp_get_num_procs();
   const long long count = static_cast<long long>(n);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long i = 0; i < count; ++i) f(static_cast<size_t>(i));
+  for (long long i = 0; i < count; ++i) f(order[static_cast<size_t>(i)]);
 }
 
 double GeomeanAbs(const std::vector<double>& errors) {
@@ -443,18 +451,24 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   }
   std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(todo.size(),
                                                            Status::Error("not simulated"));
-  ForEachIndex(todo.size(), o.jobs, [&](size_t i) {
-    const Todo& t = todo[i];
-    if (sim->nccl() != nullptr) {
-      simulated[i] =
-          sim->NcclTimeUs(report.collective, t.m->gpus, t.row->size, t.algorithm, t.network);
-    } else {
-      StatusOr<double> us =
-          sim->TimeUs(report.collective, t.m->gpus, t.row->size, t.system, t.network);
-      simulated[i] = us.ok() ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
+  std::vector<double> cost;  // the bytes the GPUs move, roughly: largest first
+  for (const Todo& t : todo) cost.push_back(static_cast<double>(t.row->size) * t.m->gpus);
+  ForEachIndex(
+      todo.size(), o.jobs,
+      [&](size_t i) {
+        const Todo& t = todo[i];
+        if (sim->nccl() != nullptr) {
+          simulated[i] =
+              sim->NcclTimeUs(report.collective, t.m->gpus, t.row->size, t.algorithm, t.network);
+        } else {
+          StatusOr<double> us =
+              sim->TimeUs(report.collective, t.m->gpus, t.row->size, t.system, t.network);
+          simulated[i] = us.ok()
+                             ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
                              : StatusOr<ProfileSimulator::Tuned>(us.status());
-    }
-  });
+        }
+      },
+      &cost);
   std::vector<double> errors;
   for (size_t i = 0; i < todo.size(); ++i) {
     const NcclMeasurement& m = *todo[i].m;

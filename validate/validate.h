@@ -107,8 +107,11 @@ Status WriteValidationsJson(const std::vector<ValidationReport>& reports, const 
 double GeomeanAbs(const std::vector<double>& errors);
 
 // f(0) ... f(n - 1), on up to `jobs` threads at once (0 = all cores), each index once; returns
-// when all are done. f must touch nothing another index does.
-void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f);
+// when all are done. f must touch nothing another index does. The indices are started in
+// decreasing `cost` (when given, one per index; ties in index order), so that the longest
+// simulations do not start last and leave the other threads idle.
+void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
+                  const std::vector<double>* cost = nullptr);
 
 // A loaded machine profile and the scratch files that simulate collectives on it.
 class ProfileSimulator {
