@@ -5,6 +5,7 @@
 #   scripts/bench.sh            # all cases
 #   scripts/bench.sh 1024       # one size
 #   scripts/bench.sh sweep      # only the sweep scaling case
+#   scripts/bench.sh validate   # only orrery validate on a published table, 1 job and all cores
 #   scripts/bench.sh packet     # only the packet-level backend
 #   scripts/bench.sh trace      # only the real PyTorch trace on 1024 NPUs
 set -euo pipefail
@@ -20,6 +21,7 @@ sizes=("$@")
 [ "${1:-}" = sweep ] && sizes=()
 [ "${1:-}" = packet ] && sizes=()
 [ "${1:-}" = trace ] && sizes=()
+[ "${1:-}" = validate ] && sizes=()
 
 cat > "$work/system.json" <<'JSON'
 {
@@ -139,6 +141,32 @@ same = "identical" if filecmp.cmp(f"{work}/sweep_j1.csv", f"{work}/sweep_j2.csv"
 print(f"\nsweep of 16 points: {took[1]:.2f} s with 1 job, {took[2]:.2f} s with 2 jobs: "
       f"{took[1] / took[2]:.2f}x faster; results {same}")
 PY
+fi
+
+# ---- orrery validate: a published table's sizes side by side --------------------------------------
+# AWS p5's all-reduce table (45 sizes on 16-256 GPUs, ../shared/validation) on p5-h100-efa, with
+# 1 job and all cores; the outputs must be identical.
+if [ $# -eq 0 ] || [ "${1:-}" = validate ]; then
+  table="$ORRERY_COMPAT_DIR/../validation/aws-p5-efa-all_reduce.csv"
+  if [ -f "$table" ]; then
+    python3 - "$bin/orrery" "$work" "$table" <<'PY'
+import os, subprocess, sys, time
+binary, work, table = sys.argv[1:]
+took, out = {}, {}
+for jobs in (1, 0):
+    t0 = time.monotonic()
+    p = subprocess.run([binary, "validate", "--nccl-tests", table, "--machine",
+                        "configs/machines/p5-h100-efa", "--jobs", str(jobs)],
+                       check=True, capture_output=True, text=True)
+    took[jobs], out[jobs] = time.monotonic() - t0, p.stdout
+same = "identical" if out[1] == out[0] else "DIFFERENT"
+print(f"\nvalidate, AWS p5 all-reduce table (45 sizes, 16-256 GPUs): {took[1]:.1f} s with "
+      f"--jobs 1, {took[0]:.1f} s on all {os.cpu_count()} cores: {took[1] / took[0]:.2f}x "
+      f"faster; output {same}; {out[0].strip().splitlines()[-1]}")
+PY
+  else
+    echo "the validate case needs $table (set ORRERY_COMPAT_DIR)"
+  fi
 fi
 
 # ---- Packet-level backend (network/packet) ------------------------------------------------------
