@@ -284,7 +284,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
         times[i] = sim->TimeUs(m.collective, m.gpus, grid.sizes[points[i].second], grid.system,
                                grid.network);
       },
-      &cost);
+      &cost, o.progress ? std::string("calibrate: sizes of the fit's grid simulated") : "");
   size_t next = 0;
   for (const Grid& grid : grids) {
     Curve c;

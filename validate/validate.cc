@@ -72,7 +72,7 @@ std::string ValidCollectives() {
 }  // namespace
 
 void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
-                  const std::vector<double>* cost) {
+                  const std::vector<double>* cost, const std::string& progress) {
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
   if (cost != nullptr) {
@@ -81,8 +81,25 @@ void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
   }
   const int threads = jobs > 0 ? jobs : omp_get_num_procs();
   const long long count = static_cast<long long>(n);
+  size_t done = 0, width = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long i = 0; i < count; ++i) f(order[static_cast<size_t>(i)]);
+  for (long long i = 0; i < count; ++i) {
+    f(order[static_cast<size_t>(i)]);
+    if (!progress.empty()) {
+#pragma omp critical(validate_progress)
+      {
+        const std::string line =
+            "  " + progress + ": " + std::to_string(++done) + " of " + std::to_string(n);
+        width = std::max(width, line.size());
+        std::fprintf(stderr, "\r%s", line.c_str());
+        std::fflush(stderr);
+      }
+    }
+  }
+  if (!progress.empty() && width > 0) {
+    std::fprintf(stderr, "\r%s\r", std::string(width, ' ').c_str());
+    std::fflush(stderr);
+  }
 }
 
 double GeomeanAbs(const std::vector<double>& errors) {
@@ -468,7 +485,7 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
                              : StatusOr<ProfileSimulator::Tuned>(us.status());
         }
       },
-      &cost);
+      &cost, o.progress ? "validate " + o.measurements + ": sizes simulated" : "");
   std::vector<double> errors;
   for (size_t i = 0; i < todo.size(); ++i) {
     const NcclMeasurement& m = *todo[i].m;
@@ -750,6 +767,7 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
     return 1;
   }
   o_->backend = *b;
+  o_->progress = isatty(STDERR_FILENO) != 0;
   {
     const std::string& t = jobs_;
     char* end = nullptr;

@@ -52,6 +52,9 @@ struct MeasurementOptions {
   // simulation of its own, so they run side by side; 0 = all cores. The results are the same
   // whatever the number: each simulation depends only on its own row.
   int jobs = 0;
+  // A line on stderr counting the simulations done, rewritten in place and cleared at the end
+  // (the command line sets it when stderr is a terminal).
+  bool progress = false;
 };
 
 struct ValidateOptions : MeasurementOptions {
@@ -109,9 +112,10 @@ double GeomeanAbs(const std::vector<double>& errors);
 // f(0) ... f(n - 1), on up to `jobs` threads at once (0 = all cores), each index once; returns
 // when all are done. f must touch nothing another index does. The indices are started in
 // decreasing `cost` (when given, one per index; ties in index order), so that the longest
-// simulations do not start last and leave the other threads idle.
+// simulations do not start last and leave the other threads idle. With a `progress` label, a line
+// "<label>: K of N" on stderr counts them, and is cleared when all are done.
 void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
-                  const std::vector<double>* cost = nullptr);
+                  const std::vector<double>* cost = nullptr, const std::string& progress = "");
 
 // A loaded machine profile and the scratch files that simulate collectives on it.
 class ProfileSimulator {

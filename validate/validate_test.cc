@@ -295,6 +295,37 @@ TEST(Validate, RowsRunSideBySideGiveTheSameReport) {
   EXPECT_EQ(out, FormatValidation(*one));
 }
 
+// ForEachIndex runs every index once, however many at once and in whatever cost order; with a
+// progress label it counts them on stderr and clears the line at the end, without one it prints
+// nothing.
+TEST(Validate, ForEachIndexRunsEveryIndexOnceAndCountsThem) {
+  for (int jobs : {1, 3}) {
+    std::vector<int> runs(7, 0);
+    const std::vector<double> cost = {1, 5, 2, 5, 0, 9, 3};
+    ::testing::internal::CaptureStderr();
+    ForEachIndex(
+        runs.size(), jobs, [&](size_t i) { ++runs[i]; }, &cost);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    EXPECT_EQ(runs, std::vector<int>(7, 1)) << jobs;
+    ::testing::internal::CaptureStderr();
+    ForEachIndex(
+        runs.size(), jobs, [&](size_t i) { ++runs[i]; }, nullptr, "sizes");
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(runs, std::vector<int>(7, 2)) << jobs;
+    EXPECT_EQ(err.rfind("\r  sizes: 1 of 7", 0), 0u) << err;
+    const std::string last = "\r  sizes: 7 of 7";
+    EXPECT_NE(err.find(last), std::string::npos) << err;
+    const std::string clear = "\r" + std::string(last.size() - 1, ' ') + "\r";
+    EXPECT_EQ(err.substr(err.size() - clear.size()), clear) << err;
+  }
+  // One at a time, the costliest starts first (ties in index order).
+  std::vector<size_t> order;
+  const std::vector<double> cost = {1, 5, 2, 5};
+  ForEachIndex(
+      4, 1, [&](size_t i) { order.push_back(i); }, &cost);
+  EXPECT_EQ(order, (std::vector<size_t>{1, 3, 2, 0}));
+}
+
 // A CSV without a gpus column runs on the profile's NPU count, and says so: the table may have
 // been measured on fewer GPUs (a one-node table on a two-node profile). Given --gpus, or a gpus
 // column, there is nothing to say.
