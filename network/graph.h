@@ -38,6 +38,9 @@ struct PhysicalGraph {
     Bandwidth bandwidth;  // per direction
     Time latency;
     int cost = 1;  // routing metric, 1 .. kMaxCost
+    // The dimension of a dimensional topology this link belongs to (GraphFromDimensions);
+    // -1 on other machines.
+    int dimension = -1;
   };
   static constexpr int kMaxCost = 16;
 
@@ -46,6 +49,10 @@ struct PhysicalGraph {
   std::vector<Device> devices;
   std::vector<Link> links;  // in the order added; the link index is its id
   std::string description;  // one line, e.g. "DGX: 8 nodes x 8 GPUs, two-tier fat-tree"
+  // A dimensional topology's NPUs per dimension (ASTRA-sim's lists; GraphFromDimensions), NPU
+  // id = Σ coordinate_d × stride_d: its NPUs send dimension-ordered, as the congestion-aware
+  // backend routes them (IsNextHop). Empty for other machines.
+  std::vector<int> dimension_sizes;
 
   // Adds `n` NPUs (must come before any switch). `forwards`: NPUs may relay traffic.
   void AddNpus(int n, bool forwards = false);
@@ -63,11 +70,28 @@ struct PhysicalGraph {
     return hops_[static_cast<size_t>(from) * num_npus + dst_npu];
   }
   // Whether `link`, out of device `at`, starts a least-cost route to NPU `dst`: the candidates
-  // that ECMP (NextLink) and the packet backend's adaptive routing choose among.
+  // that ECMP (NextLink) and the packet backend's adaptive routing choose among. On a
+  // dimensional topology an NPU sends along the lowest dimension in which it differs from `dst`
+  // (RouteDimension), as the congestion-aware backend does: the other orders are as short, but
+  // ECMP over them would send a flow through a NIC the analytical model never uses for it.
   bool IsNextHop(int at, uint32_t link, int dst) const {
     const Link& l = links[link];
+    if (!dimension_sizes.empty() && devices[at].npu && l.dimension != RouteDimension(at, dst)) {
+      return false;
+    }
     return (l.dst == dst || devices[l.dst].forwards) &&
            Distance(l.dst, dst) + l.cost == Distance(at, dst);
+  }
+  // On a dimensional topology: the lowest dimension in which NPUs `npu` and `dst` differ
+  // (-1 when they are the same NPU).
+  int RouteDimension(int npu, int dst) const {
+    int stride = 1;
+    for (size_t d = 0; d < dimension_sizes.size(); ++d) {
+      const int k = dimension_sizes[d];
+      if ((npu / stride) % k != (dst / stride) % k) return static_cast<int>(d);
+      stride *= k;
+    }
+    return -1;
   }
   // The link a message from NPU `src` to NPU `dst` takes out of device `at` (at != dst).
   // Allocation-free: O(out-degree of `at`).

@@ -58,6 +58,8 @@ StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
   for (size_t di = 0; di < dims.size(); ++di) {
     const Dimension& d = dims[di];
     const int k = d.npus;
+    g->dimension_sizes.push_back(k);
+    const size_t first_link = g->links.size();
     const Bandwidth bw = d.bandwidth;
     const Time lat = d.latency;
     if (d.type == BlockType::kSwitch) {
@@ -91,6 +93,9 @@ StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
           if (c > 0) g->AddLink(npu, base + (c - 1) * stride, bw, lat);
         }
       }
+    }
+    for (size_t l = first_link; l < g->links.size(); ++l) {
+      g->links[l].dimension = static_cast<int>(di);
     }
     stride *= k;
   }

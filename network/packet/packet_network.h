@@ -34,7 +34,8 @@ namespace orrery {
 // lists and Orrery's Mesh), as the congestion-aware backend builds them: NPUs 0..n-1, then one
 // switch per Switch-dimension group ("sw0" with one dimension, "sw<d>.<group>" with several).
 // NPUs relay traffic unless the machine is a single Switch or FullyConnected dimension. Routes
-// are built. Errors: too many NPUs or links for a graph.
+// are built, and are dimension-ordered as the congestion-aware backend's (each link knows its
+// dimension: PhysicalGraph::dimension_sizes). Errors: too many NPUs or links for a graph.
 StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(const std::vector<Dimension>& d);
 
 // The largest machines the packet backend builds (its routes are a devices x NPUs table).

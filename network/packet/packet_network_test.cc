@@ -439,6 +439,67 @@ TEST(Ecmp, TwoFlowsOnOnePathTakeTwiceAsLong) {
   EXPECT_LT(adaptive.Ns(), 1.1 * spread.Ns());
 }
 
+// On a list of dimensions both backends cross the dimensions in order (dimension 0 first), so a
+// message takes the same links on each. [Switch 8, Switch 2] (two nodes of 8 GPUs, one rail
+// switch per GPU index, as configs/machines/dgx-h100-ndr): npu1 -> npu10 goes over node 0's
+// switch to npu2, then out of npu2's NIC (rail 2) to npu10, not out of npu1's own NIC to npu9
+// and over node 1's switch (as short, and once taken by ECMP's hash). Eight flows from each
+// GPU of node 0 to the next GPU index on node 1 then use the eight NICs once each, as on the
+// congestion-aware backend: each NIC carries one flow's bytes, and they finish together in one
+// flow's time (pipelined over 4 hops) instead of two on a NIC that two flows hash onto.
+TEST(Ecmp, DimensionsAreCrossedInOrderAsOnTheAwareBackend) {
+  Topology t;
+  t.dims = {Dimension{BlockType::kSwitch, 8, kOneBytePerNs, k100ns},
+            Dimension{BlockType::kSwitch, 2, kOneBytePerNs, k100ns}};
+  Simulation sim;
+  PacketNetwork net(sim, t, Params());
+  std::vector<std::string> route;
+  for (uint32_t link : net.graph().Route(1, 10)) {
+    const PhysicalGraph::Link& l = net.graph().links[link];
+    route.push_back(net.graph().devices[l.src].name + "->" + net.graph().devices[l.dst].name);
+  }
+  EXPECT_EQ(route, (std::vector<std::string>{"npu1->sw0.0", "sw0.0->npu2", "npu2->sw1.2",
+                                             "sw1.2->npu10"}));
+  for (int src = 0; src < 16; ++src) {
+    for (int dst = 0; dst < 16; ++dst) {
+      if (src == dst) continue;
+      const std::vector<uint32_t> r = net.graph().Route(src, dst);
+      // Dimension 0's links (if the GPU indices differ) come before dimension 1's.
+      for (size_t k = 1; k < r.size(); ++k) {
+        EXPECT_LE(net.graph().links[r[k - 1]].dimension, net.graph().links[r[k]].dimension)
+            << src << " -> " << dst;
+      }
+    }
+  }
+  const uint64_t size = 256 * 1024;
+  Recorder r(sim);
+  for (int i = 0; i < 8; ++i) net.Send(i, 8 + (i + 1) % 8, Bytes(size), &r, i);
+  sim.Run();
+  ASSERT_EQ(r.at.size(), 8u);
+  const std::map<std::string, LinkStats> links = ByName(net);
+  for (int i = 0; i < 8; ++i) {
+    const std::string nic = "npu" + std::to_string(i) + "->sw1." + std::to_string(i);
+    ASSERT_EQ(links.count(nic), 1u) << nic;
+    EXPECT_EQ(links.at(nic).bytes, size) << nic;
+  }
+  // 4 hops of 100 ns, the message once, and 3 packets of pipeline fill.
+  EXPECT_EQ(r.Last(), Time::FromNs(400 + 262144 + 3 * 4096));
+  Simulation aware_sim;
+  AnalyticalAwareNetwork aware(aware_sim, t);
+  Recorder ra(aware_sim);
+  for (int i = 0; i < 8; ++i) aware.Send(i, 8 + (i + 1) % 8, Bytes(size), &ra, i);
+  aware_sim.Run();
+  int nics = 0;
+  for (const LinkStats& l : aware.Links()) {
+    if (l.name.rfind("d1:npu", 0) == 0 && l.name.find("->sw1.") != std::string::npos &&
+        std::stoi(l.name.substr(6)) < 8) {
+      EXPECT_EQ(l.bytes, size) << l.name;
+      ++nics;
+    }
+  }
+  EXPECT_EQ(nics, 8);
+}
+
 // ---- Lossless, deterministic, allocation-free in steady state ----
 
 // All-to-all with the smallest buffers credits allow (2 MTU) on rings, tori and a switch, and
