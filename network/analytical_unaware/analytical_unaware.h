@@ -55,6 +55,8 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   void OnEvent(uint64_t slot) override;
   // (lowest differing dimension, hops in it); (-1, 0) when src == dst.
   std::pair<int, int> DimAndHops(int src, int dst) const;
+  // Hops from coordinate `ca` to `cb` (ca != cb) along one dimension.
+  static int HopsIn(const Dim& dim, int ca, int cb);
 
   Simulation& sim_;
   Topology topology_;

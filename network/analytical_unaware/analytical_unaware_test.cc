@@ -97,18 +97,33 @@ TEST(AnalyticalUnaware, FullyConnectedIsOneHop) {
   EXPECT_EQ(net.Delay(0, 4, Bytes(1000)), Time::FromNs(1100));
 }
 
-TEST(AnalyticalUnaware, MultiDimUsesOnlyTheLowestDifferingDimension) {
+// A message whose addresses differ in one dimension takes ASTRA-sim's time on it. One that
+// differs in several (which ASTRA-sim's per-dimension algorithms never send, but flat and
+// channel rings, direct all-to-all and sends across nodes do) crosses each: every differing
+// dimension's hops and latency, and its bytes once at the slowest of their bandwidths (ASTRA-sim
+// charges the lowest differing dimension alone, so a send across nodes ran at NVLink's rate).
+TEST(AnalyticalUnaware, MultiDimCrossesEveryDifferingDimension) {
   Simulation sim;
   // dim 0: Ring of 4 (1 B/ns, 100 ns); dim 1: Switch of 2 (2 B/ns, 50 ns). id = a0 + 4 * a1.
   Topology t{{Dim(BlockType::kRing, 4, kOneBytePerNs, Time::FromNs(100)),
               Dim(BlockType::kSwitch, 2, Bandwidth::FromBytesPerSec(2e9), Time::FromNs(50))}};
   AnalyticalUnawareNetwork net(sim, t);
-  // 1 = (1,0) -> 6 = (2,1): dim 0 differs first, ring hops |2-1| = 1: 100 + 1000 / 1 = 1100.
-  EXPECT_EQ(net.Delay(1, 6, Bytes(1000)), Time::FromNs(1100));
-  // 1 = (1,0) -> 7 = (3,1): ring hops min(2, 2) = 2: 2 * 100 + 1000 = 1200.
-  EXPECT_EQ(net.Delay(1, 7, Bytes(1000)), Time::FromNs(1200));
-  // 1 = (1,0) -> 5 = (1,1): only dim 1 differs, switch: 2 * 50 + 1000 / 2 = 600.
+  // 1 = (1,0) -> 2 = (2,0): dim 0 only, ring hops 1: 100 + 1000 / 1 = 1100 (ASTRA-sim's).
+  EXPECT_EQ(net.Delay(1, 2, Bytes(1000)), Time::FromNs(1100));
+  // 1 = (1,0) -> 5 = (1,1): dim 1 only, switch: 2 * 50 + 1000 / 2 = 600 (ASTRA-sim's).
   EXPECT_EQ(net.Delay(1, 5, Bytes(1000)), Time::FromNs(600));
+  // 1 = (1,0) -> 6 = (2,1): ring hops 1 and the switch's 2: 100 + 2 * 50 + 1000 / min(1, 2)
+  // = 1200 (ASTRA-sim: 1100, dimension 0 alone).
+  EXPECT_EQ(net.Delay(1, 6, Bytes(1000)), Time::FromNs(1200));
+  // 1 = (1,0) -> 7 = (3,1): ring hops min(2, 2) = 2: 2 * 100 + 2 * 50 + 1000 = 1300.
+  EXPECT_EQ(net.Delay(1, 7, Bytes(1000)), Time::FromNs(1300));
+  // The slower dimension sets the rate whichever it is: dim 1 at 0.5 B/ns.
+  Topology slow{{Dim(BlockType::kRing, 4, kOneBytePerNs, Time::FromNs(100)),
+                 Dim(BlockType::kSwitch, 2, Bandwidth::FromBytesPerSec(5e8), Time::FromNs(50))}};
+  AnalyticalUnawareNetwork slow_net(sim, slow);
+  // 100 + 2 * 50 + 1000 / 0.5 = 2200.
+  EXPECT_EQ(slow_net.Delay(1, 6, Bytes(1000)), Time::FromNs(2200));
+  EXPECT_EQ(slow_net.Delay(1, 2, Bytes(1000)), Time::FromNs(1100));
 }
 
 TEST(AnalyticalUnaware, TruncatesTheSumOnceToWholeNs) {
