@@ -326,6 +326,31 @@ TEST(Validate, ForEachIndexRunsEveryIndexOnceAndCountsThem) {
   EXPECT_EQ(order, (std::vector<size_t>{1, 3, 2, 0}));
 }
 
+// The congestion-unaware backend lets every chunk in flight take a link's full rate: validating
+// on it says so (the profiles are calibrated on the congestion-aware backend), and the other
+// backends say nothing of the kind.
+TEST(Validate, TheCongestionUnawareBackendIsNoted) {
+  const std::string profile = WriteProfile("unaware", kSwitch8, 1);
+  ValidateOptions o;
+  o.measurements = Tmp("unaware_all_reduce.csv");
+  std::ofstream(o.measurements) << "size_bytes,time_us\n1048576,100\n";
+  o.machine = profile;
+  o.gpus = 8;
+  for (Backend b : {Backend::kAnalyticalAware, Backend::kAnalyticalUnaware}) {
+    o.backend = b;
+    StatusOr<ValidationReport> r = Validate(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    bool noted = false;
+    for (const std::string& n : r->notes) {
+      noted = noted || n.rfind(
+                           "--network-backend analytical-unaware: every message takes its "
+                           "link's full rate",
+                           0) == 0;
+    }
+    EXPECT_EQ(noted, b == Backend::kAnalyticalUnaware);
+  }
+}
+
 // A CSV without a gpus column runs on the profile's NPU count, and says so: the table may have
 // been measured on fewer GPUs (a one-node table on a two-node profile). Given --gpus, or a gpus
 // column, there is nothing to say.
