@@ -67,21 +67,18 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
   // or channel ring across nodes, direct all-to-all, point-to-point sends). Such a message crosses
   // every differing dimension: their hops' latencies, and its bytes once at the slowest of them.
   {
-    int a = src / dims_[d].npus, b = dst / dims_[d].npus;
-    double latency_ns = hops * dims_[d].latency_ns, bytes_per_ns = dims_[d].bytes_per_ns;
-    bool more = false;
-    for (size_t e = static_cast<size_t>(d) + 1; e < dims_.size(); ++e) {
-      const Dim& dim = dims_[e];
+    int a = src, b = dst, differ = 0;
+    double latency_ns = 0, bytes_per_ns = 0;
+    for (const Dim& dim : dims_) {
       const int ca = a % dim.npus, cb = b % dim.npus;
       if (ca != cb) {
-        more = true;
         latency_ns += HopsIn(dim, ca, cb) * dim.latency_ns;
-        bytes_per_ns = std::min(bytes_per_ns, dim.bytes_per_ns);
+        bytes_per_ns = differ++ == 0 ? dim.bytes_per_ns : std::min(bytes_per_ns, dim.bytes_per_ns);
       }
       a /= dim.npus;
       b /= dim.npus;
     }
-    if (more) {
+    if (differ > 1) {
       return Time::FromNsTruncated(latency_ns + static_cast<double>(size.count()) / bytes_per_ns);
     }
   }

@@ -124,6 +124,18 @@ TEST(AnalyticalUnaware, MultiDimCrossesEveryDifferingDimension) {
   // 100 + 2 * 50 + 1000 / 0.5 = 2200.
   EXPECT_EQ(slow_net.Delay(1, 6, Bytes(1000)), Time::FromNs(2200));
   EXPECT_EQ(slow_net.Delay(1, 2, Bytes(1000)), Time::FromNs(1100));
+  // Three dimensions, the lowest equal: [Ring 4 (1 B/ns, 100 ns), Switch 2 (2 B/ns, 50 ns),
+  // Ring 4 (0.25 B/ns, 1000 ns)], id = a0 + 4 a1 + 8 a2. 1 = (1,0,0) -> 5 = (1,1,0): dim 1 only,
+  // 600 (ASTRA-sim's). 1 -> 29 = (1,1,3): dims 1 and 2 (ring hops min(3, 1) = 1):
+  // 2 * 50 + 1000 + 1000 / 0.25 = 5100. 1 -> 17 = (1,0,2): dim 2 only, hops 2:
+  // 2 * 1000 + 4000 = 6000.
+  Topology three{{Dim(BlockType::kRing, 4, kOneBytePerNs, Time::FromNs(100)),
+                  Dim(BlockType::kSwitch, 2, Bandwidth::FromBytesPerSec(2e9), Time::FromNs(50)),
+                  Dim(BlockType::kRing, 4, Bandwidth::FromBytesPerSec(2.5e8), Time::FromNs(1000))}};
+  AnalyticalUnawareNetwork three_net(sim, three);
+  EXPECT_EQ(three_net.Delay(1, 5, Bytes(1000)), Time::FromNs(600));
+  EXPECT_EQ(three_net.Delay(1, 29, Bytes(1000)), Time::FromNs(5100));
+  EXPECT_EQ(three_net.Delay(1, 17, Bytes(1000)), Time::FromNs(6000));
 }
 
 TEST(AnalyticalUnaware, TruncatesTheSumOnceToWholeNs) {
