@@ -19,6 +19,7 @@
 #include <sstream>
 #include <utility>
 
+#include "config/network_config.h"
 #include "validate/nccl_tests.h"
 #include "workload/executor.h"
 
@@ -29,6 +30,9 @@ constexpr double kMinEfficiency = 0.005;  // the grid reaches size / this
 constexpr int kGridPerOctave = 4;
 constexpr double kPull = 1e-3;
 constexpr double kLl128Payload = 120.0 / 128.0;
+// The most packets (grid size / packet-mtu x GPUs) calibrate asks of the packet backend per grid
+// size: about a minute or two of simulation each.
+constexpr double kMaxPacketCalibration = 1e9;
 
 // T(x) sampled on a log grid, interpolated linearly in log-log (extrapolated from the ends).
 struct Curve {
@@ -200,6 +204,36 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     StatusOr<std::vector<NcclMeasurement>> loaded = sim->Load(one);
     if (!loaded.ok()) return loaded.status();
     ms.insert(ms.end(), loaded->begin(), loaded->end());
+  }
+  // The grid reaches the largest row / kMinEfficiency. On the packet backend every packet of it is
+  // simulated: a log to 8 GiB on 16 GPUs is billions of packets per grid size, hours with no end
+  // in sight, so such a fit is refused up front with what to do instead.
+  if (o.backend == Backend::kPacket) {
+    NetworkParams net;
+    StatusOr<Topology> topology = LoadNetworkConfig(ProfilePath(o.machine, "network"), &net);
+    if (!topology.ok()) return topology.status();
+    for (const NcclMeasurement& m : ms) {
+      uint64_t hi = 0;
+      for (const NcclRow& r : m.rows) hi = std::max(hi, r.size);
+      const double packets = static_cast<double>(hi) / kMinEfficiency /
+                             static_cast<double>(std::max<uint64_t>(net.mtu, 1)) * m.gpus;
+      if (packets > kMaxPacketCalibration) {
+        char figures[160];
+        std::snprintf(figures, sizeof figures,
+                      "%.3g B (200 times its largest row, %.3g B) on %d GPUs: about %.2g packets "
+                      "of %llu B",
+                      static_cast<double>(hi) / kMinEfficiency, static_cast<double>(hi), m.gpus,
+                      packets, static_cast<unsigned long long>(net.mtu));
+        return Status::Error(
+            m.source +
+            ": calibrate's grid on the packet backend would simulate collectives of up "
+            "to " +
+            figures + " per grid size, hours of simulation (at most " +
+            std::to_string(static_cast<unsigned long long>(kMaxPacketCalibration)) +
+            " per grid size); fit on analytical-aware, as the shipped profiles are, and check the "
+            "fit with orrery validate --network-backend packet, or fit a log of smaller sizes");
+      }
+    }
   }
   // Every (measurement, algorithm) curve's grid of sizes first, with the files it runs on, then
   // every grid point's simulation side by side (o.jobs), then the curves in order: the fit is

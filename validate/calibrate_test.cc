@@ -265,6 +265,42 @@ TEST(Calibrate, KeepsTheStepLatencyAndFitsTheFloorBesideIt) {
   EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
 }
 
+// On the packet backend every packet of the fit's grid (to 200 times the largest row) is
+// simulated: a log of small sizes fits there, one to 8 GiB is refused up front, naming the
+// figures and what to do instead, rather than running for hours.
+TEST(Calibrate, OnThePacketBackendAGridOfBillionsOfPacketsIsRefused) {
+  const std::string machine = Profile("packet_start", 10, 0.9);
+  CalibrateOptions o;
+  o.machine = machine;
+  o.backend = Backend::kPacket;
+  o.measurements =
+      SimulatedLog("packet_small.log", Profile("packet_truth", 20, 0.5), {4096, 16384, 65536});
+  StatusOr<CalibrationResult> small = Calibrate(o);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->validations[0].rows.size(), 3u);
+  const std::string big = Tmp("packet_big.log");
+  {
+    std::ofstream f(big);
+    f << "# Collective test starting: all_reduce_perf\n";
+    for (int i = 0; i < 8; ++i)
+      f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
+    f << "  8589934592  2147483648  float  sum  -1  40000  1  1  0\n";
+  }
+  o.measurements = big;
+  StatusOr<CalibrationResult> refused = Calibrate(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            big +
+                ": calibrate's grid on the packet backend would simulate collectives of up to "
+                "1.72e+12 B (200 times its largest row, 8.59e+09 B) on 8 GPUs: about 3.4e+09 "
+                "packets of 4096 B per grid size, hours of simulation (at most 1000000000 per "
+                "grid size); fit on analytical-aware, as the shipped profiles are, and check the "
+                "fit with orrery validate --network-backend packet, or fit a log of smaller "
+                "sizes");
+  o.backend = Backend::kAnalyticalAware;  // the same log fits there
+  EXPECT_TRUE(Calibrate(o).ok());
+}
+
 TEST(Calibrate, BadInputsAreNamed) {
   CalibrateOptions o;
   o.measurements = Tmp("truth.log");
