@@ -418,10 +418,10 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   if (o.in_place) report.notes.push_back("in-place times compared (--in-place)");
   if (o.backend == Backend::kAnalyticalUnaware) {
     report.notes.push_back(
-        "--network-backend analytical-unaware: every message takes its link's full rate whatever "
-        "else is in flight, so a collective that keeps several chunks on one link (NCCL's "
-        "channels) runs faster than the link allows; the shipped profiles are calibrated on "
-        "analytical-aware");
+        "--network-backend analytical-unaware: every message moves at its link's rate (a lane's, "
+        "with lanes) whatever else is in flight, so a collective that keeps more chunks on a link "
+        "than it has lanes (NCCL's channels) runs faster than the link allows; the shipped "
+        "profiles are calibrated on analytical-aware");
   }
   for (const NcclMeasurement& m : *ms) {
     if (m.harness_floor_us <= 0) {

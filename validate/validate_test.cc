@@ -343,8 +343,8 @@ TEST(Validate, TheCongestionUnawareBackendIsNoted) {
     bool noted = false;
     for (const std::string& n : r->notes) {
       noted = noted || n.rfind(
-                           "--network-backend analytical-unaware: every message takes its "
-                           "link's full rate",
+                           "--network-backend analytical-unaware: every message moves at its "
+                           "link's rate",
                            0) == 0;
     }
     EXPECT_EQ(noted, b == Backend::kAnalyticalUnaware);
