@@ -37,29 +37,32 @@ std::string Profile(const std::string& name, double latency_us, double efficienc
   return dir;
 }
 
-// A log of `sizes` on 8 GPUs with the times `machine` simulates for them.
-// `first_line` (e.g. "# NCCL_ALGO=Ring") opens the log when given. With `out_of_place_scale`
-// the simulated times are the in-place column and the out-of-place one is that many times them;
-// without it, rows have one group of columns.
+// An all-reduce log on 8 GPUs of (size, µs) rows, opened by `first_line` when given. With
+// `out_of_place_scale` the times are the in-place column and the out-of-place one is that many
+// times them; without it, rows have one group of columns.
+void WriteAllReduceLog(const std::string& log, const std::vector<std::pair<uint64_t, double>>& rows,
+                       const std::string& first_line = "", double out_of_place_scale = 0) {
+  std::ofstream f(log);
+  if (!first_line.empty()) f << first_line << "\n";
+  f << "# Collective test starting: all_reduce_perf\n";
+  for (int i = 0; i < 8; ++i)
+    f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
+  for (const auto& [size, us] : rows) {
+    f << "  " << size << "  " << size / 4 << "  float  sum  -1  ";
+    if (out_of_place_scale > 0) f << out_of_place_scale * us << "  1  1  0  ";
+    f << us << "  1  1  0\n";
+  }
+}
+
+// A log of `sizes` on 8 GPUs with the times `machine` simulates for them (WriteAllReduceLog's
+// `first_line` and `out_of_place_scale`).
 std::string SimulatedLog(const std::string& name, const std::string& machine,
                          const std::vector<uint64_t>& sizes, const std::string& first_line = "",
                          double out_of_place_scale = 0) {
   const std::string log = Tmp(name);
-  auto write = [&](const std::vector<std::pair<uint64_t, double>>& rows) {
-    std::ofstream f(log);
-    if (!first_line.empty()) f << first_line << "\n";
-    f << "# Collective test starting: all_reduce_perf\n";
-    for (int i = 0; i < 8; ++i)
-      f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
-    for (const auto& [size, us] : rows) {
-      f << "  " << size << "  " << size / 4 << "  float  sum  -1  ";
-      if (out_of_place_scale > 0) f << out_of_place_scale * us << "  1  1  0  ";
-      f << us << "  1  1  0\n";
-    }
-  };
   std::vector<std::pair<uint64_t, double>> placeholder;
   for (uint64_t size : sizes) placeholder.push_back({size, 1.0});
-  write(placeholder);
+  WriteAllReduceLog(log, placeholder, first_line, out_of_place_scale);
   ValidateOptions v;
   v.measurements = log;
   v.machine = machine;
@@ -69,7 +72,7 @@ std::string SimulatedLog(const std::string& name, const std::string& machine,
   if (sim.ok()) {
     for (const ValidationRow& r : sim->rows) rows.push_back({r.size, r.simulated_us});
   }
-  write(rows);
+  WriteAllReduceLog(log, rows, first_line, out_of_place_scale);
   return log;
 }
 
@@ -279,13 +282,7 @@ TEST(Calibrate, OnThePacketBackendAGridOfBillionsOfPacketsIsRefused) {
   ASSERT_TRUE(small.ok()) << small.status().message();
   EXPECT_EQ(small->validations[0].rows.size(), 3u);
   const std::string big = Tmp("packet_big.log");
-  {
-    std::ofstream f(big);
-    f << "# Collective test starting: all_reduce_perf\n";
-    for (int i = 0; i < 8; ++i)
-      f << "#  Rank  " << i << " Group 0 Pid 1 on host device " << i << "\n";
-    f << "  8589934592  2147483648  float  sum  -1  40000  1  1  0\n";
-  }
+  WriteAllReduceLog(big, {{uint64_t{8} << 30, 40000.0}});
   o.measurements = big;
   StatusOr<CalibrationResult> refused = Calibrate(o);
   ASSERT_FALSE(refused.ok());
