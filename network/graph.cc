@@ -114,7 +114,8 @@ Status PhysicalGraph::BuildRoutes() {
 }
 
 uint32_t PhysicalGraph::NextLink(int at, int src, int dst) const {
-  auto candidate = [&](uint32_t link) { return IsNextHop(at, link, dst); };
+  const int dimension = SendDimension(at, dst);
+  auto candidate = [&](uint32_t link) { return IsNextHopAlong(at, link, dst, dimension); };
   uint32_t count = 0;
   for (uint32_t k = out_begin_[at]; k < out_begin_[at + 1]; ++k) count += candidate(out_links_[k]);
   ORRERY_CHECK(count > 0, "no route from " + devices[at].name + " to " + devices[dst].name);

@@ -51,7 +51,7 @@ struct PhysicalGraph {
   std::string description;  // one line, e.g. "DGX: 8 nodes x 8 GPUs, two-tier fat-tree"
   // A dimensional topology's NPUs per dimension (ASTRA-sim's lists; GraphFromDimensions), NPU
   // id = Σ coordinate_d × stride_d: its NPUs send dimension-ordered, as the congestion-aware
-  // backend routes them (IsNextHop). Empty for other machines.
+  // backend routes them (SendDimension). Empty for other machines.
   std::vector<int> dimension_sizes;
 
   // Adds `n` NPUs (must come before any switch). `forwards`: NPUs may relay traffic.
@@ -72,23 +72,26 @@ struct PhysicalGraph {
   // Whether `link`, out of device `at`, starts a least-cost route to NPU `dst`: the candidates
   // that ECMP (NextLink) and the packet backend's adaptive routing choose among. On a
   // dimensional topology an NPU sends along the lowest dimension in which it differs from `dst`
-  // (RouteDimension), as the congestion-aware backend does: the other orders are as short, but
+  // (SendDimension), as the congestion-aware backend does: the other orders are as short, but
   // ECMP over them would send a flow through a NIC the analytical model never uses for it.
   bool IsNextHop(int at, uint32_t link, int dst) const {
+    return IsNextHopAlong(at, link, dst, SendDimension(at, dst));
+  }
+  // The same, with SendDimension(at, dst) given (loops over a device's links compute it once).
+  bool IsNextHopAlong(int at, uint32_t link, int dst, int dimension) const {
     const Link& l = links[link];
-    if (!dimension_sizes.empty() && devices[at].npu && l.dimension != RouteDimension(at, dst)) {
-      return false;
-    }
+    if (dimension >= 0 && l.dimension != dimension) return false;
     return (l.dst == dst || devices[l.dst].forwards) &&
            Distance(l.dst, dst) + l.cost == Distance(at, dst);
   }
-  // On a dimensional topology: the lowest dimension in which NPUs `npu` and `dst` differ
-  // (-1 when they are the same NPU).
-  int RouteDimension(int npu, int dst) const {
+  // The dimension device `at` must send along towards NPU `dst`: on a dimensional topology, for
+  // an NPU, the lowest dimension in which the two differ; otherwise -1 (any link).
+  int SendDimension(int at, int dst) const {
+    if (dimension_sizes.empty() || !devices[at].npu) return -1;
     int stride = 1;
     for (size_t d = 0; d < dimension_sizes.size(); ++d) {
       const int k = dimension_sizes[d];
-      if ((npu / stride) % k != (dst / stride) % k) return static_cast<int>(d);
+      if ((at / stride) % k != (dst / stride) % k) return static_cast<int>(d);
       stride *= k;
     }
     return -1;

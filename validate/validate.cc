@@ -180,8 +180,7 @@ ProfileSimulator::ProfileSimulator(ProfileSimulator&& o) noexcept
       nccl_(std::move(o.nccl_)),
       backend_(o.backend_),
       files_(std::move(o.files_)),
-      serial_(o.serial_),
-      runs_(o.runs_.load()) {
+      serial_(o.serial_.load()) {
   o.own_work_ = false;
   o.files_.clear();
 }
@@ -241,7 +240,7 @@ StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, dou
   if (!algorithm.empty()) sys["broadcast-reduce-algorithm"] = "ring";
   if (latency_us >= 0) sys["collective-launch-latency"] = latency_us * 1e3;
   if (efficiency > 0) sys["protocol-efficiency"] = std::min(efficiency, 1.0);
-  const std::string file = work_ + "/system_" + std::to_string(serial_++) + ".yaml";
+  const std::string file = work_ + "/system_" + std::to_string(serial_.fetch_add(1)) + ".yaml";
   std::ofstream(file) << FlowYaml(sys) << "\n";
   files_.push_back(file);
   return file;
@@ -285,7 +284,7 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   const uint64_t comm_size = collective == "all_gather" ? size / static_cast<uint64_t>(gpus) : size;
   // A name of this run's own: other runs may be writing theirs at the same time.
   const std::string prefix = work_ + "/" + collective + "_" + std::to_string(gpus) + "_run" +
-                             std::to_string(runs_.fetch_add(1));
+                             std::to_string(serial_.fetch_add(1));
   // GPUs inside one node of a larger profile: a group of the first node's NPUs, the rest idle.
   const bool group = InOneNode(gpus) && gpus < npus_;
   const int npus = group ? npus_ : gpus;
@@ -449,44 +448,47 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   // Each measurement's network and system files first (they are written once, in order), then
   // every row's simulation, side by side (o.jobs), then the rows in their order: the report is
   // the same whatever the number of jobs, and so is the first error.
-  struct Todo {
-    const NcclMeasurement* m;
-    const NcclRow* row;
+  struct Plan {
     std::string algorithm, system, network;
   };
-  std::vector<Todo> todo;
+  std::vector<Plan> plans;
+  std::vector<std::pair<size_t, const NcclRow*>> todo;  // (measurement, row)
   for (const NcclMeasurement& m : *ms) {
-    std::string algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
-    if (!algorithm.empty() && !IsNcclAlgorithm(algorithm)) {
+    Plan plan;
+    plan.algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
+    if (!plan.algorithm.empty() && !IsNcclAlgorithm(plan.algorithm)) {
       return Status::Error(m.source + ": forced to NCCL_ALGO '" + m.algorithm +
                            "', which Orrery does not model; modelled: " + kNcclAlgorithms);
     }
     StatusOr<std::string> network = sim->Network(m.gpus, m.source);
     if (!network.ok()) return network.status();
+    plan.network = *network;
     // With an NCCL model, every row runs NCCL's choice for its size, chosen as in any run
     // with 'nccl-model' (runner/nccl_tuner.h); without one, the profile's system file.
-    std::string system;
     if (sim->nccl() == nullptr) {
-      StatusOr<std::string> f = sim->System(algorithm, -1, -1);
+      StatusOr<std::string> f = sim->System(plan.algorithm, -1, -1);
       if (!f.ok()) return f.status();
-      system = *f;
+      plan.system = *f;
     }
-    for (const NcclRow& row : m.rows) todo.push_back({&m, &row, algorithm, system, *network});
+    for (const NcclRow& row : m.rows) todo.push_back({plans.size(), &row});
+    plans.push_back(std::move(plan));
   }
   std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(todo.size(),
                                                            Status::Error("not simulated"));
   std::vector<double> cost;  // the bytes the GPUs move, roughly: largest first
-  for (const Todo& t : todo) cost.push_back(static_cast<double>(t.row->size) * t.m->gpus);
+  for (const auto& [m, row] : todo) cost.push_back(static_cast<double>(row->size) * (*ms)[m].gpus);
   ForEachIndex(
       todo.size(), o.jobs,
       [&](size_t i) {
-        const Todo& t = todo[i];
+        const int gpus = (*ms)[todo[i].first].gpus;
+        const uint64_t size = todo[i].second->size;
+        const Plan& plan = plans[todo[i].first];
         if (sim->nccl() != nullptr) {
           simulated[i] =
-              sim->NcclTimeUs(report.collective, t.m->gpus, t.row->size, t.algorithm, t.network);
+              sim->NcclTimeUs(report.collective, gpus, size, plan.algorithm, plan.network);
         } else {
           StatusOr<double> us =
-              sim->TimeUs(report.collective, t.m->gpus, t.row->size, t.system, t.network);
+              sim->TimeUs(report.collective, gpus, size, plan.system, plan.network);
           simulated[i] = us.ok()
                              ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
                              : StatusOr<ProfileSimulator::Tuned>(us.status());
@@ -495,13 +497,13 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       &cost, o.progress ? "validate " + o.measurements + ": sizes simulated" : "");
   std::vector<double> errors;
   for (size_t i = 0; i < todo.size(); ++i) {
-    const NcclMeasurement& m = *todo[i].m;
+    const NcclMeasurement& m = (*ms)[todo[i].first];
     if (!simulated[i].ok()) return simulated[i].status().WithContext(m.source);
     ValidationRow v;
     v.source = m.source;
     v.gpus = m.gpus;
-    v.size = todo[i].row->size;
-    v.measured_us = todo[i].row->time_us;
+    v.size = todo[i].second->size;
+    v.measured_us = todo[i].second->time_us;
     v.collective_us = simulated[i]->time_us;
     v.simulated_us = std::max(v.collective_us, m.harness_floor_us);
     v.choice = simulated[i]->choice;

@@ -179,10 +179,9 @@ class ProfileSimulator {
   NcclModel nccl_;
   Backend backend_ = Backend::kAnalyticalAware;
   std::vector<std::string> files_;  // written, removed on destruction
-  int serial_ = 0;
-  // Runs so far: each writes its traces under a name of its own, so that runs on several
-  // threads at once (Validate, Calibrate) do not share files.
-  std::atomic<uint64_t> runs_{0};
+  // Scratch files so far (system files, each run's traces): every one is named by its number,
+  // so that runs on several threads at once (Validate, Calibrate) do not share files.
+  std::atomic<uint64_t> serial_{0};
 };
 
 // "16,32" -> {16, 32}; `flag` names the option in errors.

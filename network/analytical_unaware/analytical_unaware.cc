@@ -60,36 +60,40 @@ std::pair<int, int> AnalyticalUnawareNetwork::DimAndHops(int src, int dst) const
 int AnalyticalUnawareNetwork::Hops(int src, int dst) const { return DimAndHops(src, dst).second; }
 
 Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
-  const auto [d, hops] = DimAndHops(src, dst);
-  ORRERY_CHECK(d >= 0, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
-  // Addresses that differ in a higher dimension too: ASTRA-sim charges the lowest dimension only,
-  // which none of its algorithms meets (each phase stays in one dimension), but Orrery's do (a flat
-  // or channel ring across nodes, direct all-to-all, point-to-point sends). Such a message crosses
-  // every differing dimension: their hops' latencies, and its bytes once at the slowest of them.
-  {
-    int a = src, b = dst, differ = 0;
-    double latency_ns = 0, bytes_per_ns = 0;
-    for (const Dim& dim : dims_) {
-      const int ca = a % dim.npus, cb = b % dim.npus;
-      if (ca != cb) {
-        latency_ns += HopsIn(dim, ca, cb) * dim.latency_ns;
-        bytes_per_ns = differ++ == 0 ? dim.bytes_per_ns : std::min(bytes_per_ns, dim.bytes_per_ns);
+  // One walk over the dimensions: the lowest that differs (ASTRA-sim's), and for addresses that
+  // differ in a higher dimension too, every differing one. ASTRA-sim charges the lowest alone,
+  // which none of its algorithms meets (each phase stays in one dimension), but Orrery's do (a
+  // flat or channel ring across nodes, direct all-to-all, point-to-point sends): such a message
+  // crosses every differing dimension, their hops' latencies, and its bytes once at the slowest.
+  const Dim* lowest = nullptr;
+  int lowest_hops = 0, differ = 0, a = src, b = dst;
+  double latency_ns = 0, bytes_per_ns = 0;
+  for (const Dim& dim : dims_) {
+    const int ca = a % dim.npus, cb = b % dim.npus;
+    if (ca != cb) {
+      const int hops = HopsIn(dim, ca, cb);
+      if (differ++ == 0) {
+        lowest = &dim;
+        lowest_hops = hops;
+        bytes_per_ns = dim.bytes_per_ns;
       }
-      a /= dim.npus;
-      b /= dim.npus;
+      latency_ns += hops * dim.latency_ns;
+      bytes_per_ns = std::min(bytes_per_ns, dim.bytes_per_ns);
     }
-    if (differ > 1) {
-      return Time::FromNsTruncated(latency_ns + static_cast<double>(size.count()) / bytes_per_ns);
-    }
+    a /= dim.npus;
+    b /= dim.npus;
   }
-  const Dim& dim = dims_[d];
+  ORRERY_CHECK(lowest != nullptr,
+               "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  if (differ > 1) {
+    return Time::FromNsTruncated(latency_ns + static_cast<double>(size.count()) / bytes_per_ns);
+  }
   // ASTRA-sim sums in double ns and truncates the sum once to integer ns.
-  if (size.count() != dim.cached_size) {
-    dim.cached_size = size.count();
-    dim.cached_serialization_ns = static_cast<double>(size.count()) / dim.bytes_per_ns;
+  if (size.count() != lowest->cached_size) {
+    lowest->cached_size = size.count();
+    lowest->cached_serialization_ns = static_cast<double>(size.count()) / lowest->bytes_per_ns;
   }
-  const double ns = hops * dim.latency_ns + dim.cached_serialization_ns;
-  return Time::FromNsTruncated(ns);
+  return Time::FromNsTruncated(lowest_hops * lowest->latency_ns + lowest->cached_serialization_ns);
 }
 
 void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,

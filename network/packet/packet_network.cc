@@ -289,9 +289,10 @@ PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const NetworkPa
       for (size_t dst = 0; dst < n; ++dst) {
         if (at == dst || graph_->Distance(at, dst) == PhysicalGraph::kUnreachable) continue;
         uint32_t only = kNone, count = 0;
+        const int dimension = graph_->SendDimension(at, dst);
         for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
           const uint32_t link = graph_->out_links_[k];
-          if (graph_->IsNextHop(at, link, dst)) {
+          if (graph_->IsNextHopAlong(at, link, dst, dimension)) {
             only = link;
             ++count;
           }
@@ -322,9 +323,10 @@ uint32_t PacketNetwork::RouteAmong(int at, int src, int dst) const {
   };
   uint32_t best = ecmp;
   uint64_t best_load = load(ecmp);
+  const int dimension = graph_->SendDimension(at, dst);
   for (uint32_t k = graph_->out_begin_[at]; k < graph_->out_begin_[at + 1]; ++k) {
     const uint32_t link = graph_->out_links_[k];
-    if (graph_->IsNextHop(at, link, dst) && load(link) < best_load) {
+    if (graph_->IsNextHopAlong(at, link, dst, dimension) && load(link) < best_load) {
       best = link;
       best_load = load(link);
     }
