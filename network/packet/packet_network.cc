@@ -497,31 +497,42 @@ void PacketNetwork::ReleaseIngress(uint32_t port, uint64_t bytes) {
   }
 }
 
+bool PacketNetwork::EntersDimension(uint32_t in_port, uint32_t out_port) const {
+  if (in_port == kNone) return false;
+  const int in = graph_->links[in_port].dimension;
+  return in >= 0 && in != graph_->links[out_port].dimension;
+}
+
 void PacketNetwork::TrySend(uint32_t port) {
   Port& p = ports_[port];
   if (p.busy) return;
   const bool have_transit = !p.queue.empty();
+  const bool have_turning = !p.turning.empty();
   const bool have_local = !p.messages.empty();
-  if (!have_transit && !have_local) return;
+  if (!have_transit && !have_turning && !have_local) return;
   Absorb(p);
   const int64_t now = sim_.now().ps();
   const uint64_t local_bytes =
       have_local ? std::min(params_.mtu, messages_[p.messages.head].unsent) : 0;
-  const uint64_t transit_bytes = have_transit ? packets_[p.queue.head].bytes : 0;
   // Credits: a packet entering a ring of relaying NPUs also needs one MTU of slack downstream
-  // (bubble flow control), so injected traffic can never fill the ring and deadlock it.
-  const bool transit_ok =
-      have_transit && (pfc_ ? !p.paused : p.credits >= static_cast<int64_t>(transit_bytes));
-  const bool local_ok =
-      have_local &&
-      (pfc_ ? !p.paused
-            : p.credits >= static_cast<int64_t>(local_bytes + (p.bubble ? params_.mtu : 0)));
-  bool take_local;
-  if (transit_ok && local_ok) {
-    take_local = p.local_turn;
-  } else if (transit_ok || local_ok) {
-    take_local = local_ok;
-  } else {
+  // (bubble flow control), so entering traffic can never fill the ring and deadlock it. A packet
+  // enters a ring when it is injected, and when it turns into this port's dimension from another
+  // at a relaying NPU (a torus routed X then Y enters the Y ring there); one continuing along
+  // the ring needs only its own room.
+  auto fits = [&](uint64_t bytes, bool entering) {
+    return pfc_ ? !p.paused
+                : p.credits >=
+                      static_cast<int64_t>(bytes + (entering && p.bubble ? params_.mtu : 0));
+  };
+  const bool ok[3] = {have_transit && fits(packets_[p.queue.head].bytes, false),
+                      have_turning && fits(packets_[p.turning.head].bytes, true),
+                      have_local && fits(local_bytes, true)};
+  int take = -1;
+  for (int i = 0; i < 3 && take < 0; ++i) {
+    const int c = (p.next_class + i) % 3;
+    if (ok[c]) take = c;
+  }
+  if (take < 0) {
     if (!p.blocked) {
       p.blocked = true;
       p.blocked_since_ps = now;
@@ -537,11 +548,11 @@ void PacketNetwork::TrySend(uint32_t port) {
     p.paused_ps += now - p.blocked_since_ps;
     p.blocked = false;
   }
-  p.local_turn = !take_local;
+  p.next_class = static_cast<uint8_t>((take + 1) % 3);
 
   uint32_t packet;
   uint64_t bytes;
-  if (take_local) {
+  if (take == 2) {
     const uint32_t mid = p.messages.head;
     bytes = local_bytes;
     packet = NewPacket();
@@ -554,7 +565,7 @@ void PacketNetwork::TrySend(uint32_t port) {
     p.message_bytes -= bytes;
     if (m.unsent == 0) p.messages.Pop(messages_);
   } else {
-    packet = p.queue.Pop(packets_);
+    packet = (take == 0 ? p.queue : p.turning).Pop(packets_);
     const Packet& k = packets_[packet];
     bytes = k.bytes;
     SetQueueBytes(port, p.queue_bytes - bytes);
@@ -616,7 +627,7 @@ void PacketNetwork::OnArrival(uint32_t port) {
     }
     k.in_port = port;
     Port& o = ports_[out];
-    o.queue.Push(packets_, packet);
+    (o.bubble && EntersDimension(port, out) ? o.turning : o.queue).Push(packets_, packet);
     SetQueueBytes(out, o.queue_bytes + k.bytes);
     TrySend(out);
   }
@@ -726,6 +737,7 @@ std::vector<std::string> PacketNetwork::DescribeStuck(int max_lines) const {
     const PhysicalGraph::Link& g = graph_->links[i];
     int queued = 0;
     for (uint32_t k = p.queue.head; k != kNone; k = packets_[k].next) ++queued;
+    for (uint32_t k = p.turning.head; k != kNone; k = packets_[k].next) ++queued;
     lines.push_back("  " + graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name +
                     ": held for " + Time::FromPs(now - p.blocked_since_ps).ToHuman() + ", " +
                     std::to_string(queued) + " relayed packet(s) and " +

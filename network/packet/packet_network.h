@@ -135,13 +135,16 @@ class PacketNetwork final : public Network, private EventTarget {
     int64_t mtu_serialization_ps = 0;
     int32_t dst_device = 0;
     bool bubble = false;  // the far end is a relaying NPU: injection keeps one MTU free
-    // Output queue of packets in transit through the source device.
+    // Output queues of packets in transit through the source device: those continuing along
+    // this port's dimension, and (with `bubble`) those turning into it from another, which enter
+    // its ring as injected packets do and wait for the same slack without holding up the others.
     IndexFifo queue;
-    uint64_t queue_bytes = 0;
+    IndexFifo turning;
+    uint64_t queue_bytes = 0;  // both
     // NIC injection queue (ports of NPUs): messages still to be cut into packets.
     IndexFifo messages;
     uint64_t message_bytes = 0;
-    bool local_turn = false;     // round robin between injection and transit
+    uint8_t next_class = 0;      // round robin: continuing transit, turning transit, injection
     bool busy = false;           // serializing a packet (a tx-done event is pending)
     uint64_t serving_bytes = 0;  // the packet being serialized
     // Packets on the wire, in arrival order; one pending arrival event for the head.
@@ -170,6 +173,9 @@ class PacketNetwork final : public Network, private EventTarget {
 
   void OnEvent(uint64_t arg) override;
   void TrySend(uint32_t port);
+  // Whether a packet that came in on `in_port` (kNone: injected here) and leaves on `out_port`
+  // turns there from one dimension of a dimensional topology into another (Link::dimension).
+  bool EntersDimension(uint32_t in_port, uint32_t out_port) const;
   void OnArrival(uint32_t port);
   void Absorb(Port& p);
   void PushControl(uint32_t port, int64_t value);

@@ -550,6 +550,30 @@ TEST(Lossless, AllToAllCompletes) {
   }
 }
 
+// A packet that turns from one dimension into a ring at a relaying NPU enters that ring as an
+// injected one does: it waits for the bubble, in a queue of its own so that packets continuing
+// along the ring do not wait behind it. Without that, NPU i sending 4 MiB to NPU i + 6 on a
+// 4 x 4 torus (routed X then Y) filled the Y rings with turning packets and stopped with 12
+// NPUs stuck; so did a fully-connected dimension feeding a ring.
+TEST(Lossless, TurningIntoARingWaitsForTheBubble) {
+  const Bandwidth fast = Bandwidth::FromBytesPerSec(100.0 * (1 << 30));
+  const Bandwidth half = Bandwidth::FromBytesPerSec(50.0 * (1 << 30));
+  Topology fc_ring;
+  fc_ring.dims = {Dimension{BlockType::kFullyConnected, 4, fast, Time::FromNs(500)},
+                  Dimension{BlockType::kRing, 4, half, Time::FromNs(700)}};
+  for (const Topology& t : {TorusOrMesh(true, {4, 4}, fast, Time::FromNs(500)), fc_ring}) {
+    SCOPED_TRACE(BlockTypeName(t.dims[0].type));
+    Simulation sim;
+    PacketNetwork net(sim, t, NetworkParams());
+    Recorder r(sim);
+    for (int s = 0; s < 16; ++s) net.Send(s, (s + 6) % 16, Bytes(4 * kMiB), &r, s);
+    sim.Run();
+    EXPECT_EQ(r.at.size(), 16u);
+    EXPECT_EQ(net.messages_in_flight(), 0u);
+    EXPECT_TRUE(net.DescribeStuck(10).empty());
+  }
+}
+
 // PFC has no bubble: on a ring of relaying NPUs with one packet between xoff and zero, every
 // NPU injects, every ingress passes xoff, every port is paused by its downstream neighbour and
 // no packet can move: the cyclic-buffer deadlock real PFC fabrics have. The simulation does not
