@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -675,9 +676,12 @@ class TraceLoader {
     // Ids to indexes: a direct table over the id range when it is at most 8 ids per node
     // (real traces number their nodes with small gaps), else binary search.
     const uint64_t first_id = n > 0 ? nodes.front().id : 0;
-    const uint64_t span = n > 0 ? nodes.back().id - first_id + 1 : 0;
+    // The ids' range less one: ids 0 and 2^64 - 1 span all of uint64_t, one more than it holds.
+    const uint64_t range = n > 0 ? nodes.back().id - first_id : 0;
+    const uint64_t limit = 8 * static_cast<uint64_t>(n) + 1024;
+    const uint64_t span = range < limit ? range + 1 : limit + 1;
     std::vector<uint32_t> index_of;
-    if (n > 0 && span <= 8 * static_cast<uint64_t>(n) + 1024) {
+    if (n > 0 && range < limit) {
       index_of.assign(static_cast<size_t>(span), kNone);
       for (uint32_t i = 0; i < n; ++i) index_of[nodes[i].id - first_id] = i;
     }
@@ -898,6 +902,12 @@ Trace Trace::Empty(std::string path) {
 
 StatusOr<Trace> Trace::Load(const std::string& path, const LoadOptions& options) {
   QuietProtobuf();
+  // A device (/dev/zero) or a FIFO would be read for ever (a directory is named below).
+  std::error_code ec;
+  if (const std::string why = NotARegularFile(path);
+      !why.empty() && !std::filesystem::is_directory(path, ec)) {
+    return Status::Error(why);
+  }
   if (options.dependencies != Dependencies::kAuto) {
     TraceLoader loader(path, options);
     return loader.Run();

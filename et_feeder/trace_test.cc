@@ -514,6 +514,16 @@ TEST(TraceTest, DataAndCtrlDepsAreMergedAndDeduplicated) {
   EXPECT_EQ(t.children(1).size(), 1u);
 }
 
+// Ids 0 and 2^64 - 1 span all of uint64_t: the id table's size wrapped to 0 and the loader
+// wrote past it (a crash on a 98-byte file). They load, and the dependency between them holds.
+TEST(TraceTest, IdsSpanningEveryUint64Load) {
+  const Trace t = WriteAndLoad("id_span.0.et",
+                               {MakeCompNode(0, "a", 1), MakeCompNode(UINT64_MAX, "b", 1, {0})});
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(t.parents(1).size(), 1u);
+  EXPECT_EQ(t.parents(1)[0], 0u);
+}
+
 // Ancestor sets of every node (bit a of row v: a is an ancestor of v) from parent lists, visiting
 // nodes in the topological order `order` (the test's own, plain sets, not the loader's windows).
 std::vector<std::vector<bool>> Ancestors(const std::vector<std::vector<uint32_t>>& parents,
