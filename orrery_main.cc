@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -89,7 +91,9 @@ std::vector<std::string> OptionNames(const po::options_description& d) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "sweep") return orrery::SweepMain(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     return orrery::ValidateMain(argc - 1, argv + 1);
@@ -142,9 +146,12 @@ int main(int argc, char** argv) {
       "NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
       "protocol, in place of the system config's 'nccl-model'")(
       "nccl-algorithm", po::value(&o.nccl_algorithm),
-      "with an NCCL model, run every collective with this algorithm only (ring, tree, nvls, "
-      "nvlstree; "
-      "as NCCL_ALGO); the protocol is still chosen by size")(
+      "with an NCCL model, run every collective with these algorithms only (ring, tree, nvls, "
+      "nvlstree), as NCCL_ALGO: one, a comma list, or ^ before it for all but (^nvls); the "
+      "protocol is still chosen by size")(
+      "nccl-protocol", po::value(&o.nccl_protocol),
+      "with an NCCL model, these protocols only (LL, LL128, Simple), as NCCL_PROTO: one, a comma "
+      "list, or ^ before it for all but")(
       "link-stats", po::value(&o.link_stats),
       "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
       "strict", po::bool_switch(&o.strict),
@@ -342,4 +349,17 @@ int main(int argc, char** argv) {
   Log().info("{} events in {:.3f} s of wall time ({:.2f} M events/s)", r->events, wall,
              wall > 0 ? static_cast<double>(r->events) / wall / 1e6 : 0.0);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rc = Main(argc, argv);
+  // Results printed to a full disk or a closed pipe are lost: that is a failure, not a success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "error: writing the results to standard output failed: %s\n",
+                 std::strerror(errno));
+    return rc != 0 ? rc : 1;
+  }
+  return rc;
 }

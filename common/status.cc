@@ -1,5 +1,7 @@
 #include "common/status.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +67,16 @@ std::string Trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+std::string NotARegularFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "";
+  if (S_ISDIR(st.st_mode)) return path + ": is a directory; expected a file";
+  if (!S_ISREG(st.st_mode)) {
+    return path + ": is not a regular file (a device, a FIFO or a socket); expected a file";
+  }
+  return "";
 }
 
 std::optional<uint64_t> ParseWholeNumber(const std::string& s, uint64_t most) {

@@ -97,6 +97,11 @@ class StatusOr {
 // `s` without the spaces, tabs, carriage returns and newlines around it.
 std::string Trim(const std::string& s);
 
+// Why `path` is not a file an input can be read from, "" when it is or when it does not exist
+// (opening it then says so): a directory, or not a regular file (a device such as /dev/zero, a
+// FIFO, a socket), which a reader would never finish reading. Symbolic links are followed.
+std::string NotARegularFile(const std::string& path);
+
 // `s` as a whole number from 0 to `most` (digits only: no sign, space, point or exponent), or
 // nullopt. For counts and sizes read as text (boost would take "-1" for 2^64 - 1).
 std::optional<uint64_t> ParseWholeNumber(const std::string& s, uint64_t most);

@@ -199,6 +199,7 @@ Schema<NetworkFile> MakeNetworkSchema() {
           "nics-per-node NICs on its NVSwitch (links NVSwitch <-> leaf).");
   s.Integer("nics-per-node", &N::nics_per_node)
       .Min(1)
+      .Max(4096)
       .AstraSim(orrery_only)
       .Help("dgx with nic-per-gpu 0: NICs per node, shared by its GPUs (ECMP picks one).");
   s.Number("nic-bandwidth", &N::nic_bandwidth)
@@ -222,6 +223,7 @@ Schema<NetworkFile> MakeNetworkSchema() {
   s.Integer("spines", &N::spines)
       .Default(dgx_required)
       .Min(1)
+      .Max(65536)
       .AstraSim(orrery_only)
       .Help(
           "dgx: spine switches (per pod with pods > 1). Every leaf has one link to each spine "
@@ -242,6 +244,7 @@ Schema<NetworkFile> MakeNetworkSchema() {
   s.Integer("cores", &N::cores)
       .Default("required for dgx with pods > 1")
       .Min(1)
+      .Max(65536)
       .AstraSim(orrery_only)
       .Help(
           "dgx with pods > 1: core switches; each spine has one link to each core of its "

@@ -257,6 +257,7 @@ StatusOr<ConfigFile> ConfigFile::Read(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return Status::Error(path + ": is a directory; expected a configuration file");
   }
+  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;

@@ -178,6 +178,10 @@ Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
   const std::string& per_node = c.per_node_custom_implementation;
   if (!per_node.empty()) {
     const std::string key = where + ": 'per-node-custom-implementation' " + per_node;
+    if (const std::string why = NotARegularFile(per_node); !why.empty()) {
+      problems.Add(key + ": " + why);
+      return problems;
+    }
     YAML::Node root;
     try {
       root = YAML::LoadFile(per_node);

@@ -359,6 +359,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   SweepSpec spec;
   spec.path = path;
   spec.dir = DirOf(path);
+  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -626,6 +627,9 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         if (ov == overrides.end()) {
           files[kind] = file;
           continue;
+        }
+        if (const std::string why = NotARegularFile(file); !why.empty()) {
+          throw YAML::Exception(YAML::Mark::null_mark(), why);
         }
         YAML::Node doc = YAML::LoadFile(file);
         for (const auto& [key, value] : ov->second) doc[key] = YAML::Load(value);
