@@ -145,13 +145,14 @@ TEST(Sweep, GridPointsEqualSeparateRuns) {
 }
 
 // The mean NPU's columns of a point whose NPUs add up past the end of simulated time (int64
-// picoseconds): four NPUs of about 4.4e18 ps each. Each mean equals the step time (every NPU
+// picoseconds): four NPUs of about 4.7e18 ps each (8e15 bytes, under the 2^53 a collective may
+// have, at 2.5 GiB/s). Each mean equals the step time (every NPU
 // communicates the whole step), not the saturated sum divided by four.
 TEST(Sweep, MeanColumnsDoNotSaturate) {
   const std::string spec_path = WriteSpec("long");
   std::string text = Slurp(spec_path);
   text.replace(text.find("grid:"), std::string::npos,
-               "points:\n  - {workload.size: 150000000000000000}\n");
+               "points:\n  - {workload.size: 8000000000000000, network.bandwidth: [2.5]}\n");
   std::ofstream(spec_path) << text;
   StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
   ASSERT_TRUE(spec.ok()) << spec.status().message();

@@ -576,6 +576,16 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
                          " for the reduction cost");
   }
 
+  // Past 2^53 bytes (8 PiB) a size is no longer exact in the doubles that time it, and its time
+  // nears the simulated clock's range: no real collective is that large; a size that is, is a
+  // unit mistake or a protocol efficiency inflating a huge one.
+  constexpr uint64_t kMaxCollectiveBytes = uint64_t{1} << 53;
+  if (req.size > kMaxCollectiveBytes) {
+    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) + " of " +
+                         std::to_string(req.size) +
+                         " bytes (after --comm-scale and any protocol efficiency) is more than "
+                         "Orrery simulates: at most 2^53 bytes (8 PiB)");
+  }
   auto owned = std::make_unique<CollectiveInstance>(listener, token, req, layer_.sim().now());
   CollectiveInstance* coll = owned.get();
 
