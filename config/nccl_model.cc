@@ -3,8 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <set>
+#include <sstream>
 
 namespace orrery {
 
@@ -135,9 +138,12 @@ std::string Num(double v) {
 }  // namespace
 
 StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
+  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Error(path + ": cannot read it: " + std::strerror(errno));
   } catch (const YAML::Exception& e) {
     return Status::Error(path + ": " + e.what());
   }
@@ -239,24 +245,97 @@ std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
   return out;
 }
 
-StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string& algorithm) {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The names of `all` that `spec` (NCCL_ALGO's or NCCL_PROTO's syntax: "Ring", "ring,tree",
+// "^nvls" for all but) keeps, each as `all` spells it; names are matched without case. A name
+// outside `all` is an error, unless it is one of `unmodelled` (NCCL's, which Orrery does not
+// model) in an exclusion, which excludes nothing here.
+StatusOr<std::set<std::string>> Selection(const std::string& spec, const char* what,
+                                          const std::vector<std::string>& all,
+                                          const std::vector<std::string>& unmodelled,
+                                          const char* valid) {
+  const bool exclude = !spec.empty() && spec[0] == '^';
+  std::set<std::string> named;
+  std::stringstream ss(exclude ? spec.substr(1) : spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = Trim(item);
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const std::string& a) { return Lower(a) == Lower(item); });
+    if (it != all.end()) {
+      named.insert(*it);
+      continue;
+    }
+    const bool nccls =
+        std::find(unmodelled.begin(), unmodelled.end(), Lower(item)) != unmodelled.end();
+    if (exclude && nccls) continue;
+    std::vector<std::string> lower;
+    for (const std::string& a : all) lower.push_back(Lower(a));
+    std::string guess = nccls ? "" : DidYouMean(Lower(item), lower);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!guess.empty() && lower[i] == guess) guess = all[i];  // as NCCL spells it
+    }
+    return Status::Error(std::string(what) + " '" + spec + "': '" + item + "' is " +
+                         (item.empty() ? "an empty name"
+                          : nccls      ? "one of NCCL's that Orrery does not model"
+                                       : "unknown") +
+                         (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                         "; valid: " + valid + " (a comma list, or ^ before it for all but)");
+  }
+  if (!exclude) return named;
+  std::set<std::string> kept;
+  for (const std::string& a : all) {
+    if (named.count(a) == 0) kept.insert(a);
+  }
+  return kept;
+}
+
+}  // namespace
+
+StatusOr<std::set<std::string>> NcclAlgorithmsIn(const std::string& spec) {
+  return Selection(spec.empty() ? "^" : spec, "NCCL_ALGO", {"ring", "tree", "nvls", "nvlstree"},
+                   {"collnet", "collnetdirect", "collnetchain", "pat"}, kNcclAlgorithms);
+}
+
+StatusOr<std::set<std::string>> NcclProtocolsIn(const std::string& spec) {
+  return Selection(spec.empty() ? "^" : spec, "NCCL_PROTO", {"LL", "LL128", "Simple"}, {},
+                   kNcclProtocols);
+}
+
+StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string& algorithm,
+                                          const std::string& protocol) {
+  StatusOr<std::set<std::string>> algorithms = NcclAlgorithmsIn(algorithm);
+  if (!algorithms.ok()) return algorithms.status();
+  StatusOr<std::set<std::string>> protocols = NcclProtocolsIn(protocol);
+  if (!protocols.ok()) return protocols.status();
   std::vector<NcclChoice> out;
   std::string listed;
   std::vector<std::string> names;
   for (const NcclAlgorithm& a : m.algorithms) {
     listed += (listed.empty() ? "" : ", ") + a.name;
     names.push_back(a.name);
-    if (!algorithm.empty() && a.name != algorithm) continue;
+    if (algorithms->count(a.name) == 0) continue;
     for (const NcclProtocol& p : m.protocols) {
       bool allowed = a.protocols.empty();
       for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
-      if (!allowed) continue;
+      if (!allowed || protocols->count(p.name) == 0) continue;
       out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency, p.efficiency,
                      p.step_latency_us, a.chunking});
     }
   }
   if (out.empty()) {
     const std::string guess = DidYouMean(algorithm, names);
+    if (!protocol.empty()) {
+      return Status::Error(m.path + ": no algorithm of this machine's NCCL (" + listed + ")" +
+                           (algorithm.empty() ? "" : " in NCCL_ALGO '" + algorithm + "'") +
+                           " runs a protocol of NCCL_PROTO '" + protocol + "'");
+    }
     return Status::Error(m.path + ": algorithm '" + algorithm +
                          "' is not one this machine's NCCL runs; its algorithms: " + listed +
                          (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));

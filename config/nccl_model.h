@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -137,8 +138,16 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path);
 // The model as nccl.yaml text, after `comment` (lines starting with '#').
 std::string FormatNcclModel(const NcclModel& m, const std::string& comment);
 
-// Every (algorithm, protocol) the model allows; only those of `algorithm` unless it is "".
-StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string& algorithm);
+// Every (algorithm, protocol) the model allows, limited by `algorithm` and `protocol` when they
+// are not "": NCCL_ALGO's and NCCL_PROTO's syntax ("ring", "nvls,ring", "^nvls" for all but;
+// names without case). An unknown name is an error; so is a limit that leaves no choice.
+StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string& algorithm,
+                                          const std::string& protocol = "");
+// The algorithms of kNcclAlgorithms that NCCL_ALGO's `spec` keeps ("" = all), and the protocols
+// of kNcclProtocols that NCCL_PROTO's keeps; or an error naming the name that is not one (NCCL's
+// CollNet and PAT, which Orrery does not model, may be excluded: "^collnet").
+StatusOr<std::set<std::string>> NcclAlgorithmsIn(const std::string& spec);
+StatusOr<std::set<std::string>> NcclProtocolsIn(const std::string& spec);
 
 // The system keys that make the collective engine run NCCL algorithm `name` on a network of
 // `dims` dimensions (the last one being the nodes when dims > 1):

@@ -34,6 +34,43 @@ TEST(NcclModel, ChoicesCombineAlgorithmAndProtocol) {
   auto tree = Choices(*m, "tree");
   ASSERT_FALSE(tree.ok());
   EXPECT_NE(tree.status().message().find("its algorithms: nvls, ring"), std::string::npos);
+  // NCCL_ALGO's and NCCL_PROTO's syntax: lists, ^ for all but, names without case.
+  auto not_nvls = Choices(*m, "^NVLS");
+  ASSERT_TRUE(not_nvls.ok()) << not_nvls.status().message();
+  EXPECT_EQ(not_nvls->size(), 2u);
+  EXPECT_EQ((*not_nvls)[0].algorithm, "ring");
+  auto both = Choices(*m, "Ring,nvls");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->size(), 3u);
+  auto simple = Choices(*m, "", "Simple");
+  ASSERT_TRUE(simple.ok());
+  ASSERT_EQ(simple->size(), 2u);  // nvls/Simple, ring/Simple
+  EXPECT_EQ((*simple)[1].protocol, "Simple");
+  auto not_ll = Choices(*m, "ring", "^ll");
+  ASSERT_TRUE(not_ll.ok());
+  ASSERT_EQ(not_ll->size(), 1u);
+  EXPECT_EQ((*not_ll)[0].protocol, "Simple");
+  // Excluding NCCL's CollNet, which is not modelled, excludes nothing; asking for it is an error.
+  auto no_collnet = Choices(*m, "^collnetdirect");
+  ASSERT_TRUE(no_collnet.ok());
+  EXPECT_EQ(no_collnet->size(), 3u);
+  auto collnet = Choices(*m, "ring,collnetdirect");
+  ASSERT_FALSE(collnet.ok());
+  EXPECT_NE(collnet.status().message().find("'collnetdirect' is one of NCCL's that Orrery does "
+                                            "not model"),
+            std::string::npos)
+      << collnet.status().message();
+  auto typo = Choices(*m, "", "Simpel");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("NCCL_PROTO 'Simpel': 'Simpel' is unknown (did you mean "
+                                         "'Simple'?)"),
+            std::string::npos)
+      << typo.status().message();
+  // A limit that leaves no choice: nvls runs Simple only.
+  auto none = Choices(*m, "nvls", "LL");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("runs a protocol of NCCL_PROTO 'LL'"), std::string::npos)
+      << none.status().message();
   // Written back and read again: the same model.
   auto again = LoadNcclModel(Write("again.yaml", FormatNcclModel(*m, "# test\n")));
   ASSERT_TRUE(again.ok()) << again.status().message();

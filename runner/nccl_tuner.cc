@@ -60,10 +60,10 @@ constexpr size_t kMaxRouteClassMembers = 256;
 }  // namespace
 
 StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(
-    const NcclModel& model, const std::string& algorithm, const Topology& topology,
-    const NetworkParams& net_params, Backend backend, const SystemParams& params,
-    const SystemLayer* groups, const Network& network) {
-  StatusOr<std::vector<NcclChoice>> choices = Choices(model, algorithm);
+    const NcclModel& model, const std::string& algorithm, const std::string& protocol,
+    const Topology& topology, const NetworkParams& net_params, Backend backend,
+    const SystemParams& params, const SystemLayer* groups, const Network& network) {
+  StatusOr<std::vector<NcclChoice>> choices = Choices(model, algorithm, protocol);
   if (!choices.ok()) return choices.status();
   std::unique_ptr<NcclTuner> t(new NcclTuner());
   t->model_path_ = model.path;

@@ -58,14 +58,15 @@ struct NcclTunedCollective {
 
 class NcclTuner : public CollectiveTuner {
  public:
-  // `algorithm` "" = every algorithm of the model; else only that one (NCCL_ALGO). `groups`
+  // `algorithm`, `protocol` "" = every algorithm, protocol of the model; else NCCL_ALGO's and
+  // NCCL_PROTO's syntax ("ring", "nvls,ring", "^nvls"; config/nccl_model.h, Choices). `groups`
   // (the run's system layer) is asked for communicator groups' members, `network` (the run's)
   // for route signatures. Fails when the model offers no choice this network can run (e.g.
   // only tree on one node).
   static StatusOr<std::unique_ptr<NcclTuner>> Make(
-      const NcclModel& model, const std::string& algorithm, const Topology& topology,
-      const NetworkParams& net_params, Backend backend, const SystemParams& params,
-      const SystemLayer* groups, const Network& network);
+      const NcclModel& model, const std::string& algorithm, const std::string& protocol,
+      const Topology& topology, const NetworkParams& net_params, Backend backend,
+      const SystemParams& params, const SystemLayer* groups, const Network& network);
 
   StatusOr<CollectiveChoice> Choose(const CollectiveRequest& req) override;
 

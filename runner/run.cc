@@ -557,8 +557,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
         model_path = o.system_config.substr(0, slash + 1) + model_path;
       }
     }
-    if (model_path.empty() && !o.nccl_algorithm.empty()) {
-      return Status::Error("an NCCL algorithm ('" + o.nccl_algorithm +
+    if (model_path.empty() && (!o.nccl_algorithm.empty() || !o.nccl_protocol.empty())) {
+      return Status::Error("an NCCL " +
+                           (o.nccl_algorithm.empty() ? "protocol ('" + o.nccl_protocol
+                                                     : "algorithm ('" + o.nccl_algorithm) +
                            "') was asked for, but there is no NCCL model: set 'nccl-model' in " +
                            o.system_config +
                            " or give --nccl-model (e.g. "
@@ -570,8 +572,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
                                     : "NCCL model " + o.nccl_model;
       StatusOr<NcclModel> model = LoadNcclModel(model_path);
       if (!model.ok()) return model.status().WithContext(where);
-      StatusOr<std::unique_ptr<NcclTuner>> t = NcclTuner::Make(
-          *model, o.nccl_algorithm, *topology, net_params, o.backend, *params, &system_layer, *net);
+      StatusOr<std::unique_ptr<NcclTuner>> t =
+          NcclTuner::Make(*model, o.nccl_algorithm, o.nccl_protocol, *topology, net_params,
+                          o.backend, *params, &system_layer, *net);
       if (!t.ok()) return t.status().WithContext(where);
       tuner = std::move(*t);
     }

@@ -65,8 +65,11 @@ struct RunOptions {
   // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
   // in place of the system configuration's 'nccl-model' (which is relative to that file).
   std::string nccl_model;
-  // With an NCCL model: only this algorithm (ring, tree, nvls, nvlstree), as NCCL_ALGO; "" = any.
+  // With an NCCL model: only these algorithms (ring, tree, nvls, nvlstree) and protocols (LL,
+  // LL128, Simple), in NCCL_ALGO's and NCCL_PROTO's syntax ("ring", "nvls,ring", "^nvls"); "" =
+  // any.
   std::string nccl_algorithm;
+  std::string nccl_protocol;
   // --replicate-trace: the trace's N rank files (<prefix>.0.et ..) run on the network's K·N
   // NPUs as K copies (workload/placement.h); `dp_groups` (--dp-groups) names the communicator
   // groups that span every copy ("" = the default, "world").

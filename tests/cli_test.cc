@@ -371,9 +371,8 @@ TEST(Cli, TimePastTheEndOfSimulatedTimeIsReported) {
     for (const char* backend : {"analytical-aware", "analytical-unaware", "packet"}) {
       SCOPED_TRACE(args + " " + backend);
       const Outcome o = Orrery(args + " --network-backend=" + backend);
-      // The packet backend refuses the 2^60-byte message before its time runs out.
-      const bool too_many_packets = args == cases[1] && std::string(backend) == "packet";
-      ExpectCleanFailure(o, {too_many_packets ? "use the analytical-aware backend"
+      // A 2^60-byte collective is refused before it runs: past 2^53 bytes no size is exact.
+      ExpectCleanFailure(o, {args == cases[1] ? "is more than Orrery simulates: at most 2^53 bytes"
                                               : "past the end of simulated time"});
     }
   }
@@ -423,15 +422,47 @@ TEST(Cli, SizesPastTwoToThe64Saturate) {
       Args("inefficient", 4, AllReduceRanks(4), inefficient),
   };
   for (const std::string& args : cases) {
+    // A collective that large is refused before it runs (past 2^53 bytes no size is exact); a
+    // message runs until simulated time ends, or the packet backend refuses its packets.
+    const bool collective = args != cases[1];
     for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
       SCOPED_TRACE(args + " " + backend);
       ExpectCleanFailure(Orrery(args + " --network-backend=" + backend),
-                         {"past the end of simulated time"});
+                         {collective ? "is more than Orrery simulates: at most 2^53 bytes"
+                                     : "past the end of simulated time"});
     }
     SCOPED_TRACE(args + " packet");
     ExpectCleanFailure(Orrery(args + " --network-backend=packet"),
-                       {"use the analytical-aware backend"});
+                       {collective ? "is more than Orrery simulates: at most 2^53 bytes"
+                                   : "use the analytical-aware backend"});
   }
+}
+
+// Inputs that are not regular files: a directory where a YAML file is expected (an uncaught
+// exception aborted the run), a device that never ends (/dev/zero was read until memory ran
+// out), as a rank file, a config, an NCCL model or a sweep spec. Each is one clear error.
+TEST(Cli, InputsThatAreNotFilesAreNamed) {
+  const std::string args = Args("not_files", 4, AllReduceRanks(4));
+  const std::string dir = Tmp("not_files_dir");
+  std::filesystem::create_directories(dir);
+  ExpectCleanFailure(Orrery(args + " --nccl-model=" + dir), {dir + ": is a directory"});
+  std::filesystem::remove(Tmp("not_files.2.et"));
+  std::filesystem::create_symlink("/dev/zero", Tmp("not_files.2.et"));
+  ExpectCleanFailure(Orrery(args), {"not_files.2.et: is not a regular file"});
+  ExpectCleanFailure(Orrery("sweep " + dir), {dir + ": is a directory"});
+  ExpectCleanFailure(Orrery("validate --nccl-tests /dev/zero --machine configs/machines/hgx-h100"),
+                     {"/dev/zero: is not a regular file"});
+}
+
+// Results printed to a full disk are lost: the exit status says so.
+TEST(Cli, AFailedWriteOfTheResultsIsAnError) {
+  const std::string args = Args("full_stdout", 4, AllReduceRanks(4));
+  const int status = std::system(
+      ("timeout 120 ./orrery " + args + " >/dev/full 2>" + Tmp("full_stdout.err")).c_str());
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(Slurp(Tmp("full_stdout.err")).find("writing the results to standard output failed"),
+            std::string::npos);
 }
 
 TEST(Cli, MissingRankFileIsNamed) {
@@ -715,8 +746,24 @@ TEST(Cli, NcclAlgorithmAndModelFlags) {
   EXPECT_GT(Npu0Cycles(ring.out), Npu0Cycles(nvls.out));
 
   ExpectCleanFailure(Orrery(run + " --nccl-algorithm=rign"),
-                     {"algorithm 'rign' is not one this machine's NCCL runs; its algorithms: "
-                      "nvls, ring (did you mean 'ring'?)"});
+                     {"NCCL_ALGO 'rign': 'rign' is unknown (did you mean 'ring'?); valid: ring, "
+                      "tree, nvls, nvlstree"});
+  ExpectCleanFailure(Orrery(run + " --nccl-algorithm=tree"),
+                     {"algorithm 'tree' is not one this machine's NCCL runs; its algorithms: "
+                      "nvls, ring"});
+  // NCCL_ALGO's and NCCL_PROTO's syntax: all but NVLS is ring here; a list; protocols.
+  const Outcome not_nvls = Orrery(run + " --nccl-algorithm=^NVLS");
+  ASSERT_EQ(not_nvls.exit_code, 0) << not_nvls.err;
+  EXPECT_EQ(Npu0Cycles(not_nvls.out), Npu0Cycles(ring.out));
+  const Outcome listed = Orrery(run + " --nccl-algorithm=Ring,NVLS");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_EQ(Npu0Cycles(listed.out), Npu0Cycles(chosen.out));
+  const Outcome ll = Orrery(run + " --nccl-algorithm=ring --nccl-protocol=LL");
+  ASSERT_EQ(ll.exit_code, 0) << ll.err;
+  EXPECT_NE(Npu0Cycles(ll.out), Npu0Cycles(ring.out));
+  ExpectCleanFailure(Orrery(run + " --nccl-protocol=LL129"),
+                     {"NCCL_PROTO 'LL129': 'LL129' is unknown (did you mean 'LL128'?); valid: LL, "
+                      "LL128, Simple"});
   // No model: the flag says what is missing.
   const std::string plain = Args("nccl_flags_plain", 8, AllReduceRanks(8));
   ExpectCleanFailure(Orrery(plain + " --nccl-algorithm=ring"),

@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -30,6 +31,8 @@ constexpr double kMinEfficiency = 0.005;  // the grid reaches size / this
 constexpr int kGridPerOctave = 4;
 constexpr double kPull = 1e-3;
 constexpr double kLl128Payload = 120.0 / 128.0;
+// LL sends 4 bytes of data with 4 bytes of flag in every 8: it moves at most half the line rate.
+constexpr double kLlPayload = 0.5;
 // The most packets (grid size / packet-mtu x GPUs) calibrate asks of the packet backend per grid
 // size: about a minute or two of simulation each.
 constexpr double kMaxPacketCalibration = 1e9;
@@ -51,16 +54,19 @@ struct Group {
   std::map<std::string, Curve> curves;          // per algorithm that runs at this scale
   NcclCall call;                                // heads, nodes, kind; bytes per row
   double floor_us = 0;  // nccl-tests' own time per iteration (NcclMeasurement::harness_floor_us)
+  std::set<std::string> protocols;  // those the log's NCCL_PROTO leaves (all without one)
 };
 
-// A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0,1) through a logistic).
+// A parameter: a latency (µs, >= 0 through exp) or an efficiency (in (0, max) through a
+// logistic; `max` is what the protocol can reach at all: LL's 8-byte lines carry 4 bytes of flag).
 struct Param {
   double* value;
   bool latency;
-  double To(double u) const { return latency ? std::exp(u) : 1 / (1 + std::exp(-u)); }
+  double max = 1.0;
+  double To(double u) const { return latency ? std::exp(u) : max / (1 + std::exp(-u)); }
   double From(double v) const {
     if (latency) return std::log(std::max(v, 0.05));
-    v = std::min(std::max(v, 1e-4), 0.999);
+    v = std::min(std::max(v / max, 1e-4), 0.999);
     return std::log(v / (1 - v));
   }
 };
@@ -73,6 +79,7 @@ double Objective(const std::vector<Group>& groups, const NcclModel& m) {
     for (const auto& [size, log_meas] : g.rows) {
       double best = std::numeric_limits<double>::infinity();
       for (const NcclChoice& c : *choices) {
+        if (g.protocols.count(c.protocol) == 0) continue;
         auto it = g.curves.find(c.algorithm);
         if (it == g.curves.end()) continue;
         // nccl-tests' size is NCCL's byte count (an all-gather's gathered output).
@@ -152,9 +159,11 @@ std::vector<double> Minimize(const std::function<double(const std::vector<double
 Status CopyFile(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
   std::ofstream out(to, std::ios::binary);
-  if (!in || !out) return Status::Error("cannot copy " + from + " to " + to);
+  if (!in) return Status::Error("cannot copy " + from + ": " + std::strerror(errno));
+  if (!out) return Status::Error("cannot write " + to + ": " + std::strerror(errno));
   out << in.rdbuf();
-  return out ? Status::Ok() : Status::Error(to + ": write failed");
+  out.close();
+  return out ? Status::Ok() : Status::Error(to + ": write failed: " + std::strerror(errno));
 }
 
 std::string ProfilePath(const std::string& dir, const std::string& stem) {
@@ -262,10 +271,15 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                   : m.collective == "all_gather" || m.collective == "reduce_scatter"
                       ? NcclKind::kSplit
                       : NcclKind::kOther;
-    StatusOr<std::string> network = sim->Network(m.gpus, m.source);
+    StatusOr<std::string> network = sim->Network(m.gpus, m.source, m.nodes);
     if (!network.ok()) return network.status();
+    StatusOr<std::set<std::string>> algorithms = NcclAlgorithmsIn(m.algorithm);
+    if (!algorithms.ok()) return algorithms.status().WithContext(m.source);
+    StatusOr<std::set<std::string>> protocols = NcclProtocolsIn(m.protocol);
+    if (!protocols.ok()) return protocols.status().WithContext(m.source);
+    g.protocols = *protocols;
     for (const NcclAlgorithm& a : model.algorithms) {
-      if (!m.algorithm.empty() && a.name != m.algorithm) continue;
+      if (algorithms->count(a.name) == 0) continue;
       const std::string not_run = NcclDoesNotRun(a.name, g.call);  // as the tuner offers them
       if (!not_run.empty()) {
         failures[mi] += "\n  " + a.name + ": " + not_run;
@@ -359,18 +373,26 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   };
   for (const std::string& name : o.fit) {
     bool known = false;
-    for (const NcclProtocol& p : model.protocols) known = known || p.name == name;
-    for (const NcclAlgorithm& a : model.algorithms) known = known || a.name == name;
+    std::string defined;
+    for (const NcclAlgorithm& a : model.algorithms) {
+      known = known || a.name == name;
+      defined += (defined.empty() ? "" : ", ") + a.name;
+    }
+    for (const NcclProtocol& p : model.protocols) {
+      known = known || p.name == name;
+      defined += ", " + p.name;
+    }
     if (!known) {
       return Status::Error("--fit '" + name + "': not an algorithm or protocol of " +
-                           sim->nccl()->path + "; valid: " + kNcclAlgorithms + ", " +
-                           kNcclProtocols + " (those it defines)");
+                           sim->nccl()->path + "; it defines: " + defined);
     }
   }
   for (NcclProtocol& p : model.protocols) {
     if (!free(p.name)) continue;
     params.push_back({&p.latency_us, true});
-    if (&p != ll128 || simple == nullptr) params.push_back({&p.efficiency, false});
+    if (&p != ll128 || simple == nullptr) {
+      params.push_back({&p.efficiency, false, p.name == "LL" ? kLlPayload : 1.0});
+    }
   }
   for (NcclAlgorithm& a : model.algorithms) {
     if (!free(a.name)) continue;
@@ -436,6 +458,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     scratch = true;
   } else if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::Error(out + ": cannot create the profile directory: " + std::strerror(errno));
+  } else if (struct stat st; stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return Status::Error("--out " + out + " is a file; give a directory for the fitted profile");
   }
   std::vector<std::string> written;
   for (const char* stem : {"system", "network", "memory"}) {
@@ -462,7 +486,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   {
     std::ofstream f(out + "/nccl.yaml");
     f << FormatNcclModel(model, comment);
-    if (!f) return Status::Error(out + "/nccl.yaml: write failed");
+    f.close();
+    if (!f) return Status::Error(out + "/nccl.yaml: write failed: " + std::strerror(errno));
     written.push_back(out + "/nccl.yaml");
   }
   if (!scratch) {

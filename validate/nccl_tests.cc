@@ -46,7 +46,9 @@ bool ParseSize(const std::string& s, uint64_t* v) {
   return ParseUnsigned(s, v) && *v <= static_cast<uint64_t>(INT64_MAX);
 }
 
+// A decimal number ("41.2", "4e-07", "-1"); not hex, inf or nan, which strtod would also read.
 bool ParseDouble(const std::string& s, double* v) {
+  if (s.find_first_not_of("0123456789.eE+-") != std::string::npos) return false;
   char* end = nullptr;
   errno = 0;
   *v = std::strtod(s.c_str(), &end);
@@ -77,7 +79,12 @@ std::vector<std::string> CsvFields(const std::string& line) {
   std::vector<std::string> out;
   std::stringstream ss(line);
   std::string c;
-  while (std::getline(ss, c, ',')) out.push_back(Trim(c));
+  while (std::getline(ss, c, ',')) {
+    c = Trim(c);
+    // A spreadsheet's quotes around a field ("size_bytes", "41.2").
+    if (c.size() >= 2 && c.front() == '"' && c.back() == '"') c = Trim(c.substr(1, c.size() - 2));
+    out.push_back(c);
+  }
   if (!line.empty() && line.back() == ',') out.push_back("");  // a last empty field
   return out;
 }
@@ -109,8 +116,9 @@ std::string CollectiveIn(const std::string& text) {
   return best;
 }
 
-// "NCCL_ALGO=Ring" (an environment dump or a comment) or NCCL's own "NCCL_ALGO set by
-// environment to Ring": the algorithm the run was forced to, lower case; "" = none.
+// "NCCL_ALGO=Ring" (an environment dump or a comment) or NCCL's own
+// "NCCL_ALGO set by environment to Ring": the algorithms the run was limited to, lower case, in
+// NCCL's syntax ("ring", "nvls,ring", "^nvls"); "" = none.
 std::string ForcedAlgorithm(const std::string& line) {
   size_t at = line.find("NCCL_ALGO");
   if (at == std::string::npos) return "";
@@ -125,7 +133,9 @@ std::string ForcedAlgorithm(const std::string& line) {
   }
   while (at < line.size() && line[at] == ' ') ++at;
   std::string name;
-  for (; at < line.size() && std::isalnum(static_cast<unsigned char>(line[at])); ++at) {
+  for (; at < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == ',' || line[at] == '^');
+       ++at) {
     name += static_cast<char>(std::tolower(static_cast<unsigned char>(line[at])));
   }
   return name;
@@ -170,21 +180,135 @@ std::string ShortNumber(double v) {
 
 bool TimeInRange(double t) { return std::isfinite(t) && t >= kMinTimeUs && t <= kMaxTimeUs; }
 
+// The columns of nccl-tests' table header ("#  size  count  type  redop  root  time  algbw
+// busbw  #wrong  time ..."), without its '#'; empty when `w` (a line's fields) is not that line.
+std::vector<std::string> TableColumns(const std::vector<std::string>& w) {
+  std::vector<std::string> c(w.begin() + (w[0] == "#" ? 1 : 0), w.end());
+  if (!c.empty() && c[0].size() > 1 && c[0][0] == '#') c[0].erase(0, 1);  // "#size"
+  if (c.size() < 4 || c[0] != "size" || c[1] != "count") return {};
+  return c;
+}
+
+// Where a table's fields are, from its header line: the out-of-place and in-place times
+// (nccl-tests' "time", "cputime" with -C), their #wrong, and how many fields a whole row has (a
+// "timestamp" column is a date and a time). `fields` 0 = no header seen: rows are read by their
+// shape (FieldsBeforeTime: in-place 4 fields after out-of-place, #wrong 3 after each time).
+struct TableLayout {
+  size_t first = 0;
+  size_t in_place = 0;  // 0 = no in-place group
+  std::vector<size_t> wrong;
+  size_t fields = 0;
+  int line = 0;
+  std::string names;  // "size, count, type, ..." for messages
+};
+
+TableLayout LayoutOf(const std::vector<std::string>& columns, int line) {
+  TableLayout l;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i] == "time" || columns[i] == "cputime") {
+      if (l.fields == 0) {
+        l.first = i;
+        l.fields = columns.size() + (columns.back() == "timestamp" ? 1 : 0);
+      } else if (l.in_place == 0) {
+        l.in_place = i;
+      }
+    }
+    if (columns[i] == "#wrong" || columns[i] == "wrong") l.wrong.push_back(i);
+  }
+  l.line = line;
+  for (const std::string& c : columns) l.names += (l.names.empty() ? "" : " ") + c;
+  return l;
+}
+
+// The start of a data row in `w` behind a launcher's prefix this reader does not strip (a
+// kubectl pod name, a timestamp): the first field of three that read as a size, a count and a
+// type; 0 when there is none.
+size_t RowStart(const std::vector<std::string>& w) {
+  uint64_t u = 0;
+  for (size_t i = 0; i + 2 < w.size() && i < 8; ++i) {
+    if (ParseUnsigned(w[i], &u) && ParseUnsigned(w[i + 1], &u) &&
+        std::isalpha(static_cast<unsigned char>(w[i + 2][0]))) {
+      return i;
+    }
+  }
+  return 0;
+}
+
+// "NCCL_PROTO=Simple" (an environment dump or a comment) or NCCL's "NCCL_PROTO set by
+// environment to Simple": the protocols the run was limited to, as written; "" = none.
+std::string ForcedProtocol(const std::string& line) {
+  size_t at = line.find("NCCL_PROTO");
+  if (at == std::string::npos) return "";
+  at += 10;
+  const std::string kSetBy = " set by environment to";
+  if (line.compare(at, kSetBy.size(), kSetBy) == 0) {
+    at += kSetBy.size();
+  } else if (at < line.size() && line[at] == '=') {
+    ++at;
+  } else {
+    return "";
+  }
+  while (at < line.size() && line[at] == ' ') ++at;
+  std::string value;
+  for (; at < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == ',' || line[at] == '^');
+       ++at) {
+    value += line[at];
+  }
+  return value;
+}
+
+// One run of an nccl-tests binary in a log: its header, Rank lines and table. Logs that hold
+// several (a job script running all_reduce_perf at 8 then at 16 GPUs) give one measurement each.
+struct LogRun {
+  NcclMeasurement m;
+  std::set<std::string> hosts;
+  std::set<int> ranks, groups;
+  int n_threads = 0, n_gpus = 0;
+  int line = 0;  // where the run starts
+  TableLayout layout;
+  int wrong_rows = 0, first_wrong_line = 0;
+  std::string failed_check;  // "# Out of bounds values : 3 FAILED"
+};
+
 StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::istream& f,
                                                int gpus_hint, const std::string& collective_hint) {
-  NcclMeasurement m;
-  m.source = path;
-  std::set<std::string> hosts;
-  std::set<int> ranks;
+  std::vector<LogRun> runs(1);
+  runs[0].line = 1;
+  // NCCL_ALGO / NCCL_PROTO seen after a run's rows: the next run's (NCCL prints them when the
+  // next run's communicators start), or this one's when no run follows.
+  std::string next_algorithm, next_protocol;
   std::string line;
   int n = 0;
-  int n_gpus_per_thread = 0;
   while (NextLine(f, &line, &n)) {
-    const std::string body = StripPrefix(line);
-    const std::vector<std::string> w = Split(body);
+    std::string body = StripPrefix(line);
+    // A comment behind a prefix StripPrefix does not know ("2024-05-01T12:00:00Z # Rank ..."):
+    // from its '#' (a data row has none).
+    if (const size_t hash = body.find('#'); hash != std::string::npos) body = body.substr(hash);
+    std::vector<std::string> w = Split(body);
     if (w.empty()) continue;
-    const std::string algo = ForcedAlgorithm(body);
-    if (!algo.empty()) m.algorithm = algo;
+    LogRun* run = &runs.back();
+    if (w[0][0] == '#') {
+      const bool starts_run = body.find("Collective test starting:") != std::string::npos ||
+                              body.find("nccl-tests version") != std::string::npos ||
+                              (w.size() > 2 && w[1] == "nThread");
+      if (starts_run && !run->m.rows.empty()) {
+        runs.emplace_back();
+        run = &runs.back();
+        run->line = n;
+        run->m.algorithm = next_algorithm;
+        run->m.protocol = next_protocol;
+        next_algorithm.clear();
+        next_protocol.clear();
+      }
+    }
+    if (const std::string a = ForcedAlgorithm(body); !a.empty()) {
+      (run->m.rows.empty() ? run->m.algorithm : next_algorithm) = a;
+    }
+    if (const std::string p = ForcedProtocol(body); !p.empty()) {
+      (run->m.rows.empty() ? run->m.protocol : next_protocol) = p;
+    }
+    NcclMeasurement& m = run->m;
     if (w[0][0] == '#') {
       const size_t start = body.find("Collective test starting:");
       if (start != std::string::npos) {
@@ -196,21 +320,31 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                                "'; leave --collective out, or give " + m.collective);
         }
       }
+      if (const std::vector<std::string> c = TableColumns(w); !c.empty()) {
+        run->layout = LayoutOf(c, n);
+      }
+      if (body.find("Out of bounds values") != std::string::npos &&
+          body.find("FAILED") != std::string::npos) {
+        run->failed_check = Trim(body);
+      }
       // "#  Rank  3 Group  0 Pid 1000 on node000 device 3 [...] NVIDIA H100"
       for (size_t i = 0; i + 1 < w.size(); ++i) {
         if (w[i] == "Rank" && i == 1) {
-          ranks.insert(std::atoi(w[i + 1].c_str()));
+          run->ranks.insert(std::atoi(w[i + 1].c_str()));
           for (size_t j = i; j + 1 < w.size(); ++j) {
-            if (w[j] == "on") hosts.insert(w[j + 1]);
+            if (w[j] == "on") run->hosts.insert(w[j + 1]);
+            if (w[j] == "Group") run->groups.insert(std::atoi(w[j + 1].c_str()));
           }
           break;
         }
-        if (w[i] == "nGpus") n_gpus_per_thread = std::atoi(w[i + 1].c_str());
+        if (w[i] == "nThread") run->n_threads = std::atoi(w[i + 1].c_str());
+        if (w[i] == "nGpus") run->n_gpus = std::atoi(w[i + 1].c_str());
       }
       continue;
     }
     // A data row: size count type op [root] then groups of (time algbw busbw wrong).
     const std::string where = path + ":" + std::to_string(n) + ": ";
+    if (const size_t s = RowStart(w); s > 0) w.erase(w.begin(), w.begin() + s);
     uint64_t size = 0, count = 0;
     if (w.size() < 2 || !ParseUnsigned(w[1], &count)) continue;
     if (!ParseSize(w[0], &size)) {
@@ -220,6 +354,13 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
           (ParseUnsigned(w[0], &size) ? kSizeRange : "a whole number of bytes >= 0"));
     }
     const bool typed = w.size() > 2 && std::isalpha(static_cast<unsigned char>(w[2][0]));
+    const TableLayout& layout = run->layout;
+    if (layout.fields > 0 && typed && w.size() != layout.fields) {
+      return Status::Error(where + "the row of size " + w[0] + " has " + std::to_string(w.size()) +
+                           " fields, but the table's header (line " + std::to_string(layout.line) +
+                           ": " + layout.names + ") gives " + std::to_string(layout.fields) +
+                           "; is the log truncated, or another line's text mixed into it?");
+    }
     if (w.size() < 8) {
       if (!typed) continue;  // not a row of the table
       return Status::Error(where + "the row of size " + w[0] + " is cut short (" +
@@ -227,20 +368,23 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                            " fields; a row has size, count, type, [redop,] [root,] then time, "
                            "algbw, busbw, #wrong); is the log truncated?");
     }
-    const size_t first = FieldsBeforeTime(w);
+    const size_t first = layout.fields > 0 ? layout.first : FieldsBeforeTime(w);
+    // The in-place time's field, 0 = none.
+    const size_t second = layout.fields > 0       ? layout.in_place
+                          : w.size() >= first + 8 ? first + 4
+                                                  : 0;
     // The out-of-place time; nccl-tests prints N/A there in some runs, and the in-place time
     // (the next group) stands in for it. A number that is not a time is an error, not replaced.
     double t = 0;
     const std::string& out = w[first];
     if (out == "N/A") {
-      if (w.size() < first + 8 || w[first + 4] == "N/A") {
+      if (second == 0 || w[second] == "N/A") {
         return Status::Error(where + "size " + w[0] + " has no time (out-of-place '" + out +
                              "'); expected a number of microseconds");
       }
-      if (!ParseMeasuredTime(w[first + 4], &t)) {
+      if (!ParseMeasuredTime(w[second], &t)) {
         return Status::Error(where + "size " + w[0] + " has out-of-place time 'N/A' and " +
-                             "in-place time '" + w[first + 4] + "'; expected " +
-                             kMeasuredTimeRange);
+                             "in-place time '" + w[second] + "'; expected " + kMeasuredTimeRange);
       }
     } else if (!ParseMeasuredTime(out, &t)) {
       return Status::Error(where + "size " + w[0] + " has out-of-place time '" + out +
@@ -250,48 +394,102 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     // The in-place time, kept for --in-place: absent (a row of one group of columns) or N/A is
     // 0, anything else must be a time.
     double in_place = 0;
-    if (w.size() >= first + 8 && w[first + 4] != "N/A" &&
-        !ParseMeasuredTime(w[first + 4], &in_place)) {
-      return Status::Error(where + "size " + w[0] + " has in-place time '" + w[first + 4] +
+    if (second > 0 && w[second] != "N/A" && !ParseMeasuredTime(w[second], &in_place)) {
+      return Status::Error(where + "size " + w[0] + " has in-place time '" + w[second] +
                            "'; expected " + kMeasuredTimeRange + " (or N/A)");
+    }
+    // nccl-tests' #wrong: elements that came out wrong (a number, or N/A when not checked).
+    std::vector<size_t> wrong_fields = layout.wrong;
+    if (layout.fields == 0) {
+      wrong_fields = {first + 3};
+      if (second > 0) wrong_fields.push_back(second + 3);
+    }
+    for (size_t g : wrong_fields) {
+      if (g >= w.size()) continue;
+      double wrong = 0;
+      if (w[g] != "N/A" && ParseDouble(w[g], &wrong) && wrong > 0) {
+        if (run->wrong_rows++ == 0) run->first_wrong_line = n;
+        break;
+      }
     }
     m.rows.push_back(NcclRow{size, t, in_place});
   }
-  if (m.collective.empty()) m.collective = collective_hint;
-  if (m.collective.empty()) m.collective = CollectiveIn(path);
-  if (m.collective.empty()) {
-    return Status::Error(path +
-                         ": cannot tell which collective was measured (no '# Collective "
-                         "test starting: <name>_perf' line); name it with --collective");
+  if (!next_algorithm.empty() && runs.back().m.algorithm.empty()) {
+    runs.back().m.algorithm = next_algorithm;
   }
-  if (m.rows.empty()) {
-    return Status::Error(path +
-                         ": no nccl-tests data rows (lines 'size count type redop ... "
-                         "time algbw busbw ...')");
+  if (!next_protocol.empty() && runs.back().m.protocol.empty()) {
+    runs.back().m.protocol = next_protocol;
   }
-  // Ranks are numbered from 0, so the highest one counts them even when a posted log kept only
-  // some of its Rank lines ("Rank 7" alone: 8 GPUs).
-  const int from_ranks = ranks.empty() ? 0 : *ranks.rbegin() + 1;
-  if (from_ranks > 0 && gpus_hint > 0 && gpus_hint != from_ranks) {
-    return Status::Error(path + ": --gpus is " + std::to_string(gpus_hint) +
-                         " but the log's '#  Rank' lines go up to rank " +
-                         std::to_string(from_ranks - 1) + " (" + std::to_string(from_ranks) +
-                         " GPUs); leave --gpus out or give " + std::to_string(from_ranks));
+  std::vector<NcclMeasurement> out;
+  const bool several = runs.size() > 1;
+  for (LogRun& run : runs) {
+    NcclMeasurement& m = run.m;
+    m.source = several ? path + " (the run from line " + std::to_string(run.line) + ")" : path;
+    if (m.collective.empty()) m.collective = collective_hint;
+    if (m.collective.empty())
+      m.collective = CollectiveIn(std::filesystem::path(path).filename().string());
+    if (m.collective.empty()) {
+      return Status::Error(m.source +
+                           ": cannot tell which collective was measured (no '# Collective "
+                           "test starting: <name>_perf' line); name it with --collective");
+    }
+    if (m.rows.empty()) {
+      return Status::Error(m.source +
+                           ": no nccl-tests data rows (lines 'size count type redop ... "
+                           "time algbw busbw ...')");
+    }
+    if (run.groups.size() > 1) {
+      return Status::Error(
+          m.source + ": its ranks are in " + std::to_string(run.groups.size()) +
+          " groups (the Rank lines' 'Group'; NCCL_TESTS_SPLIT_MASK), each running its own "
+          "collective at the same time; validate compares one collective over all the log's "
+          "GPUs, so run nccl-tests without a split mask");
+    }
+    // Ranks are numbered from 0, so the highest one counts them even when a posted log kept
+    // only some of its Rank lines ("Rank 7" alone: 8 GPUs).
+    const int from_ranks = run.ranks.empty() ? 0 : *run.ranks.rbegin() + 1;
+    if (from_ranks > 0 && gpus_hint > 0 && gpus_hint != from_ranks) {
+      return Status::Error(m.source + ": --gpus is " + std::to_string(gpus_hint) +
+                           " but the log's '#  Rank' lines go up to rank " +
+                           std::to_string(from_ranks - 1) + " (" + std::to_string(from_ranks) +
+                           " GPUs); leave --gpus out or give " + std::to_string(from_ranks));
+    }
+    m.gpus = from_ranks;
+    if (m.gpus == 0) {
+      m.gpus = gpus_hint;
+      m.gpus_from_file = gpus_hint == 0;
+    }
+    if (m.gpus == 0 && run.n_gpus > 0) {
+      // nThread x nGpus is one process's GPUs; with MPI there are several, which only the
+      // Rank lines tell.
+      m.gpus = std::max(run.n_threads, 1) * run.n_gpus;
+      m.notes.push_back(m.source + ": no '#  Rank' lines; " + std::to_string(m.gpus) +
+                        " GPUs from its header (nThread " +
+                        std::to_string(std::max(run.n_threads, 1)) + " x nGpus " +
+                        std::to_string(run.n_gpus) +
+                        ", one process); give --gpus N if several processes ran it (MPI)");
+    }
+    if (m.gpus == 0) {
+      return Status::Error(m.source +
+                           ": no '#  Rank' lines, so the number of GPUs is unknown; give it with "
+                           "--gpus");
+    }
+    m.nodes = static_cast<int>(run.hosts.size());
+    m.gpus_per_thread = run.n_gpus;
+    if (run.wrong_rows > 0) {
+      m.notes.push_back(m.source + ": " + std::to_string(run.wrong_rows) + " row" +
+                        (run.wrong_rows > 1 ? "s" : "") + " with elements wrong (#wrong > 0, " +
+                        "first at line " + std::to_string(run.first_wrong_line) +
+                        "): NCCL computed wrong results there, so their times may not be a "
+                        "working collective's");
+    }
+    if (!run.failed_check.empty()) {
+      m.notes.push_back(m.source + ": '" + run.failed_check +
+                        "': nccl-tests found wrong results in this run");
+    }
+    out.push_back(std::move(m));
   }
-  m.gpus = from_ranks;
-  if (m.gpus == 0) {
-    m.gpus = gpus_hint;
-    m.gpus_from_file = gpus_hint == 0;
-  }
-  if (m.gpus == 0) m.gpus = n_gpus_per_thread;
-  if (m.gpus == 0) {
-    return Status::Error(path +
-                         ": no '#  Rank' lines, so the number of GPUs is unknown; give it with "
-                         "--gpus");
-  }
-  m.nodes = static_cast<int>(hosts.size());
-  m.gpus_per_thread = n_gpus_per_thread;
-  return std::vector<NcclMeasurement>{m};
+  return out;
 }
 
 StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::istream& f,
@@ -322,12 +520,19 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
   }
   const int in_place_col = col("busbw_GBps_in_place");
   if (size_col < 0 || value_col < 0) {
-    return Status::Error(path + ":" + std::to_string(n) +
-                         ": expected a 'size_bytes' column and one of time_us, "
+    if (header.empty() || (header.size() == 1 && header[0].empty())) {
+      return Status::Error(path + ": no header line (the file is empty or only comments); " +
+                           "expected a 'size_bytes' column and one of time_us, " +
+                           "algbw_GBps_out_of_place, busbw_GBps_out_of_place, busbw_GBps_in_place");
+    }
+    return Status::Error(path + ":" + std::to_string(n) + ": the header is '" + line +
+                         "'; expected a 'size_bytes' column and one of time_us, "
                          "algbw_GBps_out_of_place, busbw_GBps_out_of_place, "
                          "busbw_GBps_in_place");
   }
-  const std::string collective = !collective_hint.empty() ? collective_hint : CollectiveIn(path);
+  const std::string collective =
+      !collective_hint.empty() ? collective_hint
+                               : CollectiveIn(std::filesystem::path(path).filename().string());
   if (collective.empty()) {
     return Status::Error(path + ": the file name names no collective; name it with --collective");
   }
@@ -436,6 +641,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
                          ": is a directory; expected an nccl-tests log or a CSV of "
                          "measurements");
   }
+  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   std::ifstream f(path);
   if (!f) return Status::Error(path + ": cannot read: " + std::strerror(errno));
   // nccl-tests' name (alltoall_perf) for the collective Chakra and Orrery call all_to_all.
@@ -444,7 +650,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
 }
 
 bool IsNcclCsv(const std::string& path) {
-  return path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  if (path.size() <= 4) return false;
+  std::string ext = path.substr(path.size() - 4);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".csv";
 }
 
 }  // namespace orrery

@@ -47,7 +47,14 @@ struct NcclMeasurement {
   int nodes = 0;  // 0 = unknown
   // GPUs one nccl-tests thread drives (its header's nGpus, the -g flag); 0 = not stated.
   int gpus_per_thread = 0;
-  std::string algorithm;  // forced by NCCL_ALGO in the log (lower case), "" = NCCL's choice
+  // Forced by NCCL_ALGO in the log, lower case in NCCL's syntax ("ring", "nvls,ring", "^nvls");
+  // "" = NCCL's choice.
+  std::string algorithm;
+  // Forced by NCCL_PROTO in the log, as written ("Simple", "^LL128"); "" = NCCL's choice.
+  std::string protocol;
+  // What a reader of a comparison on this measurement should know (rows NCCL computed wrong, a
+  // GPU count from the header): validate prints them as notes.
+  std::vector<std::string> notes;
   std::vector<NcclRow> rows;
   // Rows of 0 bytes ProfileSimulator::Load left out of `rows` (validate.h); 0 as loaded.
   int empty_rows = 0;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace orrery {
 namespace {
@@ -82,7 +84,8 @@ TEST(NcclTests, CsvCommentsAreSkipped) {
   std::ofstream(path) << "# source\nbytes,time_us\n";
   m = LoadNcclMeasurements(path, 8);
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("commented-all_reduce.csv:2: expected a 'size_bytes'"),
+  EXPECT_NE(m.status().message().find("commented-all_reduce.csv:2: the header is 'bytes,time_us'; "
+                                      "expected a 'size_bytes'"),
             std::string::npos)
       << m.status().message();
 }
@@ -528,6 +531,191 @@ TEST(NcclTests, CrlfByteOrderMarkAndPaddedNamesAreRead) {
   EXPECT_EQ((*m)[0].nodes, 2);
   ASSERT_EQ((*m)[0].rows.size(), 2u);
   EXPECT_DOUBLE_EQ((*m)[0].rows[1].time_us, 12.5);
+}
+
+// The Rank lines of `n` GPUs on hosts of `per_host` ("#  Rank  3 Group  0 Pid 1 on node0 ...").
+std::string RankLines(int n, int per_host = 8, int group_size = 0) {
+  std::string out;
+  for (int r = 0; r < n; ++r) {
+    out += "#  Rank " + std::to_string(r) + " Group " +
+           std::to_string(group_size > 0 ? r / group_size : 0) + " Pid 1 on node" +
+           std::to_string(r / per_host) + " device " + std::to_string(r % per_host) +
+           " [0x1a] NVIDIA H100\n";
+  }
+  return out;
+}
+
+constexpr char kTableHeader[] =
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time "
+    "  algbw   busbw #wrong\n";
+
+// A job script that runs nccl-tests twice writes both runs to one log: each is a measurement of
+// its own, with its own GPU count and the NCCL_ALGO NCCL printed as its communicators started.
+TEST(NcclTests, EachRunOfALogIsAMeasurementOfItsOwn) {
+  const std::string path = Tmp("two_runs_all_reduce.log");
+  std::ofstream(path) << "# nccl-tests version 2.13.8 nccl-headers=21903 nccl-library=21903\n"
+                      << "# Collective test starting: all_reduce_perf\n"
+                      << RankLines(8) << kTableHeader
+                      << "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  "
+                         "44.86  0\n"
+                      << "# Out of bounds values : 0 OK\n"
+                      << "NCCL INFO NCCL_ALGO set by environment to Ring\n"
+                      << "# nccl-tests version 2.13.8 nccl-headers=21903 nccl-library=21903\n"
+                      << "# Collective test starting: all_reduce_perf\n"
+                      << RankLines(16) << kTableHeader
+                      << "  1048576  262144  float  sum  -1  95.0  11.04  20.70  0  94.0  11.16  "
+                         "20.92  0\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  EXPECT_EQ((*m)[0].gpus, 8);
+  EXPECT_EQ((*m)[0].algorithm, "");
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 41.2);
+  EXPECT_EQ((*m)[1].gpus, 16);
+  EXPECT_EQ((*m)[1].nodes, 2);
+  EXPECT_EQ((*m)[1].algorithm, "ring");
+  EXPECT_DOUBLE_EQ((*m)[1].rows[0].time_us, 95.0);
+  EXPECT_EQ((*m)[1].source, path + " (the run from line 15)");
+}
+
+// The table's header line places the columns: a timestamp after the in-place group (nccl-tests
+// -T), and a row that does not have the header's fields (cut short, or another line's text in
+// it) is named rather than read at the wrong columns.
+TEST(NcclTests, TheTableHeaderPlacesTheColumns) {
+  const std::string path = Tmp("stamped_all_reduce.log");
+  std::ofstream(path) << "# Collective test starting: all_reduce_perf\n"
+                      << RankLines(8)
+                      << "#       size   count   type  redop  root   time  algbw  busbw #wrong   "
+                         "time  algbw  busbw #wrong            timestamp\n"
+                      << "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  "
+                         "44.86  0  2025-06-01 10:11:12\n";
+  auto m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 41.2);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].in_place_us, 40.9);
+  // 2019's layout (no root column) cut inside its in-place group: 9 fields of 12.
+  const std::string cut = Tmp("cut_all_reduce.log");
+  std::ofstream(cut) << "# Collective test starting: all_reduce_perf\n"
+                     << RankLines(8)
+                     << "#  size  count  type  redop  time  algbw  busbw  error  time  algbw  "
+                        "busbw  error\n"
+                     << "  4194304  1048576  float  sum  141.4  29.66  51.91  4e-07  141.2\n";
+  m = LoadNcclMeasurements(cut, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find(cut + ":11: the row of size 4194304 has 9 fields, but the "
+                                            "table's header (line 10: size count type redop time "
+                                            "algbw busbw error time algbw busbw error) gives 12"),
+            std::string::npos)
+      << m.status().message();
+  // Columns between the groups: the in-place time is where the header puts it.
+  const std::string wide = Tmp("wide_all_reduce.log");
+  std::ofstream(wide) << "# Collective test starting: all_reduce_perf\n"
+                      << RankLines(8)
+                      << "#  size  count  type  redop  root  time  algbw  busbw  #wrong  i_min  "
+                         "time  algbw  busbw  #wrong  i_min\n"
+                      << "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  39.1  40.9  "
+                         "25.64  44.86  0  38.8\n";
+  m = LoadNcclMeasurements(wide, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].in_place_us, 40.9);
+  EXPECT_TRUE((*m)[0].notes.empty());  // i_min is not a count of wrong elements
+}
+
+// A launcher's prefix this reader has no rule for (kubectl's pod name, a timestamp) is skipped
+// on comment lines and data rows alike.
+TEST(NcclTests, UnknownPrefixesAreSkipped) {
+  for (const std::string prefix : {"[pod/nccl-launcher/mpi] ", "2024-05-01T12:00:00.123Z ",
+                                   "Wed May  1 12:00:00 2024[1,0]<stdout>:"}) {
+    const std::string path = Tmp("prefixed_all_reduce.log");
+    std::ofstream f(path);
+    f << prefix << "# Collective test starting: all_reduce_perf\n";
+    std::stringstream ranks(RankLines(8));
+    for (std::string line; std::getline(ranks, line);) f << prefix << line << "\n";
+    f << prefix << kTableHeader;
+    f << prefix
+      << "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  44.86  0\n";
+    f.close();
+    auto m = LoadNcclMeasurements(path, 0);
+    ASSERT_TRUE(m.ok()) << prefix << ": " << m.status().message();
+    EXPECT_EQ((*m)[0].collective, "all_reduce") << prefix;
+    EXPECT_EQ((*m)[0].gpus, 8) << prefix;
+    ASSERT_EQ((*m)[0].rows.size(), 1u) << prefix;
+    EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 41.2) << prefix;
+  }
+}
+
+// What a log says about how it ran: NCCL_ALGO and NCCL_PROTO in NCCL's syntax, ranks split into
+// groups (an error: each group ran its own collective), no Rank lines (the header's nThread x
+// nGpus, with a note), rows of wrong results (a note).
+TEST(NcclTests, HowTheRunRanIsRead) {
+  const std::string row =
+      "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  44.86  0\n";
+  const std::string forced = Tmp("forced_all_reduce.log");
+  std::ofstream(forced) << "# NCCL_ALGO=^NVLS\n# NCCL_PROTO=LL128,Simple\n"
+                        << "# Collective test starting: all_reduce_perf\n"
+                        << RankLines(8) << row;
+  auto m = LoadNcclMeasurements(forced, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].algorithm, "^nvls");
+  EXPECT_EQ((*m)[0].protocol, "LL128,Simple");
+
+  const std::string split = Tmp("split_all_reduce.log");
+  std::ofstream(split) << "# Collective test starting: all_reduce_perf\n"
+                       << RankLines(16, 8, 8) << row;
+  m = LoadNcclMeasurements(split, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("its ranks are in 2 groups"), std::string::npos)
+      << m.status().message();
+
+  const std::string threads = Tmp("threads_all_reduce.log");
+  std::ofstream(threads) << "# Collective test starting: all_reduce_perf\n"
+                         << "# nThread 2 nGpus 4 minBytes 1048576 maxBytes 1048576\n"
+                         << row;
+  m = LoadNcclMeasurements(threads, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].gpus, 8);
+  ASSERT_EQ((*m)[0].notes.size(), 1u);
+  EXPECT_NE((*m)[0].notes[0].find("no '#  Rank' lines; 8 GPUs from its header (nThread 2 x "
+                                  "nGpus 4, one process)"),
+            std::string::npos)
+      << (*m)[0].notes[0];
+
+  const std::string wrong = Tmp("wrong_all_reduce.log");
+  std::ofstream(wrong) << "# Collective test starting: all_reduce_perf\n"
+                       << RankLines(8) << kTableHeader << row
+                       << "  2097152  524288  float  sum  -1  47.1  44.52  77.92  1024  46.8  "
+                          "44.81  78.42  0\n"
+                       << "# Out of bounds values : 1024 FAILED\n";
+  m = LoadNcclMeasurements(wrong, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ((*m)[0].notes.size(), 2u);
+  EXPECT_NE((*m)[0].notes[0].find("1 row with elements wrong (#wrong > 0, first at line 12)"),
+            std::string::npos)
+      << (*m)[0].notes[0];
+  EXPECT_NE((*m)[0].notes[1].find("'# Out of bounds values : 1024 FAILED'"), std::string::npos);
+}
+
+// The collective comes from the file's name, not the directories it is in; a time must be a
+// decimal number (strtod would also read 0x29); a CSV may be .CSV and quote its fields.
+TEST(NcclTests, NamesTimesAndCsvSpellings) {
+  const std::string dir = Tmp("reduce_scatter_study");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/all_gather.csv") << "size_bytes,time_us\n1048576,41.2\n";
+  auto m = LoadNcclMeasurements(dir + "/all_gather.csv", 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].collective, "all_gather");
+
+  const std::string hex = Tmp("hex_all_reduce.csv");
+  std::ofstream(hex) << "size_bytes,time_us\n1048576,0x29\n";
+  m = LoadNcclMeasurements(hex, 8);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("time_us '0x29'"), std::string::npos);
+
+  const std::string upper = Tmp("quoted_all_reduce.CSV");
+  std::ofstream(upper) << "\"size_bytes\",\"time_us\"\n\"1048576\",\"41.2\"\n";
+  m = LoadNcclMeasurements(upper, 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 41.2);
 }
 
 }  // namespace

@@ -14,10 +14,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -190,7 +192,22 @@ ProfileSimulator::~ProfileSimulator() {
   if (own_work_) rmdir(work_.c_str());
 }
 
-StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& source) {
+StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& source, int nodes) {
+  // The hosts the measurement ran on must be the profile's nodes: 8 GPUs on two hosts are not
+  // one NVSwitch node, and 16 on four hosts not two nodes of 8.
+  const int node_size = dims_ > 1 ? per_node_ : npus_;
+  if (nodes > 0 && (nodes == 1 ? gpus > node_size
+                               : dims_ < 2 || gpus % nodes != 0 || gpus / nodes != node_size)) {
+    const std::string per_host =
+        gpus % nodes == 0 ? std::to_string(gpus / nodes) + " per host" : "unevenly";
+    return Status::Error(source + ": measured on " + std::to_string(gpus) + " GPUs on " +
+                         std::to_string(nodes) + " host" + (nodes > 1 ? "s" : "") + " (" +
+                         per_host + "; the Rank lines' host names, or a 'nodes' column), but " +
+                         dir_ + " has " +
+                         (dims_ > 1 ? std::to_string(node_size) + " GPUs per node"
+                                    : "one node of " + std::to_string(node_size) + " GPUs") +
+                         "; compare it on a profile of that layout");
+  }
   if (gpus == npus_ || InOneNode(gpus)) return network_;
   YAML::Node net = YAML::LoadFile(network_);
   const YAML::Node counts = net["npus_count"];
@@ -201,7 +218,13 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
     // Fewer GPUs on one switch: the others stay idle, each used GPU keeps its own links.
     net["npus_count"][0] = gpus;
   } else {
-    if (counts.size() < 2 || gpus % per_node_ != 0) {
+    if (counts.size() >= 2 && gpus % per_node_ != 0) {
+      return Status::Error(source + ": measured on " + std::to_string(gpus) + " GPUs, which are " +
+                           "not whole nodes of " + network_ + " (" + std::to_string(per_node_) +
+                           " GPUs per node): 2 to " + std::to_string(per_node_) +
+                           " GPUs, or a multiple of " + std::to_string(per_node_));
+    }
+    if (counts.size() < 2) {
       return Status::Error(
           source + ": measured on " + std::to_string(gpus) + " GPUs, but " + network_ + " has " +
           std::to_string(npus_) + " NPUs and no node dimension to scale to that" +
@@ -257,11 +280,13 @@ StatusOr<double> ProfileSimulator::TimeUs(const std::string& collective, int gpu
 StatusOr<ProfileSimulator::Tuned> ProfileSimulator::NcclTimeUs(const std::string& collective,
                                                                int gpus, uint64_t size,
                                                                const std::string& algorithm,
+                                                               const std::string& protocol,
                                                                const std::string& network_file) {
   if (!has_nccl_) return Status::Error(dir_ + ": no nccl.yaml");
   RunOptions extra;
   extra.nccl_model = nccl_.path;
   extra.nccl_algorithm = algorithm;
+  extra.nccl_protocol = protocol;
   StatusOr<RunResult> r = Run(collective, gpus, size, system_, network_file, &extra);
   if (!r.ok()) return r.status();
   if (r->nccl_choices.size() != 1) {
@@ -316,6 +341,7 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   if (nccl != nullptr) {
     run.nccl_model = nccl->nccl_model;
     run.nccl_algorithm = nccl->nccl_algorithm;
+    run.nccl_protocol = nccl->nccl_protocol;
   }
   StatusOr<RunResult> r = RunSimulation(run);
   for (int k = 0; k < npus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
@@ -329,6 +355,19 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
   StatusOr<std::vector<NcclMeasurement>> ms =
       LoadNcclMeasurements(o.measurements, gpus, o.collective);
   if (!ms.ok()) return ms;
+  for (const NcclMeasurement& m : *ms) {
+    if (o.gpus > 0 && m.gpus_from_file && m.gpus != o.gpus) {
+      return Status::Error(m.source + ": --gpus is " + std::to_string(o.gpus) + " but the file " +
+                           "gives " + std::to_string(m.gpus) + " GPUs (its 'gpus' column or Rank " +
+                           "lines); leave --gpus out, or --only-gpus to keep some GPU counts");
+    }
+    if (m.collective != ms->front().collective) {
+      return Status::Error(o.measurements + ": holds runs of more than one collective (" +
+                           ms->front().source + ": " + ms->front().collective + ", " + m.source +
+                           ": " + m.collective +
+                           "); give each collective's runs in a file of their own");
+    }
+  }
   std::vector<NcclMeasurement> kept;
   for (NcclMeasurement& m : *ms) {
     if (!o.only_gpus.empty() &&
@@ -397,11 +436,18 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
     return Status::Error(o.measurements + ": collective '" + report.collective +
                          "' is not one validate simulates; valid: " + ValidCollectives());
   }
-  if (o.algorithm != "auto" && !IsNcclAlgorithm(o.algorithm)) {
-    return Status::Error("--algorithm '" + o.algorithm + "' is unknown; valid: auto, " +
-                         kNcclAlgorithms);
+  if (o.algorithm != "auto") {
+    if (StatusOr<std::set<std::string>> a = NcclAlgorithmsIn(o.algorithm); !a.ok()) {
+      return a.status().WithContext("--algorithm (or auto)");
+    }
+  }
+  if (o.protocol != "auto") {
+    if (StatusOr<std::set<std::string>> p = NcclProtocolsIn(o.protocol); !p.ok()) {
+      return p.status().WithContext("--protocol (or auto)");
+    }
   }
   for (const NcclMeasurement& m : *ms) {
+    report.notes.insert(report.notes.end(), m.notes.begin(), m.notes.end());
     if (!m.gpus_from_file && o.gpus == 0) {
       report.notes.push_back(m.source + " gives no GPU count (no 'gpus' column): compared on " +
                              "the profile's " + std::to_string(m.gpus) +
@@ -449,18 +495,30 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   // every row's simulation, side by side (o.jobs), then the rows in their order: the report is
   // the same whatever the number of jobs, and so is the first error.
   struct Plan {
-    std::string algorithm, system, network;
+    std::string algorithm, protocol, system, network;
   };
   std::vector<Plan> plans;
   std::vector<std::pair<size_t, const NcclRow*>> todo;  // (measurement, row)
   for (const NcclMeasurement& m : *ms) {
     Plan plan;
     plan.algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
-    if (!plan.algorithm.empty() && !IsNcclAlgorithm(plan.algorithm)) {
-      return Status::Error(m.source + ": forced to NCCL_ALGO '" + m.algorithm +
-                           "', which Orrery does not model; modelled: " + kNcclAlgorithms);
+    plan.protocol = o.protocol != "auto" ? o.protocol : m.protocol;
+    if (StatusOr<std::set<std::string>> a = NcclAlgorithmsIn(plan.algorithm); !a.ok()) {
+      return a.status().WithContext(m.source + ": the log's NCCL_ALGO '" + m.algorithm + "'");
     }
-    StatusOr<std::string> network = sim->Network(m.gpus, m.source);
+    if (StatusOr<std::set<std::string>> p = NcclProtocolsIn(plan.protocol); !p.ok()) {
+      return p.status().WithContext(m.source + ": the log's NCCL_PROTO '" + m.protocol + "'");
+    }
+    if (sim->nccl() == nullptr && !plan.protocol.empty()) {
+      return Status::Error(m.source + ": NCCL_PROTO '" + plan.protocol + "' needs an NCCL model, " +
+                           "and " + o.machine + " has no nccl.yaml");
+    }
+    if (sim->nccl() == nullptr && !plan.algorithm.empty() && !IsNcclAlgorithm(plan.algorithm)) {
+      return Status::Error(m.source + ": NCCL_ALGO '" + plan.algorithm + "' (a list, or all " +
+                           "but some) needs an NCCL model to choose among them, and " + o.machine +
+                           " has no nccl.yaml; give one algorithm");
+    }
+    StatusOr<std::string> network = sim->Network(m.gpus, m.source, m.nodes);
     if (!network.ok()) return network.status();
     plan.network = *network;
     // With an NCCL model, every row runs NCCL's choice for its size, chosen as in any run
@@ -484,8 +542,8 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
         const uint64_t size = todo[i].second->size;
         const Plan& plan = plans[todo[i].first];
         if (sim->nccl() != nullptr) {
-          simulated[i] =
-              sim->NcclTimeUs(report.collective, gpus, size, plan.algorithm, plan.network);
+          simulated[i] = sim->NcclTimeUs(report.collective, gpus, size, plan.algorithm,
+                                         plan.protocol, plan.network);
         } else {
           StatusOr<double> us =
               sim->TimeUs(report.collective, gpus, size, plan.system, plan.network);
@@ -539,6 +597,7 @@ namespace {
 // One report's fields as JSON members, each line starting with `indent`.
 std::string ReportJsonFields(const ValidationReport& r, const std::string& indent) {
   std::ostringstream f;
+  f << std::setprecision(12);  // a time of 1234567.89 us as it is, not 1.23457e+06
   f << indent << "\"collective\": " << JsonString(r.collective) << ",\n"
     << indent << "\"geomean_abs_error\": " << r.geomean_abs_error << ",\n"
     << indent << "\"notes\": [";
@@ -561,7 +620,8 @@ Status WriteText(const std::string& text, const std::string& path) {
   std::ofstream f(path);
   if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
   f << text;
-  return f ? Status::Ok() : Status::Error(path + ": write failed");
+  f.close();  // a full disk shows when the buffer is written out
+  return f ? Status::Ok() : Status::Error(path + ": write failed: " + std::strerror(errno));
 }
 
 std::vector<double> AllErrors(const std::vector<ValidationReport>& reports) {
@@ -623,6 +683,7 @@ Status WriteValidationsJson(const std::vector<ValidationReport>& reports, const 
   if (reports.size() == 1) return WriteValidationJson(reports[0], path);
   const std::vector<double> errors = AllErrors(reports);
   std::ostringstream f;
+  f << std::setprecision(12);
   f << "{\n  \"geomean_abs_error\": " << GeomeanAbs(errors) << ",\n  \"sizes\": " << errors.size()
     << ",\n  \"inputs\": [\n";
   for (size_t i = 0; i < reports.size(); ++i) {
@@ -806,7 +867,11 @@ int ValidateMain(int argc, char** argv) {
                              "each validated and printed, then the error over all of them");
   cli.options().add_options()("algorithm", po::value(&o.algorithm)->default_value("auto"),
                               "auto (NCCL's fastest choice from the profile's nccl.yaml, or the "
-                              "log's NCCL_ALGO) | ring | tree | nvls | nvlstree")(
+                              "log's NCCL_ALGO) | ring | tree | nvls | nvlstree, as NCCL_ALGO: "
+                              "a comma list, or ^ before it for all but")(
+      "protocol", po::value(&o.protocol)->default_value("auto"),
+      "auto (NCCL's choice by size, or the log's NCCL_PROTO) | LL | LL128 | Simple, as "
+      "NCCL_PROTO: a comma list, or ^ before it for all but; needs the profile's nccl.yaml")(
       "report", po::value(&report), "also write the rows as JSON");
   const int done = cli.Parse(argc, argv);
   if (done >= 0) return done;

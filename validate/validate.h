@@ -58,8 +58,12 @@ struct MeasurementOptions {
 };
 
 struct ValidateOptions : MeasurementOptions {
-  // auto (NCCL's choice, or the log's NCCL_ALGO) | ring | tree | nvls | nvlstree
+  // auto (NCCL's choice, or the log's NCCL_ALGO), or NCCL_ALGO's syntax: ring | tree | nvls |
+  // nvlstree, a comma list of them, ^ before it for all but.
   std::string algorithm = "auto";
+  // auto (NCCL's choice by size, or the log's NCCL_PROTO), or NCCL_PROTO's syntax: LL | LL128 |
+  // Simple, a comma list, ^ before it for all but. Needs the profile's nccl.yaml.
+  std::string protocol = "auto";
   std::string work_dir;  // scratch space for generated traces and configs
 };
 
@@ -149,7 +153,9 @@ class ProfileSimulator {
   StatusOr<std::vector<NcclMeasurement>> Load(const MeasurementOptions& o) const;
   // A network file for `gpus` NPUs (the node dimension scaled; the profile's own when they fit
   // in one node, InOneNode).
-  StatusOr<std::string> Network(int gpus, const std::string& source);
+  // `nodes` (0 = unknown) is how many hosts the measurement ran on: GPUs per host that are not
+  // the profile's GPUs per node are an error.
+  StatusOr<std::string> Network(int gpus, const std::string& source, int nodes = 0);
   // A system file running NCCL algorithm `algorithm` ("" = the profile's implementations) with
   // this launch latency and efficiency (negative = the profile's).
   StatusOr<std::string> System(const std::string& algorithm, double latency_us, double efficiency);
@@ -163,7 +169,8 @@ class ProfileSimulator {
     std::string choice;  // "nvls/Simple"
   };
   StatusOr<Tuned> NcclTimeUs(const std::string& collective, int gpus, uint64_t size,
-                             const std::string& algorithm, const std::string& network_file);
+                             const std::string& algorithm, const std::string& protocol,
+                             const std::string& network_file);
 
  private:
   ProfileSimulator() = default;

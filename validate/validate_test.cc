@@ -827,9 +827,11 @@ TEST(Validate, BadInputsAreNamed) {
   o.algorithm = "collnet";
   r = Validate(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("--algorithm 'collnet' is unknown; valid: auto, ring, tree, "
-                                      "nvls"),
-            std::string::npos)
+  EXPECT_NE(
+      r.status().message().find("--algorithm (or auto): NCCL_ALGO 'collnet': 'collnet' is "
+                                "one of NCCL's that Orrery does not model; valid: ring, tree, "
+                                "nvls"),
+      std::string::npos)
       << r.status().message();
   o.algorithm = "tree";  // one node: NCCL's tree there is a chain, not modelled
   r = Validate(o);
@@ -925,6 +927,83 @@ TEST(Validate, GpuFlagsMustBeWholeNumbers) {
     EXPECT_EQ(err, std::string("error: validate: --min-size '") + size +
                        "': expected a whole number of bytes >= 0, e.g. 1048576\n");
   }
+}
+
+// A measurement's layout must be the profile's: 8 GPUs on two hosts are not one NVSwitch node,
+// a CSV's gpus column is not overridden by --gpus, and one report is of one collective.
+TEST(Validate, TheMeasuredLayoutMustBeTheProfiles) {
+  const std::string profile = WriteProfile("layout", kSwitch8, 1);
+  const std::string hosts = Tmp("two_hosts_all_reduce.log");
+  {
+    std::ofstream f(hosts);
+    f << "# Collective test starting: all_reduce_perf\n";
+    for (int i = 0; i < 8; ++i) {
+      f << "#  Rank  " << i << " Group  0 Pid 7 on node" << i / 4 << " device " << i % 4 << "\n";
+    }
+    f << "  1048576  262144  float  sum  -1  80.0  1  1  0  80.0  1  1  0\n";
+  }
+  ValidateOptions o;
+  o.measurements = hosts;
+  o.machine = profile;
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("measured on 8 GPUs on 2 hosts (4 per host; the Rank lines' "
+                                      "host names, or a 'nodes' column), but " +
+                                      profile + " has one node of 8 GPUs"),
+            std::string::npos)
+      << r.status().message();
+
+  r = ValidateCsv(profile, "gpus_all_reduce.csv", "gpus,size_bytes,time_us\n8,1048576,80\n", 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--gpus is 4 but the file gives 8 GPUs"), std::string::npos)
+      << r.status().message();
+
+  const std::string two = Tmp("two_collectives.log");
+  {
+    std::ofstream f(two);
+    WriteAllReduceHeader(f);
+    f << "  1048576  262144  float  sum  -1  80.0  1  1  0  80.0  1  1  0\n";
+    f << "# Collective test starting: all_gather_perf\n";
+    for (int i = 0; i < 8; ++i) f << "#  Rank  " << i << " Group  0 Pid 7 on host\n";
+    f << "  1048576  32768  float  none  -1  60.0  1  1  0  60.0  1  1  0\n";
+  }
+  o.measurements = two;
+  r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("holds runs of more than one collective (" + two +
+                                      " (the run from line 1): all_reduce, " + two +
+                                      " (the run from line 11): all_gather)"),
+            std::string::npos)
+      << r.status().message();
+}
+
+// A report that cannot be written in full (a full disk) is an error, not a short file.
+TEST(Validate, AReportThatCannotBeWrittenIsAnError) {
+  const std::string profile = WriteProfile("report_full", kSwitch8, 1);
+  const std::string log = Tmp("report_full_all_reduce.log");
+  {
+    std::ofstream f(log);
+    WriteAllReduceHeader(f);
+    f << "  1048576  262144  float  sum  -1  80.0  1  1  0  80.0  1  1  0\n";
+  }
+  std::string out, err;
+  EXPECT_EQ(RunValidateMain(
+                {"validate", "--nccl-tests", log, "--machine", profile, "--report", "/dev/full"},
+                &out, &err),
+            1);
+  EXPECT_NE(err.find("/dev/full: write failed"), std::string::npos) << err;
+}
+
+// A size whose simulated bytes pass 2^53 (here after LL's efficiency would have wrapped past
+// 2^64 and run as almost nothing) is an error naming the limit, not a number.
+TEST(Validate, ASizePastWhatIsSimulatedIsAnError) {
+  const std::string profile = WriteProfile("huge", kSwitch8, 1);
+  StatusOr<ValidationReport> r =
+      ValidateCsv(profile, "huge_all_reduce.csv", "size_bytes,time_us\n576460752303423488,1000\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is more than Orrery simulates: at most 2^53 bytes"),
+            std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace
