@@ -311,6 +311,32 @@ bool ConfigFile::Has(const std::string& key) const {
   return false;
 }
 
+namespace {
+
+void AddDuplicateKeys(const YAML::Node& node, const std::string& path, Status* problems) {
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it->first.IsScalar() && !seen.insert(it->first.Scalar()).second) {
+        const YAML::Mark m = it->first.Mark();
+        problems->Add(path + (m.is_null() || m.line < 0 ? "" : ":" + std::to_string(m.line + 1)) +
+                      ": key '" + it->first.Scalar() + "' appears more than once");
+      }
+      AddDuplicateKeys(it->second, path, problems);
+    }
+  } else if (node.IsSequence()) {
+    for (const YAML::Node& item : node) AddDuplicateKeys(item, path, problems);
+  }
+}
+
+}  // namespace
+
+Status DuplicateKeys(const YAML::Node& node, const std::string& path) {
+  Status problems;
+  AddDuplicateKeys(node, path, &problems);
+  return problems;
+}
+
 std::string ConfigFile::Where(const YAML::Node& node) const {
   if (!node.IsDefined()) return path_;
   const YAML::Mark m = node.Mark();

@@ -277,4 +277,9 @@ class Schema {
   std::vector<std::function<void(const ConfigValue&, T*)>> setters_;
 };
 
+// Keys given twice in any map inside `node` (yaml-cpp keeps both and a lookup sees only one):
+// one "path:line: key 'k' appears more than once" problem each; Ok when there are none. For
+// files read without ConfigFile's key tables (jobs files, sweep specs).
+Status DuplicateKeys(const YAML::Node& node, const std::string& path);
+
 }  // namespace orrery

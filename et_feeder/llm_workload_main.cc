@@ -164,8 +164,12 @@ int GenerateLlmMain(int argc, char** argv) {
     const std::string& text = whole_text[w.flag];
     if (!vm.count(w.flag)) continue;
     const std::optional<uint64_t> v = ParseWholeNumber(text, uint64_t{1} << 62);
-    if (!v) {
-      s.Merge(Status::Invalid("generate-llm", std::string("--") + w.flag, text, "a whole number"));
+    // 0 stands for "the default" inside LlmConfig: given on the command line it would be taken
+    // silently as that; only --experts means something by 0 (a dense MLP).
+    const bool zero_ok = std::string(w.flag) == "experts";
+    if (!v || (*v == 0 && !zero_ok)) {
+      s.Merge(Status::Invalid("generate-llm", std::string("--") + w.flag, text,
+                              zero_ok ? "a whole number" : "a whole number from 1"));
     } else {
       *w.value = static_cast<int64_t>(*v);
     }

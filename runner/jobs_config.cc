@@ -44,7 +44,7 @@ StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::stri
 StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
-  Status problems;
+  Status problems = DuplicateKeys(file->root(), path);
   const YAML::Node& root = file->root();
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";

@@ -85,6 +85,16 @@ TEST(JobsFile, RefusesAFileWithoutJobs) {
               std::string::npos)
         << jobs.status().message();
   }
+  // A key given twice would be read once, silently: an error at its line.
+  StatusOr<std::vector<JobSpec>> twice = LoadJobsFile(WriteTestFile(
+      "jobs_twice.yaml", "jobs:\n  - {workload: a, npus: 0-7, npus: 8-15}\njobs: []\n"));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find(":2: key 'npus' appears more than once"),
+            std::string::npos)
+      << twice.status().message();
+  EXPECT_NE(twice.status().message().find(":3: key 'jobs' appears more than once"),
+            std::string::npos)
+      << twice.status().message();
   StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(::testing::TempDir() + "/no_such.yaml");
   ASSERT_FALSE(jobs.ok());
   EXPECT_NE(jobs.status().message().find("no_such.yaml: cannot open the file"), std::string::npos);

@@ -371,6 +371,7 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   }
   if (!root.IsMap())
     return Status::Error(path + ": a sweep spec is a map with 'base' and 'grid' or 'points'");
+  if (Status dup = DuplicateKeys(root, path); !dup.ok()) return dup;
   Status problems;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = KeyText(it->first);

@@ -645,6 +645,15 @@ TEST(Sweep, BadSpecsAreNamed) {
   EXPECT_NE(m.find("unknown base key 'sytem' (did you mean 'system'?)"), std::string::npos) << m;
   EXPECT_NE(m.find("nothing to vary"), std::string::npos) << m;
 
+  // A key given twice would be read once, silently.
+  std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid:\n  workload.size: [1]\n"
+                      << "  workload.size: [2]\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find(path + ":4: key 'workload.size' appears more than once"),
+            std::string::npos)
+      << spec.status().message();
+
   std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid:\n  network.bandwidth: []\n"
                       << "  colour: [red]\n";
   spec = LoadSweepSpec(path);

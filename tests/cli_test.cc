@@ -1014,6 +1014,13 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
         "--hidden is '1000'; expected a multiple of --heads (3)"}) {
     EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
   }
+  // 0 is not "the default": it is refused, except --experts 0 (a dense MLP).
+  const Outcome zero =
+      Orrery("generate-llm --model gpt3-13b --pp 2 --micro-batches 0 --output " + prefix);
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_NE(zero.err.find("--micro-batches is '0'; expected a whole number from 1"),
+            std::string::npos)
+      << zero.err;
   const Outcome unnamed = Orrery("generate-llm --output " + prefix);
   EXPECT_EQ(unnamed.exit_code, 1);
   EXPECT_NE(unnamed.err.find("--layers is required without --model"), std::string::npos)
