@@ -697,10 +697,18 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   return Status::Ok();
 }
 
-void NpuSystem::InsertStream(std::vector<Stream*>& queue, Stream* stream) {
+void NpuSystem::InsertStream(std::deque<Stream*>& queue, Stream* stream) {
   // After the running streams and every waiting one the policy does not put it before.
   const IntraDimensionPolicy policy = layer_.params().intra_dimension;
   const WaitingStream incoming = stream->waiting();
+  // The waiting streams are in the policy's order (each was inserted so) after the running
+  // ones: one that is not served before the last goes last, without walking a queue of
+  // thousands of chunks for each (FIFO with many splits was quadratic).
+  if (queue.empty() || queue.back()->initialized() ||
+      !ServedBefore(policy, incoming, queue.back()->waiting())) {
+    queue.push_back(stream);
+    return;
+  }
   auto it = queue.begin();
   while (it != queue.end() &&
          ((*it)->initialized() || !ServedBefore(policy, incoming, (*it)->waiting()))) {
@@ -710,7 +718,7 @@ void NpuSystem::InsertStream(std::vector<Stream*>& queue, Stream* stream) {
 }
 
 void NpuSystem::InitWaiting(int q) {
-  std::vector<Stream*>& queue = active_[q];
+  std::deque<Stream*>& queue = active_[q];
   for (size_t i = static_cast<size_t>(running_[q]);
        i < queue.size() && running_[q] < queue_threshold_; ++i) {
     ++running_[q];

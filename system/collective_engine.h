@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -262,7 +263,7 @@ class NpuSystem {
   // coordinates there are `coords`: stored once, so phases can point to them.
   const std::vector<int>* GroupDimMembers(int dim, const std::vector<int>& coords);
   void ProceedToNextPhase(Stream* stream);
-  void InsertStream(std::vector<Stream*>& queue, Stream* stream);
+  void InsertStream(std::deque<Stream*>& queue, Stream* stream);
   void InitWaiting(int queue);
   void NotePhaseDone(const Stream& stream);  // to the observer, if any
   void NoteQueue(int queue);
@@ -270,8 +271,10 @@ class NpuSystem {
   SystemLayer& layer_;
   int id_;
   std::vector<QueueLevel> levels_;
-  std::vector<std::vector<Stream*>> active_;  // per queue, in scheduling order
-  std::vector<int> running_;                  // initialised streams per queue
+  std::vector<std::deque<Stream*>>
+      active_;  // per queue, in scheduling order (running first: a deque, so one ending near the
+                // front moves only those before it)
+  std::vector<int> running_;  // initialised streams per queue
   int queue_threshold_ = 1;
   InterDimensionScheduler inter_;
   int priority_counter_ = 0;
