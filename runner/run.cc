@@ -388,6 +388,24 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     job.npus = placement->CopyNpus(j);
     result.jobs.push_back(std::move(job));
   }
+  // One file per NPU and the last one missing: said before millions of paths are resolved and
+  // opened (a 2^24-NPU network with an 8-rank trace took minutes and gigabytes to say so).
+  if (!placement && access(et::RankTracePath(o.workload, n - 1).c_str(), F_OK) != 0) {
+    int present = 0;
+    while (present < n && access(et::RankTracePath(o.workload, present).c_str(), F_OK) == 0) {
+      ++present;
+    }
+    if (present < n && n > 64) {
+      return Status::Error(
+          et::RankTracePath(o.workload, present) + ": no such trace file; the network (" +
+          o.network_config + ") has " + std::to_string(n) + " NPUs, so the workload needs files " +
+          et::RankTracePath(o.workload, 0) + " .. " + et::RankTracePath(o.workload, n - 1) +
+          (present == 0 ? std::string(" (there are none)")
+                        : " (there are " + et::RankTracePath(o.workload, 0) + " .. " +
+                              et::RankTracePath(o.workload, present - 1) + ")") +
+          (PrefixIsAFile(o.workload).empty() ? "" : "; " + PrefixIsAFile(o.workload)));
+    }
+  }
   // trace_paths[i]: the file of loaded trace i.
   std::vector<std::string> trace_paths;
   if (jobs) {

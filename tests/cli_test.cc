@@ -474,6 +474,10 @@ TEST(Cli, MissingRankFileIsNamed) {
 TEST(Cli, NetworkWithMoreNpusThanTraceFiles) {
   const std::string args = Args("too_few", 8, AllReduceRanks(4));
   ExpectCleanFailure(Orrery(args), {"too_few.4.et", "8 NPUs", "too_few.7.et"});
+  // On a large network it is said before any file is loaded, with the files there are.
+  const std::string large = Args("too_few_large", 4096, AllReduceRanks(4));
+  ExpectCleanFailure(Orrery(large), {"too_few_large.4.et: no such trace file", "has 4096 NPUs",
+                                     "too_few_large.4095.et (there are ", "too_few_large.3.et)"});
 }
 
 // More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.
