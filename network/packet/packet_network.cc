@@ -126,12 +126,14 @@ uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu) {
   return RoundTripBytes(bw, latency) + 3 * mtu;
 }
 
-PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency) {
+PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency, bool relay) {
   PortLimits l;
   const uint64_t round_trip = RoundTripBytes(bw, latency);
   // Auto: a round trip of data plus 16 packets, enough for line rate with credits, and for PFC
-  // 13 packets between xoff and zero.
-  l.buffer_bytes = p.buffer_bytes > 0 ? p.buffer_bytes : round_trip + 16 * p.mtu;
+  // 13 packets between xoff and zero; into a relaying NPU, its memory (kRelayBufferBytes).
+  l.buffer_bytes = p.buffer_bytes > 0
+                       ? p.buffer_bytes
+                       : std::max(round_trip + 16 * p.mtu, relay ? kRelayBufferBytes : uint64_t{0});
   const uint64_t headroom = PfcHeadroomBytes(bw, latency, p.mtu);
   l.xoff_bytes = p.pfc_xoff_bytes > 0 ? p.pfc_xoff_bytes
                                       : (l.buffer_bytes > headroom ? l.buffer_bytes - headroom : 0);
@@ -276,7 +278,7 @@ PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const NetworkPa
     p.mtu_serialization_ps = (Bytes(params_.mtu) / l.bandwidth).ps();
     p.dst_device = l.dst;
     p.bubble = graph_->devices[l.dst].npu && graph_->devices[l.dst].forwards;
-    p.limits = ResolvePortLimits(params_, l.bandwidth, l.latency);
+    p.limits = ResolvePortLimits(params_, l.bandwidth, l.latency, p.bubble);
     p.credits = static_cast<int64_t>(p.limits.buffer_bytes);
   }
   // Single-path hops resolved once (most hops in switched and ring machines), when the table and

@@ -51,8 +51,14 @@ struct PortLimits {
 // Headroom a PFC ingress buffer needs above xoff so that nothing is lost while the pause
 // travels upstream: ceil(2 * latency * bandwidth) + 2 MTU (see network/README.md).
 uint64_t PfcHeadroomBytes(Bandwidth bw, Time latency, uint64_t mtu);
-// The automatic values for a link with this bandwidth and latency under `p`.
-PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency);
+// The automatic ingress buffer of a link into a relaying NPU: at least this. An NPU relays
+// through its own memory (a GPU forwarding to its NIC, as NCCL's PXN does; a ring or torus of
+// NPUs storing and forwarding), not a switch port's SRAM (network/README.md).
+constexpr uint64_t kRelayBufferBytes = uint64_t{4} << 20;
+// The automatic values for a link with this bandwidth and latency under `p`; `relay`: its far
+// end is a relaying NPU.
+PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency,
+                             bool relay = false);
 
 // Checks the packet parameters against the topology: sizes, and for every link that the buffer
 // holds a packet (credit) or that xon < xoff <= buffer - headroom (PFC). One error per problem,
