@@ -199,6 +199,24 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                            "fitted profile to another directory, e.g. --out " +
                            other + "-calibrated, and copy its nccl.yaml over once checked");
     }
+    // A file of another profile in the way (the user's own, edited) is not overwritten; the
+    // same file (a calibration run again into its output) is. Checked before the fit.
+    for (const char* stem : {"system", "network", "memory"}) {
+      const std::string from = ProfilePath(o.machine, stem);
+      if (from.empty()) continue;
+      const std::string to = o.out + "/" + from.substr(from.rfind('/') + 1);
+      std::ifstream existing(to, std::ios::binary), source(from, std::ios::binary);
+      if (!existing) continue;
+      std::ostringstream a, b;
+      a << existing.rdbuf();
+      b << source.rdbuf();
+      if (a.str() != b.str()) {
+        return Status::Error("--out " + o.out + " already has a " +
+                             from.substr(from.rfind('/') + 1) + " that differs from " + from +
+                             ", and calibrate would overwrite it; give a new directory, or "
+                             "remove that file");
+      }
+    }
   }
   NcclModel model = *sim->nccl();
   std::vector<std::string> inputs = {o.measurements};

@@ -447,6 +447,19 @@ TEST(Calibrate, RefusesToOverwriteTheMachineProfile) {
   std::ifstream f(machine + "/nccl.yaml");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()),
             before);
+  // A directory holding another profile's files (the user's own, edited) is not written over.
+  const std::string edited = Tmp("inplace-edited");
+  std::filesystem::create_directories(edited);
+  std::ofstream(edited + "/system.yaml") << "# my own\n";
+  o.out = edited;
+  StatusOr<CalibrationResult> refused = Calibrate(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--out " + edited +
+                                            " already has a system.yaml that "
+                                            "differs from " +
+                                            machine + "/system.yaml"),
+            std::string::npos)
+      << refused.status().message();
   // Another directory is fine (here: the error is then the missing log, read next).
   o.out = Tmp("inplace-calibrated");
   StatusOr<CalibrationResult> r = Calibrate(o);

@@ -346,6 +346,22 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     const std::string where = path + ":" + std::to_string(n) + ": ";
     if (const size_t s = RowStart(w); s > 0) w.erase(w.begin(), w.begin() + s);
     uint64_t size = 0, count = 0;
+    // Under a table's header, a line of its fields whose times and bandwidths are numbers is a
+    // row even when its size or count is not one (a corrupted row is named, not dropped).
+    if (const TableLayout& l = run->layout;
+        l.fields > 0 && w.size() == l.fields && w.size() >= l.first + 4 &&
+        (!ParseUnsigned(w[0], &size) || !ParseUnsigned(w[1], &count))) {
+      bool numbers = true;
+      double x = 0;
+      for (size_t i = l.first; i < l.first + 4; ++i) {
+        numbers = numbers && (w[i] == "N/A" || ParseDouble(w[i], &x));
+      }
+      if (numbers) {
+        return Status::Error(path + ":" + std::to_string(n) +
+                             ": a data row's size and count are '" + w[0] + "' and '" + w[1] +
+                             "'; expected whole numbers of bytes and " + "elements");
+      }
+    }
     if (w.size() < 2 || !ParseUnsigned(w[1], &count)) continue;
     if (!ParseSize(w[0], &size)) {
       if (!IsRowButForItsSize(w)) continue;  // not a row of the table

@@ -607,6 +607,19 @@ TEST(NcclTests, TheTableHeaderPlacesTheColumns) {
                                             "algbw busbw error time algbw busbw error) gives 12"),
             std::string::npos)
       << m.status().message();
+  // Under the header, a row whose size is garbage is named, not dropped.
+  const std::string garbage = Tmp("garbage_all_reduce.log");
+  std::ofstream(garbage)
+      << "# Collective test starting: all_reduce_perf\n"
+      << RankLines(8) << kTableHeader
+      << "  abc  def  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  44.86  "
+         "0\n";
+  m = LoadNcclMeasurements(garbage, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find(garbage + ":11: a data row's size and count are 'abc' and "
+                                                "'def'"),
+            std::string::npos)
+      << m.status().message();
   // Columns between the groups: the in-place time is where the header puts it.
   const std::string wide = Tmp("wide_all_reduce.log");
   std::ofstream(wide) << "# Collective test starting: all_reduce_perf\n"
