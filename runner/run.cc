@@ -597,6 +597,39 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       tuner = std::move(*t);
     }
   }
+  // A list of algorithms shorter than the network's dimensions is ASTRA-sim's way of running a
+  // collective over the first dimensions only: legal, and easy to do by mistake (a 1-D system
+  // file on a 3-D network all-reduces inside dimension 0), so it is said.
+  if (!tuner) {
+    const std::pair<const std::vector<std::string>*, const char*> lists[] = {
+        {&system->all_reduce_implementation, "all-reduce-implementation"},
+        {&system->reduce_scatter_implementation, "reduce-scatter-implementation"},
+        {&system->all_gather_implementation, "all-gather-implementation"},
+        {&system->all_to_all_implementation, "all-to-all-implementation"},
+    };
+    const std::vector<std::string>* customs[] = {
+        &system->all_reduce_implementation_custom, &system->reduce_scatter_implementation_custom,
+        &system->all_gather_implementation_custom, &system->all_to_all_implementation_custom};
+    const size_t dims = topology->dims.size();
+    std::map<size_t, std::string> short_lists;  // by length: the keys
+    for (size_t i = 0; i < 4; ++i) {
+      const size_t k = lists[i].first->size();
+      if (k == 0 || k >= dims || !customs[i]->empty()) continue;
+      std::string& keys = short_lists[k];
+      keys += (keys.empty() ? "'" : ", '") + std::string(lists[i].second) + "'";
+    }
+    for (const auto& [k, keys] : short_lists) {
+      int spanned = 1;
+      for (size_t d = 0; d < k; ++d) spanned *= topology->dims[d].npus;
+      result.warnings.push_back(
+          o.system_config + ": " + keys + " list" +
+          (keys.find(',') == std::string::npos ? "s " : " ") + std::to_string(k) + " algorithm" +
+          (k > 1 ? "s" : "") + " for the network's " + std::to_string(dims) +
+          " dimensions: as in ASTRA-sim, such a collective runs over the first " +
+          std::to_string(k) + " only (groups of " + std::to_string(spanned) + " of the " +
+          std::to_string(n) + " NPUs); give one algorithm per dimension to span them all");
+    }
+  }
   RemoteMemory memory(sim, memory_config, n);
   // Only when it keeps something: the system layer makes a record for every phase and queue
   // change it reports (a sweep keeps neither).

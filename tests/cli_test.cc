@@ -480,6 +480,23 @@ TEST(Cli, NetworkWithMoreNpusThanTraceFiles) {
                                      "too_few_large.4095.et (there are ", "too_few_large.3.et)"});
 }
 
+// A system file listing fewer algorithms than the network has dimensions runs, as ASTRA-sim
+// does, each collective over the first dimensions only: said once, naming the keys.
+TEST(Cli, FewerAlgorithmsThanDimensionsIsAWarning) {
+  const std::string args = Args("short_list", 8, AllReduceRanks(8));
+  Spit(Tmp("short_list.net.yml"),
+       "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 50.0 ]\n"
+       "latency: [ 500.0, 500.0 ]\n");
+  const Outcome o = Orrery(args);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("'all-reduce-implementation', 'reduce-scatter-implementation', "
+                       "'all-gather-implementation', 'all-to-all-implementation' list 1 algorithm "
+                       "for the network's 2 dimensions: as in ASTRA-sim, such a collective runs "
+                       "over the first 1 only (groups of 4 of the 8 NPUs)"),
+            std::string::npos)
+      << o.err;
+}
+
 // More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.
 TEST(Cli, MoreTraceFilesThanNpusIsAWarning) {
   const Outcome o = Orrery(Args("too_many", 4, AllReduceRanks(8)));
