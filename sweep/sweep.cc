@@ -629,6 +629,10 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
           files[kind] = file;
           continue;
         }
+        if (access(file.c_str(), F_OK) != 0) {
+          throw std::runtime_error(file + ": no such file (the spec's " + kind + ": " + f->second +
+                                   ")");
+        }
         if (const std::string why = NotARegularFile(file); !why.empty()) {
           throw YAML::Exception(YAML::Mark::null_mark(), why);
         }
@@ -710,7 +714,11 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
                                    "'; expected all_reduce, all_gather, reduce_scatter or "
                                    "all_to_all");
         }
-        if (size == 0) throw std::runtime_error("workload size 0; expected bytes > 0");
+        // A Chakra comm_size is an int64; a collective runs up to 2^53 bytes (system layer).
+        if (size == 0 || size > (uint64_t{1} << 53)) {
+          throw std::runtime_error("workload size " + std::to_string(size) +
+                                   "; expected 1 .. 9007199254740992 bytes (2^53)");
+        }
         // The NPU count from the network as Orrery reads it (any format, whole machines too).
         StatusOr<Topology> topo = LoadNetworkConfig(pr.run.network_config);
         if (!topo.ok()) throw std::runtime_error(topo.status().message());

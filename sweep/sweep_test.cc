@@ -166,6 +166,39 @@ TEST(Sweep, MeanColumnsDoNotSaturate) {
   EXPECT_EQ(Column(lines[0], lines[1], "exposed_communication_ns"), end) << lines[1];
 }
 
+// A point that cannot run says why in its own words: a generated size past what a collective
+// may have (not a comm_size of -1 in a generated trace), a base file that does not exist (not
+// yaml-cpp's "bad file").
+TEST(Sweep, PointErrorsNameTheSpecsValues) {
+  const std::string spec_path = WriteSpec("point_errors");
+  std::string text = Slurp(spec_path);
+  text.replace(text.find("grid:"), std::string::npos,
+               "points:\n  - {workload.size: 18446744073709551615}\n"
+               "  - {system.endpoint-delay: 1}\n");
+  text.replace(text.find("system: point_errors.system.json"),
+               std::string("system: point_errors.system.json").size(), "system: nope.json");
+  std::ofstream(spec_path) << text;
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const std::string out = Tmp("point_errors.out");
+  SweepOptions o;
+  o.jobs = 1;
+  o.out = out;
+  ASSERT_TRUE(RunSweep(*spec, o).ok());
+  const std::vector<std::string> lines = Lines(Slurp(out + ".csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(Column(lines[0], lines[1], "error")
+                .find("workload size 18446744073709551615; expected "
+                      "1 .. 9007199254740992 bytes (2^53)"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_NE(Column(lines[0], lines[2], "error")
+                .find("nope.json: no such file (the spec's system: "
+                      "nope.json)"),
+            std::string::npos)
+      << lines[2];
+}
+
 TEST(Sweep, OneAndTwoJobsGiveTheSameBytes) {
   StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("jobs"));
   ASSERT_TRUE(spec.ok());
