@@ -421,6 +421,7 @@ StatusOr<TextWorkload> ConvertTextWorkloadText(const std::string& text, const st
 
 StatusOr<TextWorkload> ConvertTextWorkload(const std::string& path,
                                            const TextWorkloadOptions& options) {
+  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::Error(path + ": cannot read the text workload: " + std::strerror(errno));

@@ -21,7 +21,7 @@ std::string Resolve(const std::string& file, const std::string& path) {
 
 std::string Shown(const YAML::Node& node) {
   if (node.IsScalar()) return node.Scalar();
-  if (node.IsSequence()) return "a list";
+  if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
   if (node.IsMap()) return "a map";
   return "";
 }
