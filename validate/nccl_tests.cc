@@ -116,13 +116,13 @@ std::string CollectiveIn(const std::string& text) {
   return best;
 }
 
-// "NCCL_ALGO=Ring" (an environment dump or a comment) or NCCL's own
-// "NCCL_ALGO set by environment to Ring": the algorithms the run was limited to, lower case, in
-// NCCL's syntax ("ring", "nvls,ring", "^nvls"); "" = none.
-std::string ForcedAlgorithm(const std::string& line) {
-  size_t at = line.find("NCCL_ALGO");
+// "NCCL_ALGO=Ring" (an environment dump or a comment) or NCCL's own "NCCL_ALGO set by
+// environment to Ring", for `variable` (NCCL_ALGO, NCCL_PROTO): the value the run was limited to
+// in NCCL's syntax ("Ring", "NVLS,Ring", "^NVLS"), as written; "" = none.
+std::string ForcedSetting(const std::string& line, const std::string& variable) {
+  size_t at = line.find(variable);
   if (at == std::string::npos) return "";
-  at += 9;
+  at += variable.size();
   const std::string kSetBy = " set by environment to";
   if (line.compare(at, kSetBy.size(), kSetBy) == 0) {
     at += kSetBy.size();
@@ -132,12 +132,19 @@ std::string ForcedAlgorithm(const std::string& line) {
     return "";
   }
   while (at < line.size() && line[at] == ' ') ++at;
-  std::string name;
+  std::string value;
   for (; at < line.size() &&
          (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == ',' || line[at] == '^');
        ++at) {
-    name += static_cast<char>(std::tolower(static_cast<unsigned char>(line[at])));
+    value += line[at];
   }
+  return value;
+}
+
+// NCCL_ALGO's value in lower case ("ring", "nvls,ring", "^nvls"), as Orrery names algorithms.
+std::string ForcedAlgorithm(const std::string& line) {
+  std::string name = ForcedSetting(line, "NCCL_ALGO");
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return name;
 }
 
@@ -234,30 +241,6 @@ size_t RowStart(const std::vector<std::string>& w) {
   return 0;
 }
 
-// "NCCL_PROTO=Simple" (an environment dump or a comment) or NCCL's "NCCL_PROTO set by
-// environment to Simple": the protocols the run was limited to, as written; "" = none.
-std::string ForcedProtocol(const std::string& line) {
-  size_t at = line.find("NCCL_PROTO");
-  if (at == std::string::npos) return "";
-  at += 10;
-  const std::string kSetBy = " set by environment to";
-  if (line.compare(at, kSetBy.size(), kSetBy) == 0) {
-    at += kSetBy.size();
-  } else if (at < line.size() && line[at] == '=') {
-    ++at;
-  } else {
-    return "";
-  }
-  while (at < line.size() && line[at] == ' ') ++at;
-  std::string value;
-  for (; at < line.size() &&
-         (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == ',' || line[at] == '^');
-       ++at) {
-    value += line[at];
-  }
-  return value;
-}
-
 // One run of an nccl-tests binary in a log: its header, Rank lines and table. Logs that hold
 // several (a job script running all_reduce_perf at 8 then at 16 GPUs) give one measurement each.
 struct LogRun {
@@ -305,7 +288,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     if (const std::string a = ForcedAlgorithm(body); !a.empty()) {
       (run->m.rows.empty() ? run->m.algorithm : next_algorithm) = a;
     }
-    if (const std::string p = ForcedProtocol(body); !p.empty()) {
+    if (const std::string p = ForcedSetting(body, "NCCL_PROTO"); !p.empty()) {
       (run->m.rows.empty() ? run->m.protocol : next_protocol) = p;
     }
     NcclMeasurement& m = run->m;
