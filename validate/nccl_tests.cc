@@ -264,7 +264,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   std::string line;
   int n = 0;
   while (NextLine(f, &line, &n)) {
-    std::string body = StripPrefix(line);
+    const std::string whole = StripPrefix(line);  // "export NCCL_ALGO=Ring  # ..." keeps both
+    std::string body = whole;
     // A comment behind a prefix StripPrefix does not know ("2024-05-01T12:00:00Z # Rank ..."):
     // from its '#' (a data row has none).
     if (const size_t hash = body.find('#'); hash != std::string::npos) body = body.substr(hash);
@@ -285,10 +286,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
         next_protocol.clear();
       }
     }
-    if (const std::string a = ForcedAlgorithm(body); !a.empty()) {
+    if (const std::string a = ForcedAlgorithm(whole); !a.empty()) {
       (run->m.rows.empty() ? run->m.algorithm : next_algorithm) = a;
     }
-    if (const std::string p = ForcedSetting(body, "NCCL_PROTO"); !p.empty()) {
+    if (const std::string p = ForcedSetting(whole, "NCCL_PROTO"); !p.empty()) {
       (run->m.rows.empty() ? run->m.protocol : next_protocol) = p;
     }
     NcclMeasurement& m = run->m;
@@ -421,6 +422,13 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   }
   std::vector<NcclMeasurement> out;
   const bool several = runs.size() > 1;
+  // A last run with a header and no table (it stopped before its first row): left out, said.
+  if (several && runs.back().m.rows.empty()) {
+    runs[runs.size() - 2].m.notes.push_back(
+        path + ": the run from line " + std::to_string(runs.back().line) +
+        " has no rows (it stopped before its table?) and is left out");
+    runs.pop_back();
+  }
   for (LogRun& run : runs) {
     NcclMeasurement& m = run.m;
     m.source = several ? path + " (the run from line " + std::to_string(run.line) + ")" : path;

@@ -576,6 +576,21 @@ TEST(NcclTests, EachRunOfALogIsAMeasurementOfItsOwn) {
   EXPECT_EQ((*m)[1].algorithm, "ring");
   EXPECT_DOUBLE_EQ((*m)[1].rows[0].time_us, 95.0);
   EXPECT_EQ((*m)[1].source, path + " (the run from line 15)");
+
+  // A last run that stopped before its table is left out, with a note; NCCL_ALGO on a line
+  // with a comment after it is read (for that run).
+  std::ofstream(path, std::ios::app) << "export NCCL_ALGO=Tree  # the next run\n"
+                                     << "# nccl-tests version 2.13.8 nccl-headers=21903\n"
+                                     << "# Collective test starting: all_reduce_perf\n"
+                                     << RankLines(16);
+  m = LoadNcclMeasurements(path, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  ASSERT_EQ((*m)[1].notes.size(), 1u);
+  EXPECT_EQ((*m)[1].notes[0], path +
+                                  ": the run from line 36 has no rows (it stopped before its "
+                                  "table?) and is left out");
+  EXPECT_EQ((*m)[1].algorithm, "ring");  // Tree was the next run's
 }
 
 // The table's header line places the columns: a timestamp after the in-place group (nccl-tests
