@@ -98,8 +98,9 @@ class StatusOr {
 std::string Trim(const std::string& s);
 
 // Why `path` is not a file an input can be read from, "" when it is or when it does not exist
-// (opening it then says so): a directory, or not a regular file (a device such as /dev/zero, a
-// FIFO, a socket), which a reader would never finish reading. Symbolic links are followed.
+// (opening it then says so): a directory, or a device (/dev/zero, which a reader would never
+// finish) or a socket. A pipe is fine (a shell's <(...) is read to its end). Symbolic links are
+// followed.
 std::string NotARegularFile(const std::string& path);
 
 // `s` as a whole number from 0 to `most` (digits only: no sign, space, point or exponent), or
