@@ -902,11 +902,17 @@ Trace Trace::Empty(std::string path) {
 
 StatusOr<Trace> Trace::Load(const std::string& path, const LoadOptions& options) {
   QuietProtobuf();
-  // A device (/dev/zero) or a FIFO would be read for ever (a directory is named below).
+  // A device (/dev/zero) would be read for ever (a directory is named below); a pipe cannot be
+  // read twice, as a trace whose ctrl_deps close a cycle is (the retry without them).
   std::error_code ec;
   if (const std::string why = NotARegularFile(path);
       !why.empty() && !std::filesystem::is_directory(path, ec)) {
     return Status::Error(why);
+  }
+  if (std::filesystem::is_fifo(path, ec)) {
+    return Status::Error(path +
+                         ": is a pipe; a trace may be read twice (without its ctrl_deps "
+                         "when they close a cycle), so give a file");
   }
   if (options.dependencies != Dependencies::kAuto) {
     TraceLoader loader(path, options);

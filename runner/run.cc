@@ -615,6 +615,14 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     for (size_t i = 0; i < 4; ++i) {
       const size_t k = lists[i].first->size();
       if (k == 0 || k >= dims || !customs[i]->empty()) continue;
+      // A one* or channelRing entry flattens the whole machine into one ring: it spans it.
+      bool flattens = false;
+      for (const AlgorithmSpec& a : params->impl[i]) {
+        flattens =
+            flattens || a.kind == AlgorithmKind::kOneRing || a.kind == AlgorithmKind::kOneDirect ||
+            a.kind == AlgorithmKind::kOneHalvingDoubling || a.kind == AlgorithmKind::kChannelRing;
+      }
+      if (flattens) continue;
       std::string& keys = short_lists[k];
       keys += (keys.empty() ? "'" : ", '") + std::string(lists[i].second) + "'";
     }
@@ -625,7 +633,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
           o.system_config + ": " + keys + " list" +
           (keys.find(',') == std::string::npos ? "s " : " ") + std::to_string(k) + " algorithm" +
           (k > 1 ? "s" : "") + " for the network's " + std::to_string(dims) +
-          " dimensions: as in ASTRA-sim, such a collective runs over the first " +
+          " dimensions: as in ASTRA-sim, such a collective over all NPUs (no communicator group) "
+          "runs over the first " +
           std::to_string(k) + " only (groups of " + std::to_string(spanned) + " of the " +
           std::to_string(n) + " NPUs); give one algorithm per dimension to span them all");
     }

@@ -489,12 +489,25 @@ TEST(Cli, FewerAlgorithmsThanDimensionsIsAWarning) {
        "latency: [ 500.0, 500.0 ]\n");
   const Outcome o = Orrery(args);
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("'all-reduce-implementation', 'reduce-scatter-implementation', "
-                       "'all-gather-implementation', 'all-to-all-implementation' list 1 algorithm "
-                       "for the network's 2 dimensions: as in ASTRA-sim, such a collective runs "
-                       "over the first 1 only (groups of 4 of the 8 NPUs)"),
-            std::string::npos)
+  EXPECT_NE(
+      o.err.find("'all-reduce-implementation', 'reduce-scatter-implementation', "
+                 "'all-gather-implementation', 'all-to-all-implementation' list 1 algorithm "
+                 "for the network's 2 dimensions: as in ASTRA-sim, such a collective over all "
+                 "NPUs (no communicator group) runs over the first 1 only (groups of 4 of "
+                 "the 8 NPUs)"),
+      std::string::npos)
       << o.err;
+  // A one* algorithm flattens the whole machine into one ring: one entry spans it, no warning.
+  std::string flat = kSystem;
+  for (size_t at = flat.find("[\"ring\"]"); at != std::string::npos; at = flat.find("[\"ring\"]"))
+    flat.replace(at, 8, "[\"oneRing\"]");
+  const std::string flat_args = Args("short_flat", 8, AllReduceRanks(8), flat);
+  Spit(Tmp("short_flat.net.yml"),
+       "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 50.0 ]\n"
+       "latency: [ 500.0, 500.0 ]\n");
+  const Outcome f = Orrery(flat_args);
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.err.find("list 1 algorithm"), std::string::npos) << f.err;
 }
 
 // More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.

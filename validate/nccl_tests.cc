@@ -249,6 +249,9 @@ struct LogRun {
   std::set<int> ranks, groups;
   int n_threads = 0, n_gpus = 0;
   int line = 0;  // where the run starts
+  // The kinds of header line seen ("# nccl-tests version", "# Collective test starting", "#
+  // nThread"): a second of one kind starts the next run, even when this one printed no rows.
+  std::set<std::string> marks;
   TableLayout layout;
   int wrong_rows = 0, first_wrong_line = 0;
   std::string failed_check;  // "# Out of bounds values : 3 FAILED"
@@ -259,7 +262,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   std::vector<LogRun> runs(1);
   runs[0].line = 1;
   // NCCL_ALGO / NCCL_PROTO seen after a run's rows: the next run's (NCCL prints them when the
-  // next run's communicators start), or this one's when no run follows.
+  // next run's communicators start), or this one's when no run follows. Without one, a run
+  // keeps the previous run's (a job script exports them once for all its runs).
   std::string next_algorithm, next_protocol;
   std::string line;
   int n = 0;
@@ -273,18 +277,22 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     if (w.empty()) continue;
     LogRun* run = &runs.back();
     if (w[0][0] == '#') {
-      const bool starts_run = body.find("Collective test starting:") != std::string::npos ||
-                              body.find("nccl-tests version") != std::string::npos ||
-                              (w.size() > 2 && w[1] == "nThread");
-      if (starts_run && !run->m.rows.empty()) {
+      const char* mark = body.find("Collective test starting:") != std::string::npos ? "collective"
+                         : body.find("nccl-tests version") != std::string::npos      ? "version"
+                         : (w.size() > 2 && w[1] == "nThread")                       ? "nthread"
+                                                                                     : nullptr;
+      if (mark != nullptr && (!run->m.rows.empty() || run->marks.count(mark) > 0)) {
+        const std::string algorithm = next_algorithm.empty() ? run->m.algorithm : next_algorithm;
+        const std::string protocol = next_protocol.empty() ? run->m.protocol : next_protocol;
         runs.emplace_back();
         run = &runs.back();
         run->line = n;
-        run->m.algorithm = next_algorithm;
-        run->m.protocol = next_protocol;
+        run->m.algorithm = algorithm;
+        run->m.protocol = protocol;
         next_algorithm.clear();
         next_protocol.clear();
       }
+      if (mark != nullptr) run->marks.insert(mark);
     }
     if (const std::string a = ForcedAlgorithm(whole); !a.empty()) {
       (run->m.rows.empty() ? run->m.algorithm : next_algorithm) = a;
@@ -355,7 +363,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     const bool typed = w.size() > 2 && std::isalpha(static_cast<unsigned char>(w[2][0]));
     const TableLayout& layout = run->layout;
-    if (layout.fields > 0 && typed && w.size() != layout.fields) {
+    if (layout.fields > 0 && w.size() != layout.fields) {
+      if (!typed) continue;  // not a row of the table
       return Status::Error(where + "the row of size " + w[0] + " has " + std::to_string(w.size()) +
                            " fields, but the table's header (line " + std::to_string(layout.line) +
                            ": " + layout.names + ") gives " + std::to_string(layout.fields) +
@@ -406,8 +415,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     for (size_t g : wrong_fields) {
       if (g >= w.size()) continue;
-      double wrong = 0;
-      if (w[g] != "N/A" && ParseDouble(w[g], &wrong) && wrong > 0) {
+      // A count of elements; older nccl-tests print a relative error there ("4e-07") instead.
+      uint64_t wrong = 0;
+      if (ParseUnsigned(w[g], &wrong) && wrong > 0) {
         if (run->wrong_rows++ == 0) run->first_wrong_line = n;
         break;
       }
@@ -422,12 +432,23 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   }
   std::vector<NcclMeasurement> out;
   const bool several = runs.size() > 1;
-  // A last run with a header and no table (it stopped before its first row): left out, said.
-  if (several && runs.back().m.rows.empty()) {
-    runs[runs.size() - 2].m.notes.push_back(
-        path + ": the run from line " + std::to_string(runs.back().line) +
-        " has no rows (it stopped before its table?) and is left out");
-    runs.pop_back();
+  // A run with a header and no table (it stopped before its first row): left out, said with
+  // the first run that has rows.
+  if (several) {
+    std::vector<std::string> dropped;
+    std::vector<LogRun> kept;
+    for (LogRun& run : runs) {
+      if (run.m.rows.empty()) {
+        dropped.push_back(path + ": the run from line " + std::to_string(run.line) +
+                          " has no rows (it stopped before its table?) and is left out");
+      } else {
+        kept.push_back(std::move(run));
+      }
+    }
+    if (!kept.empty()) {
+      kept.front().m.notes.insert(kept.front().m.notes.end(), dropped.begin(), dropped.end());
+      runs = std::move(kept);
+    }
   }
   for (LogRun& run : runs) {
     NcclMeasurement& m = run.m;
@@ -481,7 +502,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                            ": no '#  Rank' lines, so the number of GPUs is unknown; give it with "
                            "--gpus");
     }
-    m.nodes = static_cast<int>(run.hosts.size());
+    // Hosts count the nodes only when every rank's line is there (a posted log may keep some).
+    m.nodes =
+        static_cast<int>(run.ranks.size()) == from_ranks ? static_cast<int>(run.hosts.size()) : 0;
     m.gpus_per_thread = run.n_gpus;
     if (run.wrong_rows > 0) {
       m.notes.push_back(m.source + ": " + std::to_string(run.wrong_rows) + " row" +

@@ -586,8 +586,8 @@ TEST(NcclTests, EachRunOfALogIsAMeasurementOfItsOwn) {
   m = LoadNcclMeasurements(path, 0);
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 2u);
-  ASSERT_EQ((*m)[1].notes.size(), 1u);
-  EXPECT_EQ((*m)[1].notes[0], path +
+  ASSERT_EQ((*m)[0].notes.size(), 1u);  // said with the first run
+  EXPECT_EQ((*m)[0].notes[0], path +
                                   ": the run from line 36 has no rows (it stopped before its "
                                   "table?) and is left out");
   EXPECT_EQ((*m)[1].algorithm, "ring");  // Tree was the next run's
@@ -744,6 +744,56 @@ TEST(NcclTests, NamesTimesAndCsvSpellings) {
   m = LoadNcclMeasurements(upper, 8);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 41.2);
+}
+
+// A review's cases: a line of numbers under a header but not of its fields is no row (it once
+// read past the line's end); a run that stopped before its table does not lend the next run its
+// Rank lines; NCCL_ALGO exported once holds for every run after it; hosts count nodes only when
+// every Rank line is there; an old log's relative error is not a count of wrong elements.
+TEST(NcclTests, RunsKeepTheirOwnHeadersAndSettings) {
+  const std::string row =
+      "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  44.86  0\n";
+  const std::string numbers = Tmp("numbers_all_reduce.log");
+  std::ofstream(numbers) << "# Collective test starting: all_reduce_perf\n"
+                         << RankLines(8) << kTableHeader << row << "2048 512 3 4 5 36.0 7 8\n";
+  auto m = LoadNcclMeasurements(numbers, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].rows.size(), 1u);
+
+  const std::string stopped = Tmp("stopped_all_reduce.log");
+  std::ofstream(stopped) << "+ export NCCL_ALGO=Ring\n"
+                         << "# Collective test starting: all_reduce_perf\n"
+                         << RankLines(16) << "# Collective test starting: all_reduce_perf\n"
+                         << RankLines(8) << kTableHeader << row
+                         << "# Collective test starting: all_reduce_perf\n"
+                         << RankLines(8) << kTableHeader << row;
+  m = LoadNcclMeasurements(stopped, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  EXPECT_EQ((*m)[0].gpus, 8);  // not the stopped run's 16
+  EXPECT_EQ((*m)[0].algorithm, "ring");
+  EXPECT_EQ((*m)[1].algorithm, "ring");  // exported once, for both
+  ASSERT_EQ((*m)[0].notes.size(), 1u);
+  EXPECT_NE((*m)[0].notes[0].find("the run from line 1 has no rows"), std::string::npos)
+      << (*m)[0].notes[0];
+
+  const std::string partial = Tmp("partial_all_reduce.log");
+  std::ofstream(partial) << "# Collective test starting: all_reduce_perf\n"
+                         << "#  Rank 15 Group  0 Pid 1 on node1 device 7 [0x1a] NVIDIA H100\n"
+                         << row;
+  m = LoadNcclMeasurements(partial, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].gpus, 16);
+  EXPECT_EQ((*m)[0].nodes, 0);  // unknown: one host named, not the two there were
+
+  const std::string old = Tmp("old_error_all_reduce.log");
+  std::ofstream(old) << "# Collective test starting: all_reduce_perf\n"
+                     << RankLines(8)
+                     << "  1048576  262144  float  sum  71.53  14.66  25.65  4e-07  71.43  14.68  "
+                        "25.69  4e-07\n";
+  m = LoadNcclMeasurements(old, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE((*m)[0].notes.empty()) << (*m)[0].notes[0];
 }
 
 }  // namespace
