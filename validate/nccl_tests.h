@@ -5,11 +5,19 @@
 //   for (const NcclRow& r : (*m)[0].rows) ... r.size, r.time_us ...
 //
 // Logs: any nccl-tests version (with or without the `root` column, `#wrong` or `error`, the
-// 2019 layout, older all_gather and broadcast rows without a reduction op), launcher prefixes (`0:
-// `, `[1,0]<stdout>:`), `N/A` fields. The collective comes from the header (`# Collective test
-// starting: all_reduce_perf`; a `collective` argument that differs is an error), the GPU count from
-// the `Rank` lines, the node count from their host names, a forced algorithm from `NCCL_ALGO=Ring`
-// or NCCL's `NCCL_ALGO set by environment to Ring`. CSVs: a `size_bytes` column and one of
+// 2019 layout, older all_gather and broadcast rows without a reduction op, -T's timestamps), its
+// columns placed by the table's header line when there is one; launcher prefixes (`0: `,
+// `[1,0]<stdout>:`, and any other before a comment's '#' or a row's size, count and type); `N/A`
+// fields. Each run in the log (a second `# nccl-tests version`, `# Collective test starting` or
+// `# nThread` line, or one after rows) is a measurement of its own; a run without rows is left
+// out with a note. The collective comes from the header (`# Collective test starting:
+// all_reduce_perf`; a `collective` argument that differs is an error), else the file's name; the
+// GPU count from the `Rank` lines (else nThread x nGpus, with a note), the node count from their
+// host names when every rank's line is there; the algorithms and protocols NCCL was limited to
+// from `NCCL_ALGO=...` / `NCCL_PROTO=...` or NCCL's `... set by environment to ...`, in NCCL's
+// syntax, held for later runs until another is given. Ranks in several groups (a split mask) are
+// an error. Rows of wrong results (#wrong > 0, `Out of bounds values : N FAILED`) are noted.
+// CSVs: a `size_bytes` column and one of
 // `time_us`, `algbw_GBps_out_of_place`, `busbw_GBps_out_of_place`, `busbw_GBps_in_place`
 // (the first present gives the times: time = size / algbw, algbw = busbw / nccl-tests' factor;
 // a `busbw_GBps_in_place` beside another gives in-place times, empty or N/A none); optional
