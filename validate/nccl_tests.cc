@@ -131,14 +131,44 @@ std::string ForcedSetting(const std::string& line, const std::string& variable) 
   } else {
     return "";
   }
-  while (at < line.size() && line[at] == ' ') ++at;
-  std::string value;
-  for (; at < line.size() &&
-         (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == ',' || line[at] == '^');
+  while (at < line.size() && (line[at] == ' ' || line[at] == '"' || line[at] == '\'')) ++at;
+  std::string value;  // NCCL's per-collective form too: "allreduce:tree;allgather:ring"
+  for (;
+       at < line.size() && (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == ',' ||
+                            line[at] == '^' || line[at] == ':' || line[at] == ';');
        ++at) {
     value += line[at];
   }
   return value;
+}
+
+// Whether `line` exports `variable` for the rest of a job script ("export NCCL_ALGO=Ring"),
+// rather than setting it for one command ("NCCL_ALGO=Ring mpirun ...") or reporting it for one
+// run (NCCL's "NCCL_ALGO set by environment to Ring").
+bool Exports(const std::string& line, const std::string& variable) {
+  const size_t at = line.find(variable);
+  const size_t e = line.rfind("export ", at);
+  return at != std::string::npos && e != std::string::npos;
+}
+
+// NCCL's per-collective form ("allreduce:tree,ring;allgather:ring"): the entry for `collective`
+// (all_reduce -> allreduce), "" when it has none (no limit); any other value as it is.
+std::string ForCollective(const std::string& value, const std::string& collective) {
+  if (value.find(':') == std::string::npos) return value;
+  std::string key;
+  for (char c : collective) {
+    if (c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::stringstream ss(value);
+  std::string entry;
+  while (std::getline(ss, entry, ';')) {
+    const size_t colon = entry.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = entry.substr(0, colon);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == key) return entry.substr(colon + 1);
+  }
+  return "";
 }
 
 // NCCL_ALGO's value in lower case ("ring", "nvls,ring", "^nvls"), as Orrery names algorithms.
@@ -193,6 +223,14 @@ std::vector<std::string> TableColumns(const std::vector<std::string>& w) {
   std::vector<std::string> c(w.begin() + (w[0] == "#" ? 1 : 0), w.end());
   if (!c.empty() && c[0].size() > 1 && c[0][0] == '#') c[0].erase(0, 1);  // "#size"
   if (c.size() < 4 || c[0] != "size" || c[1] != "count") return {};
+  // Up to the last column that closes a group (another process's text glued to the line is not
+  // columns).
+  for (size_t i = c.size(); i-- > 2;) {
+    if (c[i] == "#wrong" || c[i] == "wrong" || c[i] == "error" || c[i] == "timestamp") {
+      c.resize(i + 1);
+      break;
+    }
+  }
   return c;
 }
 
@@ -254,6 +292,13 @@ struct LogRun {
   std::set<std::string> marks;
   TableLayout layout;
   int wrong_rows = 0, first_wrong_line = 0;
+  // 2019-era nccl-tests printed the time column in milliseconds: a row whose time is a
+  // thousandth of size / algbw says so, and the run's times are then scaled to microseconds.
+  bool millis = false;
+  // A host and device seen twice: nccl-tests cuts host names at their first '.', so hosts named
+  // by IP address (10.0.0.1, 10.0.0.2) all print as "10"; the names then do not count nodes.
+  std::set<std::pair<std::string, int>> host_devices;
+  bool hosts_ambiguous = false;
   std::string failed_check;  // "# Out of bounds values : 3 FAILED"
 };
 
@@ -265,6 +310,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   // next run's communicators start), or this one's when no run follows. Without one, a run
   // keeps the previous run's (a job script exports them once for all its runs).
   std::string next_algorithm, next_protocol;
+  // What a job script exported: every later run has it unless the run says otherwise.
+  std::string exported_algorithm, exported_protocol;
   std::string line;
   int n = 0;
   while (NextLine(f, &line, &n)) {
@@ -282,8 +329,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                          : (w.size() > 2 && w[1] == "nThread")                       ? "nthread"
                                                                                      : nullptr;
       if (mark != nullptr && (!run->m.rows.empty() || run->marks.count(mark) > 0)) {
-        const std::string algorithm = next_algorithm.empty() ? run->m.algorithm : next_algorithm;
-        const std::string protocol = next_protocol.empty() ? run->m.protocol : next_protocol;
+        const std::string algorithm = next_algorithm.empty() ? exported_algorithm : next_algorithm;
+        const std::string protocol = next_protocol.empty() ? exported_protocol : next_protocol;
         runs.emplace_back();
         run = &runs.back();
         run->line = n;
@@ -296,9 +343,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     if (const std::string a = ForcedAlgorithm(whole); !a.empty()) {
       (run->m.rows.empty() ? run->m.algorithm : next_algorithm) = a;
+      if (Exports(whole, "NCCL_ALGO")) exported_algorithm = a;
     }
     if (const std::string p = ForcedSetting(whole, "NCCL_PROTO"); !p.empty()) {
       (run->m.rows.empty() ? run->m.protocol : next_protocol) = p;
+      if (Exports(whole, "NCCL_PROTO")) exported_protocol = p;
     }
     NcclMeasurement& m = run->m;
     if (w[0][0] == '#') {
@@ -322,15 +371,35 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       // "#  Rank  3 Group  0 Pid 1000 on node000 device 3 [...] NVIDIA H100"
       for (size_t i = 0; i + 1 < w.size(); ++i) {
         if (w[i] == "Rank" && i == 1) {
-          run->ranks.insert(std::atoi(w[i + 1].c_str()));
+          uint64_t rank = 0;
+          if (!ParseUnsigned(w[i + 1], &rank) || rank >= (uint64_t{1} << 24)) {
+            return Status::Error(path + ":" + std::to_string(n) + ": rank '" + w[i + 1] +
+                                 "'; expected a whole number from 0 to 16777215");
+          }
+          run->ranks.insert(static_cast<int>(rank));
+          std::string host;
+          int device = -1;
           for (size_t j = i; j + 1 < w.size(); ++j) {
-            if (w[j] == "on") run->hosts.insert(w[j + 1]);
+            if (w[j] == "on") host = w[j + 1];
+            if (w[j] == "device") device = std::atoi(w[j + 1].c_str());
             if (w[j] == "Group") run->groups.insert(std::atoi(w[j + 1].c_str()));
+          }
+          if (!host.empty()) {
+            run->hosts.insert(host);
+            if (device >= 0 && !run->host_devices.insert({host, device}).second) {
+              run->hosts_ambiguous = true;
+            }
           }
           break;
         }
-        if (w[i] == "nThread") run->n_threads = std::atoi(w[i + 1].c_str());
-        if (w[i] == "nGpus") run->n_gpus = std::atoi(w[i + 1].c_str());
+        int count = 0;
+        if ((w[i] == "nThread" || w[i] == "nGpus") &&
+            (!ParseCount(w[i + 1], &count) || count > (1 << 20))) {
+          return Status::Error(path + ":" + std::to_string(n) + ": " + w[i] + " '" + w[i + 1] +
+                               "'; expected a whole number from 1 to 1048576");
+        }
+        if (w[i] == "nThread") run->n_threads = count;
+        if (w[i] == "nGpus") run->n_gpus = count;
       }
       continue;
     }
@@ -362,8 +431,15 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
           (ParseUnsigned(w[0], &size) ? kSizeRange : "a whole number of bytes >= 0"));
     }
     const bool typed = w.size() > 2 && std::isalpha(static_cast<unsigned char>(w[2][0]));
+    // A row of one group of columns under a header of two (rccl-tests -O 0, nccl-tests' trace
+    // replay) is read as one group; a header shorter than its first row (wrapped onto two lines)
+    // gives way to reading rows by their shape. A row shorter than its header is cut short.
+    if (run->layout.fields > 0 && w.size() > run->layout.fields && typed && run->m.rows.empty()) {
+      run->layout = TableLayout();
+    }
     const TableLayout& layout = run->layout;
-    if (layout.fields > 0 && w.size() != layout.fields) {
+    const bool one_group = layout.in_place > 0 && w.size() == layout.first + 4;
+    if (layout.fields > 0 && w.size() != layout.fields && !one_group) {
       if (!typed) continue;  // not a row of the table
       return Status::Error(where + "the row of size " + w[0] + " has " + std::to_string(w.size()) +
                            " fields, but the table's header (line " + std::to_string(layout.line) +
@@ -379,7 +455,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     const size_t first = layout.fields > 0 ? layout.first : FieldsBeforeTime(w);
     // The in-place time's field, 0 = none.
-    const size_t second = layout.fields > 0       ? layout.in_place
+    const size_t second = layout.fields > 0       ? (one_group ? 0 : layout.in_place)
                           : w.size() >= first + 8 ? first + 4
                                                   : 0;
     // The out-of-place time; nccl-tests prints N/A there in some runs, and the in-place time
@@ -415,12 +491,21 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     for (size_t g : wrong_fields) {
       if (g >= w.size()) continue;
-      // A count of elements; older nccl-tests print a relative error there ("4e-07") instead.
-      uint64_t wrong = 0;
-      if (ParseUnsigned(w[g], &wrong) && wrong > 0) {
+      // A count of elements (printed with %g: 1.67772e+07 under a #wrong header); without a
+      // header, older nccl-tests' relative error ("4e-07") is there instead.
+      uint64_t whole = 0;
+      double wrong = 0;
+      if (layout.fields > 0 ? ParseDouble(w[g], &wrong) && wrong > 0
+                            : ParseUnsigned(w[g], &whole) && whole > 0) {
         if (run->wrong_rows++ == 0) run->first_wrong_line = n;
         break;
       }
+    }
+    // Milliseconds (2019-era nccl-tests): the time is a thousandth of size / algbw (GB/s).
+    if (double algbw = 0; size > 0 && first + 1 < w.size() && out != "N/A" &&
+                          ParseDouble(w[first + 1], &algbw) && algbw > 0) {
+      const double ratio = t / (static_cast<double>(size) / (algbw * 1e3));
+      if (ratio > 5e-4 && ratio < 2e-3) run->millis = true;
     }
     m.rows.push_back(NcclRow{size, t, in_place});
   }
@@ -454,6 +539,14 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     NcclMeasurement& m = run.m;
     m.source = several ? path + " (the run from line " + std::to_string(run.line) + ")" : path;
     if (m.collective.empty()) m.collective = collective_hint;
+    if (m.collective.empty() && several) {
+      // One file name cannot name the collectives of several runs (a script may run all_reduce
+      // then all_gather with headers that do not say which).
+      return Status::Error(m.source +
+                           ": names no collective (no '# Collective test starting: <name>_perf' "
+                           "line) and the log holds several runs; give each run in a file of its "
+                           "own, or --collective if they all measured one");
+    }
     if (m.collective.empty())
       m.collective = CollectiveIn(std::filesystem::path(path).filename().string());
     if (m.collective.empty()) {
@@ -461,6 +554,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                            ": cannot tell which collective was measured (no '# Collective "
                            "test starting: <name>_perf' line); name it with --collective");
     }
+    m.algorithm = ForCollective(m.algorithm, m.collective);
+    m.protocol = ForCollective(m.protocol, m.collective);
     if (m.rows.empty()) {
       return Status::Error(m.source +
                            ": no nccl-tests data rows (lines 'size count type redop ... "
@@ -490,7 +585,13 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     if (m.gpus == 0 && run.n_gpus > 0) {
       // nThread x nGpus is one process's GPUs; with MPI there are several, which only the
       // Rank lines tell.
-      m.gpus = std::max(run.n_threads, 1) * run.n_gpus;
+      const int64_t product = int64_t{std::max(run.n_threads, 1)} * run.n_gpus;
+      if (product > (int64_t{1} << 24)) {
+        return Status::Error(m.source + ": nThread " + std::to_string(run.n_threads) + " x nGpus " +
+                             std::to_string(run.n_gpus) + " = " + std::to_string(product) +
+                             " GPUs; expected at most 16777216 (is the header corrupted?)");
+      }
+      m.gpus = static_cast<int>(product);
       m.notes.push_back(m.source + ": no '#  Rank' lines; " + std::to_string(m.gpus) +
                         " GPUs from its header (nThread " +
                         std::to_string(std::max(run.n_threads, 1)) + " x nGpus " +
@@ -502,9 +603,20 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                            ": no '#  Rank' lines, so the number of GPUs is unknown; give it with "
                            "--gpus");
     }
-    // Hosts count the nodes only when every rank's line is there (a posted log may keep some).
-    m.nodes =
-        static_cast<int>(run.ranks.size()) == from_ranks ? static_cast<int>(run.hosts.size()) : 0;
+    // Hosts count the nodes only when every rank's line is there (a posted log may keep some)
+    // and no host repeats a device (names cut at their first '.').
+    m.nodes = static_cast<int>(run.ranks.size()) == from_ranks && !run.hosts_ambiguous
+                  ? static_cast<int>(run.hosts.size())
+                  : 0;
+    if (run.millis) {
+      for (NcclRow& r : m.rows) {
+        r.time_us *= 1e3;
+        r.in_place_us *= 1e3;
+      }
+      m.notes.push_back(m.source +
+                        ": its times are in milliseconds (2019-era nccl-tests: each is a "
+                        "thousandth of size / algbw), read as such");
+    }
     m.gpus_per_thread = run.n_gpus;
     if (run.wrong_rows > 0) {
       m.notes.push_back(m.source + ": " + std::to_string(run.wrong_rows) + " row" +

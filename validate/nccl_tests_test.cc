@@ -640,9 +640,9 @@ TEST(NcclTests, TheTableHeaderPlacesTheColumns) {
   std::ofstream(wide) << "# Collective test starting: all_reduce_perf\n"
                       << RankLines(8)
                       << "#  size  count  type  redop  root  time  algbw  busbw  #wrong  i_min  "
-                         "time  algbw  busbw  #wrong  i_min\n"
+                         "time  algbw  busbw  #wrong\n"
                       << "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  39.1  40.9  "
-                         "25.64  44.86  0  38.8\n";
+                         "25.64  44.86  0\n";
   m = LoadNcclMeasurements(wide, 0);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_DOUBLE_EQ((*m)[0].rows[0].in_place_us, 40.9);
@@ -794,6 +794,99 @@ TEST(NcclTests, RunsKeepTheirOwnHeadersAndSettings) {
   m = LoadNcclMeasurements(old, 0);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_TRUE((*m)[0].notes.empty()) << (*m)[0].notes[0];
+}
+
+// A second hunt's cases: 2019-era times in milliseconds; NCCL_ALGO set for one command or
+// printed by NCCL holds for that run only, exported for all; NCCL's per-collective form and
+// quotes; several runs whose headers name no collective; rows of one group under a header of
+// two; a header wrapped onto two lines; #wrong in %g; hosts by IP address; corrupt counts.
+TEST(NcclTests, WhatASecondHuntFound) {
+  const std::string row =
+      "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  44.86  0\n";
+  const std::string ms = Tmp("ms_all_reduce.log");
+  std::ofstream(ms) << "# Collective test starting: all_reduce_perf\n"
+                    << RankLines(8) << "#  bytes  N  type  op  time  algbw  busbw  res\n"
+                    << "  1048576  262144  float  sum  0.293  3.58  6.26  0e+00\n";
+  auto m = LoadNcclMeasurements(ms, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 293.0);
+  ASSERT_EQ((*m)[0].notes.size(), 1u);
+  EXPECT_NE((*m)[0].notes[0].find("its times are in milliseconds"), std::string::npos);
+
+  const std::string inline_env = Tmp("inline_all_reduce.log");
+  std::ofstream(inline_env) << "+ NCCL_ALGO=Ring mpirun -np 8 ./all_reduce_perf\n"
+                            << "# Collective test starting: all_reduce_perf\n"
+                            << RankLines(8) << kTableHeader << row
+                            << "+ mpirun -np 8 ./all_reduce_perf\n"
+                            << "# Collective test starting: all_reduce_perf\n"
+                            << RankLines(8) << kTableHeader << row
+                            << "+ export NCCL_ALGO=\"allreduce:tree;allgather:ring\"\n"
+                            << "# Collective test starting: all_reduce_perf\n"
+                            << RankLines(16) << kTableHeader << row
+                            << "# Collective test starting: all_reduce_perf\n"
+                            << RankLines(16) << kTableHeader << row;
+  m = LoadNcclMeasurements(inline_env, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ((*m)[0].algorithm, "ring");
+  EXPECT_EQ((*m)[1].algorithm, "");      // set for the first command only
+  EXPECT_EQ((*m)[2].algorithm, "tree");  // the all-reduce entry of NCCL's per-collective form
+  EXPECT_EQ((*m)[3].algorithm, "tree");  // exported: every later run
+
+  const std::string two = Tmp("two_unnamed_all_reduce.log");
+  std::ofstream(two) << "# nThread 1 nGpus 1 minBytes 8 maxBytes 64\n"
+                     << RankLines(8) << row << "# nThread 1 nGpus 1 minBytes 8 maxBytes 64\n"
+                     << RankLines(8) << row;
+  m = LoadNcclMeasurements(two, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("names no collective (no '# Collective test starting: "
+                                      "<name>_perf' line) and the log holds several runs"),
+            std::string::npos)
+      << m.status().message();
+  m = LoadNcclMeasurements(two, 0, "all_reduce");  // --collective: they all measured one
+  ASSERT_TRUE(m.ok()) << m.status().message();
+
+  const std::string shapes = Tmp("shapes_all_reduce.log");
+  std::ofstream(shapes) << "# Collective test starting: all_reduce_perf\n"
+                        << RankLines(8)
+                        << "#       size         count      type   redop    root     time   algbw "
+                           "  busbw #wrong\n"
+                        << "# time   algbw   busbw #wrong\n"
+                        << row << "# Collective test starting: all_reduce_perf\n"
+                        << RankLines(8) << kTableHeader
+                        << "  1048576  262144  float  sum  -1  40.9  25.64  44.86  1.67772e+07\n";
+  m = LoadNcclMeasurements(shapes, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  EXPECT_DOUBLE_EQ((*m)[0].rows[0].time_us, 41.2);  // the wrapped header gave way to shapes
+  EXPECT_DOUBLE_EQ((*m)[1].rows[0].time_us, 40.9);  // one group under a header of two
+  EXPECT_EQ((*m)[1].rows[0].in_place_us, 0.0);
+  ASSERT_EQ((*m)[1].notes.size(), 1u);  // 1.67772e+07 elements wrong
+  EXPECT_NE((*m)[1].notes[0].find("elements wrong"), std::string::npos);
+
+  const std::string ip = Tmp("ip_all_reduce.log");
+  {
+    std::ofstream f(ip);
+    f << "# Collective test starting: all_reduce_perf\n";
+    for (int r = 0; r < 16; ++r) {
+      f << "#  Rank " << r << " Group 0 Pid 1 on 10 device " << r % 8 << " [0x1a] NVIDIA H100\n";
+    }
+    f << row;
+  }
+  m = LoadNcclMeasurements(ip, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].gpus, 16);
+  EXPECT_EQ((*m)[0].nodes, 0);  // "10" twice with device 0: not one host
+
+  const std::string corrupt = Tmp("corrupt_all_reduce.log");
+  std::ofstream(corrupt) << "# Collective test starting: all_reduce_perf\n"
+                         << "#  Rank -3 Group 0 Pid 1 on a device 0 [0x1a] NVIDIA H100\n"
+                         << row;
+  m = LoadNcclMeasurements(corrupt, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("rank '-3'; expected a whole number from 0 to 16777215"),
+            std::string::npos)
+      << m.status().message();
 }
 
 }  // namespace
