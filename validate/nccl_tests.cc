@@ -631,6 +631,16 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     out.push_back(std::move(m));
   }
+  // Every run on one GPU, each its own rank 0: mpirun started a build of nccl-tests without MPI,
+  // and every process measured itself alone.
+  bool all_alone = out.size() > 1;
+  for (const NcclMeasurement& m : out) all_alone = all_alone && m.gpus == 1 && m.gpus_from_file;
+  if (all_alone) {
+    return Status::Error(path + ": holds " + std::to_string(out.size()) +
+                         " runs of one GPU each, every one its own rank 0: each process measured "
+                         "itself alone (nccl-tests built without MPI=1, started by mpirun?); "
+                         "build nccl-tests with MPI=1 and measure again");
+  }
   return out;
 }
 

@@ -878,6 +878,23 @@ TEST(NcclTests, WhatASecondHuntFound) {
   EXPECT_EQ((*m)[0].gpus, 16);
   EXPECT_EQ((*m)[0].nodes, 0);  // "10" twice with device 0: not one host
 
+  // mpirun starting nccl-tests built without MPI: every process its own 1-GPU run, rank 0.
+  const std::string alone = Tmp("alone_all_reduce.log");
+  {
+    std::ofstream f(alone);
+    for (int p = 0; p < 4; ++p) {
+      f << "# nThread 1 nGpus 1 minBytes 8 maxBytes 64\n"
+        << "# Collective test starting: all_reduce_perf\n"
+        << "#  Rank  0 Group 0 Pid " << p << " on host device " << p << " [0x1a] NVIDIA H100\n"
+        << "  1048576  262144  float  sum  -1  10.0  1  1  0  10.0  1  1  0\n";
+    }
+  }
+  m = LoadNcclMeasurements(alone, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("holds 4 runs of one GPU each, every one its own rank 0"),
+            std::string::npos)
+      << m.status().message();
+
   const std::string corrupt = Tmp("corrupt_all_reduce.log");
   std::ofstream(corrupt) << "# Collective test starting: all_reduce_perf\n"
                          << "#  Rank -3 Group 0 Pid 1 on a device 0 [0x1a] NVIDIA H100\n"

@@ -859,7 +859,8 @@ int ValidateMain(int argc, char** argv) {
   namespace po = boost::program_options;
   ValidateOptions o;
   std::vector<std::string> more;
-  std::string report;
+  const std::string kNotGiven = "\x01";  // --report absent (an empty name is an error)
+  std::string report = kNotGiven;
   MeasurementCommandLine cli("validate",
                              "orrery validate: simulate what nccl-tests measured and report the "
                              "error",
@@ -875,12 +876,16 @@ int ValidateMain(int argc, char** argv) {
       "report", po::value(&report), "also write the rows as JSON");
   const int done = cli.Parse(argc, argv);
   if (done >= 0) return done;
+  if (report.empty()) {
+    std::fprintf(stderr, "error: --report needs a file name (FILE.json)\n");
+    return 1;
+  }
   StatusOr<std::vector<ValidationReport>> r = ValidateEach(o, more);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
     return 1;
   }
-  if (!report.empty()) {
+  if (report != kNotGiven) {
     Status s = WriteValidationsJson(*r, report);
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());

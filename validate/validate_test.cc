@@ -992,6 +992,11 @@ TEST(Validate, AReportThatCannotBeWrittenIsAnError) {
                 &out, &err),
             1);
   EXPECT_NE(err.find("/dev/full: write failed"), std::string::npos) << err;
+  // An empty name is refused before anything runs (it was ignored, the report not written).
+  EXPECT_EQ(RunValidateMain({"validate", "--nccl-tests", log, "--machine", profile, "--report", ""},
+                            &out, &err),
+            1);
+  EXPECT_NE(err.find("--report needs a file name"), std::string::npos) << err;
 }
 
 // A size whose simulated bytes pass 2^53 (here after LL's efficiency would have wrapped past
