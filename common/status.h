@@ -97,6 +97,9 @@ class StatusOr {
 // `s` without the spaces, tabs, carriage returns and newlines around it.
 std::string Trim(const std::string& s);
 
+// `s` in ASCII lower case ("NVLS" -> "nvls").
+std::string Lower(std::string s);
+
 // Why `path` is not a file an input can be read from, "" when it is or when it does not exist
 // (opening it then says so): a directory, or a device (/dev/zero, which a reader would never
 // finish) or a socket. A pipe is fine (a shell's <(...) is read to its end). Symbolic links are

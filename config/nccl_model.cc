@@ -247,11 +247,6 @@ std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
 
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The names of `all` that `spec` (NCCL_ALGO's or NCCL_PROTO's syntax: "Ring", "ring,tree",
 // "^nvls" for all but) keeps, each as `all` spells it; names are matched without case. A name
 // outside `all` is an error, unless it is one of `unmodelled` (NCCL's, which Orrery does not

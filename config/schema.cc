@@ -12,11 +12,6 @@
 namespace orrery {
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // A close candidate, trying a case-insensitive match before edit distance.
 std::string Suggest(const std::string& word, const std::vector<std::string>& candidates) {
   for (const std::string& c : candidates) {

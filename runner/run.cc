@@ -395,7 +395,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     while (present < n && access(et::RankTracePath(o.workload, present).c_str(), F_OK) == 0) {
       ++present;
     }
-    if (present < n && n > 64) {
+    if (const std::string hint = PrefixIsAFile(o.workload); present < n && n > 64) {
       return Status::Error(
           et::RankTracePath(o.workload, present) + ": no such trace file; the network (" +
           o.network_config + ") has " + std::to_string(n) + " NPUs, so the workload needs files " +
@@ -403,7 +403,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
           (present == 0 ? std::string(" (there are none)")
                         : " (there are " + et::RankTracePath(o.workload, 0) + " .. " +
                               et::RankTracePath(o.workload, present - 1) + ")") +
-          (PrefixIsAFile(o.workload).empty() ? "" : "; " + PrefixIsAFile(o.workload)));
+          (hint.empty() ? "" : "; " + hint));
     }
   }
   // trace_paths[i]: the file of loaded trace i.
@@ -616,13 +616,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       const size_t k = lists[i].first->size();
       if (k == 0 || k >= dims || !customs[i]->empty()) continue;
       // A one* or channelRing entry flattens the whole machine into one ring: it spans it.
-      bool flattens = false;
-      for (const AlgorithmSpec& a : params->impl[i]) {
-        flattens =
-            flattens || a.kind == AlgorithmKind::kOneRing || a.kind == AlgorithmKind::kOneDirect ||
-            a.kind == AlgorithmKind::kOneHalvingDoubling || a.kind == AlgorithmKind::kChannelRing;
+      if (std::any_of(params->impl[i].begin(), params->impl[i].end(),
+                      [](const AlgorithmSpec& a) { return IsFlattened(a.kind); })) {
+        continue;
       }
-      if (flattens) continue;
       std::string& keys = short_lists[k];
       keys += (keys.empty() ? "'" : ", '") + std::string(lists[i].second) + "'";
     }

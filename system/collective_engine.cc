@@ -67,11 +67,6 @@ const char* ImplKey(CollectiveType t) {
   }
 }
 
-bool IsFlattened(AlgorithmKind k) {
-  return k == AlgorithmKind::kOneRing || k == AlgorithmKind::kOneDirect ||
-         k == AlgorithmKind::kOneHalvingDoubling || k == AlgorithmKind::kChannelRing;
-}
-
 const char* AlgorithmName(AlgorithmKind k) {
   switch (k) {
     case AlgorithmKind::kRing:

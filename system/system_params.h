@@ -67,6 +67,13 @@ struct AlgorithmSpec {
   int window = -1;  // direct<N>
 };
 
+// Whether an algorithm flattens the whole machine into one ring (the one* algorithms and NCCL's
+// channel ring): a list entry of it spans every NPU, and later entries are never reached.
+inline bool IsFlattened(AlgorithmKind k) {
+  return k == AlgorithmKind::kOneRing || k == AlgorithmKind::kOneDirect ||
+         k == AlgorithmKind::kOneHalvingDoubling || k == AlgorithmKind::kChannelRing;
+}
+
 // Index of the four natively scheduled collectives in per-collective tables.
 enum NativeColl {
   kNativeAllReduce = 0,

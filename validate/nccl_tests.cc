@@ -155,27 +155,21 @@ bool Exports(const std::string& line, const std::string& variable) {
 // (all_reduce -> allreduce), "" when it has none (no limit); any other value as it is.
 std::string ForCollective(const std::string& value, const std::string& collective) {
   if (value.find(':') == std::string::npos) return value;
-  std::string key;
-  for (char c : collective) {
-    if (c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  std::string key = Lower(collective);
+  key.erase(std::remove(key.begin(), key.end(), '_'), key.end());
   std::stringstream ss(value);
   std::string entry;
   while (std::getline(ss, entry, ';')) {
     const size_t colon = entry.find(':');
     if (colon == std::string::npos) continue;
-    std::string name = entry.substr(0, colon);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (name == key) return entry.substr(colon + 1);
+    if (Lower(entry.substr(0, colon)) == key) return entry.substr(colon + 1);
   }
   return "";
 }
 
 // NCCL_ALGO's value in lower case ("ring", "nvls,ring", "^nvls"), as Orrery names algorithms.
 std::string ForcedAlgorithm(const std::string& line) {
-  std::string name = ForcedSetting(line, "NCCL_ALGO");
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+  return Lower(ForcedSetting(line, "NCCL_ALGO"));
 }
 
 // The fields of a data row `w` (size, count, type, ...) before its first time: a reduction op (a
@@ -307,10 +301,10 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   std::vector<LogRun> runs(1);
   runs[0].line = 1;
   // NCCL_ALGO / NCCL_PROTO seen after a run's rows: the next run's (NCCL prints them when the
-  // next run's communicators start), or this one's when no run follows. Without one, a run
-  // keeps the previous run's (a job script exports them once for all its runs).
+  // next run's communicators start), or this one's when no run follows.
   std::string next_algorithm, next_protocol;
-  // What a job script exported: every later run has it unless the run says otherwise.
+  // What a job script exported: every later run has it unless the run says otherwise (one set
+  // for a single command, or printed by NCCL, holds for that run only).
   std::string exported_algorithm, exported_protocol;
   std::string line;
   int n = 0;
@@ -803,9 +797,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
 
 bool IsNcclCsv(const std::string& path) {
   if (path.size() <= 4) return false;
-  std::string ext = path.substr(path.size() - 4);
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".csv";
+  return Lower(path.substr(path.size() - 4)) == ".csv";
 }
 
 }  // namespace orrery
