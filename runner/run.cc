@@ -818,6 +818,11 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       const et::Trace& t = *npu_trace[r];
       std::vector<NodeRecord>& out = result.activity[r];
       out.reserve(executors[r]->activities().size());
+      // Bytes as simulated (after --comm-scale) and the NPUs each collective ran with.
+      std::unordered_map<uint32_t, const CollectiveJoin*> join_of;
+      for (const CollectiveJoin& j : executors[r]->joins()) join_of.emplace(j.node, &j);
+      std::unordered_map<uint32_t, uint64_t> p2p_bytes;
+      for (const PointToPoint& m : executors[r]->point_to_point()) p2p_bytes[m.node] = m.bytes;
       for (const Activity& a : executors[r]->activities()) {
         NodeRecord rec;
         rec.id = t.id(a.node);
@@ -829,10 +834,13 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
         switch (rec.type) {
           case et::NodeType::kCommColl:
             rec.collective = t.comm_type(a.node);
-            rec.bytes = t.comm_size(a.node).value_or(0);
             if (auto pg = t.pg_name(a.node)) rec.group = std::string(*pg);
-            rec.group_size = n;
-            {
+            if (auto j = join_of.find(a.node); j != join_of.end()) {
+              rec.bytes = j->second->bytes;
+              rec.group_size = j->second->members;
+            } else {  // a host-side operator (is_cpu_op): CPU work, no collective ran
+              rec.bytes = t.comm_size(a.node).value_or(0);
+              rec.group_size = n;
               StatusOr<int> g = ParseGroup(rec.group);
               std::optional<int> id;
               if (g.ok()) id = placement ? placement->Lookup(*g, r) : std::optional<int>(*g);
@@ -842,13 +850,13 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
             }
             break;
           case et::NodeType::kCommSend:
-            rec.bytes = t.comm_size(a.node).value_or(0);
-            rec.peer = peer_npu(r, t.comm_dst(a.node).value_or(-1));
+          case et::NodeType::kCommRecv: {
+            const bool send = rec.type == et::NodeType::kCommSend;
+            auto b = p2p_bytes.find(a.node);
+            rec.bytes = b != p2p_bytes.end() ? b->second : t.comm_size(a.node).value_or(0);
+            rec.peer = peer_npu(r, (send ? t.comm_dst(a.node) : t.comm_src(a.node)).value_or(-1));
             break;
-          case et::NodeType::kCommRecv:
-            rec.bytes = t.comm_size(a.node).value_or(0);
-            rec.peer = peer_npu(r, t.comm_src(a.node).value_or(-1));
-            break;
+          }
           case et::NodeType::kMemLoad:
           case et::NodeType::kMemStore:
           case et::NodeType::kComp:

@@ -477,6 +477,34 @@ Status CheckInvolvedDims(const CollectiveRequest& req, size_t num_dims) {
 
 }  // namespace
 
+NpuSystem::Span NpuSystem::CollectiveSpan(const CollectiveRequest& req) const {
+  StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, id_);
+  if (group.ok() && *group != nullptr && !(*group)->empty()) {
+    return Span{static_cast<int>((*group)->size()), (*group)->front()};
+  }
+  const int native = NativeIndex(req.type);
+  const Topology& topo = layer_.topology();
+  if (native < 0 || layer_.custom().Find(req) != nullptr) return Span{layer_.num_npus(), 0};
+  const std::vector<AlgorithmSpec>& impl =
+      req.impl != nullptr ? (*req.impl)[native] : layer_.params().impl[native];
+  Span span{1, id_};
+  int stride = 1;
+  for (size_t d = 0; d < topo.dims.size(); ++d) {
+    const int n = topo.dims[d].npus;
+    const bool involved =
+        d < impl.size() &&
+        (req.involved_dims.empty() || (d < req.involved_dims.size() && req.involved_dims[d]));
+    if (involved && IsFlattened(impl[d].kind)) return Span{layer_.num_npus(), 0};
+    if (involved) {
+      span.members *= n;
+      span.first -= ((id_ / stride) % n) * stride;
+    }
+    if (d < impl.size() && IsFlattened(impl[d].kind)) break;  // later entries are never reached
+    stride *= n;
+  }
+  return span;
+}
+
 Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
                                   uint64_t token) {
   Status dims = CheckInvolvedDims(request, layer_.topology().dims.size());

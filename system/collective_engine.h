@@ -234,6 +234,17 @@ class NpuSystem {
   // Starts a collective now. The listener is told when all its chunks are done on this NPU.
   Status StartCollective(const CollectiveRequest& req, CollectiveListener* listener,
                          uint64_t token);
+  // The NPUs this NPU's collective `req` runs with, as StartCollective runs it: a communicator
+  // group's members; for a world collective the NPUs that differ from this one only in the
+  // dimensions it spans (its implementation list, cut at a one* entry that spans the machine,
+  // and the trace's involved_dim), the whole machine for the other kinds. `first` is the
+  // lowest of them: with the k-th collective of the group, it names the same collective on
+  // every member. Errors (a group this NPU is not in) are StartCollective's to report.
+  struct Span {
+    int members = 1;
+    int first = 0;
+  };
+  Span CollectiveSpan(const CollectiveRequest& req) const;
   // Point-to-point (COMM_SEND / COMM_RECV). Completion when the message has arrived.
   void SendMessage(int dst, int64_t tag, uint64_t size, MessageSink* sink, uint64_t cookie);
   void ReceiveMessage(int src, int64_t tag, uint64_t size, MessageSink* sink, uint64_t cookie);

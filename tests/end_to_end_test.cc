@@ -277,6 +277,43 @@ TEST(EndToEnd, ASlowLinkCarriesTheSameBytesAtHalfTheRate) {
                                       "analytical-unaware has none");
 }
 
+// What a run records of each collective and message is what it simulated: bytes after
+// --comm-scale, and the NPUs a world collective ran with when involved_dim confines it to one
+// dimension of a 4 x 2 network (groups of 4, so its bus bandwidth counts 2 x 3/4 of them).
+TEST(EndToEnd, RecordsShowBytesAsSimulatedAndTheNpusACollectiveSpans) {
+  std::vector<std::vector<Node>> ranks(8);
+  for (int r = 0; r < 8; ++r) {
+    ranks[r] = {et::MakeCollNode(1, "row", ChakraProtoMsg::ALL_REDUCE, 1 << 20),
+                et::MakeCollNode(2, "world", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1})};
+    et::SetBoolListAttr(&ranks[r][0], "involved_dim", {true, false});
+  }
+  ranks[0].push_back(et::MakeSendNode(3, 1, 1000, 5, {2}));
+  ranks[1].push_back(et::MakeRecvNode(3, 0, 1000, 5, {2}));
+  RunOptions o = WriteTestCase("records", ranks,
+                               R"({"scheduling-policy": "LIFO", "endpoint-delay": 10,
+      "active-chunks-per-dimension": 1, "preferred-dataset-splits": 4,
+      "all-reduce-implementation": ["ring", "ring"], "all-gather-implementation": ["ring", "ring"],
+      "reduce-scatter-implementation": ["ring", "ring"],
+      "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware",
+      "local-mem-bw": 1600})",
+                               "Ring");
+  std::ofstream(o.network_config) << "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\n"
+                                     "bandwidth: [ 50.0, 50.0 ]\nlatency: [ 500.0, 500.0 ]\n";
+  o.record = true;
+  o.comm_scale = 4;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::map<std::string, NodeRecord> npu0, npu1;
+  for (const NodeRecord& n : r->activity[0]) npu0[n.name] = n;
+  for (const NodeRecord& n : r->activity[1]) npu1[n.name] = n;
+  EXPECT_EQ(npu0["row"].group_size, 4);
+  EXPECT_EQ(npu0["row"].bytes, 4u << 20);
+  EXPECT_EQ(npu0["world"].group_size, 8);
+  EXPECT_EQ(npu0["world"].bytes, 4u << 20);
+  EXPECT_EQ(npu0["send"].bytes, 4000u);
+  EXPECT_EQ(npu1["recv"].bytes, 4000u);
+}
+
 // Roofline: peak-perf 100 TFLOPS, local-mem-bw 1000 GB/s (1e12 B/s).
 //   "attn": 2e9 FLOP over 1e8 B, intensity 20 FLOP/B: memory roof 2e13 < peak 1e14, so
 //           2e9 / 2e13 s = 100000 ns.

@@ -436,6 +436,35 @@ TEST(ReplicateTrace, BadMetadataGroupsAreNamedNotRun) {
   }
 }
 
+// A METADATA dict is read by its keys, in any order and with either quote; a group named by
+// no number (PyTorch may hash names) is left out, not read from another key's digits. Before,
+// 'pg_size': 2 after a pg_name of 'default_pg' defined group 2, and 'ranks' before 'pg_name'
+// gave each group the next dict's ranks.
+TEST(ReplicateTrace, MetadataDictsAreReadByKey) {
+  auto run = [](const std::string& inputs, const char* pg) {
+    std::vector<std::vector<Node>> trace(4);
+    for (auto& rank : trace) {
+      rank = {et::MakeMetadataNode(1, "process_group:init", inputs),
+              WithGroup(et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 4096, {1}), pg)};
+    }
+    return Case("rep_meta_keys", trace, 4);
+  };
+  RunOptions o =
+      run(R"([{'ranks': [0, 1, 2, 3], 'pg_name': '1'}, {'ranks': [], 'pg_name': '2'}])", "1");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  o = run(R"([{"pg_name": "default_pg", "pg_desc": "x9", "pg_size": 2, "ranks": [0, 1]}])", "2");
+  EXPECT_NE(ErrorOf(o).find("pg_name '2' names a communicator group that is defined neither"),
+            std::string::npos)
+      << ErrorOf(o);
+  o = run(R"([{"pg_name": "1", "pg_size": 4}])", "1");
+  EXPECT_NE(ErrorOf(o).find("METADATA: process group 1 has no 'ranks'"), std::string::npos)
+      << ErrorOf(o);
+  o = run(R"([{"pg_name": "1", "ranks": [0, x1]}])", "1");
+  EXPECT_NE(ErrorOf(o).find("METADATA: process group 1's rank is 'x1'"), std::string::npos)
+      << ErrorOf(o);
+}
+
 TEST(ReplicateTrace, ANegativeRootIsNamed) {
   std::vector<std::vector<Node>> trace(
       2, {et::MakeCollNode(1, "bcast", ChakraProtoMsg::BROADCAST, 4096)});

@@ -1,9 +1,11 @@
 #include "workload/critical_path.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 
@@ -16,8 +18,9 @@ struct JoinRef {
   Time joined;
 };
 
-// The k-th collective of a communicator group: the same collective on every member.
-using CollectiveId = std::pair<int, uint64_t>;
+// The k-th collective of a communicator group, with its lowest member: the same collective on
+// every member (a world call confined to parts of the machine is one per part).
+using CollectiveId = std::tuple<int, uint64_t, int>;
 // A point-to-point message: (source, destination, tag, bytes).
 using MessageId = std::tuple<int, int, int64_t, uint64_t>;
 
@@ -29,11 +32,9 @@ class Walker {
       if (npus[n].joins != nullptr) {
         std::map<int, uint64_t> position;
         for (const CollectiveJoin& j : *npus[n].joins) {
-          const CollectiveId id{j.group, position[j.group]++};
+          const CollectiveId id{j.group, position[j.group]++, j.first};
           joins_[n].emplace(j.node, std::make_pair(j.joined, id));
-          // The member that joined it last (the lowest NPU among equals).
-          auto [at, added] = last_.emplace(id, JoinRef{n, j.node, j.joined});
-          if (!added && at->second.joined < j.joined) at->second = JoinRef{n, j.node, j.joined};
+          members_[id].push_back(JoinRef{n, j.node, j.joined});
         }
       }
       if (npus[n].point_to_point != nullptr) {
@@ -52,6 +53,13 @@ class Walker {
   }
 
   std::vector<PathSegment> Walk() {
+    // Each collective's members by the time they joined it; among equal times the lowest NPU
+    // last, so that it is the one found.
+    for (auto& [id, joins] : members_) {
+      std::sort(joins.begin(), joins.end(), [](const JoinRef& a, const JoinRef& b) {
+        return a.joined != b.joined ? a.joined < b.joined : a.npu > b.npu;
+      });
+    }
     std::vector<PathSegment> path;
     int npu = -1;
     for (int n = 0; n < static_cast<int>(npus_.size()); ++n) {
@@ -75,10 +83,15 @@ class Walker {
       const Activity* next = nullptr;
       int next_npu = npu;
       if (auto j = joins_[npu].find(a->node); j != joins_[npu].end()) {
+        // The member that joined last before this NPU's part ended (the part could not end
+        // before it joined; one that joined later, as after a broadcast's root had sent, was
+        // not waited for): go on from there when it joined after this NPU.
         const Time joined = j->second.first;
-        const JoinRef& latest = last_.at(j->second.second);
-        if (latest.joined > joined) {
-          // The collective could not end before `latest` joined it: go on from there.
+        const std::vector<JoinRef>& joins = members_.at(j->second.second);
+        auto after = std::lower_bound(joins.begin(), joins.end(), a->end,
+                                      [](const JoinRef& r, Time t) { return r.joined < t; });
+        if (after != joins.begin() && std::prev(after)->joined > joined) {
+          const JoinRef& latest = *std::prev(after);
           seg.start = latest.joined;
           seg.link = PathLink::kCollective;
           next_npu = latest.npu;
@@ -133,7 +146,7 @@ class Walker {
   std::vector<std::unordered_map<uint32_t, size_t>> index_;  // built when first needed
   // Per NPU: each collective node's join time and which collective it is.
   std::vector<std::unordered_map<uint32_t, std::pair<Time, CollectiveId>>> joins_;
-  std::map<CollectiveId, JoinRef> last_;  // the member that joined each collective last
+  std::map<CollectiveId, std::vector<JoinRef>> members_;  // each collective's members' joins
   // Per NPU: each receive node's message and its ordinal among that message's receives.
   std::vector<std::unordered_map<uint32_t, std::pair<MessageId, size_t>>> receives_;
   std::map<MessageId, std::vector<uint32_t>> sends_;  // send nodes of each message, in order

@@ -36,6 +36,12 @@ struct CollectiveJoin {
   uint32_t node;  // index in the NPU's trace
   int group;      // the system layer's communicator group (0 = every NPU)
   Time joined;
+  // The NPUs it runs with (NpuSystem::CollectiveSpan): how many, and the lowest, which tells
+  // apart the collectives of one world call that a trace's involved_dim or a short
+  // implementation list confines to parts of the machine.
+  int members = 1;
+  int first = 0;
+  uint64_t bytes = 0;  // comm_size x --comm-scale, before any protocol efficiency
 };
 
 // A send or receive as the NPU issued it. The k-th send from A to B with a tag and size is

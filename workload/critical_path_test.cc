@@ -106,6 +106,44 @@ TEST(CriticalPath, CollectivesMatchByPositionInTheirGroup) {
                       {0, 1, 20, 50, PathLink::kCollective, 1, 1}});
 }
 
+// A member that joined after this NPU's part had ended was not waited for: a broadcast's root
+// (NPU 0) joins at 0 and is done at 65, then computes to 165; NPU 1 computes to 100 before it
+// joins. The path stays on NPU 0 and is exactly as long as the step (it had gone on to NPU 1's
+// compute, 200 ns of path in a 165 ns step).
+TEST(CriticalPath, AMemberThatJoinedAfterThisPartEndedIsNotWaitedFor) {
+  std::vector<Npu> npus(2);
+  npus[0].activities = {Act(1, Track::kComm, 0, 65),
+                        Act(2, Track::kGpu, 65, 165, PathLink::kDependency, 1)};
+  npus[0].joins = {{1, 0, Ns(0)}};
+  npus[1].activities = {Act(0, Track::kGpu, 0, 100),
+                        Act(1, Track::kComm, 100, 110, PathLink::kDependency, 0)};
+  npus[1].joins = {{1, 0, Ns(100)}};
+  Expect(Path(npus), {{0, 1, 0, 65, PathLink::kStart, -1, kNoNode},
+                      {0, 2, 65, 165, PathLink::kDependency, 0, 1}});
+}
+
+// A world collective that involved_dim confines to parts of the machine is one collective per
+// part, told apart by its lowest member: NPUs 0 and 1 run theirs while NPUs 2 and 3 run
+// another. NPU 0's part waits for NPU 1 (joined at 5), not for NPU 2 (joined at 20, in the
+// other part).
+TEST(CriticalPath, PartsOfAConfinedWorldCollectiveAreSeparate) {
+  std::vector<Npu> npus(4);
+  npus[0].activities = {Act(1, Track::kComm, 0, 30),
+                        Act(2, Track::kGpu, 30, 200, PathLink::kDependency, 1)};
+  npus[0].joins = {{1, 0, Ns(0), 2, 0}};
+  npus[1].activities = {Act(0, Track::kGpu, 0, 5),
+                        Act(1, Track::kComm, 5, 30, PathLink::kDependency, 0)};
+  npus[1].joins = {{1, 0, Ns(5), 2, 0}};
+  npus[2].activities = {Act(0, Track::kGpu, 0, 20),
+                        Act(1, Track::kComm, 20, 40, PathLink::kDependency, 0)};
+  npus[2].joins = {{1, 0, Ns(20), 2, 2}};
+  npus[3].activities = {Act(1, Track::kComm, 0, 40)};
+  npus[3].joins = {{1, 0, Ns(0), 2, 2}};
+  Expect(Path(npus), {{1, 0, 0, 5, PathLink::kStart, -1, kNoNode},
+                      {0, 1, 5, 30, PathLink::kCollective, 1, 1},
+                      {0, 2, 30, 200, PathLink::kDependency, 0, 1}});
+}
+
 // NPU 1 posts a receive at 0; NPU 0 sends its message at 30, after node 0, and it arrives at
 // 45; NPU 1 then computes to 60. The path: NPU 0's node 0, the message, NPU 1's compute.
 // A second message, sent before its receive was posted, keeps the receive's own start.

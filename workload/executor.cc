@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string_view>
 
 #include "config/comm_group_config.h"
@@ -201,36 +202,121 @@ Time NpuExecutor::ComputeTime(uint32_t node) const {
   return t;
 }
 
+namespace {
+
+// The end of the bracketed or quoted value starting at `at` (one past its closing character),
+// or of a bare value (at the next ',', '}' or ']'), in a Python literal; npos if unclosed.
+size_t ValueEnd(std::string_view v, size_t at) {
+  if (at >= v.size()) return std::string_view::npos;
+  const char c = v[at];
+  if (c == '\'' || c == '"') {
+    const size_t close = v.find(c, at + 1);
+    return close == std::string_view::npos ? close : close + 1;
+  }
+  if (c == '[' || c == '{') {
+    int depth = 0;
+    for (size_t i = at; i < v.size(); ++i) {
+      if (v[i] == '\'' || v[i] == '"') {
+        i = v.find(v[i], i + 1);
+        if (i == std::string_view::npos) return i;
+      } else if (v[i] == '[' || v[i] == '{') {
+        ++depth;
+      } else if ((v[i] == ']' || v[i] == '}') && --depth == 0) {
+        return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  const size_t end = v.find_first_of(",}]", at);
+  return end == std::string_view::npos ? v.size() : end;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view Unquote(std::string_view s) {
+  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) {
+    return s.substr(1, s.size() - 2);
+  }
+  return s;
+}
+
+// The entries of one dict literal "{...}": key -> value text (values trimmed, not unquoted).
+// False if it is not a dict of quoted keys.
+bool ParseDict(std::string_view d,
+               std::vector<std::pair<std::string_view, std::string_view>>* out) {
+  size_t i = 1;
+  while (true) {
+    while (i < d.size() && (std::isspace(static_cast<unsigned char>(d[i])) || d[i] == ',')) ++i;
+    if (i >= d.size() || d[i] == '}') return true;
+    const size_t key_end = ValueEnd(d, i);
+    if (key_end == std::string_view::npos) return false;
+    const std::string_view key = Unquote(Trim(d.substr(i, key_end - i)));
+    i = key_end;
+    while (i < d.size() && std::isspace(static_cast<unsigned char>(d[i]))) ++i;
+    if (i >= d.size() || d[i] != ':') return false;
+    ++i;
+    while (i < d.size() && std::isspace(static_cast<unsigned char>(d[i]))) ++i;
+    const size_t value_end = ValueEnd(d, i);
+    if (value_end == std::string_view::npos) return false;
+    out->emplace_back(key, Trim(d.substr(i, value_end - i)));
+    i = value_end;
+  }
+}
+
+}  // namespace
+
 Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
-  // PyTorch's process_group:init: inputs.values holds a Python list of
-  // {"pg_name": "<int>", "ranks": [...]} dicts; empty ranks means every NPU.
+  // PyTorch's process_group:init: inputs.values holds a Python list of dicts, each
+  // {'pg_name': '<int>', 'pg_desc': ..., 'pg_size': ..., 'ranks': [...]}; empty ranks means
+  // every NPU. Keys are read by name, in any order. A group whose name is not a number (PyTorch
+  // can hash group names) is one no collective here can name (pg_name is a group number), so it
+  // is left out.
   auto values = trace_.metadata_inputs(node);
   if (!values) return Status::Ok();
-  std::string_view v = *values;
-  size_t pos = 0;
-  while ((pos = v.find("pg_name", pos)) != std::string_view::npos) {
-    size_t q = v.find_first_of("0123456789", pos);
-    size_t r = v.find("ranks", pos);
-    if (q == std::string_view::npos || r == std::string_view::npos) break;
-    auto digits_from = [&](size_t at) {
-      size_t end = at;
-      while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
-      return v.substr(at, end - at);
-    };
-    const std::string_view pg_digits = digits_from(q);
-    StatusOr<int> parsed = ParseGroup(pg_digits);
+  const std::string_view v = *values;
+  auto bad = [&](const std::string& what) {
+    return AtNode(node, Status::Error("METADATA: " + what +
+                                      "; expected a list of {'pg_name': '<group number>', "
+                                      "'ranks': [<rank>, ...]} as PyTorch writes it"));
+  };
+  for (size_t open = v.find('{'); open != std::string_view::npos; open = v.find('{', open)) {
+    const size_t close = ValueEnd(v, open);
+    if (close == std::string_view::npos)
+      return bad("a '{' at offset " + std::to_string(open) + " is not closed");
+    const std::string_view dict = v.substr(open, close - open);
+    open = close;
+    std::vector<std::pair<std::string_view, std::string_view>> entries;
+    if (!ParseDict(dict, &entries)) return bad("'" + std::string(dict) + "' is not a dict");
+    std::optional<std::string_view> name, ranks_text;
+    for (const auto& [key, value] : entries) {
+      if (key == "pg_name") name = Unquote(value);
+      if (key == "ranks") ranks_text = value;
+    }
+    if (!name) continue;  // not a process group
+    if (name->empty() || !std::all_of(name->begin(), name->end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      continue;
+    }
+    StatusOr<int> parsed = ParseGroup(*name);
     if (!parsed.ok()) return AtNode(node, Status::Error("METADATA: " + parsed.status().message()));
     const int pg = *parsed;
-    size_t open = v.find('[', r), close = v.find(']', r);
-    if (open == std::string_view::npos || close == std::string_view::npos) break;
+    if (!ranks_text || ranks_text->size() < 2 || ranks_text->front() != '[' ||
+        ranks_text->back() != ']') {
+      return bad("process group " + std::to_string(pg) + " has " +
+                 (ranks_text ? "'ranks' " + std::string(*ranks_text) : std::string("no 'ranks'")));
+    }
     std::vector<int> ranks;
-    for (size_t i = open + 1; i < close; ++i) {
-      const bool minus = v[i] == '-';
-      if (!minus && !std::isdigit(static_cast<unsigned char>(v[i]))) continue;
-      const std::string_view rank =
-          minus ? v.substr(i, digits_from(i + 1).size() + 1) : digits_from(i);
-      i += rank.size();
-      const int value = minus ? -1 : ParseDecimalId(rank);
+    std::string_view list = ranks_text->substr(1, ranks_text->size() - 2);
+    while (!Trim(list).empty()) {
+      const size_t comma = list.find(',');
+      const std::string_view rank = Trim(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      const int value = rank.empty() || rank.front() == '-' ? -1 : ParseDecimalId(rank);
       if (value < 0 || value >= TraceRanks()) {
         return AtNode(
             node, Status::Invalid("", "METADATA: process group " + std::to_string(pg) + "'s rank",
@@ -249,7 +335,6 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
       Status s = system_.AddGroup(pg, ranks);
       if (!s.ok()) return AtNode(node, s);
     }
-    pos = close;
   }
   return Status::Ok();
 }
@@ -337,8 +422,7 @@ void NpuExecutor::Issue(uint32_t node) {
             (params_.placement ? "this NPU's rank in the trace " : "this NPU's id ") +
                 std::to_string(TraceRank())));
       }
-      const uint64_t bytes =
-          SaturatedBytes(static_cast<double>(*size) * system_.params().comm_scale);
+      const uint64_t bytes = ScaledBytes(*size);
       const int64_t tag = trace_.comm_tag(node).value_or(0);
       if (params_.keep_activities) {
         p2p_.push_back(PointToPoint{node, send, PeerNpu(*peer), tag, bytes});
@@ -372,7 +456,7 @@ void NpuExecutor::Issue(uint32_t node) {
       const uint64_t comm_size = trace_.comm_size(node).value_or(0);
       CollectiveRequest req;
       req.type = ToSystem(ct);
-      req.size = SaturatedBytes(static_cast<double>(comm_size) * system_.params().comm_scale);
+      req.size = ScaledBytes(comm_size);
       // The root of a rooted collective: where the data comes from (comm_src) for broadcast
       // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
       // member.
@@ -439,7 +523,7 @@ void NpuExecutor::Issue(uint32_t node) {
             InflateForEfficiency(req.size, efficiency, system_.params().preferred_dataset_splits);
       }
       ++stats_.collectives;
-      stats_.bytes_collective += comm_size;
+      stats_.bytes_collective += ScaledBytes(comm_size);
       if (launch_latency > Time::Zero()) {
         // The launch floor first; the collective starts from OnEvent.
         launching_.emplace(node, std::move(req));
@@ -503,6 +587,10 @@ void NpuExecutor::Complete(uint32_t node) {
   IssueReady();
 }
 
+uint64_t NpuExecutor::ScaledBytes(uint64_t bytes) const {
+  return SaturatedBytes(static_cast<double>(bytes) * system_.params().comm_scale);
+}
+
 uint64_t InflateForEfficiency(uint64_t size, double efficiency, int splits) {
   if (!(efficiency < 1) || size == 0) return size;
   uint64_t grain = std::min<uint64_t>(size & (~size + 1), kEfficiencyGrainBytes);
@@ -527,7 +615,9 @@ void NpuExecutor::OnEvent(uint64_t arg) {
 
 Status NpuExecutor::StartCollective(uint32_t node, const CollectiveRequest& req) {
   if (params_.keep_activities) {
-    joins_.push_back(CollectiveJoin{node, req.group, system_.sim().now()});
+    const NpuSystem::Span span = system_.npu(npu_).CollectiveSpan(req);
+    joins_.push_back(CollectiveJoin{node, req.group, system_.sim().now(), span.members, span.first,
+                                    ScaledBytes(trace_.comm_size(node).value_or(0))});
   }
   return system_.npu(npu_).StartCollective(req, this, node);
 }

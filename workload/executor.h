@@ -94,7 +94,7 @@ struct NpuStats {
   Time memory;         // remote-memory accesses
   uint64_t nodes_done = 0;
   uint64_t collectives = 0;
-  uint64_t bytes_collective = 0;
+  uint64_t bytes_collective = 0;  // as simulated: comm_size x --comm-scale
   uint64_t bytes_sent = 0;
   uint64_t peak_local_memory = 0;  // bytes, with track-local-mem (filled in by the runner)
   // ASTRA-sim's "exposed communication": finish - GPU compute time.
@@ -172,6 +172,8 @@ class NpuExecutor : public EventTarget,
   void NoteWhyIssued(uint32_t node);
   // The collective starts in the system layer now (after its launch floor).
   Status StartCollective(uint32_t node, const CollectiveRequest& req);
+  // A trace's byte count as simulated: times --comm-scale, saturating.
+  uint64_t ScaledBytes(uint64_t bytes) const;
 
   const int npu_;
   const et::Trace& trace_;
