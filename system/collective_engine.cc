@@ -96,8 +96,9 @@ bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 // Whether `algo` can run logical dimension `dim` (n NPUs, built of `block`) of a collective of
 // type `type`; `split` = an all-reduce that runs reduce-scatter and all-gather there
 // (localBWAware).
+// `reordered`: split because the inter-dimension policy may put any dimension before the last.
 Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split, int dim, int n,
-                      BlockType block) {
+                      BlockType block, bool reordered = false) {
   const std::string where = std::string("'") + ImplKey(type) + "' dimension " +
                             std::to_string(dim) + ": '" + AlgorithmName(algo.kind) + "'";
   switch (algo.kind) {
@@ -124,6 +125,15 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
                              (type == CollectiveType::kAllToAll
                                   ? std::string()
                                   : std::string(", halvingDoubling, oneHalvingDoubling")));
+      }
+      if (split && reordered) {
+        return Status::Error(
+            where +
+            " implements all-reduce only, but with collective-optimization localBWAware every "
+            "dimension but a chunk's last runs a reduce-scatter and an all-gather, and "
+            "inter-dimension-scheduling roundRobin or offlineGreedy may put this one before "
+            "another; use 'ascending' (then only the last active dimension runs an all-reduce) "
+            "or 'baseline'");
       }
       if (split) {
         return Status::Error(where +
@@ -351,14 +361,12 @@ std::vector<double> NsPerByte(const Topology& topo) {
 
 }  // namespace
 
-NpuSystem::NpuSystem(SystemLayer& layer, int id)
-    : layer_(layer), id_(id), inter_(layer.params().inter_dimension, NsPerByte(layer.topology())) {
+NpuSystem::NpuSystem(SystemLayer& layer, int id) : layer_(layer), id_(id) {
   const auto& q = layer.params().queues_per_dim;
   int next = 0;
   for (int per_dim : q) {
     QueueLevel level;
     for (int i = 0; i < per_dim; ++i) level.queues.push_back(next++);
-    level.next_last = level.queues.size() / 2;
     levels_.push_back(level);
   }
   active_.resize(next);
@@ -374,29 +382,55 @@ NpuSystem::~NpuSystem() {
   }
 }
 
-std::pair<int, bool> NpuSystem::NextQueue(int level) {
-  QueueLevel& l = levels_[level];
-  const bool clockwise = !(l.queues.size() > 1 && l.next >= l.queues.size() / 2);
-  const int q = l.queues[l.next];
-  if (++l.next == l.queues.size()) l.next = 0;
+NpuSystem::QueueCursor& NpuSystem::Cursor(int group, int level) {
+  std::vector<QueueCursor>& cursors = cursors_[group];
+  if (cursors.empty()) {
+    for (const QueueLevel& l : levels_) {
+      QueueCursor c;
+      c.next_last = l.queues.size() / 2;
+      cursors.push_back(c);
+    }
+  }
+  return cursors[level];
+}
+
+InterDimensionScheduler& NpuSystem::Inter(int group) {
+  auto it = inter_.find(group);
+  if (it == inter_.end()) {
+    it = inter_
+             .emplace(group, InterDimensionScheduler(layer_.params().inter_dimension,
+                                                     NsPerByte(layer_.topology())))
+             .first;
+  }
+  return it->second;
+}
+
+std::pair<int, bool> NpuSystem::NextQueue(int group, int level) {
+  const QueueLevel& l = levels_[level];
+  QueueCursor& c = Cursor(group, level);
+  const bool clockwise = !(l.queues.size() > 1 && c.next >= l.queues.size() / 2);
+  const int q = l.queues[c.next];
+  if (++c.next == l.queues.size()) c.next = 0;
   return {q, clockwise};
 }
 
 // With one queue per dimension both halves are that queue (ASTRA-sim reads past its one-entry
 // list there and in practice lands on the same queue).
-std::pair<int, bool> NpuSystem::NextQueueFirst(int level) {
-  QueueLevel& l = levels_[level];
+std::pair<int, bool> NpuSystem::NextQueueFirst(int group, int level) {
+  const QueueLevel& l = levels_[level];
+  QueueCursor& c = Cursor(group, level);
   const size_t half = std::max<size_t>(1, l.queues.size() / 2);
-  const int q = l.queues[l.next_first];
-  if (++l.next_first >= half) l.next_first = 0;
+  const int q = l.queues[c.next_first];
+  if (++c.next_first >= half) c.next_first = 0;
   return {q, true};
 }
 
-std::pair<int, bool> NpuSystem::NextQueueLast(int level) {
-  QueueLevel& l = levels_[level];
+std::pair<int, bool> NpuSystem::NextQueueLast(int group, int level) {
+  const QueueLevel& l = levels_[level];
+  QueueCursor& c = Cursor(group, level);
   const size_t half = l.queues.size() / 2;
-  const int q = l.queues[l.next_last];
-  if (++l.next_last >= l.queues.size()) l.next_last = half;
+  const int q = l.queues[c.next_last];
+  if (++c.next_last >= l.queues.size()) c.next_last = half;
   return {q, false};
 }
 
@@ -579,15 +613,24 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   if (!members || hierarchical) {
     // A flat communicator group always runs a ring; otherwise check that every active
     // dimension's algorithm can run the phases it will get.
-    int last_active = 0;
-    for (int d = 0; d < num_dims; ++d) {
-      if (active(d)) last_active = d;
-    }
+    int last_active = 0, num_active = 0;
+    bool flattens = false;
     for (int d = 0; d < num_dims; ++d) {
       if (!active(d)) continue;
-      const bool split =
-          req.type == CollectiveType::kAllReduce && params.local_bw_aware && d != last_active;
-      Status s = CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d), topo.dims[d].type);
+      last_active = d;
+      ++num_active;
+      if (!members && IsFlattened(impl[d].kind)) flattens = true;
+    }
+    // roundRobin and offlineGreedy order each chunk's dimensions themselves: any of them may
+    // come before the last.
+    const bool reordered =
+        params.inter_dimension != InterDimensionPolicy::kAscending && num_active > 1 && !flattens;
+    for (int d = 0; d < num_dims; ++d) {
+      if (!active(d)) continue;
+      const bool split = req.type == CollectiveType::kAllReduce && params.local_bw_aware &&
+                         (d != last_active || reordered);
+      Status s = CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d), topo.dims[d].type,
+                                reordered);
       if (!s.ok()) return Status::Error(req.label + ": " + s.message());
     }
   }
@@ -677,7 +720,8 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
     size = chunk > size ? 0 : size - chunk;
     uint64_t remain = chunk;
     if (!flattened) {
-      inter_.NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes, &order);
+      Inter(req.group).NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes,
+                                 &order);
     } else {
       order.assign(active_dims.begin(), active_dims.end());
       if (req.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
@@ -691,16 +735,16 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       phases.push_back(p);
     };
     if (!split_all_reduce) {
-      for (int d : order) add_phase(req.type, d, NextQueue(d));
+      for (int d : order) add_phase(req.type, d, NextQueue(req.group, d));
     } else if (!order.empty()) {
       // Reduce-scatter up the order, all-reduce on its last dimension, all-gather back down.
       const size_t k = order.size();
       for (size_t i = 0; i + 1 < k; ++i) {
-        add_phase(CollectiveType::kReduceScatter, order[i], NextQueueFirst(order[i]));
+        add_phase(CollectiveType::kReduceScatter, order[i], NextQueueFirst(req.group, order[i]));
       }
-      add_phase(CollectiveType::kAllReduce, order[k - 1], NextQueueFirst(order[k - 1]));
+      add_phase(CollectiveType::kAllReduce, order[k - 1], NextQueueFirst(req.group, order[k - 1]));
       for (size_t i = k - 1; i-- > 0;) {
-        add_phase(CollectiveType::kAllGather, order[i], NextQueueLast(order[i]));
+        add_phase(CollectiveType::kAllGather, order[i], NextQueueLast(req.group, order[i]));
       }
     }
     if (phases.empty()) break;

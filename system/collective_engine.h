@@ -257,11 +257,19 @@ class NpuSystem {
   friend class Stream;
   struct QueueLevel {
     std::vector<int> queues;
+  };
+  // Where the round robins over a level's queues stand. One set per communicator group (world =
+  // 0): every member starts the group's collectives in the same order, but not the other
+  // groups' collectives, so a shared cursor would send one ring's members round it in
+  // different directions (and a per-chunk dimension order likewise: Inter).
+  struct QueueCursor {
     size_t next = 0, next_first = 0, next_last = 0;
   };
-  std::pair<int, bool> NextQueue(int level);       // round robin over all queues of a level
-  std::pair<int, bool> NextQueueFirst(int level);  // first half, clockwise
-  std::pair<int, bool> NextQueueLast(int level);   // second half, anticlockwise
+  QueueCursor& Cursor(int group, int level);
+  InterDimensionScheduler& Inter(int group);
+  std::pair<int, bool> NextQueue(int group, int level);       // round robin over all queues
+  std::pair<int, bool> NextQueueFirst(int group, int level);  // first half, clockwise
+  std::pair<int, bool> NextQueueLast(int group, int level);   // second half, anticlockwise
   int NextPriority(int explicit_priority);
   // Broadcast, reduce, gather, scatter, barrier: one phase per chunk over one logical ring of
   // every NPU (or of the communicator group).
@@ -287,7 +295,8 @@ class NpuSystem {
                 // front moves only those before it)
   std::vector<int> running_;  // initialised streams per queue
   int queue_threshold_ = 1;
-  InterDimensionScheduler inter_;
+  std::map<int, std::vector<QueueCursor>> cursors_;  // per communicator group
+  std::map<int, InterDimensionScheduler> inter_;     // per communicator group
   int priority_counter_ = 0;
   // The next stream (or custom collective) of communicator group `group` (0 = every NPU): 0, 1,
   // 2, ... in the order this NPU starts them, the same on every member.

@@ -81,7 +81,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
     PhaseSpec p;
     p.type = req.type;
     p.collective = req.type;
-    p.queue = NextQueue(0).first;
+    p.queue = NextQueue(req.group, 0).first;
     p.fast = members != nullptr;
     p.ring_size = n;
     p.index = index;

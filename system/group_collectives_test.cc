@@ -131,6 +131,76 @@ TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
   }
 }
 
+// A group's collectives run on its members only, so they must not move the rotations a world
+// collective then follows: the queue round robin (which also picks a ring's direction) and
+// roundRobin's dimension order. Members and the others had gone round a world ring in opposite
+// directions (stuck), or visited the dimensions in different orders (stuck, or twice as slow).
+// After a group all-reduce, every NPU's world all-reduce takes what it takes alone.
+TEST(GroupCollectivesTest, AGroupsCollectivesDoNotTurnTheWorldsRotations) {
+  struct Case {
+    const char* what;
+    Topology topo;
+    std::vector<int> members;
+    GroupCollectives mode;
+    InterDimensionPolicy inter;
+    std::vector<int> queues;
+  };
+  const Case cases[] = {
+      {"flat group, 2 queues",
+       Topology{{RingDimension(8, 100, 100)}},
+       {0, 1, 2, 3},
+       GroupCollectives::kFlat,
+       InterDimensionPolicy::kAscending,
+       {2}},
+      {"sub-grid group, roundRobin",
+       FourByFour(),
+       {0, 1, 4, 5},
+       GroupCollectives::kHierarchical,
+       InterDimensionPolicy::kRoundRobin,
+       {1, 1}},
+      {"sub-grid group, offlineGreedy, 2 queues",
+       FourByFour(),
+       {0, 1, 4, 5},
+       GroupCollectives::kHierarchical,
+       InterDimensionPolicy::kOfflineGreedy,
+       {2, 2}},
+  };
+  for (const Case& c : cases) {
+    SystemParams p = Params(c.mode, static_cast<int>(c.topo.dims.size()));
+    p.preferred_dataset_splits = 4;
+    p.inter_dimension = c.inter;
+    p.queues_per_dim = c.queues;
+    StatusOr<CollectiveRun> alone = RunOnEveryNpu(c.topo, p, CollectiveType::kAllReduce, kD);
+    ASSERT_TRUE(alone.ok()) << alone.status().message();
+    Simulation sim;
+    FixedDelayNetwork net(sim, c.topo);
+    SystemLayer sys(sim, net, p);
+    ASSERT_TRUE(sys.AddGroup(1, c.members).ok());
+    std::vector<Done> group(c.members.size());
+    for (size_t i = 0; i < c.members.size(); ++i) {
+      group[i].sim = &sim;
+      CollectiveRequest req;
+      req.size = 64 << 10;
+      req.group = 1;
+      ASSERT_TRUE(sys.npu(c.members[i]).StartCollective(req, &group[i], 0).ok()) << c.what;
+    }
+    sim.Run();
+    const Time start = sim.now();
+    std::vector<Done> world(sys.num_npus());
+    for (int n = 0; n < sys.num_npus(); ++n) {
+      world[n].sim = &sim;
+      CollectiveRequest req;
+      req.size = kD;
+      ASSERT_TRUE(sys.npu(n).StartCollective(req, &world[n], 0).ok()) << c.what;
+    }
+    sim.Run();
+    for (int n = 0; n < sys.num_npus(); ++n) {
+      ASSERT_EQ(world[n].at.size(), 1u) << c.what << ": NPU " << n << " did not finish";
+      EXPECT_EQ((world[n].at[0] - start).WholeNs(), alone->ns[n]) << c.what << ": NPU " << n;
+    }
+  }
+}
+
 TEST(GroupCollectivesTest, RowAndColumnGroupsRunOnTheirDimensionOnly) {
   // A row {4, 5, 6, 7} spans dimension 0 only: one all-reduce over 4, msg D/4: t0 = 2541,
   // r = 489: 6 (30 + 2541) + 3 * 489 + 30 = 16923.
