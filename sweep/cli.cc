@@ -1,10 +1,12 @@
 // `orrery sweep SPEC.yaml [--jobs N] [--out PREFIX] [--resume] [--shard I/N] [--quiet]`
 // `orrery sweep merge --out PREFIX SHARD.csv...`
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,17 +27,30 @@ int Fail(const std::string& m) {
   return 1;
 }
 
+// A count in digits (no sign, no spaces) that fits an int.
+bool ParseCount(const std::string& s, int* out) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > std::numeric_limits<int>::max()) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// "I/N" with 0 <= I < N, both ints (a wider N would wrap: 0/4294967297 is not 0/1).
 bool ParseShard(const std::string& s, int* shard, int* shards) {
   const size_t slash = s.find('/');
   if (slash == std::string::npos) return false;
-  char* end = nullptr;
-  const long i = std::strtol(s.c_str(), &end, 10);
-  if (end != s.c_str() + slash) return false;
-  const long n = std::strtol(s.c_str() + slash + 1, &end, 10);
-  if (*end != '\0' || n < 1 || i < 0 || i >= n) return false;
-  *shard = static_cast<int>(i);
-  *shards = static_cast<int>(n);
+  int i = 0, n = 0;
+  if (!ParseCount(s.substr(0, slash), &i) || !ParseCount(s.substr(slash + 1), &n)) return false;
+  if (n < 1 || i >= n) return false;
+  *shard = i;
+  *shards = n;
   return true;
+}
+
+std::string ShardSyntax() {
+  return "I/N, whole numbers with 0 <= I < N <= " + std::to_string(std::numeric_limits<int>::max());
 }
 
 int MergeMain(int argc, char** argv) {
@@ -77,7 +92,9 @@ int SweepMain(int argc, char** argv) {
   desc.add_options()("help,h", "print this help")("jobs", po::value(&jobs)->default_value(0),
                                                   "points run at once; 0 = all cores")(
       "out", po::value(&out), "output prefix: PREFIX.csv, PREFIX.json (default: the spec's)")(
-      "resume", po::bool_switch(&resume), "keep finished points already in PREFIX.csv")(
+      "resume", po::bool_switch(&resume),
+      "keep finished points already in PREFIX.csv (a row whose parameters are all the point's); "
+      "with --shard, other shards' rows stay in the file")(
       "shard", po::value(&shard_text),
       "run slice I of N (points with index % N == I), e.g. 0/4; default from "
       "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set")(
@@ -110,17 +127,21 @@ int SweepMain(int argc, char** argv) {
   o.resume = resume;
   if (!shard_text.empty()) {
     if (!ParseShard(shard_text, &o.shard, &o.shards)) {
-      return Fail("sweep: --shard is '" + shard_text + "'; expected I/N with 0 <= I < N");
+      return Fail("sweep: --shard is '" + shard_text + "'; expected " + ShardSyntax());
     }
   } else if (const char* id = std::getenv("SLURM_ARRAY_TASK_ID")) {
     const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
     const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
     if (count != nullptr) {
-      const int first = min != nullptr ? std::atoi(min) : 0;
-      const std::string text = std::to_string(std::atoi(id) - first) + "/" + count;
-      if (!ParseShard(text, &o.shard, &o.shards)) {
+      int task = 0, first = 0;
+      const bool ok = ParseCount(id, &task) && (min == nullptr || ParseCount(min, &first)) &&
+                      task >= first &&
+                      ParseShard(std::to_string(task - first) + "/" + count, &o.shard, &o.shards);
+      if (!ok) {
         return Fail("sweep: SLURM_ARRAY_TASK_ID=" + std::string(id) +
-                    " and SLURM_ARRAY_TASK_COUNT=" + count + " do not give a shard I/N");
+                    (min != nullptr ? " (SLURM_ARRAY_TASK_MIN=" + std::string(min) + ")" : "") +
+                    " and SLURM_ARRAY_TASK_COUNT=" + count +
+                    " do not give a shard; expected ID - MIN and COUNT as " + ShardSyntax());
       }
     }
   }
@@ -135,6 +156,10 @@ int SweepMain(int argc, char** argv) {
   std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
               r->points, r->points == 1 ? "" : "s", r->ran, r->skipped, r->failed, r->csv.c_str(),
               r->json.c_str());
+  if (r->other_shards > 0) {
+    std::printf("  %d row%s of other shards' points kept in %s\n", r->other_shards,
+                r->other_shards == 1 ? "" : "s", r->csv.c_str());
+  }
   if (r->interrupted) {
     std::fprintf(stderr, "interrupted: %d points not run; run again with --resume to finish them\n",
                  r->points - r->ran - r->skipped);

@@ -65,6 +65,10 @@ const std::vector<std::string> kMetrics = {"end_ns",
                                            "critical_path_communication_ns",
                                            "events"};
 
+// The largest generated collective: a Chakra comm_size is an int64, and the system layer runs a
+// collective of up to 2^53 bytes.
+constexpr uint64_t kMaxGeneratedBytes = uint64_t{1} << 53;
+
 // A per-job column ("job.<name>.<metric>"): numeric, as the metrics are.
 bool IsJobColumn(const std::string& col) { return col.compare(0, 4, "job.") == 0; }
 
@@ -119,6 +123,35 @@ std::string UnknownConfigKey(const std::string& p) {
   return "'" + key + "' is not a " + kind + " config key" +
          (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
          "; configs/README.md lists them";
+}
+
+// A generated workload's size in bytes, `v` (the base's `size` or a `workload.size` value):
+// "" with *bytes set, or what `v` is and what would be valid. An integer in digits (or 0x hex),
+// unquoted, 1 .. 2^53. YAML reads 1e6 and 1048576.0 as floats; yaml-cpp's as<uint64_t> reads 010
+// as octal; a quoted "1024" is a string, as the config files have it.
+std::string SizeProblem(const YAML::Node& v, uint64_t* bytes) {
+  const std::string expected = "; expected a whole number of bytes from 1 to " +
+                               std::to_string(kMaxGeneratedBytes) + " (2^53), written in digits";
+  if (!v.IsScalar()) return (v.IsNull() ? std::string("empty") : KeyText(v)) + expected;
+  const std::string& s = v.Scalar();
+  const std::string shown = "'" + s + "'";
+  if (v.Tag() == "!") return shown + expected + " without quotes";
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const std::string digits = hex ? s.substr(2) : s;
+  const bool well_formed =
+      !digits.empty() &&
+      digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") ==
+          std::string::npos &&
+      (hex || digits[0] != '0' || digits.size() == 1);  // 010: octal to YAML 1.1, 10 to 1.2
+  if (well_formed) {
+    errno = 0;
+    const unsigned long long n = std::strtoull(digits.c_str(), nullptr, hex ? 16 : 10);
+    if (errno != ERANGE && n >= 1 && n <= kMaxGeneratedBytes) {
+      *bytes = n;
+      return "";
+    }
+  }
+  return shown + expected;
 }
 
 std::string Join(const std::string& dir, const std::string& path) {
@@ -322,6 +355,17 @@ StatusOr<JobColumns> JobColumnsOf(const SweepSpec& spec) {
   return c;
 }
 
+// The parameter columns of point `p`'s row: its value of each of the spec's parameters, in
+// column order, blank for those it does not set.
+std::vector<std::string> ParamCells(const SweepSpec& spec, const SweepPoint& p) {
+  std::vector<std::string> cells(spec.param_names.size());
+  for (const auto& [name, value] : p.params) {
+    cells[std::find(spec.param_names.begin(), spec.param_names.end(), name) -
+          spec.param_names.begin()] = value;
+  }
+  return cells;
+}
+
 }  // namespace
 
 std::string SweepPoint::Key() const {
@@ -332,8 +376,13 @@ std::string SweepPoint::Key() const {
 
 // Why `value` is not a valid value of key or parameter `name` ("" when it is, or when `name` takes
 // any value here): replicate-trace and jobs-alone are true or false, dp-groups what --dp-groups
-// takes.
+// takes, workload.size a number of bytes (SizeProblem).
 std::string BadValue(const std::string& name, const YAML::Node& value) {
+  if (name == "workload.size") {
+    uint64_t bytes = 0;
+    const std::string bad = SizeProblem(value, &bytes);
+    return bad.empty() ? "" : "'workload.size' is " + bad;
+  }
   if (name == "replicate-trace" || name == "jobs-alone") {
     if (value.IsScalar() && (value.Scalar() == "true" || value.Scalar() == "false")) return "";
     return "'" + name + "' is " + (value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value)) +
@@ -362,7 +411,15 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    // Every document, so that a second one (after '---', or text after '...') is not dropped
+    // unread.
+    const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path);
+    if (docs.size() > 1) {
+      return Status::Error(Where(path, docs[1]) + ": a second YAML document (after '---' or " +
+                           "'...'); a sweep spec is one document: remove the separator, or " +
+                           "merge its keys into the first");
+    }
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::BadFile&) {
     return Status::Error(path + ": cannot read the sweep spec: " + std::strerror(errno));
   } catch (const YAML::ParserException& e) {
@@ -408,11 +465,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
           continue;
         }
         spec.generate_collective = c.Scalar();
-        try {
-          spec.generate_size = s.as<uint64_t>();
-        } catch (const YAML::Exception&) {
-          problems.Add(Where(path, s) + ": workload size is '" + s.Scalar() +
-                       "'; expected a whole number of bytes");
+        if (const std::string bad = SizeProblem(s, &spec.generate_size); !bad.empty()) {
+          problems.Add(Where(path, s) + ": base workload size is " + bad);
         }
         continue;
       }
@@ -562,24 +616,26 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     }
   }
   for (const SweepPoint& p : spec.points) {
-    if (p.index % o.shards != o.shard) continue;
-    ++summary.points;
+    // An earlier row is this point's only when its parameter columns are the point's, blanks
+    // included: point i of an edited spec may set fewer parameters than the row's did.
     auto it = previous.rows.find(p.index);
-    if (it != previous.rows.end()) {
-      // Same parameters as this spec's point, and finished cleanly: keep it.
-      bool same = it->second[1] == "ok";
-      for (size_t i = 0; same && i < p.params.size(); ++i) {
-        const size_t col =
-            2 + static_cast<size_t>(
-                    std::find(spec.param_names.begin(), spec.param_names.end(), p.params[i].first) -
-                    spec.param_names.begin());
-        same = it->second[col] == p.params[i].second;
-      }
+    const std::vector<std::string> cells = ParamCells(spec, p);
+    const bool same =
+        it != previous.rows.end() && std::equal(cells.begin(), cells.end(), it->second.begin() + 2);
+    if (p.index % o.shards != o.shard) {
+      // Another shard's point: the file is rewritten whole, so its row (still this spec's) stays
+      // as it was, for that shard's own --resume or for `sweep merge` to take.
       if (same) {
         table.rows[p.index] = it->second;
-        ++summary.skipped;
-        continue;
+        ++summary.other_shards;
       }
+      continue;
+    }
+    ++summary.points;
+    if (same && it->second[1] == "ok") {  // finished cleanly: keep it
+      table.rows[p.index] = it->second;
+      ++summary.skipped;
+      continue;
     }
     todo.push_back(&p);
   }
@@ -605,7 +661,10 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
           collective = YAML::Load(value).Scalar();
           generate = generated_explicitly = true;
         } else if (name == "workload.size") {
-          size = YAML::Load(value).as<uint64_t>();
+          // Checked when the spec was loaded.
+          if (const std::string bad = SizeProblem(YAML::Load(value), &size); !bad.empty()) {
+            throw std::runtime_error("workload.size is " + bad);
+          }
           generate = generated_explicitly = true;
         } else if (dot == std::string::npos) {
           files[name] = YAML::Load(value).Scalar();
@@ -714,10 +773,11 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
                                    "'; expected all_reduce, all_gather, reduce_scatter or "
                                    "all_to_all");
         }
-        // A Chakra comm_size is an int64; a collective runs up to 2^53 bytes (system layer).
-        if (size == 0 || size > (uint64_t{1} << 53)) {
-          throw std::runtime_error("workload size " + std::to_string(size) +
-                                   "; expected 1 .. 9007199254740992 bytes (2^53)");
+        // A size given was checked when the spec was loaded (SizeProblem).
+        if (size == 0) {
+          throw std::runtime_error(
+              "no workload size: give base 'workload: {collective: ..., size: BYTES}' or a "
+              "'workload.size' parameter");
         }
         // The NPU count from the network as Orrery reads it (any format, whole machines too).
         StatusOr<Topology> topo = LoadNetworkConfig(pr.run.network_config);
@@ -775,11 +835,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     if (o.interrupted != nullptr && *o.interrupted) continue;
     const SweepPoint& p = *todo[i];
     std::vector<std::string> row = {std::to_string(p.index), "ok"};
-    std::vector<std::string> params(spec.param_names.size());
-    for (const auto& [name, value] : p.params) {
-      params[std::find(spec.param_names.begin(), spec.param_names.end(), name) -
-             spec.param_names.begin()] = value;
-    }
+    const std::vector<std::string> params = ParamCells(spec, p);
     row.insert(row.end(), params.begin(), params.end());
     std::string error = prepared[i].error;
     StatusOr<RunResult> r = Status::Error(error);

@@ -8,10 +8,11 @@
 // full `grid` (cartesian product, first parameter varying slowest) or an explicit list of
 // `points`. A parameter is `backend`, `system`/`network`/`memory`/`workload` (a whole file or
 // trace prefix), `system.<key>`, `network.<key>`, `memory.<key>` (one key of that config), or
-// `workload.collective` / `workload.size` for a generated single-collective workload, or `jobs`
-// (a jobs file, runner/jobs_config.h) and `jobs-alone`, which add columns per job. Every
-// point is an independent simulation; points run in parallel; each row of the output depends
-// only on its point, so the files are identical whatever the number of jobs. See README "Sweeps".
+// `workload.collective` / `workload.size` (a whole number of bytes, 1 .. 2^53, in digits) for a
+// generated single-collective workload, or `jobs` (a jobs file, runner/jobs_config.h) and
+// `jobs-alone`, which add columns per job. Every point is an independent simulation; points run
+// in parallel; each row of the output depends only on its point, so the files are identical
+// whatever the number of jobs. See README "Sweeps".
 #pragma once
 
 #include <cstdint>
@@ -44,10 +45,13 @@ struct SweepSpec {
 StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
 
 struct SweepOptions {
-  int jobs = 0;         // 0 = all cores
-  std::string out;      // output prefix; empty = the spec's
-  bool resume = false;  // keep rows already in <out>.csv, run only the others
-  int shard = 0;        // run points with index % shards == shard
+  int jobs = 0;     // 0 = all cores
+  std::string out;  // output prefix; empty = the spec's
+  // Keep the rows already in <out>.csv whose parameters are all the point's (blanks included) and
+  // that finished ok; run the others. With shards, the rows of other shards' points that are
+  // still this spec's stay in the file too.
+  bool resume = false;
+  int shard = 0;  // run points with index % shards == shard
   int shards = 1;
   bool progress = false;                      // a progress line on stderr
   const volatile int* interrupted = nullptr;  // set by a signal handler: start no new points
@@ -56,6 +60,9 @@ struct SweepOptions {
 struct SweepSummary {
   int points = 0;   // in this shard
   int skipped = 0;  // already done (resume)
+  // Rows of other shards' points kept from the output resumed (its rows whose parameters are
+  // still those of the spec's point): a shard resuming a whole sweep's file leaves them there.
+  int other_shards = 0;
   int ran = 0;
   int failed = 0;
   bool interrupted = false;

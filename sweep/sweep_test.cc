@@ -166,14 +166,14 @@ TEST(Sweep, MeanColumnsDoNotSaturate) {
   EXPECT_EQ(Column(lines[0], lines[1], "exposed_communication_ns"), end) << lines[1];
 }
 
-// A point that cannot run says why in its own words: a generated size past what a collective
-// may have (not a comm_size of -1 in a generated trace), a base file that does not exist (not
-// yaml-cpp's "bad file").
+// A point that cannot run says why in its own words: a collective the generator does not write,
+// a base file that does not exist (not yaml-cpp's "bad file"). A size past what a collective may
+// have is refused when the spec loads (WorkloadSizesAreCheckedWhenTheSpecLoads).
 TEST(Sweep, PointErrorsNameTheSpecsValues) {
   const std::string spec_path = WriteSpec("point_errors");
   std::string text = Slurp(spec_path);
   text.replace(text.find("grid:"), std::string::npos,
-               "points:\n  - {workload.size: 18446744073709551615}\n"
+               "points:\n  - {workload.collective: broadcast}\n"
                "  - {system.endpoint-delay: 1}\n");
   text.replace(text.find("system: point_errors.system.json"),
                std::string("system: point_errors.system.json").size(), "system: nope.json");
@@ -188,8 +188,8 @@ TEST(Sweep, PointErrorsNameTheSpecsValues) {
   const std::vector<std::string> lines = Lines(Slurp(out + ".csv"));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(Column(lines[0], lines[1], "error")
-                .find("workload size 18446744073709551615; expected "
-                      "1 .. 9007199254740992 bytes (2^53)"),
+                .find("workload collective 'broadcast'; expected all_reduce, all_gather, "
+                      "reduce_scatter or all_to_all"),
             std::string::npos)
       << lines[1];
   EXPECT_NE(Column(lines[0], lines[2], "error")
@@ -236,6 +236,162 @@ TEST(Sweep, ResumeRunsOnlyWhatIsMissing) {
   EXPECT_EQ(Slurp(Tmp("cut.csv")), Slurp(Tmp("full.csv")));
   // Nothing left: a second resume runs nothing.
   EXPECT_EQ(RunPoints(*spec, Tmp("cut"), 2, true).ran, 0);
+}
+
+// A row is reused only when all its parameter columns are the point's: point 0 of an edited spec
+// that no longer sets network.bandwidth (so runs at the base's 50 GB/s) is run again, not taken
+// from the row that ran it at 10 GB/s.
+TEST(Sweep, ResumeReusesARowOnlyForThePointsWholeParameterSet) {
+  const std::string path = WriteSpec("stale");
+  std::string text = Slurp(path);
+  text.replace(text.find("grid:"), std::string::npos,
+               "points:\n  - {workload.size: 1048576, network.bandwidth: [10.0]}\n"
+               "  - {workload.size: 2097152, network.bandwidth: [10.0]}\n");
+  std::ofstream(path) << text;
+  StatusOr<SweepSpec> before = LoadSweepSpec(path);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  RunPoints(*before, Tmp("stale.out"), 1);
+  text.replace(text.find("  - {workload.size: 1048576, network.bandwidth: [10.0]}"),
+               std::string("  - {workload.size: 1048576, network.bandwidth: [10.0]}").size(),
+               "  - {workload.size: 1048576}");
+  std::ofstream(path) << text;
+  StatusOr<SweepSpec> after = LoadSweepSpec(path);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  ASSERT_EQ(after->param_names, before->param_names);  // same columns: the file is resumable
+  const SweepSummary s = RunPoints(*after, Tmp("stale.out"), 1, /*resume=*/true);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.ran, 1);
+  RunPoints(*after, Tmp("stale.fresh"), 1);
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("stale.out.csv")));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].rfind("0,ok,1048576,,", 0), 0u) << lines[1];
+  EXPECT_EQ(Slurp(Tmp("stale.out.csv")), Slurp(Tmp("stale.fresh.csv")));
+  EXPECT_EQ(Slurp(Tmp("stale.out.json")), Slurp(Tmp("stale.fresh.json")));
+}
+
+// A shard resuming a file that holds other shards' rows (a whole sweep's output) runs only its
+// own missing points and leaves the others' rows in the file; a row whose parameters are no
+// longer its point's is dropped, for its own shard to run again.
+TEST(Sweep, AShardResumingAWholeSweepsFileKeepsTheOtherShardsRows) {
+  StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("shard_resume"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  RunPoints(*spec, Tmp("shard_resume.whole"), 2);
+  const std::string whole = Slurp(Tmp("shard_resume.whole.csv"));
+  const std::vector<std::string> lines = Lines(whole);
+  ASSERT_EQ(lines.size(), 7u);
+
+  // Everything done: shard 0 of 2 keeps its 3 rows and shard 1's 3, and the file as it was.
+  std::ofstream(Tmp("shard_resume.csv")) << whole;
+  SweepSummary s = RunPoints(*spec, Tmp("shard_resume"), 1, true, 0, 2);
+  EXPECT_EQ(s.points, 3);
+  EXPECT_EQ(s.skipped, 3);
+  EXPECT_EQ(s.ran, 0);
+  EXPECT_EQ(s.other_shards, 3);
+  EXPECT_EQ(Slurp(Tmp("shard_resume.csv")), whole);
+  EXPECT_EQ(Slurp(Tmp("shard_resume.json")), Slurp(Tmp("shard_resume.whole.json")));
+
+  // Point 2 (shard 0) and point 1 (shard 1) missing, point 3 (shard 1) with another bandwidth:
+  // shard 0 runs point 2, keeps points 1 and 5 of shard 1 and drops the stale point 3.
+  std::string stale = lines[4];
+  stale.replace(stale.find("[100.0]"), 7, "[75.0]");
+  std::ofstream(Tmp("shard_resume.csv")) << lines[0] << "\n"
+                                         << lines[1] << "\n"
+                                         << stale << "\n"
+                                         << lines[5] << "\n"
+                                         << lines[6] << "\n";
+  s = RunPoints(*spec, Tmp("shard_resume"), 1, true, 0, 2);
+  EXPECT_EQ(s.skipped, 2);
+  EXPECT_EQ(s.ran, 1);
+  EXPECT_EQ(s.other_shards, 1);
+  EXPECT_EQ(Slurp(Tmp("shard_resume.csv")), lines[0] + "\n" + lines[1] + "\n" + lines[3] + "\n" +
+                                                lines[5] + "\n" + lines[6] + "\n");
+  // Shard 1 then runs its points 1 and 3: the whole sweep.
+  s = RunPoints(*spec, Tmp("shard_resume"), 1, true, 1, 2);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.ran, 2);
+  EXPECT_EQ(s.other_shards, 3);
+  EXPECT_EQ(Slurp(Tmp("shard_resume.csv")), whole);
+}
+
+// workload.size, in the base or as a parameter, is a number of bytes a collective may have,
+// written as an integer: anything else is named at its line when the spec loads (it was a
+// "yaml-cpp: bad conversion" naming nothing when the point ran).
+TEST(Sweep, WorkloadSizesAreCheckedWhenTheSpecLoads) {
+  const std::string path = Tmp("sizes.sweep.yaml");
+  const std::string expected =
+      "; expected a whole number of bytes from 1 to 9007199254740992 (2^53), written in digits";
+  std::ofstream(path) << "base: {system: a.json, network: b.yml, workload: {collective: "
+                         "all_reduce, size: 1024}}\ngrid:\n  workload.size:\n"
+                      << "    - 1e6\n    - -1\n    - 1.5\n    - true\n    - 1048576.0\n"
+                      << "    - 18446744073709551616\n    - 9007199254740993\n    - 0\n"
+                      << "    - \"1024\"\n    - 010\n    - [1]\n    - ~\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  const std::string m = spec.status().message();
+  int line = 4;
+  for (const char* bad : {"'1e6'", "'-1'", "'1.5'", "'true'", "'1048576.0'",
+                          "'18446744073709551616'", "'9007199254740993'", "'0'"}) {
+    EXPECT_NE(m.find(path + ":" + std::to_string(line++) + ": grid value of 'workload.size' is " +
+                     bad + expected + "\n"),
+              std::string::npos)
+        << bad << "\n"
+        << m;
+  }
+  EXPECT_NE(
+      m.find(path + ":12: grid value of 'workload.size' is '1024'" + expected + " without quotes"),
+      std::string::npos)
+      << m;
+  EXPECT_NE(m.find(path + ":13: grid value of 'workload.size' is '010'" + expected),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find(path + ":14: grid value of 'workload.size' is [1]" + expected),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find(path + ":15: grid value of 'workload.size' is empty" + expected),
+            std::string::npos)
+      << m;
+
+  // Points are checked as the grid is, and the base's size as well.
+  std::ofstream(path) << "base: {system: a.json, network: b.yml, workload: {collective: "
+                         "all_reduce, size: \"1024\"}}\npoints:\n  - {workload.size: 1e6}\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find(path + ":1: base workload size is '1024'" + expected +
+                                         " without quotes"),
+            std::string::npos)
+      << spec.status().message();
+  EXPECT_NE(
+      spec.status().message().find(path + ":3: point value of 'workload.size' is '1e6'" + expected),
+      std::string::npos)
+      << spec.status().message();
+
+  // Digits and 0x hex, from 1 byte to 2^53, load.
+  std::ofstream(path) << "base: {system: a.json, network: b.yml, workload: {collective: "
+                         "all_reduce, size: 0x100000}}\n"
+                      << "grid: {workload.size: [1, 0x100000, 9007199254740992]}\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->generate_size, 1048576u);
+  ASSERT_EQ(spec->points.size(), 3u);
+  EXPECT_EQ(spec->points[2].Key(), "workload.size=9007199254740992;");
+}
+
+// --shard takes I/N as ints: 0/4294967297 is refused, not wrapped to 0/1.
+TEST(Sweep, ShardsPastAnIntAreRefused) {
+  const std::string spec = WriteSpec("shard_flag");
+  for (const char* shard : {"0/4294967297", "4294967296/4294967297", "-1/2", "0/ 2", "1/1"}) {
+    std::vector<std::string> args = {
+        "sweep", spec, std::string("--shard=") + shard, "--out", Tmp("shard_flag.out"), "--quiet"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStderr();
+    const int rc = SweepMain(static_cast<int>(argv.size()), argv.data());
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 1) << shard;
+    EXPECT_EQ(err, std::string("error: sweep: --shard is '") + shard +
+                       "'; expected I/N, whole numbers with 0 <= I < N <= 2147483647\n");
+  }
+  EXPECT_NE(access(Tmp("shard_flag.out.csv").c_str(), F_OK), 0);  // nothing ran
 }
 
 TEST(Sweep, AFailingPointIsRecordedAndTheOthersRun) {
@@ -722,6 +878,22 @@ TEST(Sweep, BadSpecsAreNamed) {
                 "(did you mean 'memory-type'?)"),
             std::string::npos)
       << spec.status().message();
+
+  // A second YAML document (or text after the end marker '...') would be dropped unread: it is
+  // named at its first line.
+  for (const auto& [second, line] : std::vector<std::pair<std::string, int>>{
+           {"---\nname: more\n", 4}, {"...\n---\nname: more\n", 5}, {"...\nname: more\n", 4}}) {
+    std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid: {network.bandwidth: "
+                           "[[1]]}\n"
+                        << second;
+    spec = LoadSweepSpec(path);
+    ASSERT_FALSE(spec.ok()) << second;
+    EXPECT_EQ(spec.status().message(),
+              path + ":" + std::to_string(line) +
+                  ": a second YAML document (after '---' or '...'); a sweep spec is one "
+                  "document: remove the separator, or merge its keys into the first")
+        << second;
+  }
 
   // Keys that are lists (YAML allows them) are shown as written.
   std::ofstream(path) << "base: {system: a.json, network: b.yml, ? [x] : 1}\ngrid: {? [y] : [1]}\n";
