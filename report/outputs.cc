@@ -152,6 +152,9 @@ Status NeedsRecording(const RunResult& r) {
 
 constexpr int kTidCpu = 1, kTidGpu = 2, kTidComm = 3, kTidMemory = 4, kTidRecv = 10,
               kTidChunks = 1000;
+// Second and later lanes of a track whose nodes overlap (communication-slots > 1, and the
+// like): thread kTidMoreLanes + 100 x (first lane's thread) + lane.
+constexpr int kTidMoreLanes = 500;
 
 std::string CollectiveLabel(const NodeRecord& a) {
   return a.collective ? et::CollectiveTypeName(*a.collective) : "";
@@ -202,33 +205,38 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
                    R"(,"tid":0,"args":{"name":)" + JsonString(name) + "}}");
     meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
                    R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
-    // Receives may overlap one another: give each the first lane free at its start.
-    std::vector<int64_t> lane_end;
+    // Nodes of one track may overlap (receives; collectives with communication-slots > 1): each
+    // takes the first lane of its track free at its start (records come in completion order,
+    // so a lane's nodes never overlap), and a lane is a thread.
+    std::map<int, std::vector<int64_t>> lane_end;  // per first lane's thread
     std::vector<int> used_tids;
     for (const NodeRecord& a : r.activity[npu]) {
-      int tid = kTidComm;
+      int base = kTidComm;
       switch (a.track) {
         case Track::kCpu:
-          tid = kTidCpu;
+          base = kTidCpu;
           break;
         case Track::kGpu:
-          tid = kTidGpu;
+          base = kTidGpu;
           break;
         case Track::kComm:
-          tid = kTidComm;
+          base = kTidComm;
           break;
         case Track::kMemory:
-          tid = kTidMemory;
+          base = kTidMemory;
           break;
-        case Track::kRecv: {
-          size_t lane = 0;
-          while (lane < lane_end.size() && lane_end[lane] > a.start.ps()) ++lane;
-          if (lane == lane_end.size()) lane_end.push_back(0);
-          lane_end[lane] = a.end.ps();
-          tid = kTidRecv + static_cast<int>(lane);
+        case Track::kRecv:
+          base = kTidRecv;
           break;
-        }
       }
+      std::vector<int64_t>& ends = lane_end[base];
+      size_t lane = 0;
+      while (lane < ends.size() && ends[lane] > a.start.ps()) ++lane;
+      if (lane == ends.size()) ends.push_back(0);
+      ends[lane] = a.end.ps();
+      const int tid = base == kTidRecv ? kTidRecv + static_cast<int>(lane)
+                      : lane == 0      ? base
+                                       : kTidMoreLanes + 100 * base + static_cast<int>(lane);
       if (std::find(used_tids.begin(), used_tids.end(), tid) == used_tids.end()) {
         used_tids.push_back(tid);
       }
@@ -278,8 +286,18 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
           name = "remote memory";
           break;
         default:
-          name = tid >= kTidChunks ? "chunks " + std::to_string(tid - kTidChunks)
-                                   : "receives " + std::to_string(tid - kTidRecv);
+          if (tid >= kTidChunks) {
+            name = "chunks " + std::to_string(tid - kTidChunks);
+          } else if (tid >= kTidMoreLanes) {
+            const int base = (tid - kTidMoreLanes) / 100, lane = (tid - kTidMoreLanes) % 100;
+            name = std::string(base == kTidCpu    ? "CPU"
+                               : base == kTidGpu  ? "GPU compute"
+                               : base == kTidComm ? "communication"
+                                                  : "remote memory") +
+                   " " + std::to_string(lane + 1);
+          } else {
+            name = "receives " + std::to_string(tid - kTidRecv);
+          }
       }
       meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" +
                      std::to_string(tid) + R"(,"args":{"name":")" + name + "\"}}");
@@ -420,8 +438,9 @@ Status WriteChakraTimeline(const RunResult& r, const std::string& path) {
       const std::string sys = "sys->id=" + std::to_string(npu);
       lines.push_back(Line{a.start.WholeNs(), 1, npu, lines.size(),
                            "issue," + sys + ", tick=" + Ns(a.start) + rest});
-      lines.push_back(Line{a.end.WholeNs(), 0, npu, lines.size(),
-                           "callback," + sys + ", tick=" + Ns(a.end) + rest});
+      // A node that took no time ends after its own issue (and before what it released).
+      lines.push_back(Line{a.end.WholeNs(), a.end.WholeNs() == a.start.WholeNs() ? 1 : 0, npu,
+                           lines.size(), "callback," + sys + ", tick=" + Ns(a.end) + rest});
     }
   }
   std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {

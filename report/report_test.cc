@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
+#include <set>
 
 #include "config/test_files.h"
 #include "et_feeder/writer.h"
@@ -108,6 +109,15 @@ TEST(Timeline, BundledExampleIsAWellFormedChromeTrace) {
   o.record = true;
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
+  // One sample per queue and instant, the last length (another queue's change between two of
+  // one queue's had kept both).
+  for (int npu = 0; npu < r->num_npus(); ++npu) {
+    std::set<std::pair<int64_t, int>> seen;
+    for (const QueueSample& q : r->queues[npu]) {
+      EXPECT_TRUE(seen.emplace(q.t.ps(), q.queue).second)
+          << "NPU " << npu << " queue " << q.queue << " at " << q.t.ps() << " ps twice";
+    }
+  }
   const std::string path = TestTmp("dp_step.trace.json");
   ASSERT_TRUE(WriteChromeTrace(*r, path).ok());
   const YAML::Node doc = YAML::LoadFile(path);  // JSON is YAML: a parse error throws
@@ -467,6 +477,47 @@ TEST(Report, SummaryListsNcclChoices) {
 
 // A backend with output queues (packet) adds its port statistics to the JSON report and a
 // "deepest queues" line to the summary; the analytical backends show neither.
+// Collectives overlap on one NPU with communication-slots > 1: each takes its own thread of
+// the communication track (one thread's slices overlapping was drawn wrong by Perfetto). A node
+// that takes no time is issued before its callback.
+TEST(Timeline, OverlappingNodesTakeLanesAndInstantNodesIssueFirst) {
+  RunResult r = MixedRun();
+  auto node = [](uint64_t id, const char* name, int64_t start, int64_t end) {
+    NodeRecord n;
+    n.id = id;
+    n.name = name;
+    n.track = Track::kComm;
+    n.type = et::NodeType::kCommColl;
+    n.start = Time::FromNs(start);
+    n.end = Time::FromNs(end);
+    return n;
+  };
+  r.activity[2].push_back(node(90, "first", 50000, 60000));
+  r.activity[2].push_back(node(91, "second", 55000, 70000));
+  r.activity[2].push_back(node(92, "instant", 70000, 70000));
+  const std::string trace = TestTmp("lanes.trace.json");
+  ASSERT_TRUE(WriteChromeTrace(r, trace).ok());
+  const std::string text = ReadWholeFile(trace);
+  EXPECT_NE(text.find(R"("name":"first","cat":"communication","pid":2,"tid":3,"ts":50.000,)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("name":"second","cat":"communication","pid":2,"tid":801,"ts":55.000,)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"({"ph":"M","name":"thread_name","pid":2,"tid":801,"args":{"name":)"
+                      R"("communication 2"}})"),
+            std::string::npos)
+      << text;
+  const std::string chakra = TestTmp("lanes.timeline.txt");
+  ASSERT_TRUE(WriteChakraTimeline(r, chakra).ok());
+  const std::string lines = ReadWholeFile(chakra);
+  const size_t issue = lines.find("issue,sys->id=2, tick=70000, node->id=92");
+  ASSERT_NE(issue, std::string::npos) << lines;
+  EXPECT_LT(issue, lines.find("callback,sys->id=2, tick=70000, node->id=92"));
+  // The node that ended at 70000 after running still calls back before that issue.
+  EXPECT_LT(lines.find("callback,sys->id=2, tick=70000, node->id=91"), issue);
+}
+
 TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
   RunResult r = MixedRun();
   ASSERT_GE(r.links.size(), 2u);

@@ -256,12 +256,15 @@ class PhaseRecorder : public SystemObserver {
   void OnQueueLength(int npu, int queue, Time t, int length) override {
     if (!keep_queues_) return;
     std::vector<QueueSample>& v = queues_[npu];
-    // Several changes at one instant: keep the last.
-    if (!v.empty() && v.back().t == t && v.back().queue == queue) {
-      v.back().length = length;
-    } else {
-      v.push_back(QueueSample{t, queue, length});
+    // Several changes of a queue at one instant (other queues' changes between them): keep the
+    // last.
+    for (size_t i = v.size(); i-- > 0 && v[i].t == t;) {
+      if (v[i].queue == queue) {
+        v[i].length = length;
+        return;
+      }
     }
+    v.push_back(QueueSample{t, queue, length});
   }
 
   // NPU r ran *npu_trace[r].

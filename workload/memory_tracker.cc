@@ -10,7 +10,6 @@
 namespace orrery {
 namespace {
 
-constexpr uint64_t kNoNode = std::numeric_limits<uint64_t>::max();
 constexpr int64_t kImplicitWriteNs = 10;  // ASTRA-sim's synthetic write of a tensor read first
 
 struct Io {
@@ -28,15 +27,18 @@ Status ParseIo(const std::vector<std::string_view>& values, const char* attr,
   }
   for (size_t i = 0; i < values.size(); i += 2) {
     const std::string_view s = values[i + 1];
+    // At most 2^50 bytes (1 PiB) a tensor: the sum of millions of them stays exact.
+    constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 50;
     uint64_t size = 0;
-    bool ok = !s.empty() && s.size() <= 19;
+    bool ok = !s.empty() && s.size() <= 16;
     for (char c : s) {
       ok = ok && c >= '0' && c <= '9';
       if (ok) size = size * 10 + static_cast<uint64_t>(c - '0');
     }
-    if (!ok) {
+    if (!ok || size > kMaxTensorBytes) {
       return Status::Error(where + ": tensor '" + std::string(values[i]) + "' has size '" +
-                           std::string(s) + "'; expected a whole number of bytes");
+                           std::string(s) +
+                           "'; expected a whole number of bytes, at most 2^50 (1 PiB)");
     }
     out->push_back({std::string(values[i]), size});
   }
@@ -68,7 +70,7 @@ Status LocalMemoryTracker::Record(uint64_t node_id, std::string_view node_name, 
     if (it == tensors_.end()) {
       Tensor t;
       t.size = r.size;
-      t.write = Access{Time::Zero(), Time::FromNs(kImplicitWriteNs), kNoNode};
+      t.write = Access{Time::Zero(), Time::FromNs(kImplicitWriteNs), 0, true};
       it = tensors_.emplace(r.name, std::move(t)).first;
     }
     it->second.reads.push_back(Access{start, end, node_id});
@@ -76,11 +78,11 @@ Status LocalMemoryTracker::Record(uint64_t node_id, std::string_view node_name, 
   for (const Io& w : writes) {
     auto it = tensors_.find(w.name);
     if (it != tensors_.end()) {
-      const uint64_t first = it->second.write.node_id;
+      const Access& first = it->second.write;
       return Status::Error(
           label + ": writes tensor '" + w.name + "' again (first " +
-          (first == kNoNode ? std::string("read before any write, so taken to exist from time 0")
-                            : "written by node " + std::to_string(first)) +
+          (first.implicit ? std::string("read before any write, so taken to exist from time 0")
+                          : "written by node " + std::to_string(first.node_id)) +
           "); each tensor may be written once (ASTRA-sim stops on an assertion there)");
     }
     Tensor t;
@@ -94,20 +96,21 @@ Status LocalMemoryTracker::Record(uint64_t node_id, std::string_view node_name, 
 std::map<Time, uint64_t> LocalMemoryTracker::Timeline() const {
   // Allocation at the start of the write, release at the end of the last read; changes at one
   // time are applied together.
-  std::map<Time, int64_t> delta;
+  // Exact: at most 2^50 bytes a tensor, so 2^13 of them fit in int64 and any number in 128 bits.
+  std::map<Time, __int128> delta;
   for (const auto& [name, t] : tensors_) {
-    delta[t.write.start] += static_cast<int64_t>(t.size);
+    delta[t.write.start] += t.size;
     if (!t.reads.empty()) {
       Time last = t.reads.front().end;
       for (const Access& r : t.reads) last = std::max(last, r.end);
-      delta[last] -= static_cast<int64_t>(t.size);
+      delta[last] -= t.size;
     }
   }
   std::map<Time, uint64_t> usage;
-  int64_t held = 0;
+  __int128 held = 0;
   for (const auto& [at, d] : delta) {
     held += d;
-    usage.emplace(at, static_cast<uint64_t>(std::max<int64_t>(held, 0)));
+    usage.emplace(at, held <= 0 ? 0 : held > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(held));
   }
   return usage;
 }
@@ -135,7 +138,7 @@ Status LocalMemoryTracker::WriteChromeTrace(const std::string& path) const {
   bool first = true;
   char buf[256];
   auto event = [&](std::string_view name, const char* cat, const char* ph, Time ts, int64_t pid,
-                   int64_t tid, uint64_t size, bool with_node, uint64_t node) {
+                   int64_t tid, uint64_t size, const Access* by) {
     if (!first) out += ",\n";
     first = false;
     out += "{\"name\": ";
@@ -145,10 +148,10 @@ Status LocalMemoryTracker::WriteChromeTrace(const std::string& path) const {
                   ", \"tid\": %" PRId64 ", \"args\": {\"size\": %" PRIu64,
                   cat, ph, ts.Us(), pid, tid, size);
     out += buf;
-    if (with_node) {
-      auto it = node_names_.find(node);
+    if (by != nullptr) {
+      auto it = by->implicit ? node_names_.end() : node_names_.find(by->node_id);
       out += ", \"node_id\": ";
-      out += node == kNoNode ? std::string("null") : std::to_string(node);
+      out += by->implicit ? std::string("null") : std::to_string(by->node_id);
       out += ", \"node_name\": ";
       AppendJsonString(&out, it == node_names_.end() ? "UNDEFINED" : it->second);
     }
@@ -156,17 +159,17 @@ Status LocalMemoryTracker::WriteChromeTrace(const std::string& path) const {
   };
   int64_t tid = 0;
   for (const auto& [name, t] : tensors_) {
-    event(name, "tensorWrite", "B", t.write.start, npu_, tid, t.size, true, t.write.node_id);
-    event(name, "tensorWrite", "E", t.write.end, npu_, tid, t.size, true, t.write.node_id);
+    event(name, "tensorWrite", "B", t.write.start, npu_, tid, t.size, &t.write);
+    event(name, "tensorWrite", "E", t.write.end, npu_, tid, t.size, &t.write);
     Time last = t.write.end;
     for (const Access& r : t.reads) {
-      event(name, "tensorRead", "B", r.start, npu_, tid, t.size, true, r.node_id);
-      event(name, "tensorRead", "E", r.end, npu_, tid, t.size, true, r.node_id);
+      event(name, "tensorRead", "B", r.start, npu_, tid, t.size, &r);
+      event(name, "tensorRead", "E", r.end, npu_, tid, t.size, &r);
       last = std::max(last, r.end);
     }
-    event(name, "tensorLifetime", "B", t.write.start, npu_ + 1000000, tid, t.size, false, 0);
+    event(name, "tensorLifetime", "B", t.write.start, npu_ + 1000000, tid, t.size, nullptr);
     if (!t.reads.empty()) {
-      event(name, "tensorLifetime", "E", last, npu_ + 1000000, tid, t.size, false, 0);
+      event(name, "tensorLifetime", "E", last, npu_ + 1000000, tid, t.size, nullptr);
     }
     ++tid;
   }

@@ -7,7 +7,8 @@
 //   uint64_t peak = tracker.PeakBytes();
 //   tracker.WriteChromeTrace("local_mem_trace.3.json");
 //
-// Each attribute is a string_list [name, size, name, size, ...] (size in bytes). A node that
+// Each attribute is a string_list [name, size, name, size, ...] (size in bytes, at most 2^50:
+// a pebibyte). A node that
 // finishes having run over [start, end) reads its inputs and writes its outputs in that interval.
 // A tensor is held from the start of its write to the end of its last read (never freed if never
 // read); a tensor read before any write is taken to exist from time 0. The usage at a time is the
@@ -51,7 +52,8 @@ class LocalMemoryTracker {
  private:
   struct Access {
     Time start, end;
-    uint64_t node_id;  // UINT64_MAX for the implicit write of a tensor read first
+    uint64_t node_id;
+    bool implicit = false;  // the write of a tensor read first (no node)
   };
   struct Tensor {
     uint64_t size = 0;

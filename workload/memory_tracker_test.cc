@@ -58,12 +58,40 @@ TEST(LocalMemoryTrackerTest, BadAttributesAreErrorsNamingNodeAndValue) {
   EXPECT_NE(size.message().find("tensor 'x' has size '10kB'; expected a whole number of bytes"),
             std::string::npos)
       << size.message();
+  // Past 2^50 bytes (a 2^63-byte tensor had wrapped negative, and the usage to 0).
+  Status huge = t.Record(8, "gemm", Ns(0), Ns(1), std::nullopt, List({"x", "9223372036854775808"}));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.message().find("has size '9223372036854775808'; expected a whole number of "
+                                "bytes, at most 2^50 (1 PiB)"),
+            std::string::npos)
+      << huge.message();
   ASSERT_TRUE(t.Record(9, "a", Ns(0), Ns(1), std::nullopt, List({"x", "10"})).ok());
   Status twice = t.Record(10, "b", Ns(1), Ns(2), std::nullopt, List({"x", "10"}));
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.message().find("writes tensor 'x' again (first written by node 9)"),
             std::string::npos)
       << twice.message();
+}
+
+// 2^14 tensors of 2^50 bytes are held at once: 2^64 bytes, past int64, reported saturated.
+// And a node id of 2^64 - 1 is a node like any other (it had been taken for "no node").
+TEST(LocalMemoryTrackerTest, LargeSumsAndNodeIdsStayExact) {
+  LocalMemoryTracker t(0);
+  std::vector<std::string> names;
+  for (int i = 0; i < (1 << 14); ++i) names.push_back("t" + std::to_string(i));
+  for (const std::string& n : names) {
+    ASSERT_TRUE(t.Record(1, "a", Ns(0), Ns(1), std::nullopt, List({n, "1125899906842624"})).ok());
+  }
+  EXPECT_EQ(t.PeakBytes(), UINT64_MAX);
+  LocalMemoryTracker u(0);
+  ASSERT_TRUE(u.Record(UINT64_MAX, "last", Ns(0), Ns(1), std::nullopt, List({"x", "4096"})).ok());
+  const std::string path = ::testing::TempDir() + "/mem_trace_ids.0.json";
+  ASSERT_TRUE(u.WriteChromeTrace(path).ok());
+  std::stringstream ss;
+  ss << std::ifstream(path).rdbuf();
+  EXPECT_NE(ss.str().find("\"node_id\": 18446744073709551615, \"node_name\": \"last\""),
+            std::string::npos)
+      << ss.str();
 }
 
 TEST(LocalMemoryTrackerTest, ChromeTraceHasEventsAndTheUsageCounter) {
