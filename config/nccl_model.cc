@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <cstring>
 #include <set>
 #include <sstream>
+
+#include "config/schema.h"
 
 namespace orrery {
 
@@ -138,15 +139,10 @@ std::string Num(double v) {
 }  // namespace
 
 StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
-  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return Status::Error(path + ": cannot read it: " + std::strerror(errno));
-  } catch (const YAML::Exception& e) {
-    return Status::Error(path + ": " + e.what());
-  }
+  // One document: a second one (after '---') would be silently dropped by YAML::LoadFile.
+  StatusOr<YAML::Node> document = ReadYamlDocument(path);
+  if (!document.ok()) return document.status();
+  const YAML::Node root = *document;
   NcclModel m;
   m.path = path;
   std::vector<std::string> errors;

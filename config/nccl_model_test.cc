@@ -82,6 +82,19 @@ TEST(NcclModel, ChoicesCombineAlgorithmAndProtocol) {
   EXPECT_EQ(unended->algorithms.size(), m->algorithms.size());
 }
 
+// A second document (here one tuning 'ring' again) was dropped without a word.
+TEST(NcclModel, ASecondDocumentIsAnError) {
+  auto m = LoadNcclModel(Write("twodoc.yaml",
+                               "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\nprotocols:\n"
+                               "  Simple: {latency-us: 30, efficiency: 0.8}\n---\n"
+                               "algorithms:\n  ring: {latency-us: 9, efficiency: 1}\n"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("twodoc.yaml:6: a second YAML document (a map) starts here; "
+                                      "expected one document per file"),
+            std::string::npos)
+      << m.status().message();
+}
+
 TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
   auto m = LoadNcclModel(Write("bad.yaml",
                                "algorithms:\n  ring: {latency-us: -1, efficency: 1}\n"

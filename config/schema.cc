@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -71,17 +72,40 @@ std::string Problem(const std::string& where, const std::string& what, const std
   return where + ": " + what + " is " + bad + "; expected " + expected;
 }
 
-// Parses a plain (unquoted) scalar as a finite number.
-bool ParseNumber(const YAML::Node& v, double* out) {
-  if (!v.IsScalar() || v.Tag() == "!") return false;
+// Whether a scalar is a string whatever it looks like: quoted ("10", '10') or tagged !!str.
+bool WrittenAsString(const YAML::Node& v) {
+  return v.Tag() == "!" || v.Tag() == "tag:yaml.org,2002:str";
+}
+
+constexpr const char* kNotANumber = "not a number";
+
+// Parses a plain (unquoted, not !!str) scalar as a finite number. Returns "" when it is one;
+// for a number a double cannot hold, how to show the bad value ("'1e-320', which is too close
+// to 0 to hold (...)"); kNotANumber otherwise.
+std::string ParseNumber(const YAML::Node& v, double* out) {
+  if (!v.IsScalar() || WrittenAsString(v)) return kNotANumber;
   const std::string& s = v.Scalar();
-  if (s.empty()) return false;
+  if (s.empty()) return kNotANumber;
   errno = 0;
   char* end = nullptr;
   const double d = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(d)) return false;
+  if (end == s.c_str() || *end != '\0') return kNotANumber;
+  if (errno == ERANGE) {
+    // strtod says ERANGE for results past a double's range: infinite, or nonzero but below the
+    // smallest normal magnitude (2.2e-308; a denormal or 0 comes back).
+    if (std::isinf(d)) return "'" + s + "', which is too large to hold (above 1.8e308)";
+    return "'" + s + "', which is too close to 0 to hold (nonzero magnitudes below 2.2e-308)";
+  }
+  if (!std::isfinite(d)) return kNotANumber;
   *out = d;
-  return true;
+  return "";
+}
+
+// `d`, a whole number, in full ("18446744073709549568", not "1.84467440737095e+19").
+std::string WholeNumberText(double d) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.0f", d);
+  return b;
 }
 
 // Checks one number against the key's constraints; returns "" or a problem.
@@ -89,13 +113,20 @@ std::string CheckNumber(const ConfigFile& file, const KeySpec& k, const YAML::No
                         const std::string& what, double* out) {
   const bool integer = k.integer || k.type == ValueType::kInt;
   double d = 0;
-  bool ok = ParseNumber(v, &d);
+  const std::string why = ParseNumber(v, &d);
+  bool ok = why.empty();
   if (ok && integer && d != std::floor(d)) ok = false;
   if (ok && k.min.has_value() && (k.min_exclusive ? d <= *k.min : d < *k.min)) ok = false;
   if (ok && k.max.has_value() && d > *k.max) ok = false;
-  if (ok && k.type_max.has_value() && d > *k.type_max) {
+  if (ok && k.type_limit.has_value() && d >= *k.type_limit) {
+    // The largest whole double below 2^bits: 2^bits - 1 up to 53 bits, 2^64 - 2048 for 64.
+    const double most = std::floor(std::nextafter(*k.type_limit, 0.0));
     return Problem(file.Where(v), what, Show(v),
-                   ScalarExpected(k, false) + " (at most " + FormatNumber(*k.type_max) + ")");
+                   ScalarExpected(k, false) + " (at most " + WholeNumberText(most) + ")");
+  }
+  if (ok && k.type_min.has_value() && d < *k.type_min) {
+    return Problem(file.Where(v), what, Show(v),
+                   ScalarExpected(k, false) + " (at least " + WholeNumberText(*k.type_min) + ")");
   }
   if (ok) {
     *out = d;
@@ -104,7 +135,9 @@ std::string CheckNumber(const ConfigFile& file, const KeySpec& k, const YAML::No
   std::string expected = ScalarExpected(k, false);
   if (!k.unit.empty()) expected += " (" + k.unit + ")";
   if (v.IsScalar() && v.Tag() == "!") expected += ", written without quotes";
-  return Problem(file.Where(v), what, Show(v), expected);
+  if (v.IsScalar() && v.Tag() == "tag:yaml.org,2002:str") expected += ", written without !!str";
+  const bool unholdable = !why.empty() && why != kNotANumber;
+  return Problem(file.Where(v), what, unholdable ? why : Show(v), expected);
 }
 
 // Checks one string against the key's allowed values and extra check; returns "" or a problem.
@@ -151,7 +184,7 @@ Status CheckValue(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
       break;
     }
     case ValueType::kBool: {
-      const std::string s = v.IsScalar() && v.Tag() != "!" ? Lower(v.Scalar()) : "";
+      const std::string s = v.IsScalar() && !WrittenAsString(v) ? Lower(v.Scalar()) : "";
       if (s == "1" || s == "true") {
         out->boolean = true;
       } else if (s == "0" || s == "false") {
@@ -247,7 +280,10 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-StatusOr<ConfigFile> ConfigFile::Read(const std::string& path) {
+namespace {
+
+// The whole of a configuration file; errors name the path and why it cannot be read.
+Status ReadConfigText(const std::string& path, std::string* out) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return Status::Error(path + ": is a directory; expected a configuration file");
@@ -262,20 +298,64 @@ StatusOr<ConfigFile> ConfigFile::Read(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return Status::Error(path + ": cannot read the file");
-  return Parse(text.str(), path);
+  *out = text.str();
+  return Status::Ok();
 }
 
-StatusOr<ConfigFile> ConfigFile::Parse(const std::string& text, const std::string& path) {
-  ConfigFile f;
-  f.path_ = path;
+}  // namespace
+
+StatusOr<YAML::Node> ParseYamlDocument(const std::string& text, const std::string& path) {
+  std::vector<YAML::Node> docs;
   try {
-    f.root_ = YAML::Load(text);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     return Status::Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
                          std::to_string(e.mark.column + 1) + ": not valid YAML/JSON: " + e.msg);
   } catch (const YAML::Exception& e) {
     return Status::Error(path + ": not valid YAML/JSON: " + e.what());
   }
+  if (docs.empty()) return YAML::Node();
+  for (size_t i = 1; i < docs.size(); ++i) {
+    if (docs[i].IsNull() || !docs[i].IsDefined()) continue;
+    const YAML::Mark m = docs[i].Mark();
+    const std::string at = m.is_null() || m.line < 0 ? "" : ":" + std::to_string(m.line + 1);
+    return Status::Error(path + at + ": a second YAML document (" + Show(docs[i]) +
+                         ") starts here; expected one document per file (a second one, after "
+                         "'---' or after the first one's closing bracket, would not be read)");
+  }
+  return docs[0];
+}
+
+StatusOr<YAML::Node> ReadYamlDocument(const std::string& path) {
+  std::string text;
+  const Status read = ReadConfigText(path, &text);
+  if (!read.ok()) return read;
+  return ParseYamlDocument(text, path);
+}
+
+bool IsMergeKey(const YAML::Node& key) {
+  return key.IsScalar() && key.Scalar() == "<<" && !WrittenAsString(key);
+}
+
+std::string MergeKeyProblem(const std::string& where) {
+  return where +
+         ": '<<' is a YAML merge key, which is not supported; expected the keys written out "
+         "in full";
+}
+
+StatusOr<ConfigFile> ConfigFile::Read(const std::string& path) {
+  std::string text;
+  const Status read = ReadConfigText(path, &text);
+  if (!read.ok()) return read;
+  return Parse(text, path);
+}
+
+StatusOr<ConfigFile> ConfigFile::Parse(const std::string& text, const std::string& path) {
+  ConfigFile f;
+  f.path_ = path;
+  StatusOr<YAML::Node> root = ParseYamlDocument(text, path);
+  if (!root.ok()) return root.status();
+  f.root_ = *root;
   const char* expected = "; expected a map of 'key: value' pairs (a JSON object)";
   switch (f.root_.Type()) {
     case YAML::NodeType::Map:
@@ -395,6 +475,10 @@ Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
     const YAML::Node key = it->first;
     if (!key.IsScalar()) {
       problems.Add(file.Where(key) + ": a key is " + Show(key) + "; expected a key name");
+      continue;
+    }
+    if (IsMergeKey(key)) {
+      problems.Add(MergeKeyProblem(file.Where(key)));
       continue;
     }
     const std::string& name = key.Scalar();

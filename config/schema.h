@@ -11,13 +11,16 @@
 //   Status st = f.ok() ? s.Apply(*f, &k) : f.status();
 //   // st.problems(): "knobs.json:3: key 'splits' is '0'; expected an integer >= 1", ...
 //
-// Unknown keys are errors with a "did you mean"; numbers written in quotes, lists where a
-// single value belongs (and the reverse) are type errors; each message names the file and line,
-// the key, the bad value and what would be valid. Schema::Docs() lists the keys for the manual.
+// Unknown keys are errors with a "did you mean"; numbers written in quotes (or tagged !!str),
+// lists where a single value belongs (and the reverse) are type errors; each message names the
+// file and line, the key, the bad value and what would be valid. A file holds one YAML document:
+// a second one (after '---', or more text after the first map) is an error, as are YAML merge
+// keys ('<<'). Schema::Docs() lists the keys for the manual.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -37,7 +40,7 @@ namespace orrery {
 class ConfigFile {
  public:
   // Errors: the file cannot be opened, is not valid YAML/JSON (with line and column), is empty,
-  // or its top level is not a map.
+  // holds a second document (ReadYamlDocument), or its top level is not a map.
   static StatusOr<ConfigFile> Read(const std::string& path);
   // Same checks on text already in memory; `path` is only used in messages.
   static StatusOr<ConfigFile> Parse(const std::string& text, const std::string& path);
@@ -71,8 +74,12 @@ struct KeySpec {
   bool integer = false;       // numbers (and list elements) must be whole
   std::optional<double> min;  // inclusive unless min_exclusive
   bool min_exclusive = false;
-  std::optional<double> max;         // inclusive
-  std::optional<double> type_max;    // representability limit of the field, not documented
+  std::optional<double> max;  // inclusive
+  // Representability limits of an integer field, not documented: values >= type_limit (2^bits,
+  // the first value past the type's maximum; exact in a double, unlike a 64-bit maximum, which
+  // rounds up to it) or < type_min do not fit.
+  std::optional<double> type_limit;
+  std::optional<double> type_min;
   std::vector<std::string> allowed;  // enum values / allowed list elements
   std::optional<size_t> min_length;  // lists
   std::optional<size_t> exact_length;
@@ -180,8 +187,12 @@ class Schema {
     KeySpec& k = Add(name, ValueType::kInt, FormatNumber(static_cast<double>(defaults_.*field)),
                      [field](const ConfigValue& v, T* t) { t->*field = static_cast<I>(v.number); });
     k.integer = true;
-    k.type_max = static_cast<double>(std::numeric_limits<I>::max());
-    if (std::is_unsigned<I>::value) k.min = 0;
+    k.type_limit = std::ldexp(1.0, std::numeric_limits<I>::digits);
+    if (std::is_unsigned<I>::value) {
+      k.min = 0;
+    } else {
+      k.type_min = -*k.type_limit;
+    }
     return k;
   }
   KeySpec& Number(const std::string& name, double T::*field) {
@@ -276,6 +287,20 @@ class Schema {
   std::vector<KeySpec> keys_;
   std::vector<std::function<void(const ConfigValue&, T*)>> setters_;
 };
+
+// The one YAML document in `text` (YAML::Load alone keeps the first and silently drops the
+// rest). Errors, each naming `path`: not valid YAML/JSON (with line and column), or a second
+// document that is not empty (after '---', or more text after the first map or list), with the
+// line where it starts. An empty document after the first ("a: 1\n---\n") holds nothing and
+// is accepted.
+StatusOr<YAML::Node> ParseYamlDocument(const std::string& text, const std::string& path);
+// The same for a file; errors also: the file cannot be opened or is not a regular file.
+StatusOr<YAML::Node> ReadYamlDocument(const std::string& path);
+
+// A YAML merge key ('<<: *anchor', unquoted), which yaml-cpp keeps as a plain key named '<<'.
+bool IsMergeKey(const YAML::Node& key);
+// "<where>: '<<' is a YAML merge key, which is not supported; ..." for a loader's messages.
+std::string MergeKeyProblem(const std::string& where);
 
 // Keys given twice in any map inside `node` (yaml-cpp keeps both and a lookup sees only one):
 // one "path:line: key 'k' appears more than once" problem each; Ok when there are none. For

@@ -1,5 +1,7 @@
 #include "config/schema.h"
 
+#include <cstdint>
+
 #include "config/test_files.h"
 #include "gtest/gtest.h"
 
@@ -124,6 +126,80 @@ TEST(SchemaTest, IntegerMustFitItsField) {
   EXPECT_NE(s.message().find("at most 2147483647"), std::string::npos) << s.message();
 }
 
+// A double holds every integer up to 2^53, then only some: the largest below 2^64 is
+// 2^64 - 2048 = 18446744073709549568, and 18446744073709551615 (UINT64_MAX) reads as 2^64, which
+// a uint64_t cannot hold (converting it is undefined; it came out as 0).
+TEST(SchemaTest, Unsigned64BitFieldStopsBelowTwoToThe64) {
+  Knobs k;
+  ASSERT_TRUE(ApplyText("big: 18446744073709549568\n", &k).ok());
+  EXPECT_EQ(k.big, 18446744073709549568u);
+  for (const char* bad : {"18446744073709551615", "18446744073709551616", "1e20"}) {
+    const Status s = ApplyText(std::string("big: ") + bad + "\n", &k);
+    ASSERT_EQ(s.problems().size(), 1u) << bad;
+    EXPECT_EQ(s.problems()[0], std::string("k.yml:1: key 'big' is '") + bad +
+                                   "'; expected an integer >= 0 (at most 18446744073709549568)");
+  }
+}
+
+struct Signed64 {
+  int64_t offset = 0;
+};
+
+// int64_t: [-2^63, 2^63); 2^63 - 1 reads as 2^63, the largest double below is 2^63 - 1024.
+TEST(SchemaTest, Signed64BitFieldStaysInsideItsRange) {
+  Schema<Signed64> schema;
+  schema.Integer("offset", &Signed64::offset).Help("offset");
+  auto apply = [&](const std::string& text, Signed64* out) {
+    StatusOr<ConfigFile> f = ConfigFile::Parse(text, "s.yml");
+    return f.ok() ? schema.Apply(*f, out) : f.status();
+  };
+  Signed64 v;
+  ASSERT_TRUE(apply("offset: -9223372036854775808", &v).ok());
+  EXPECT_EQ(v.offset, INT64_MIN);
+  ASSERT_TRUE(apply("offset: 9223372036854774784", &v).ok());
+  EXPECT_EQ(v.offset, int64_t{9223372036854774784});
+  EXPECT_EQ(apply("offset: 9223372036854775807", &v).message(),
+            "s.yml:1: key 'offset' is '9223372036854775807'; expected an integer (at most "
+            "9223372036854774784)");
+  EXPECT_EQ(apply("offset: -1e19", &v).message(),
+            "s.yml:1: key 'offset' is '-1e19'; expected an integer (at least "
+            "-9223372036854775808)");
+}
+
+TEST(SchemaTest, NumbersTooSmallOrLargeForADoubleSaySo) {
+  Knobs k;
+  const Status s = ApplyText("delay: 1e-320\nsizes: [1e400]\n", &k);
+  ASSERT_EQ(s.problems().size(), 2u) << s.message();
+  EXPECT_EQ(s.problems()[0],
+            "k.yml:1: key 'delay' is '1e-320', which is too close to 0 to hold (nonzero "
+            "magnitudes below 2.2e-308); expected a number >= 0 (ns)");
+  EXPECT_EQ(s.problems()[1],
+            "k.yml:2: key 'sizes', item 1, is '1e400', which is too large to hold (above "
+            "1.8e308); expected an integer > 1");
+  ASSERT_TRUE(ApplyText("delay: 2.3e-308\n", &k).ok());
+  EXPECT_EQ(k.delay_ns, 2.3e-308);
+}
+
+TEST(SchemaTest, StrTaggedNumbersAndBoolsAreStrings) {
+  Knobs k;
+  const Status s = ApplyText("delay: !!str 1600\nfast: !!str 1\nsplits: !!int 3\n", &k);
+  ASSERT_EQ(s.problems().size(), 2u) << s.message();
+  EXPECT_EQ(s.problems()[0],
+            "k.yml:1: key 'delay' is '1600'; expected a number >= 0 (ns), written without !!str");
+  EXPECT_EQ(s.problems()[1], "k.yml:2: key 'fast' is '1'; expected 0, 1, true or false");
+  EXPECT_EQ(k.splits, 3);
+}
+
+TEST(SchemaTest, MergeKeysAreNotSupported) {
+  Knobs k;
+  const Status s = ApplyText("base: &b {splits: 2}\n<<: *b\n", &k);
+  ASSERT_EQ(s.problems().size(), 2u) << s.message();
+  EXPECT_NE(s.problems()[0].find("unknown key 'base'"), std::string::npos) << s.problems()[0];
+  EXPECT_EQ(s.problems()[1],
+            "k.yml:2: '<<' is a YAML merge key, which is not supported; expected the keys "
+            "written out in full");
+}
+
 TEST(SchemaTest, NonFiniteNumbersAreRejected) {
   Knobs k;
   EXPECT_FALSE(ApplyText("delay: .inf\n", &k).ok());
@@ -228,6 +304,38 @@ TEST(ConfigFileTest, EmptyFileAndNonMapTopLevelAreErrors) {
   StatusOr<ConfigFile> scalar = ConfigFile::Parse("hello", "s.yml");
   ASSERT_FALSE(scalar.ok());
   EXPECT_NE(scalar.status().message().find("single value 'hello'"), std::string::npos);
+}
+
+// YAML::Load kept the first document and dropped the rest without a word.
+TEST(ConfigFileTest, ASecondDocumentIsAnError) {
+  const struct {
+    const char* text;
+    const char* message;
+  } kCases[] = {
+      {"{\"splits\": 2}\n{\"delay\": 5000}\n", "d.yml:2: a second YAML document (a map)"},
+      {"{\"splits\": 2} xyz\n", "d.yml:1: a second YAML document ('xyz')"},
+      {"splits: 2\n...\n---\ndelay: 5000\n", "d.yml:4: a second YAML document (a map)"},
+      {"splits: 2\n---\n- 1\n", "d.yml:3: a second YAML document (a list)"},
+  };
+  for (const auto& c : kCases) {
+    StatusOr<ConfigFile> f = ConfigFile::Parse(c.text, "d.yml");
+    ASSERT_FALSE(f.ok()) << c.text;
+    EXPECT_EQ(f.status().message(),
+              std::string(c.message) +
+                  " starts here; expected one document per file (a second one, after '---' or "
+                  "after the first one's closing bracket, would not be read)");
+  }
+  // A leading '---', a closing '...' and an empty document after the first hold nothing more.
+  for (const char* ok : {"---\nsplits: 2\n", "splits: 2\n...\n", "splits: 2\n---\n",
+                         "splits: 2\n---\n# nothing\n"}) {
+    StatusOr<ConfigFile> f = ConfigFile::Parse(ok, "d.yml");
+    ASSERT_TRUE(f.ok()) << ok << ": " << f.status().message();
+    EXPECT_EQ(f->Get("splits").Scalar(), "2");
+  }
+  StatusOr<YAML::Node> two = ReadYamlDocument(WriteTestFile("two.yml", "a: 1\n---\nb: 2\n"));
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("two.yml:3: a second YAML document"), std::string::npos)
+      << two.status().message();
 }
 
 TEST(ConfigFileTest, WhereGivesOneBasedLines) {

@@ -2,7 +2,10 @@
 
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include "config/schema.h"
 
@@ -61,15 +64,21 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Max(1 << 20)
       .Help("Number of chunks a collective is split into (chunk = size / splits).")
       .AstraSim("Default 0 there, which divides by zero; here 1.");
+  // Whole ns: ASTRA-sim reads it into an int (10.5 runs as 10) and so does the engine here
+  // (SystemParams::endpoint_delay_ns); LoadSystemConfig refuses a fraction rather than drop it.
   s.OptionalNumber("endpoint-delay", &C::endpoint_delay_ns)
       .Unit("ns")
       .Min(0)
       .Max(kMaxDelayNs)
+      .AllowedText("whole numbers in [0, " + FormatNumber(kMaxDelayNs) + "]")
       .Default("absent (10 ns)")
       .Help(
-          "NPU <-> network hand-off delay per message step. Multiplied by --injection-scale "
-          "only when written in the file; when absent it is 10 ns, unscaled.")
-      .AstraSim("Read as an integer there; fractions are kept here.");
+          "NPU <-> network hand-off delay per message step, in whole ns. Multiplied by "
+          "--injection-scale only when written in the file, the product truncated to whole ns "
+          "(10 x 1.55 = 15 ns); when absent it is 10 ns, unscaled.")
+      .AstraSim(
+          "Read as an int there: a fraction is dropped (10.5 runs as 10); here it is an error. "
+          "The product with --injection-scale is truncated the same way.");
   s.Integer("local-reduction-delay", &C::local_reduction_delay)
       .Unit("cycles (ns)")
       .Min(0)
@@ -314,7 +323,16 @@ StatusOr<SystemConfig> LoadSystemConfig(const std::string& path) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   SystemConfig config;
-  const Status status = MakeSystemSchema().Apply(*file, &config);
+  std::set<std::string> valid;
+  Status status = MakeSystemSchema().Apply(*file, &config, &valid);
+  if (valid.count("endpoint-delay") &&
+      *config.endpoint_delay_ns != std::floor(*config.endpoint_delay_ns)) {
+    const YAML::Node v = file->Get("endpoint-delay");
+    status.Add(file->Where(v) + ": key 'endpoint-delay' is '" + v.Scalar() +
+               "'; expected a whole number of ns in [0, " + FormatNumber(kMaxDelayNs) +
+               "] (ASTRA-sim reads it as an int, so " + v.Scalar() + " would run as " +
+               FormatNumber(std::floor(*config.endpoint_delay_ns)) + " there)");
+  }
   if (!status.ok()) return status.Capped(kMaxProblemsPerFile, path);
   config.path = path;
   return config;

@@ -36,10 +36,27 @@ TEST(SystemConfigTest, EndpointDelayPresentIsKept) {
   EXPECT_EQ(*c->endpoint_delay_ns, 25);
 }
 
+// ASTRA-sim reads endpoint-delay into an int, and the engine keeps whole ns: 10.5 ran as 10
+// although the manual said fractions were kept. A fraction is now refused.
+TEST(SystemConfigTest, EndpointDelayFractionIsRefused) {
+  const std::string path = WriteTestFile("sys_ed_frac.json", "{\"endpoint-delay\": 10.5}");
+  StatusOr<SystemConfig> c = LoadSystemConfig(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            path +
+                ":1: key 'endpoint-delay' is '10.5'; expected a whole number of ns in [0, "
+                "1000000000000] (ASTRA-sim reads it as an int, so 10.5 would run as 10 there)");
+  // With other problems, all are listed.
+  c = LoadSystemConfig(
+      WriteTestFile("sys_ed_frac2.json", "{\"endpoint-delay\": 0.25, \"boost-mode\": 3}"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().problems().size(), 2u) << c.status().message();
+}
+
 TEST(SystemConfigTest, ReadsEveryKey) {
   const std::string path = WriteTestFile("sys_all.json", R"({
     "scheduling-policy": "EXPLICIT", "collective-optimization": "localBWAware",
-    "active-chunks-per-dimension": 3, "preferred-dataset-splits": 16, "endpoint-delay": 7.5,
+    "active-chunks-per-dimension": 3, "preferred-dataset-splits": 16, "endpoint-delay": 7,
     "local-reduction-delay": 2, "model-shared-bus": true, "L": 1, "o": 2, "g": 3, "G": 0.5,
     "peak-perf": 900, "local-mem-bw": 3350, "roofline-enabled": 1, "trace-enabled": 1,
     "replay-only": 0, "track-local-mem": 1, "local-mem-trace-filename": "mem",
@@ -60,7 +77,7 @@ TEST(SystemConfigTest, ReadsEveryKey) {
   EXPECT_EQ(c->collective_optimization, "localBWAware");
   EXPECT_EQ(c->active_chunks_per_dimension, 3);
   EXPECT_EQ(c->preferred_dataset_splits, 16);
-  EXPECT_DOUBLE_EQ(*c->endpoint_delay_ns, 7.5);
+  EXPECT_EQ(*c->endpoint_delay_ns, 7);
   EXPECT_EQ(c->local_reduction_delay, 2);
   EXPECT_TRUE(c->model_shared_bus);
   EXPECT_EQ(c->logp_L, 1);

@@ -31,6 +31,27 @@ TEST(MemoryConfigTest, ReadsEveryKey) {
   EXPECT_EQ(m->path, ::testing::TempDir() + "/mem_node.json");
 }
 
+// remote-mem-latency is a uint64_t. 18446744073709551615 (UINT64_MAX) and 2^64 both read as
+// the double 2^64, which passed a "> 2^64" check and became 0 ns when converted. The largest
+// double below 2^64 is 2^64 - 2048.
+TEST(MemoryConfigTest, LatencyAtOrPastTwoToThe64IsRefused) {
+  for (const char* bad : {"18446744073709551615", "18446744073709551616"}) {
+    const std::string path = WriteTestFile(
+        "mem_2p64.json", std::string("{\"memory-type\": \"MEMORY_POOL\", "
+                                     "\"remote-mem-bw\": 1, \"remote-mem-latency\": ") +
+                             bad + "}");
+    StatusOr<MemoryConfig> m = LoadMemoryConfig(path);
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.status().message(), path + ":1: key 'remote-mem-latency' is '" + bad +
+                                        "'; expected an integer >= 0 (at most "
+                                        "18446744073709549568)");
+  }
+  StatusOr<MemoryConfig> m = LoadMemoryConfig(
+      WriteTestFile("mem_2p64_ok.json", "{\"remote-mem-latency\": 18446744073709549568}"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->remote_mem_latency_ns, 18446744073709549568u);
+}
+
 TEST(MemoryConfigTest, TypeNames) {
   EXPECT_STREQ(MemoryTypeName(MemoryType::kNoMemoryExpansion), "NO_MEMORY_EXPANSION");
   EXPECT_STREQ(MemoryTypeName(MemoryType::kPerNpuMemoryExpansion), "PER_NPU_MEMORY_EXPANSION");

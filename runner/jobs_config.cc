@@ -1,7 +1,9 @@
 #include "runner/jobs_config.h"
 
 #include <set>
+#include <string>
 
+#include "config/network_config.h"
 #include "config/schema.h"
 #include "runner/npu_scale.h"
 
@@ -29,19 +31,37 @@ std::string Shown(const YAML::Node& node) {
 }  // namespace
 
 StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::string& what) {
-  StatusOr<std::vector<int>> npus = ParseNpuList(text, what, kNpuSyntax);
-  if (!npus.ok()) return npus.status();
-  std::set<int> seen;
-  for (int npu : *npus) {
-    if (!seen.insert(npu).second) {
-      return Status::Error(what + " lists NPU " + std::to_string(npu) +
-                           " twice; expected each NPU once (one rank per NPU)");
+  return ParseJobNpus(text, what, kMaxNpus);
+}
+
+StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::string& what,
+                                        int num_npus) {
+  const std::string bound = num_npus == kMaxNpus
+                                ? "a network has at most " + std::to_string(kMaxNpus) + " NPUs"
+                                : "the network's NPUs";
+  StatusOr<std::vector<NpuRange>> ranges = ParseNpuRanges(text, what, kNpuSyntax, num_npus, bound);
+  if (!ranges.ok()) return ranges.status();
+  // Each NPU once, so the list never grows past num_npus ids whatever the ranges repeat.
+  std::vector<bool> seen(static_cast<size_t>(num_npus), false);
+  std::vector<int> npus;
+  for (const NpuRange& r : *ranges) {
+    for (int npu = r.first; npu <= r.last; ++npu) {
+      if (seen[static_cast<size_t>(npu)]) {
+        return Status::Error(what + " lists NPU " + std::to_string(npu) +
+                             " twice; expected each NPU once (one rank per NPU)");
+      }
+      seen[static_cast<size_t>(npu)] = true;
+      npus.push_back(npu);
     }
   }
   return npus;
 }
 
 StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
+  return LoadJobsFile(path, kMaxNpus);
+}
+
+StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path, int num_npus) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
   Status problems = DuplicateKeys(file->root(), path);
@@ -49,6 +69,10 @@ StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
     if (key == "jobs") continue;
+    if (IsMergeKey(it->first)) {
+      problems.Add(MergeKeyProblem(file->Where(it->first)));
+      continue;
+    }
     const std::string close = DidYouMean(key, {"jobs"});
     problems.Add(file->Where(it->first) + ": unknown key '" + key + "'" +
                  (close.empty() ? "" : " (did you mean '" + close + "'?)") +
@@ -85,6 +109,10 @@ StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
       const std::string at = file->Where(it->first);
       bool known = false;
       for (const std::string& k : kJobKeys) known = known || k == key;
+      if (IsMergeKey(it->first)) {
+        problems.Add(MergeKeyProblem(at + ": job " + std::to_string(j)));
+        continue;
+      }
       if (!known) {
         const std::string close = DidYouMean(key, kJobKeys);
         problems.Add(at + ": job " + std::to_string(j) + ": unknown key '" + key + "'" +
@@ -102,7 +130,7 @@ StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path) {
           }
         }
         StatusOr<std::vector<int>> npus =
-            ParseJobNpus(text, at + ": job '" + spec.name + "': 'npus'");
+            ParseJobNpus(text, at + ": job '" + spec.name + "': 'npus'", num_npus);
         if (!npus.ok()) {
           problems.Merge(npus.status());
         } else {

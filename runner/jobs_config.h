@@ -12,8 +12,9 @@
 //   StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile("jobs.yaml");
 //
 // Every problem (unknown key, missing workload, a bad NPU list, a name used twice) comes back
-// at once, each naming the file, line and key. NPU ids are checked against the machine later
-// (runner/run.cc), where the network is known.
+// at once, each naming the file, line and key. NPU ids are checked against `num_npus` (the
+// network's NPU count when the caller knows it; else kMaxNpus, the most any network has) before
+// a range is expanded, so 'npus: 0-999999999' is one message, not gigabytes of ids.
 #pragma once
 
 #include <optional>
@@ -33,9 +34,12 @@ struct JobSpec {
 };
 
 StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path);
+StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path, int num_npus);
 
-// A job's 'npus' (npu_scale.h's ParseNpuList: rank r runs on the r-th), each NPU once. Errors
-// name `what` and the bad item.
+// A job's 'npus' (npu_scale.h's ParseNpuRanges, expanded: rank r runs on the r-th), each NPU
+// once and below `num_npus` (kMaxNpus when not given). Errors name `what` and the bad item.
 StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::string& what);
+StatusOr<std::vector<int>> ParseJobNpus(const std::string& text, const std::string& what,
+                                        int num_npus);
 
 }  // namespace orrery

@@ -100,6 +100,63 @@ TEST(JobsFile, RefusesAFileWithoutJobs) {
   EXPECT_NE(jobs.status().message().find("no_such.yaml: cannot open the file"), std::string::npos);
 }
 
+// 'npus: 0-999999999' was expanded into a std::set of a billion ids (15 s and 4 GB, or
+// std::bad_alloc) before run.cc compared it with the network.
+TEST(JobsFile, AHugeNpuRangeIsOneImmediateError) {
+  const std::string path = WriteTestFile("jobs_huge.yaml",
+                                         "jobs:\n"
+                                         "  - name: big\n"
+                                         "    workload: t\n"
+                                         "    npus: 0-999999999\n");
+  StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(path);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.status().message(),
+            path +
+                ":4: job 'big': 'npus' '0-999999999' names NPU 999999999 (in '0-999999999'); "
+                "expected NPU ids in [0, 16777215] (a network has at most 16777216 NPUs)");
+  jobs = LoadJobsFile(path, 16);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(jobs.status().message().find("expected NPU ids in [0, 15] (the network's NPUs)"),
+            std::string::npos)
+      << jobs.status().message();
+  // Ranges within the bound that repeat stop at the first repeat, not after expanding them all.
+  StatusOr<std::vector<int>> l = ParseJobNpus("0-16777215,0-16777215,0-16777215", "npus");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(),
+            "npus lists NPU 0 twice; expected each NPU once (one rank per NPU)");
+  l = ParseJobNpus("2,8-9", "npus", 8);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(),
+            "npus '2,8-9' names NPU 9 (in '8-9'); expected NPU ids in [0, 7] (the network's NPUs)");
+}
+
+TEST(JobsFile, ASecondDocumentAndMergeKeysAreErrors) {
+  const std::string two = WriteTestFile("jobs_two.yaml",
+                                        "jobs:\n"
+                                        "  - workload: a\n"
+                                        "---\n"
+                                        "jobs:\n"
+                                        "  - workload: b\n");
+  StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(two);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(jobs.status().message().find(two + ":4: a second YAML document (a map) starts here"),
+            std::string::npos)
+      << jobs.status().message();
+  const std::string merge = WriteTestFile("jobs_merge.yaml",
+                                          "jobs:\n"
+                                          "  - &base\n"
+                                          "    workload: a\n"
+                                          "  - <<: *base\n"
+                                          "    name: b\n");
+  jobs = LoadJobsFile(merge);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(
+      jobs.status().message().find(merge + ":4: job 1: '<<' is a YAML merge key, which is not "
+                                           "supported; expected the keys written out in full"),
+      std::string::npos)
+      << jobs.status().message();
+}
+
 TEST(NpuList, ReadsIdsAndRangesInOrder) {
   StatusOr<std::vector<int>> l = ParseJobNpus("4-5, 0 ,1", "npus");
   ASSERT_TRUE(l.ok()) << l.status().message();

@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 
 #include "config/comm_group_config.h"
 
@@ -13,6 +12,19 @@ namespace orrery {
 namespace {
 
 constexpr const char* kFlag = "--npu-compute-scale";
+constexpr double kMaxFactor = 1e6;
+
+// The comma-separated items of `text`, trimmed, empty ones kept ("1,,2," has four).
+std::vector<std::string> SplitItems(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    items.push_back(Trim(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return items;
+}
 
 }  // namespace
 
@@ -28,9 +40,13 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
   if (spec.empty()) return scales;
   const std::string valid_ids = "NPU ids in [0, " + std::to_string(num_npus - 1) + "]";
   Status problems;
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const std::string& item : SplitItems(spec)) {
+    if (item.empty()) {
+      problems.Add(std::string(kFlag) + ": '" + spec +
+                   "' has an empty item (a comma at the start or end, or two in a row); "
+                   "expected <npus>:<factor> items separated by commas, e.g. 3:1.5,8-15:0.5");
+      continue;
+    }
     const size_t colon = item.find(':');
     if (colon == std::string::npos) {
       problems.Add(std::string(kFlag) + ": item '" + item +
@@ -39,7 +55,7 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
       continue;
     }
     const std::string ids = item.substr(0, colon);
-    const std::string factor_text = item.substr(colon + 1);
+    const std::string factor_text = Trim(item.substr(colon + 1));
     int first = 0, last = 0;
     if (!ParseNpuRange(ids, &first, &last) || last >= num_npus) {
       problems.Add(std::string(kFlag) + ": '" + ids + "' in '" + item + "' is not " + valid_ids +
@@ -49,10 +65,11 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
     char* end = nullptr;
     errno = 0;
     const double factor = std::strtod(factor_text.c_str(), &end);
+    // At most 1e6, as --compute-scale: more would overflow simulated time.
     if (factor_text.empty() || *end != '\0' || errno != 0 || !std::isfinite(factor) ||
-        factor <= 0) {
+        factor <= 0 || factor > kMaxFactor) {
       problems.Add(std::string(kFlag) + ": factor '" + factor_text + "' in '" + item +
-                   "' is not a number > 0 (1 = nominal speed, 2 = twice as slow)");
+                   "' is not a number > 0 and <= 1e6 (1 = nominal speed, 2 = twice as slow)");
       continue;
     }
     for (int i = first; i <= last; ++i) scales[static_cast<size_t>(i)] = factor;
@@ -61,39 +78,40 @@ StatusOr<std::vector<double>> ParseNpuScales(const std::string& spec, int num_np
   return scales;
 }
 
-StatusOr<std::vector<int>> ParseNpuList(const std::string& text, const std::string& what,
-                                        const std::string& expected) {
-  std::vector<int> npus;
+StatusOr<std::vector<NpuRange>> ParseNpuRanges(const std::string& text, const std::string& what,
+                                               const std::string& expected, int num_npus,
+                                               const std::string& bound) {
+  const std::string valid = "NPU ids in [0, " + std::to_string(num_npus - 1) + "]";
+  std::vector<NpuRange> ranges;
   Status problems;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = Trim(text.substr(start, comma - start));
-    start = comma + 1;
-    int first = 0, last = 0;
-    if (!ParseNpuRange(item, &first, &last)) {
+  for (const std::string& item : SplitItems(text)) {
+    NpuRange r;
+    if (!ParseNpuRange(item, &r.first, &r.last)) {
       problems.Merge(Status::Invalid("", what + " item", item, expected));
       continue;
     }
-    for (int i = first; i <= last; ++i) npus.push_back(i);
+    if (r.last >= num_npus) {
+      // Checked here, before any caller expands the range: 0-999999999 is one message, not 4 GB.
+      problems.Add(what + " '" + text + "' names NPU " + std::to_string(r.last) +
+                   (r.first == r.last ? "" : " (in '" + item + "')") + "; expected " + valid +
+                   " (" + bound + ")");
+      continue;
+    }
+    ranges.push_back(r);
   }
   if (!problems.ok()) return problems;
-  return npus;
+  return ranges;
 }
 
 StatusOr<std::vector<bool>> ParseNpuSet(const std::string& spec, int num_npus,
                                         const std::string& flag) {
   const std::string valid = "NPU ids in [0, " + std::to_string(num_npus - 1) + "]";
-  StatusOr<std::vector<int>> npus =
-      ParseNpuList(spec, flag, valid + " and ranges first-last, e.g. 0-7,64");
-  if (!npus.ok()) return npus.status();
+  StatusOr<std::vector<NpuRange>> ranges = ParseNpuRanges(
+      spec, flag, valid + " and ranges first-last, e.g. 0-7,64", num_npus, "the network's NPUs");
+  if (!ranges.ok()) return ranges.status();
   std::vector<bool> in(static_cast<size_t>(num_npus), false);
-  for (int npu : *npus) {
-    if (npu >= num_npus) {
-      return Status::Error(flag + " '" + spec + "' names NPU " + std::to_string(npu) +
-                           "; expected " + valid + " (the network's NPUs)");
-    }
-    in[static_cast<size_t>(npu)] = true;
+  for (const NpuRange& r : *ranges) {
+    for (int npu = r.first; npu <= r.last; ++npu) in[static_cast<size_t>(npu)] = true;
   }
   return in;
 }

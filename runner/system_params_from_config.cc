@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "config/schema.h"
 #include "runner/run.h"
 
 namespace orrery {
@@ -88,8 +89,10 @@ StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& c, const RunOp
   p.p2p_chunk_bytes = static_cast<uint64_t>(c.p2p_chunk_size);
   p.preferred_dataset_splits = c.preferred_dataset_splits;
   if (c.endpoint_delay_ns.has_value()) {
-    // Too large for int64 picoseconds: Time::FromNs saturates it, and the first hand-off
-    // reports the overflow.
+    // The key is whole ns (the loader refuses fractions); the product is truncated as ASTRA-sim
+    // does (int communication_delay = communication_delay * injection_scale), so 10 x 1.55 runs
+    // as 15 ns there and here. Too large for int64 picoseconds: Time::FromNs saturates it, and
+    // the first hand-off reports the overflow.
     const double ns = *c.endpoint_delay_ns * o.injection_scale;
     p.endpoint_delay_ns = ns < 9.2e15 ? static_cast<int64_t>(ns) : INT64_MAX;
   } else {
@@ -182,14 +185,14 @@ Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
       problems.Add(key + ": " + why);
       return problems;
     }
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(per_node);
-    } catch (const YAML::Exception& e) {
-      problems.Add(key + ": cannot read it as YAML (" + e.what() +
+    // One document: YAML::LoadFile would drop a second one (after '---') without a word.
+    StatusOr<YAML::Node> document = ReadYamlDocument(per_node);
+    if (!document.ok()) {
+      problems.Add(key + ": cannot read it as YAML (" + document.status().message() +
                    "; relative paths start from the working directory, as in ASTRA-sim)");
       return problems;
     }
+    const YAML::Node root = *document;
     if (!root.IsMap()) {
       problems.Add(key + ": expected a map from Chakra node id to ET prefix, e.g. '42: algos/ar'");
       return problems;

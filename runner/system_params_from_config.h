@@ -2,7 +2,8 @@
 //
 //   StatusOr<SystemParams> p = SystemParamsFromConfig(system_config, run_options, /*dims=*/2);
 //
-// --injection-scale multiplies endpoint-delay only when the file sets it (ASTRA-sim's rule);
+// --injection-scale multiplies endpoint-delay only when the file sets it (ASTRA-sim's rule), the
+// product truncated to whole ns as there;
 // --num-queues-per-dim with one value applies to every network dimension.
 #pragma once
 
