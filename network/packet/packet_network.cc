@@ -14,11 +14,6 @@ constexpr uint64_t kTxDone = 0;   // the port finished serializing a packet
 constexpr uint64_t kArrival = 1;  // the head of the port's in-flight list reached the far end
 constexpr uint64_t kWake = 2;     // a flow-control message the blocked port waits for arrives
 
-// A connection: the messages from the NPU a port leaves to one destination.
-uint64_t ConnectionKey(uint32_t port, int dst) {
-  return (uint64_t{port} << 32) | static_cast<uint32_t>(dst);
-}
-
 std::string Num(uint64_t v) { return std::to_string(v); }
 
 std::string FormatNumber(double v) {
@@ -440,18 +435,9 @@ void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
   m.delivered = 0;
   m.src = src;
   m.dst = dst;
-  m.later = kNone;
   const uint32_t out = Route(src, src, dst);
   Port& p = ports_[out];
-  // A message to a destination that already has one waiting at this port follows it on that
-  // connection; otherwise it opens a connection, which takes its turn with the others.
-  uint32_t& tail = connection_tail_.FindOrInsert(ConnectionKey(out, dst));
-  if (tail == 0) {
-    p.messages.Push(messages_, id);
-  } else {
-    messages_[tail - 1].later = id;
-  }
-  tail = id + 1;
+  p.messages.Push(messages_, id);
   p.message_bytes += m.size;
   TrySend(out);
 }
@@ -579,16 +565,7 @@ void PacketNetwork::TrySend(uint32_t port) {
     Message& m = messages_[mid];
     m.unsent -= bytes;
     p.message_bytes -= bytes;
-    // Connections take turns packet by packet, as a NIC serves its queue pairs (and NVLink its
-    // connections): this one goes behind the others, with its next message once this one is cut.
-    p.messages.Pop(messages_);
-    if (m.unsent > 0) {
-      p.messages.Push(messages_, mid);
-    } else if (m.later != kNone) {
-      p.messages.Push(messages_, m.later);
-    } else {
-      connection_tail_.Erase(ConnectionKey(port, m.dst));
-    }
+    if (m.unsent == 0) p.messages.Pop(messages_);
   } else {
     packet = (take == 0 ? p.queue : p.turning).Pop(packets_);
     const Packet& k = packets_[packet];

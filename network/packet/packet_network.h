@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "common/event_queue.h"
-#include "common/flat_map.h"
 #include "common/slot_pool.h"
 #include "common/status.h"
 #include "common/units.h"
@@ -118,8 +117,7 @@ class PacketNetwork final : public Network, private EventTarget {
     uint64_t delivered;  // bytes arrived at dst
     int32_t src;
     int32_t dst;
-    uint32_t next;   // the port's turn order of connections waiting to inject (their heads)
-    uint32_t later;  // the next message of the same connection, sent after this one
+    uint32_t next;  // FIFO of messages waiting at a NIC port
   };
 
   struct Packet {
@@ -149,9 +147,7 @@ class PacketNetwork final : public Network, private EventTarget {
     IndexFifo queue;
     IndexFifo turning;
     uint64_t queue_bytes = 0;  // both
-    // NIC injection (ports of NPUs): messages still to be cut into packets. One connection per
-    // destination, its messages in order (Message::later); the connections take turns, one packet
-    // each, in the order of this FIFO of their first messages.
+    // NIC injection queue (ports of NPUs): messages still to be cut into packets.
     IndexFifo messages;
     uint64_t message_bytes = 0;
     uint8_t next_class = 0;      // round robin: continuing transit, turning transit, injection
@@ -209,11 +205,6 @@ class PacketNetwork final : public Network, private EventTarget {
   std::vector<uint32_t> unique_next_;
   std::vector<Port> ports_;
   SlotPool<Message> messages_;
-  // The last message waiting on each connection, by ConnectionKey(port, dst).
-  struct KeyHash {
-    size_t operator()(uint64_t k) const { return static_cast<size_t>(k); }
-  };
-  FlatMap<uint64_t, uint32_t, KeyHash> connection_tail_;
   std::vector<Packet> packets_;
   uint32_t free_packets_ = kNone;  // free list threaded through Packet::next
   uint64_t packet_hops_ = 0;

@@ -501,30 +501,6 @@ TEST(Ecmp, DimensionsAreCrossedInOrderAsOnTheAwareBackend) {
   EXPECT_EQ(nics, 8);
 }
 
-// An NPU sending to several destinations at once serves them in turn, one packet each (a NIC's
-// queue pairs, NVLink's connections); messages to one destination keep their order. NPU 0 on a
-// switch of 4 sends 16 packets to NPU 1, then 2 to NPU 2, then 1 more to NPU 1. Its uplink
-// starts the first message's first packet at once (nothing else waits yet), then sends 1, 2,
-// 1, 2, then the first message's 13 others, then the third: NPU 2's second packet is the
-// fifth, done at 5 x 4096 ns, and reaches NPU 2 after the switch's hop, at 20480 + 100 + 4096
-// + 100 = 24776 ns (one message after another, it would wait for all 16 of the first). The
-// first message's last packet is the 18th, done at 73728 ns (78024 at NPU 1), the third's the
-// 19th (82120): it does not overtake the message before it on its connection.
-TEST(Injection, ConnectionsTakeTurnsAndKeepTheirOrder) {
-  Simulation sim;
-  PacketNetwork net(sim, OneDim(BlockType::kSwitch, 4), Params());
-  Recorder r(sim);
-  net.Send(0, 1, Bytes(16 * kMtu), &r, 1);
-  net.Send(0, 2, Bytes(2 * kMtu), &r, 2);
-  net.Send(0, 1, Bytes(kMtu), &r, 3);
-  sim.Run();
-  ASSERT_EQ(r.at.size(), 3u);
-  EXPECT_EQ(r.at[2].ps(), Time::FromNs(24776).ps());
-  EXPECT_EQ(r.at[1].ps(), Time::FromNs(78024).ps());
-  EXPECT_EQ(r.at[3].ps(), Time::FromNs(82120).ps());
-  EXPECT_EQ(net.messages_in_flight(), 0u);
-}
-
 // ---- Lossless, deterministic, allocation-free in steady state ----
 
 // All-to-all with the smallest buffers credits allow (2 MTU) on rings, tori and a switch, and
