@@ -695,7 +695,10 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         if (const std::string why = NotARegularFile(file); !why.empty()) {
           throw YAML::Exception(YAML::Mark::null_mark(), why);
         }
-        YAML::Node doc = YAML::LoadFile(file);
+        // One document (a second one would be dropped from the point's copy without a word).
+        StatusOr<YAML::Node> read = ReadYamlDocument(file);
+        if (!read.ok()) throw std::runtime_error(read.status().message());
+        YAML::Node doc = *read;
         for (const auto& [key, value] : ov->second) doc[key] = YAML::Load(value);
         // A relative path in these keys is relative to the file naming it (or, set by the
         // point, to the spec); the copy lives elsewhere, so it gets the path made absolute.

@@ -199,6 +199,27 @@ TEST(Sweep, PointErrorsNameTheSpecsValues) {
       << lines[2];
 }
 
+// A base file that a point overrides is read whole: a second YAML document in it is the
+// point's error (it had been dropped from the point's copy without a word).
+TEST(Sweep, ABaseFileWithASecondDocumentIsThePointsError) {
+  const std::string spec_path = WriteSpec("base_two_docs");
+  std::string text = Slurp(spec_path);
+  text.replace(text.find("grid:"), std::string::npos, "points:\n  - {system.endpoint-delay: 1}\n");
+  std::ofstream(spec_path) << text;
+  std::ofstream(Tmp("base_two_docs.system.json"), std::ios::app) << "\n---\nendpoint-delay: 5\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const std::string out = Tmp("base_two_docs.out");
+  SweepOptions o;
+  o.jobs = 1;
+  o.out = out;
+  ASSERT_TRUE(RunSweep(*spec, o).ok());
+  const std::vector<std::string> lines = Lines(Slurp(out + ".csv"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(Column(lines[0], lines[1], "error").find("a second YAML document"), std::string::npos)
+      << lines[1];
+}
+
 TEST(Sweep, OneAndTwoJobsGiveTheSameBytes) {
   StatusOr<SweepSpec> spec = LoadSweepSpec(WriteSpec("jobs"));
   ASSERT_TRUE(spec.ok());
