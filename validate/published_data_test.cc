@@ -340,7 +340,9 @@ TEST(PublishedData, DgxA100BroadcastAndReduceOfOneMachine) {
   for (const char* c : {"broadcast", "reduce"}) {
     Errors e = ExpectTargets(prefix + c + "-superbench.log", "dgx-a100", 32, 0.05);
     for (const ValidationRow& row : e.table) {
-      if (row.size >= (uint64_t{1} << 30)) EXPECT_LE(std::abs(row.error), 0.03) << c << row.size;
+      if (row.size >= (uint64_t{1} << 30)) {
+        EXPECT_LE(std::abs(row.error), 0.03) << c << row.size;
+      }
     }
     std::printf("dgx-a100, SuperBench's %s: %.1f%% from 1 MiB, %.1f%% over all sizes\n", c,
                 100 * e.at_least_1mib, 100 * e.all);
@@ -560,7 +562,9 @@ TEST(PublishedData, OneA100HostsAllReduceAndReduceScatterPredictItsAllGather) {
   for (const NcclProtocol& p : r->model.protocols) {
     std::printf("fitted %s: latency %.3f us, efficiency %.4f\n", p.name.c_str(), p.latency_us,
                 p.efficiency);
-    if (p.name == "Simple") EXPECT_GT(p.latency_us, 80);
+    if (p.name == "Simple") {
+      EXPECT_GT(p.latency_us, 80);
+    }
   }
   ValidateOptions v;
   v.measurements = "validate/measured/a100-8gpu-nvswitch-all_gather-superbench.log";
