@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -199,11 +201,17 @@ Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
     }
     for (const auto& entry : root) {
       const std::string id_text = entry.first.Scalar();
+      // Digits only: strtoull alone takes '-1' (as 2^64 - 1), a sign or spaces, and saturates.
       char* end = nullptr;
+      errno = 0;
       const unsigned long long id = std::strtoull(id_text.c_str(), &end, 10);
-      if (id_text.empty() || *end != '\0' || !entry.second.IsScalar()) {
+      const bool digits =
+          !id_text.empty() &&
+          std::all_of(id_text.begin(), id_text.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits || *end != '\0' || errno == ERANGE || !entry.second.IsScalar()) {
         problems.Add(key + ": entry '" + id_text +
-                     "': expected '<node id>: <ET prefix>' with a non-negative integer id");
+                     "': expected '<node id>: <ET prefix>' with an integer id from 0 to "
+                     "18446744073709551615");
         continue;
       }
       if (auto a = load(entry.second.Scalar(), "per-node-custom-implementation")) {

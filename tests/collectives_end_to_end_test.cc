@@ -571,9 +571,14 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("has 2 ranks"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("runs on 4 NPUs"), std::string::npos);
-  // per-node-custom-implementation: a key that is not a node id, and a file that is not there.
+  // per-node-custom-implementation: a key that is not a node id (a name; -1, which strtoull
+  // had read as 2^64 - 1; 2^64, which it had saturated), and a file that is not there.
   std::ofstream(Tmp("bad_per_node.yml")) << "grad_sync: " << Tmp("two_ranks") << "\n";
-  for (const std::string& yml : {Tmp("bad_per_node.yml"), Tmp("no_such.yml")}) {
+  std::ofstream(Tmp("bad_per_node_neg.yml")) << "-1: " << Tmp("two_ranks") << "\n";
+  std::ofstream(Tmp("bad_per_node_big.yml"))
+      << "18446744073709551616: " << Tmp("two_ranks") << "\n";
+  for (const std::string& yml : {Tmp("bad_per_node.yml"), Tmp("bad_per_node_neg.yml"),
+                                 Tmp("bad_per_node_big.yml"), Tmp("no_such.yml")}) {
     RunOptions o = WriteCase("custom_bad_node", ranks,
                              std::string(R"({"scheduling-policy": "FIFO",
       "preferred-dataset-splits": 1, "per-node-custom-implementation": ")") +
@@ -582,9 +587,11 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
     ASSERT_FALSE(r.ok());
     const std::string msg = r.status().message();
     EXPECT_NE(msg.find("'per-node-custom-implementation' " + yml), std::string::npos) << msg;
-    EXPECT_NE(msg.find(yml == Tmp("no_such.yml") ? "cannot read it" : "entry 'grad_sync'"),
-              std::string::npos)
-        << msg;
+    const std::string want = yml == Tmp("no_such.yml")            ? "cannot read it"
+                             : yml == Tmp("bad_per_node_neg.yml") ? "entry '-1'"
+                             : yml == Tmp("bad_per_node_big.yml") ? "entry '18446744073709551616'"
+                                                                  : "entry 'grad_sync'";
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
   }
 }
 
