@@ -427,9 +427,13 @@ class RankBuilder {
     }
   }
 
+  // Sends what the stream of work produced, once whatever is pending is done too: a backward
+  // send carries the input gradient that tensor parallelism's reduction (pending) completes.
+  // The pending nodes stay pending for the next node of the stream, as before the send.
   void Send(const std::string& name, int64_t to_virtual_stage, int32_t tag) {
     Node n = MakeSendNode(next_id_++, static_cast<int32_t>(Peer(to_virtual_stage)),
-                          static_cast<uint64_t>(s_.hand_off_bytes), tag, {last_});
+                          static_cast<uint64_t>(s_.hand_off_bytes), tag);
+    AfterWork(&n);
     n.set_name(name);
     nodes_.push_back(std::move(n));
   }

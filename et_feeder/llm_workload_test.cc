@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -168,9 +169,11 @@ TEST(LlmWorkload, TensorAndPipelineCommunication) {
     for (int64_t r = 0; r < static_cast<int64_t>(ranks.size()); ++r) {
       const int64_t stage = r / (c.tp * c.dp);
       int tp_all_reduces = 0;
+      const Node* last_tp_reduction = nullptr;
       for (const Node& n : ranks[r]) {
         if (n.type() == ChakraProtoMsg::COMM_COLL_NODE && !StartsWith(n.name(), "grad_")) {
           ++tp_all_reduces;
+          last_tp_reduction = &n;
           EXPECT_EQ(std::stoll(StringAttr(n, "pg_name")), 1 + stage * c.dp + (r / c.tp) % c.dp);
           EXPECT_EQ(IntAttr(n, "comm_size"),
                     n.name().find("cross_entropy") != std::string::npos ? 2 * 512 * 4 : act)
@@ -179,6 +182,14 @@ TEST(LlmWorkload, TensorAndPipelineCommunication) {
         if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
           EXPECT_EQ(IntAttr(n, "comm_size"), act);
           ++sends[{r, IntAttr(n, "comm_dst"), IntAttr(n, "comm_tag")}];
+          // A backward send carries the input gradient the last tensor-parallel reduction
+          // before it completes: it waits for it (it had waited for the weight gradient only).
+          if (n.name().find("send_gradients") != std::string::npos) {
+            ASSERT_NE(last_tp_reduction, nullptr) << n.name();
+            const auto& deps = n.data_deps();
+            EXPECT_NE(std::find(deps.begin(), deps.end(), last_tp_reduction->id()), deps.end())
+                << r << ": " << n.name() << " does not wait for " << last_tp_reduction->name();
+          }
         }
         if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
           EXPECT_EQ(IntAttr(n, "comm_size"), act);
