@@ -63,8 +63,14 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(
     const NcclModel& model, const std::string& algorithm, const std::string& protocol,
     const Topology& topology, const NetworkParams& net_params, Backend backend,
     const SystemParams& params, const SystemLayer* groups, const Network& network) {
-  StatusOr<std::vector<NcclChoice>> choices = Choices(model, algorithm, protocol);
+  // NCCL_ALGO applies to all-reduce, reduce-scatter and all-gather only: all-to-all, gather and
+  // scatter are point-to-point sends, and broadcast and reduce fall back to ring under a forced
+  // algorithm (NCCL 2.22). So every algorithm of the model is an option, marked whether the
+  // forced list admits it.
+  StatusOr<std::vector<NcclChoice>> choices = Choices(model, "", protocol);
   if (!choices.ok()) return choices.status();
+  StatusOr<std::vector<NcclChoice>> forced = Choices(model, algorithm, protocol);
+  if (!forced.ok()) return forced.status();
   std::unique_ptr<NcclTuner> t(new NcclTuner());
   t->model_path_ = model.path;
   t->topology_ = topology;
@@ -84,6 +90,9 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(
     auto o = std::make_unique<Option>();
     o->name = c.algorithm + "/" + c.protocol;
     o->choice = c;
+    o->forced_in = std::any_of(forced->begin(), forced->end(), [&](const NcclChoice& f) {
+      return f.algorithm == c.algorithm && f.protocol == c.protocol;
+    });
     for (const auto& [key, names] : *impl) {
       for (const std::string& name : names) {
         StatusOr<AlgorithmSpec> a = ParseAlgorithm(name);
@@ -93,7 +102,8 @@ StatusOr<std::unique_ptr<NcclTuner>> NcclTuner::Make(
     }
     t->options_.push_back(std::move(o));
   }
-  if (t->options_.empty()) {
+  if (std::none_of(t->options_.begin(), t->options_.end(),
+                   [](const std::unique_ptr<Option>& o) { return o->forced_in; })) {
     return Status::Error(model.path + ": no algorithm of this NCCL model runs on a network of " +
                          std::to_string(dims) + " dimension(s):" + failures);
   }
@@ -243,7 +253,14 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
   std::vector<std::pair<Time, size_t>> order;
   std::vector<double> efficiency(options_.size());
   std::vector<Time> latency(options_.size());
+  const bool algorithm_applies =
+      req.type == CollectiveType::kAllReduce || req.type == CollectiveType::kReduceScatter ||
+      req.type == CollectiveType::kReduceScatterBlock || req.type == CollectiveType::kAllGather;
   for (size_t i = 0; i < options_.size(); ++i) {
+    if (algorithm_applies && !options_[i]->forced_in) {
+      failures[i] = "left out by the forced algorithm (--nccl-algorithm, as NCCL_ALGO)";
+      continue;
+    }
     const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
     if (!not_run.empty()) {
       failures[i] = not_run;

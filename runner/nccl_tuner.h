@@ -77,6 +77,9 @@ class NcclTuner : public CollectiveTuner {
     std::string name;  // "ring/LL"
     std::array<std::vector<AlgorithmSpec>, kNumNativeColl> impl;
     NcclChoice choice;  // for its floor and efficiency on a collective (LatencyAt, EfficiencyAt)
+    // Admitted by the forced algorithm list (all of them when none is forced), which limits
+    // all-reduce, reduce-scatter and all-gather only, as NCCL_ALGO does.
+    bool forced_in = true;
   };
   using Key = std::tuple<int, uint64_t, int, std::vector<bool>, int>;
   // A collective up to where its group sits: (type, size, members, involved dimensions, root)
