@@ -453,6 +453,19 @@ TEST(ReplicateTrace, MetadataDictsAreReadByKey) {
       run(R"([{'ranks': [0, 1, 2, 3], 'pg_name': '1'}, {'ranks': [], 'pg_name': '2'}])", "1");
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
+  // Python's and JSON's escapes in strings, tuples, None and True, other dicts (int keys, sets,
+  // nested options) and a trailing comma are all read past, as PyTorch may write them.
+  for (const char* inputs : {
+           R"([[{"pg_name": "1", "pg_desc": "my \"tp\" g{roup", "ranks": [0, 1, 2, 3,]}]])",
+           R"([[{'pg_name': '1', 'pg_desc': 'it\'s', 'shape': (2, 2), 'x': None, 'y': True,)"
+           R"( 'opts': {'timeout': 5}, 'ranks': (0, 1, 2, 3)}], {0: 'x'}, {5, 6}, "}{"])",
+       }) {
+    r = RunSimulation(run(inputs, "1"));
+    EXPECT_TRUE(r.ok()) << inputs << "\n" << r.status().message();
+  }
+  // Other metadata is no process group's: it is left alone.
+  r = RunSimulation(run(R"([{'step': 3, 'shape': (1, 2)}])", "0"));
+  EXPECT_TRUE(r.ok()) << r.status().message();
   o = run(R"([{"pg_name": "default_pg", "pg_desc": "x9", "pg_size": 2, "ranks": [0, 1]}])", "2");
   EXPECT_NE(ErrorOf(o).find("pg_name '2' names a communicator group that is defined neither"),
             std::string::npos)

@@ -204,30 +204,42 @@ Time NpuExecutor::ComputeTime(uint32_t node) const {
 
 namespace {
 
+// One past the quote that closes the string opening at `at` (a backslash escapes the next
+// character, as in Python and JSON); npos if unclosed.
+size_t QuotedEnd(std::string_view v, size_t at) {
+  for (size_t i = at + 1; i < v.size(); ++i) {
+    if (v[i] == '\\') {
+      ++i;
+    } else if (v[i] == v[at]) {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // The end of the bracketed or quoted value starting at `at` (one past its closing character),
-// or of a bare value (at the next ',', '}' or ']'), in a Python literal; npos if unclosed.
+// or of a bare value (at the next ',', ':' or closing bracket), in a Python literal; npos if
+// unclosed.
 size_t ValueEnd(std::string_view v, size_t at) {
   if (at >= v.size()) return std::string_view::npos;
   const char c = v[at];
-  if (c == '\'' || c == '"') {
-    const size_t close = v.find(c, at + 1);
-    return close == std::string_view::npos ? close : close + 1;
-  }
-  if (c == '[' || c == '{') {
+  if (c == '\'' || c == '"') return QuotedEnd(v, at);
+  if (c == '[' || c == '{' || c == '(') {
     int depth = 0;
     for (size_t i = at; i < v.size(); ++i) {
       if (v[i] == '\'' || v[i] == '"') {
-        i = v.find(v[i], i + 1);
+        i = QuotedEnd(v, i);
         if (i == std::string_view::npos) return i;
-      } else if (v[i] == '[' || v[i] == '{') {
+        --i;
+      } else if (v[i] == '[' || v[i] == '{' || v[i] == '(') {
         ++depth;
-      } else if ((v[i] == ']' || v[i] == '}') && --depth == 0) {
+      } else if ((v[i] == ']' || v[i] == '}' || v[i] == ')') && --depth == 0) {
         return i + 1;
       }
     }
     return std::string_view::npos;
   }
-  const size_t end = v.find_first_of(",}]", at);
+  const size_t end = v.find_first_of(",:}])", at);
   return end == std::string_view::npos ? v.size() : end;
 }
 
@@ -283,20 +295,45 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
                                       "; expected a list of {'pg_name': '<group number>', "
                                       "'ranks': [<rank>, ...]} as PyTorch writes it"));
   };
-  for (size_t open = v.find('{'); open != std::string_view::npos; open = v.find('{', open)) {
+  // Dicts are found outside strings; what is not a process group (other metadata, a dict
+  // without 'pg_name') is left alone, and only what names a pg_name must parse.
+  auto mentions_group = [](std::string_view text) {
+    return text.find("pg_name") != std::string_view::npos;
+  };
+  for (size_t i = 0; i < v.size();) {
+    if (v[i] == '\'' || v[i] == '"') {
+      i = QuotedEnd(v, i);
+      if (i == std::string_view::npos) break;
+      continue;
+    }
+    if (v[i] != '{') {
+      ++i;
+      continue;
+    }
+    const size_t open = i;
     const size_t close = ValueEnd(v, open);
-    if (close == std::string_view::npos)
+    if (close == std::string_view::npos) {
+      if (!mentions_group(v.substr(open))) break;
       return bad("a '{' at offset " + std::to_string(open) + " is not closed");
+    }
     const std::string_view dict = v.substr(open, close - open);
-    open = close;
     std::vector<std::pair<std::string_view, std::string_view>> entries;
-    if (!ParseDict(dict, &entries)) return bad("'" + std::string(dict) + "' is not a dict");
+    bool group = false;
+    if (ParseDict(dict, &entries)) {
+      for (const auto& entry : entries) group = group || entry.first == "pg_name";
+    } else if (mentions_group(dict)) {
+      return bad("'" + std::string(dict) + "' is not a dict");
+    }
+    if (!group) {
+      ++i;  // not a process group's dict: look inside it
+      continue;
+    }
+    i = close;
     std::optional<std::string_view> name, ranks_text;
     for (const auto& [key, value] : entries) {
       if (key == "pg_name") name = Unquote(value);
       if (key == "ranks") ranks_text = value;
     }
-    if (!name) continue;  // not a process group
     if (name->empty() || !std::all_of(name->begin(), name->end(), [](char c) {
           return std::isdigit(static_cast<unsigned char>(c));
         })) {
@@ -305,8 +342,10 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     StatusOr<int> parsed = ParseGroup(*name);
     if (!parsed.ok()) return AtNode(node, Status::Error("METADATA: " + parsed.status().message()));
     const int pg = *parsed;
-    if (!ranks_text || ranks_text->size() < 2 || ranks_text->front() != '[' ||
-        ranks_text->back() != ']') {
+    // A list, or a tuple.
+    if (!ranks_text || ranks_text->size() < 2 ||
+        !((ranks_text->front() == '[' && ranks_text->back() == ']') ||
+          (ranks_text->front() == '(' && ranks_text->back() == ')'))) {
       return bad("process group " + std::to_string(pg) + " has " +
                  (ranks_text ? "'ranks' " + std::string(*ranks_text) : std::string("no 'ranks'")));
     }
