@@ -152,9 +152,11 @@ Status NeedsRecording(const RunResult& r) {
 
 constexpr int kTidCpu = 1, kTidGpu = 2, kTidComm = 3, kTidMemory = 4, kTidRecv = 10,
               kTidChunks = 1000;
-// Second and later lanes of a track whose nodes overlap (communication-slots > 1, and the
-// like): thread kTidMoreLanes + 100 x (first lane's thread) + lane.
-constexpr int kTidMoreLanes = 500;
+// Threads of lanes, in ranges that do not meet: receive lanes from kTidRecv (past 989 of them,
+// from kTidManyReceives), chunk lanes from kTidChunks (past 98999, from kTidManyChunks), and the
+// second and later lanes of a track whose nodes overlap (communication-slots > 1, and the like)
+// at kTidMoreLanes + 100000 x (its first lane's thread) + lane.
+constexpr int kTidMoreLanes = 1000000, kTidManyReceives = 2000000, kTidManyChunks = 3000000;
 
 std::string CollectiveLabel(const NodeRecord& a) {
   return a.collective ? et::CollectiveTypeName(*a.collective) : "";
@@ -209,24 +211,28 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
     // takes the first lane of its track free at its start (records come in completion order,
     // so a lane's nodes never overlap), and a lane is a thread.
     std::map<int, std::vector<int64_t>> lane_end;  // per first lane's thread
-    std::vector<int> used_tids;
+    std::map<int, std::string> threads;            // tid -> name, as lanes are taken
     for (const NodeRecord& a : r.activity[npu]) {
       int base = kTidComm;
+      const char* track = "communication";
       switch (a.track) {
         case Track::kCpu:
           base = kTidCpu;
+          track = "CPU";
           break;
         case Track::kGpu:
           base = kTidGpu;
+          track = "GPU compute";
           break;
         case Track::kComm:
-          base = kTidComm;
           break;
         case Track::kMemory:
           base = kTidMemory;
+          track = "remote memory";
           break;
         case Track::kRecv:
           base = kTidRecv;
+          track = "receives";
           break;
       }
       std::vector<int64_t>& ends = lane_end[base];
@@ -234,12 +240,17 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
       while (lane < ends.size() && ends[lane] > a.start.ps()) ++lane;
       if (lane == ends.size()) ends.push_back(0);
       ends[lane] = a.end.ps();
-      const int tid = base == kTidRecv ? kTidRecv + static_cast<int>(lane)
-                      : lane == 0      ? base
-                                       : kTidMoreLanes + 100 * base + static_cast<int>(lane);
-      if (std::find(used_tids.begin(), used_tids.end(), tid) == used_tids.end()) {
-        used_tids.push_back(tid);
+      const int l = static_cast<int>(std::min<size_t>(lane, 99999));
+      int tid = base;
+      std::string name = track;
+      if (base == kTidRecv) {
+        tid = lane < 990 ? kTidRecv + l : kTidManyReceives + l;
+        name += " " + std::to_string(lane);
+      } else if (lane > 0) {
+        tid = kTidMoreLanes + 100000 * base + l;
+        name += " " + std::to_string(lane + 1);
       }
+      threads.emplace(tid, std::move(name));
       events.push_back(Ev{a.start.ps(), npu, tid, Kind::kNode, &a});
     }
     // Chunk phases of collectives: the system layer's view, one lane per concurrent stream.
@@ -256,10 +267,9 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         while (lane < chunk_lane_end.size() && chunk_lane_end[lane] > c->started.ps()) ++lane;
         if (lane == chunk_lane_end.size()) chunk_lane_end.push_back(0);
         chunk_lane_end[lane] = c->ended.ps();
-        const int tid = kTidChunks + static_cast<int>(lane);
-        if (std::find(used_tids.begin(), used_tids.end(), tid) == used_tids.end()) {
-          used_tids.push_back(tid);
-        }
+        const int tid = lane < 99000 ? kTidChunks + static_cast<int>(lane)
+                                     : kTidManyChunks + static_cast<int>(lane);
+        threads.emplace(tid, "chunks " + std::to_string(lane));
         events.push_back(Ev{c->started.ps(), npu, tid, Kind::kChunk, c});
       }
     }
@@ -269,36 +279,7 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         events.push_back(Ev{q.t.ps(), npu, 0, Kind::kQueue, &q});
       }
     }
-    std::sort(used_tids.begin(), used_tids.end());
-    for (int tid : used_tids) {
-      std::string name;
-      switch (tid) {
-        case kTidCpu:
-          name = "CPU";
-          break;
-        case kTidGpu:
-          name = "GPU compute";
-          break;
-        case kTidComm:
-          name = "communication";
-          break;
-        case kTidMemory:
-          name = "remote memory";
-          break;
-        default:
-          if (tid >= kTidChunks) {
-            name = "chunks " + std::to_string(tid - kTidChunks);
-          } else if (tid >= kTidMoreLanes) {
-            const int base = (tid - kTidMoreLanes) / 100, lane = (tid - kTidMoreLanes) % 100;
-            name = std::string(base == kTidCpu    ? "CPU"
-                               : base == kTidGpu  ? "GPU compute"
-                               : base == kTidComm ? "communication"
-                                                  : "remote memory") +
-                   " " + std::to_string(lane + 1);
-          } else {
-            name = "receives " + std::to_string(tid - kTidRecv);
-          }
-      }
+    for (const auto& [tid, name] : threads) {
       meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" +
                      std::to_string(tid) + R"(,"args":{"name":")" + name + "\"}}");
       meta.push_back(R"({"ph":"M","name":"thread_sort_index","pid":)" + pid + R"(,"tid":)" +

@@ -501,13 +501,29 @@ TEST(Timeline, OverlappingNodesTakeLanesAndInstantNodesIssueFirst) {
   EXPECT_NE(text.find(R"("name":"first","cat":"communication","pid":2,"tid":3,"ts":50.000,)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"("name":"second","cat":"communication","pid":2,"tid":801,"ts":55.000,)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(R"("name":"second","cat":"communication","pid":2,"tid":1300001,"ts":55.000,)"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"({"ph":"M","name":"thread_name","pid":2,"tid":801,"args":{"name":)"
+  EXPECT_NE(text.find(R"({"ph":"M","name":"thread_name","pid":2,"tid":1300001,"args":{"name":)"
                       R"("communication 2"}})"),
             std::string::npos)
       << text;
+  // 995 receives at once on NPU 3: lanes past 989 take threads of their own range, named as
+  // receives (they had run into the other tracks' lanes' numbers and names).
+  for (int k = 0; k < 995; ++k) {
+    NodeRecord n = node(1000 + k, "recv", 1000, 2000);
+    n.track = Track::kRecv;
+    n.type = et::NodeType::kCommRecv;
+    r.activity[3].push_back(n);
+  }
+  ASSERT_TRUE(WriteChromeTrace(r, trace).ok());
+  const std::string many = ReadWholeFile(trace);
+  EXPECT_NE(many.find(R"("pid":3,"tid":2000994,"args":{"name":"receives 994"})"),
+            std::string::npos);
+  EXPECT_NE(many.find(R"("pid":3,"tid":999,"args":{"name":"receives 989"})"), std::string::npos);
+  EXPECT_EQ(many.find(R"("pid":3,"tid":1000,"args":{"name":"receives)"), std::string::npos);
+  EXPECT_EQ(many.find("remote memory 1"), std::string::npos);
   const std::string chakra = TestTmp("lanes.timeline.txt");
   ASSERT_TRUE(WriteChakraTimeline(r, chakra).ok());
   const std::string lines = ReadWholeFile(chakra);
