@@ -413,7 +413,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   try {
     // Every document, so that a second one (after '---', or text after '...') is not dropped
     // unread.
-    const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path);
+    // An empty document after the first (a trailing '---') holds nothing and is accepted, as
+    // in config files (ParseYamlDocument).
+    std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path);
+    while (docs.size() > 1 && docs.back().IsNull()) docs.pop_back();
     if (docs.size() > 1) {
       return Status::Error(Where(path, docs[1]) + ": a second YAML document (after '---' or " +
                            "'...'); a sweep spec is one document: remove the separator, or " +

@@ -916,6 +916,16 @@ TEST(Sweep, BadSpecsAreNamed) {
         << second;
   }
 
+  // An empty document after the first holds nothing: a trailing '---' is accepted.
+  for (const std::string& empty : {"---\n", "...\n---\n# done\n"}) {
+    std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid: {network.bandwidth: "
+                           "[[1]]}\n"
+                        << empty;
+    spec = LoadSweepSpec(path);
+    const std::string error = spec.ok() ? "" : spec.status().message();
+    EXPECT_EQ(error.find("second YAML document"), std::string::npos) << empty << error;
+  }
+
   // Keys that are lists (YAML allows them) are shown as written.
   std::ofstream(path) << "base: {system: a.json, network: b.yml, ? [x] : 1}\ngrid: {? [y] : [1]}\n";
   spec = LoadSweepSpec(path);
