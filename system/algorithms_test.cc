@@ -283,7 +283,8 @@ TEST(DoubleBinaryTreeTest, OtherCollectivesAndSizesAreClearErrors) {
     s = StartError({{RingDimension(4, 50, 500), RingDimension(2, 50, 500)}}, p,
                    CollectiveType::kAllReduce);
     ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("may put this one before another; use 'ascending'"),
+    EXPECT_NE(s.message().find(
+                  "may put this one before another; set inter-dimension-scheduling: ascending"),
               std::string::npos)
         << s.message();
   }

@@ -132,8 +132,8 @@ Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split
             " implements all-reduce only, but with collective-optimization localBWAware every "
             "dimension but a chunk's last runs a reduce-scatter and an all-gather, and "
             "inter-dimension-scheduling roundRobin or offlineGreedy may put this one before "
-            "another; use 'ascending' (then only the last active dimension runs an all-reduce) "
-            "or 'baseline'");
+            "another; set inter-dimension-scheduling: ascending (then only the last active "
+            "dimension runs an all-reduce), or collective-optimization: baseline");
       }
       if (split) {
         return Status::Error(where +
@@ -382,7 +382,7 @@ NpuSystem::~NpuSystem() {
   }
 }
 
-NpuSystem::QueueCursor& NpuSystem::Cursor(int group, int level) {
+std::vector<NpuSystem::QueueCursor>& NpuSystem::Cursors(int group) {
   std::vector<QueueCursor>& cursors = cursors_[group];
   if (cursors.empty()) {
     for (const QueueLevel& l : levels_) {
@@ -391,7 +391,7 @@ NpuSystem::QueueCursor& NpuSystem::Cursor(int group, int level) {
       cursors.push_back(c);
     }
   }
-  return cursors[level];
+  return cursors;
 }
 
 InterDimensionScheduler& NpuSystem::Inter(int group) {
@@ -405,9 +405,9 @@ InterDimensionScheduler& NpuSystem::Inter(int group) {
   return it->second;
 }
 
-std::pair<int, bool> NpuSystem::NextQueue(int group, int level) {
+std::pair<int, bool> NpuSystem::NextQueue(std::vector<QueueCursor>& cursors, int level) {
   const QueueLevel& l = levels_[level];
-  QueueCursor& c = Cursor(group, level);
+  QueueCursor& c = cursors[level];
   const bool clockwise = !(l.queues.size() > 1 && c.next >= l.queues.size() / 2);
   const int q = l.queues[c.next];
   if (++c.next == l.queues.size()) c.next = 0;
@@ -416,18 +416,18 @@ std::pair<int, bool> NpuSystem::NextQueue(int group, int level) {
 
 // With one queue per dimension both halves are that queue (ASTRA-sim reads past its one-entry
 // list there and in practice lands on the same queue).
-std::pair<int, bool> NpuSystem::NextQueueFirst(int group, int level) {
+std::pair<int, bool> NpuSystem::NextQueueFirst(std::vector<QueueCursor>& cursors, int level) {
   const QueueLevel& l = levels_[level];
-  QueueCursor& c = Cursor(group, level);
+  QueueCursor& c = cursors[level];
   const size_t half = std::max<size_t>(1, l.queues.size() / 2);
   const int q = l.queues[c.next_first];
   if (++c.next_first >= half) c.next_first = 0;
   return {q, true};
 }
 
-std::pair<int, bool> NpuSystem::NextQueueLast(int group, int level) {
+std::pair<int, bool> NpuSystem::NextQueueLast(std::vector<QueueCursor>& cursors, int level) {
   const QueueLevel& l = levels_[level];
-  QueueCursor& c = Cursor(group, level);
+  QueueCursor& c = cursors[level];
   const size_t half = l.queues.size() / 2;
   const int q = l.queues[c.next_last];
   if (++c.next_last >= l.queues.size()) c.next_last = half;
@@ -513,8 +513,33 @@ Status CheckInvolvedDims(const CollectiveRequest& req, size_t num_dims) {
 
 NpuSystem::Span NpuSystem::CollectiveSpan(const CollectiveRequest& req) const {
   StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, id_);
-  if (group.ok() && *group != nullptr && !(*group)->empty()) {
-    return Span{static_cast<int>((*group)->size()), (*group)->front()};
+  // A group of every NPU runs as a world collective (StartCollective), below.
+  if (group.ok() && *group != nullptr && !(*group)->empty() &&
+      static_cast<int>((*group)->size()) != layer_.num_npus()) {
+    const std::vector<int>& members = **group;
+    // A hierarchical sub-grid group's collective confined by involved_dim runs over the members
+    // that differ from this NPU only in the involved dimensions, as StartCollective runs it.
+    const Topology& topo = layer_.topology();
+    if (req.involved_dims.empty() || NativeIndex(req.type) < 0 ||
+        layer_.params().group_collectives != GroupCollectives::kHierarchical ||
+        SubGridCoordinates(topo, members).empty()) {
+      return Span{static_cast<int>(members.size()), members.front()};
+    }
+    Span span{0, -1};
+    for (int m : members) {
+      bool same = true;
+      int stride = 1;
+      for (size_t d = 0; d < topo.dims.size() && same; ++d) {
+        const int n = topo.dims[d].npus;
+        const bool involved = d < req.involved_dims.size() && req.involved_dims[d];
+        same = involved || (m / stride) % n == (id_ / stride) % n;
+        stride *= n;
+      }
+      if (!same) continue;
+      ++span.members;
+      if (span.first < 0) span.first = m;
+    }
+    return span;
   }
   const int native = NativeIndex(req.type);
   const Topology& topo = layer_.topology();
@@ -715,13 +740,15 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
 
   int streams = 0;
   std::vector<int> order;  // each chunk's visiting order, in one buffer
+  // This group's rotations, looked up once per collective.
+  std::vector<QueueCursor>& cursors = Cursors(req.group);
+  InterDimensionScheduler* inter = flattened ? nullptr : &Inter(req.group);
   const bool split_all_reduce = req.type == CollectiveType::kAllReduce && params.local_bw_aware;
   while (size > 0) {
     size = chunk > size ? 0 : size - chunk;
     uint64_t remain = chunk;
     if (!flattened) {
-      Inter(req.group).NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes,
-                                 &order);
+      inter->NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes, &order);
     } else {
       order.assign(active_dims.begin(), active_dims.end());
       if (req.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
@@ -735,16 +762,16 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
       phases.push_back(p);
     };
     if (!split_all_reduce) {
-      for (int d : order) add_phase(req.type, d, NextQueue(req.group, d));
+      for (int d : order) add_phase(req.type, d, NextQueue(cursors, d));
     } else if (!order.empty()) {
       // Reduce-scatter up the order, all-reduce on its last dimension, all-gather back down.
       const size_t k = order.size();
       for (size_t i = 0; i + 1 < k; ++i) {
-        add_phase(CollectiveType::kReduceScatter, order[i], NextQueueFirst(req.group, order[i]));
+        add_phase(CollectiveType::kReduceScatter, order[i], NextQueueFirst(cursors, order[i]));
       }
-      add_phase(CollectiveType::kAllReduce, order[k - 1], NextQueueFirst(req.group, order[k - 1]));
+      add_phase(CollectiveType::kAllReduce, order[k - 1], NextQueueFirst(cursors, order[k - 1]));
       for (size_t i = k - 1; i-- > 0;) {
-        add_phase(CollectiveType::kAllGather, order[i], NextQueueLast(req.group, order[i]));
+        add_phase(CollectiveType::kAllGather, order[i], NextQueueLast(cursors, order[i]));
       }
     }
     if (phases.empty()) break;

@@ -265,11 +265,13 @@ class NpuSystem {
   struct QueueCursor {
     size_t next = 0, next_first = 0, next_last = 0;
   };
-  QueueCursor& Cursor(int group, int level);
+  std::vector<QueueCursor>& Cursors(int group);  // one per level; stable (a map's node)
   InterDimensionScheduler& Inter(int group);
-  std::pair<int, bool> NextQueue(int group, int level);       // round robin over all queues
-  std::pair<int, bool> NextQueueFirst(int group, int level);  // first half, clockwise
-  std::pair<int, bool> NextQueueLast(int group, int level);   // second half, anticlockwise
+  // Round robin over all queues of a level; its first half, clockwise; its second half,
+  // anticlockwise. `cursors`: the collective's group's (Cursors).
+  std::pair<int, bool> NextQueue(std::vector<QueueCursor>& cursors, int level);
+  std::pair<int, bool> NextQueueFirst(std::vector<QueueCursor>& cursors, int level);
+  std::pair<int, bool> NextQueueLast(std::vector<QueueCursor>& cursors, int level);
   int NextPriority(int explicit_priority);
   // Broadcast, reduce, gather, scatter, barrier: one phase per chunk over one logical ring of
   // every NPU (or of the communicator group).

@@ -77,11 +77,12 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
       if (equal && count.size() > 1 && k > 1) per_node = k;
     }
   }
+  std::vector<QueueCursor>& cursors = Cursors(req.group);
   for (uint64_t c = 0; c < chunks; ++c) {
     PhaseSpec p;
     p.type = req.type;
     p.collective = req.type;
-    p.queue = NextQueue(req.group, 0).first;
+    p.queue = NextQueue(cursors, 0).first;
     p.fast = members != nullptr;
     p.ring_size = n;
     p.index = index;

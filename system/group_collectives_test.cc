@@ -201,6 +201,34 @@ TEST(GroupCollectivesTest, AGroupsCollectivesDoNotTurnTheWorldsRotations) {
   }
 }
 
+// The NPUs a collective runs with (reports' group_size, the critical path's matching), as
+// StartCollective runs it: a world call confined by involved_dim runs per part; so does a
+// hierarchical sub-grid group's; a flat group runs its one ring over every member.
+TEST(GroupCollectivesTest, CollectiveSpanIsWhatRuns) {
+  for (GroupCollectives mode : {GroupCollectives::kHierarchical, GroupCollectives::kFlat}) {
+    Simulation sim;
+    FixedDelayNetwork net(sim, FourByFour());
+    SystemLayer sys(sim, net, Params(mode, 2));
+    ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+    CollectiveRequest world;
+    world.involved_dims = {false, true};  // the columns: NPU 5 runs with 1, 5, 9 and 13
+    EXPECT_EQ(sys.npu(5).CollectiveSpan(world).members, 4);
+    EXPECT_EQ(sys.npu(5).CollectiveSpan(world).first, 1);
+    world.involved_dims.clear();
+    EXPECT_EQ(sys.npu(5).CollectiveSpan(world).members, 16);
+    EXPECT_EQ(sys.npu(5).CollectiveSpan(world).first, 0);
+    CollectiveRequest group;
+    group.group = 1;
+    group.involved_dims = {true, false};  // the group's rows: NPU 4 runs with 4 and 5
+    const bool hierarchical = mode == GroupCollectives::kHierarchical;
+    EXPECT_EQ(sys.npu(4).CollectiveSpan(group).members, hierarchical ? 2 : 4);
+    EXPECT_EQ(sys.npu(4).CollectiveSpan(group).first, hierarchical ? 4 : 0);
+    group.involved_dims.clear();
+    EXPECT_EQ(sys.npu(4).CollectiveSpan(group).members, 4);
+    EXPECT_EQ(sys.npu(4).CollectiveSpan(group).first, 0);
+  }
+}
+
 TEST(GroupCollectivesTest, RowAndColumnGroupsRunOnTheirDimensionOnly) {
   // A row {4, 5, 6, 7} spans dimension 0 only: one all-reduce over 4, msg D/4: t0 = 2541,
   // r = 489: 6 (30 + 2541) + 3 * 489 + 30 = 16923.
