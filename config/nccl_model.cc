@@ -39,6 +39,10 @@ bool KeyName(const std::string& path, const YAML::Node& key, std::set<std::strin
                       "; expected a name");
     return false;
   }
+  if (IsMergeKey(key)) {
+    errors->push_back(MergeKeyProblem(At(path, key)));
+    return false;
+  }
   *name = key.Scalar();
   if (!seen->insert(*name).second) {
     errors->push_back(At(path, key) + ": key '" + *name + "' appears more than once");

@@ -95,6 +95,18 @@ TEST(NcclModel, ASecondDocumentIsAnError) {
       << m.status().message();
 }
 
+// A YAML merge key is named as such (it had been an unknown key '<<').
+TEST(NcclModel, AMergeKeyIsNamed) {
+  auto m = LoadNcclModel(Write("merge.yaml",
+                               "algorithms:\n  ring: {<<: {latency-us: 0}, efficiency: 1}\n"
+                               "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("merge.yaml:2: '<<' is a YAML merge key, which is not "
+                                      "supported"),
+            std::string::npos)
+      << m.status().message();
+}
+
 TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
   auto m = LoadNcclModel(Write("bad.yaml",
                                "algorithms:\n  ring: {latency-us: -1, efficency: 1}\n"

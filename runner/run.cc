@@ -101,7 +101,7 @@ StatusOr<int> CountRankFiles(const std::string& prefix, int limit, const std::st
 StatusOr<std::unique_ptr<Placement>> PlanJobs(const RunOptions& o, int n,
                                               std::vector<std::string>* prefixes,
                                               std::vector<std::string>* comm_groups) {
-  StatusOr<std::vector<JobSpec>> specs = LoadJobsFile(o.jobs);
+  StatusOr<std::vector<JobSpec>> specs = LoadJobsFile(o.jobs, n);
   if (!specs.ok()) return specs.status();
   Status problems;
   std::vector<int> owner(n, -1);  // NPU -> job listing it

@@ -435,6 +435,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   Status problems;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = KeyText(it->first);
+    if (IsMergeKey(it->first)) {
+      problems.Add(MergeKeyProblem(Where(path, it->first)));
+      continue;
+    }
     if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
       std::string msg = Where(path, it->first) + ": unknown key '" + key + "'";
       const std::string guess = DidYouMean(key, kSpecKeys);
@@ -451,6 +455,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   } else {
     for (auto it = base.begin(); it != base.end(); ++it) {
       const std::string key = KeyText(it->first);
+      if (IsMergeKey(it->first)) {
+        problems.Add(MergeKeyProblem(Where(path, it->first)));
+        continue;
+      }
       if (std::find(kBaseKeys.begin(), kBaseKeys.end(), key) == kBaseKeys.end()) {
         const std::string guess = DidYouMean(key, kBaseKeys);
         problems.Add(Where(path, it->first) + ": unknown base key '" + key + "'" +
@@ -490,6 +498,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   if (!grid && !points) problems.Add(path + ": nothing to vary: add a 'grid' or a 'points' list");
   auto check_name = [&](const YAML::Node& name_node) {
     const std::string name = KeyText(name_node);
+    if (IsMergeKey(name_node)) {
+      problems.Add(MergeKeyProblem(Where(path, name_node)));
+      return false;
+    }
     if (const std::string bad = UnknownConfigKey(name); !bad.empty()) {
       problems.Add(Where(path, name_node) + ": parameter '" + name + "': " + bad);
       return false;

@@ -916,6 +916,18 @@ TEST(Sweep, BadSpecsAreNamed) {
         << second;
   }
 
+  // YAML merge keys are named as such, at the top, in base and in the grid.
+  std::ofstream(path) << "<<: {output: x}\nbase: {system: a.json, network: b.yml, <<: {x: 1}}\n"
+                         "grid: {network.bandwidth: [[1]], <<: {y: [1]}}\n";
+  spec = LoadSweepSpec(path);
+  ASSERT_FALSE(spec.ok());
+  for (int line : {1, 2, 3}) {
+    EXPECT_NE(spec.status().message().find(path + ":" + std::to_string(line) +
+                                           ": '<<' is a YAML merge key, which is not supported"),
+              std::string::npos)
+        << line << ": " << spec.status().message();
+  }
+
   // An empty document after the first holds nothing: a trailing '---' is accepted.
   for (const std::string& empty : {"---\n", "...\n---\n# done\n"}) {
     std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid: {network.bandwidth: "

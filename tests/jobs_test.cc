@@ -306,8 +306,8 @@ TEST(Jobs, PlacementErrorsNameTheJobAndWhatIsValid) {
       std::string::npos)
       << e;
   e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 5-8}\n");
-  EXPECT_NE(e.find("job 't': 'npus' lists NPU 8, but the network (" + TestTmp(n) +
-                   ".net.yml) has 8 NPUs, ids 0 to 7"),
+  EXPECT_NE(e.find("job 't': 'npus' '5-8' names NPU 8 (in '5-8'); expected NPU ids in [0, 7] "
+                   "(the network's NPUs)"),
             std::string::npos)
       << e;
   e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 0-3}\n" +
