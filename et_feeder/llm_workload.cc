@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -43,6 +44,13 @@ constexpr int64_t kVocabMultiple = 128;
 // corrections, the square root, division and update) and bytes (gradient, master weight and the
 // two moments read; master weight, moments and the working-precision copy written).
 constexpr int64_t kAdamFlopsPerParam = 13;
+
+// "3.96e+17": a count too large to write out.
+std::string FormatCount(long double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3Lg", v);
+  return buf;
+}
 constexpr int64_t kAdamStateBytes = 4 * 3 + 4 * 3;  // + gradient read + parameter written
 // Vocabulary-parallel cross entropy all-reduces three fp32 values per token (the logits' maximum,
 // the target's logit, the sum of exponentials).
@@ -834,6 +842,34 @@ Status CheckLlmConfig(LlmConfig* config) {
         ", --hidden " + std::to_string(c.hidden) +
         "); expected a model and batch whose "
         "per-node counts fit in 64 bits"));
+  }
+  // A stage's weights, counted as ShapeOf counts them but in long double: its optimizer step's
+  // bytes (Adam's state, the gradient and the weight per parameter) and its gradient buckets
+  // must fit in int64 too.
+  {
+    const long double h = static_cast<long double>(c.hidden);
+    const long double mlp = c.mlp == Mlp::kSwiglu ? 3 : 2;
+    const long double dense_mlp = c.experts == 0 ? mlp * h * c.ffn_hidden : 0;
+    const long double experts = c.experts == 0
+                                    ? 0
+                                    : static_cast<long double>(c.experts) /
+                                          std::max<int64_t>(c.ep, 1) * mlp * h * ExpertFfn(c);
+    const long double layer =
+        (h * (h / std::max<int64_t>(c.heads, 1)) * (c.heads + 2 * c.kv_heads) + h * h + dense_mlp +
+         experts) /
+        c.tp;
+    const long double stage =
+        layer * (static_cast<long double>(c.layers) / c.pp) + 2 * padded / c.tp * h;
+    const long double per_param =
+        std::max<long double>(kAdamFlopsPerParam, kAdamStateBytes + c.grad_bytes + c.element_bytes);
+    if (stage * per_param > 4e18L) {
+      s.Merge(Status::Error(
+          "generate-llm: a pipeline stage's " + FormatCount(stage) +
+          " weights would make its optimizer step's bytes or FLOPs more than 4e18 (--layers " +
+          std::to_string(c.layers) + ", --hidden " + std::to_string(c.hidden) + ", --pp " +
+          std::to_string(c.pp) + ", --tp " + std::to_string(c.tp) +
+          "); expected a model whose per-node counts fit in 64 bits"));
+    }
   }
   // The files' size: refuse what would fill a disk by mistake.
   const long double passes_per_layer = c.recompute ? 3 : 2;

@@ -610,6 +610,21 @@ TEST(LlmWorkload, BadConfigurationsNameTheFlagTheValueAndWhatIsValid) {
   c = SmallGpt();
   c.tp = 16;
   EXPECT_NE(problems(c).find("--tp is '16'; expected a divisor of --heads (8)"), std::string::npos);
+  // A stage whose optimizer step's bytes pass int64 (its tensor_size had wrapped negative, and
+  // the trace written was one its own reader refused).
+  c = SmallGpt();
+  c.layers = 30000;
+  c.pp = 1;
+  c.hidden = 1048576;
+  c.heads = 1;
+  c.kv_heads = 1;
+  c.tp = 1;
+  c.seq_length = 1;
+  c.vocab = 1;
+  c.ffn_hidden = 4 * c.hidden;
+  EXPECT_NE(problems(c).find("would make its optimizer step's bytes or FLOPs more than 4e18"),
+            std::string::npos)
+      << problems(c);
   c = SmallGpt();
   c.kv_heads = 1;
   EXPECT_NE(problems(c).find("--tp is '2'; expected a divisor of --kv-heads (1)"),

@@ -401,6 +401,17 @@ StatusOr<TextWorkload> ConvertTextWorkloadText(const std::string& text, const st
   input->set_name("input_file");
   input->set_string_val(text);
 
+  // At most six nodes a layer and pass (three computes, three communications): refuse what
+  // would take gigabytes and fill a disk by mistake, as generate-llm does.
+  const long double most_nodes =
+      6.0L * static_cast<long double>(layers.size()) * options.num_passes;
+  if (most_nodes > 5e7L) {
+    return Status::Error(name + ": " + std::to_string(layers.size()) + " layers x " +
+                         std::to_string(options.num_passes) +
+                         " passes (--num-passes) could write up to " +
+                         std::to_string(static_cast<int64_t>(most_nodes)) +
+                         " nodes per NPU; expected at most 50000000: fewer passes");
+  }
   GraphBuilder g(options.chakra_compatible, &w);
   const int passes = options.num_passes;
   if (par == "MICRO") {

@@ -278,6 +278,10 @@ TEST(TextWorkload, BadInputNamesTheFileLineColumnAndValue) {
                   "conv1 -1 5 ALLREDUCE 1048576 5 NONE 0 5 NONE 0 5\n")
                 .find("w.txt:1: the parallelism is 'HYBRID_TRANSFORMER'; expected MICRO"),
             std::string::npos);
+  // Past 5e7 nodes per NPU (it had built them all, 2.5 GB for 8 million, before writing).
+  EXPECT_EQ(Error("DATA\n1\na -1 10 NONE 0 11 NONE 0 12 ALLREDUCE 1000 1\n", 10000000),
+            "w.txt: 1 layers x 10000000 passes (--num-passes) could write up to 60000000 nodes per "
+            "NPU; expected at most 50000000: fewer passes");
   EXPECT_EQ(Error("DATA\n"),
             "w.txt: no layer count after line 1; expected a line with the "
             "number of layers");
