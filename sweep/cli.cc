@@ -132,16 +132,23 @@ int SweepMain(int argc, char** argv) {
   } else if (const char* id = std::getenv("SLURM_ARRAY_TASK_ID")) {
     const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
     const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
+    const char* step = std::getenv("SLURM_ARRAY_TASK_STEP");  // --array=0-15:4
     if (count != nullptr) {
-      int task = 0, first = 0;
-      const bool ok = ParseCount(id, &task) && (min == nullptr || ParseCount(min, &first)) &&
-                      task >= first &&
-                      ParseShard(std::to_string(task - first) + "/" + count, &o.shard, &o.shards);
+      int task = 0, first = 0, stride = 1;
+      const bool ok =
+          ParseCount(id, &task) && (min == nullptr || ParseCount(min, &first)) &&
+          (step == nullptr || (ParseCount(step, &stride) && stride >= 1)) && task >= first &&
+          (task - first) % stride == 0 &&
+          ParseShard(std::to_string((task - first) / stride) + "/" + count, &o.shard, &o.shards);
       if (!ok) {
         return Fail("sweep: SLURM_ARRAY_TASK_ID=" + std::string(id) +
                     (min != nullptr ? " (SLURM_ARRAY_TASK_MIN=" + std::string(min) + ")" : "") +
+                    (step != nullptr ? " (SLURM_ARRAY_TASK_STEP=" + std::string(step) + ")" : "") +
                     " and SLURM_ARRAY_TASK_COUNT=" + count +
-                    " do not give a shard; expected ID - MIN and COUNT as " + ShardSyntax());
+                    " do not give a shard; expected (ID - MIN) / STEP and COUNT as " +
+                    ShardSyntax() +
+                    " (an array of evenly spaced ids, --array=A-B or A-B:S; for a list of ids "
+                    "give --shard I/N)");
       }
     }
   }

@@ -209,6 +209,18 @@ TEST(Cli, SweepShardsFromSlurmAndMerges) {
     ASSERT_EQ(rc, 0);
   }
   EXPECT_EQ(Slurp(Tmp("sw_task1.csv")).find("\n1,"), std::string::npos);  // task 1 = shard 0
+  // --array=0-4:4: ids 0 and 4, step 4, are shards 0 and 1 (id 4 had been refused as shard 4).
+  for (int id : {0, 4}) {
+    const std::string env = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
+                            " SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 "
+                            "SLURM_ARRAY_TASK_COUNT=2 ";
+    const int rc = std::system((env + "timeout 120 ./orrery sweep " + spec + " --quiet --out " +
+                                Tmp("sw_step" + std::to_string(id)) + " > /dev/null")
+                                   .c_str());
+    ASSERT_EQ(rc, 0);
+  }
+  EXPECT_EQ(Slurp(Tmp("sw_step0.csv")), Slurp(Tmp("sw_task1.csv")));
+  EXPECT_EQ(Slurp(Tmp("sw_step4.csv")), Slurp(Tmp("sw_task2.csv")));
   const Outcome merged = Orrery("sweep merge --out " + Tmp("sw_merged") + " " +
                                 Tmp("sw_task1.csv") + " " + Tmp("sw_task2.csv"));
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
