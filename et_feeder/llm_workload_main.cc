@@ -278,7 +278,7 @@ int GenerateLlmMain(int argc, char** argv) {
     params += shape.DenseStageParams(stage) + shape.ExpertStageParams() * c.ep;
   }
   params *= c.tp;
-  std::printf("  weights %s(%s per NPU of stage 0)", Human(static_cast<double>(params)).c_str(),
+  std::printf("  weights %s (%s per NPU of stage 0)", Human(static_cast<double>(params)).c_str(),
               Human(static_cast<double>(shape.StageParams(0))).c_str());
   std::printf("; model FLOPs per step %sFLOP (%sFLOP per NPU)\n", Human(shape.step_flops).c_str(),
               Human(shape.step_flops / static_cast<double>(shape.npus)).c_str());
