@@ -463,9 +463,31 @@ TEST(ReplicateTrace, MetadataDictsAreReadByKey) {
     r = RunSimulation(run(inputs, "1"));
     EXPECT_TRUE(r.ok()) << inputs << "\n" << r.status().message();
   }
+  // Bare values with brackets or strings inside (a call's repr, bytes), and dicts nested
+  // 100000 deep before the group (read in one pass: each nested dict had been scanned again).
+  std::string deep(100000, '{');
+  for (int k = 0; k < 100000; ++k) deep += "'k': 1}";
+  for (const std::string& inputs :
+       {std::string(
+            R"([{'pg_name': '1', 'timeout': datetime.timedelta(seconds=1800), )"
+            R"('device': device(type='cuda', index=0), 'tag': b'x}', 'ranks': [0, 1, 2, 3]}])"),
+        "[" + deep + R"(, {'pg_name': '1', 'ranks': [0, 1, 2, 3]}])"}) {
+    r = RunSimulation(run(inputs, "1"));
+    EXPECT_TRUE(r.ok()) << inputs.substr(0, 200) << "\n" << r.status().message();
+  }
   // Other metadata is no process group's: it is left alone.
   r = RunSimulation(run(R"([{'step': 3, 'shape': (1, 2)}])", "0"));
   EXPECT_TRUE(r.ok()) << r.status().message();
+  // A string left open before a group is named (the groups after it had been dropped without a
+  // word); a group defined twice with other members is named with both.
+  o = run(R"(["open, {'pg_name': '1', 'ranks': [0, 1, 2, 3]}])", "1");
+  EXPECT_NE(ErrorOf(o).find("METADATA: a string at offset 1 is not closed"), std::string::npos)
+      << ErrorOf(o);
+  o = run(R"([{'pg_name': '1', 'ranks': [0, 1]}, {'pg_name': '1', 'ranks': [0, 1, 2, 3]}])", "1");
+  EXPECT_NE(ErrorOf(o).find("METADATA: process group 1 is [0, 1, 2, 3] here, but [0, 1] where it "
+                            "was defined first"),
+            std::string::npos)
+      << ErrorOf(o);
   o = run(R"([{"pg_name": "default_pg", "pg_desc": "x9", "pg_size": 2, "ranks": [0, 1]}])", "2");
   EXPECT_NE(ErrorOf(o).find("pg_name '2' names a communicator group that is defined neither"),
             std::string::npos)

@@ -239,8 +239,25 @@ size_t ValueEnd(std::string_view v, size_t at) {
     }
     return std::string_view::npos;
   }
-  const size_t end = v.find_first_of(",:}])", at);
-  return end == std::string_view::npos ? v.size() : end;
+  // A bare value (a number, None, a call such as timedelta(seconds=1800), b'bytes'): up to a ','
+  // or ':' outside its own brackets and strings, or the bracket that closes its container.
+  int depth = 0;
+  for (size_t i = at; i < v.size(); ++i) {
+    const char d = v[i];
+    if (d == '\'' || d == '"') {
+      i = QuotedEnd(v, i);
+      if (i == std::string_view::npos) return i;
+      --i;
+    } else if (d == '(' || d == '[' || d == '{') {
+      ++depth;
+    } else if (d == ')' || d == ']' || d == '}') {
+      if (depth == 0) return i;
+      --depth;
+    } else if ((d == ',' || d == ':') && depth == 0) {
+      return i;
+    }
+  }
+  return v.size();
 }
 
 std::string_view Trim(std::string_view s) {
@@ -295,46 +312,54 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
                                       "; expected a list of {'pg_name': '<group number>', "
                                       "'ranks': [<rank>, ...]} as PyTorch writes it"));
   };
-  // Dicts are found outside strings; what is not a process group (other metadata, a dict
-  // without 'pg_name') is left alone, and only what names a pg_name must parse.
-  auto mentions_group = [](std::string_view text) {
-    return text.find("pg_name") != std::string_view::npos;
+  // One pass over the text, outside strings, with a stack of open brackets: a dict that has a
+  // 'pg_name' key of its own is a process group, parsed when it closes; everything else (other
+  // metadata, other dicts) is passed over. Linear in the text's length however deep it nests.
+  struct Open {
+    char bracket;
+    size_t at;
+    bool group = false;  // a dict with a 'pg_name' key directly inside
   };
-  for (size_t i = 0; i < v.size();) {
-    if (v[i] == '\'' || v[i] == '"') {
-      i = QuotedEnd(v, i);
-      if (i == std::string_view::npos) break;
-      continue;
+  std::vector<Open> stack;
+  std::vector<std::pair<size_t, size_t>> groups;  // each group dict's [open, close)
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    if (c == '\'' || c == '"') {
+      const size_t end = QuotedEnd(v, i);
+      if (end == std::string_view::npos) {
+        if (v.find("pg_name", i) == std::string_view::npos) break;
+        return bad("a string at offset " + std::to_string(i) + " is not closed");
+      }
+      // A key 'pg_name' of the innermost open dict.
+      if (!stack.empty() && stack.back().bracket == '{' &&
+          v.substr(i + 1, end - i - 2) == "pg_name") {
+        size_t k = end;
+        while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k;
+        if (k < v.size() && v[k] == ':') stack.back().group = true;
+      }
+      i = end - 1;
+    } else if (c == '{' || c == '[' || c == '(') {
+      stack.push_back(Open{c, i});
+    } else if (c == '}' || c == ']' || c == ')') {
+      if (stack.empty()) continue;  // not a literal we can read: passed over
+      const Open top = stack.back();
+      stack.pop_back();
+      if (top.bracket == '{' && c == '}' && top.group) groups.emplace_back(top.at, i + 1);
     }
-    if (v[i] != '{') {
-      ++i;
-      continue;
-    }
-    const size_t open = i;
-    const size_t close = ValueEnd(v, open);
-    if (close == std::string_view::npos) {
-      if (!mentions_group(v.substr(open))) break;
-      return bad("a '{' at offset " + std::to_string(open) + " is not closed");
-    }
+  }
+  for (const Open& o : stack) {
+    if (o.group) return bad("a '{' at offset " + std::to_string(o.at) + " is not closed");
+  }
+  for (const auto& [open, close] : groups) {
     const std::string_view dict = v.substr(open, close - open);
     std::vector<std::pair<std::string_view, std::string_view>> entries;
-    bool group = false;
-    if (ParseDict(dict, &entries)) {
-      for (const auto& entry : entries) group = group || entry.first == "pg_name";
-    } else if (mentions_group(dict)) {
-      return bad("'" + std::string(dict) + "' is not a dict");
-    }
-    if (!group) {
-      ++i;  // not a process group's dict: look inside it
-      continue;
-    }
-    i = close;
+    if (!ParseDict(dict, &entries)) return bad("'" + std::string(dict) + "' is not a dict");
     std::optional<std::string_view> name, ranks_text;
     for (const auto& [key, value] : entries) {
       if (key == "pg_name") name = Unquote(value);
       if (key == "ranks") ranks_text = value;
     }
-    if (name->empty() || !std::all_of(name->begin(), name->end(), [](char c) {
+    if (!name || name->empty() || !std::all_of(name->begin(), name->end(), [](char c) {
           return std::isdigit(static_cast<unsigned char>(c));
         })) {
       continue;
@@ -373,6 +398,26 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     } else if (pg > 0 && !system_.HasGroup(pg)) {
       Status s = system_.AddGroup(pg, ranks);
       if (!s.ok()) return AtNode(node, s);
+    } else if (pg > 0) {
+      // Defined before (another rank's METADATA, an earlier node, or the comm-group file): the
+      // same members, or the run would have its ranks disagree on who is in the group.
+      std::vector<int> sorted = ranks;
+      std::sort(sorted.begin(), sorted.end());
+      const std::vector<int>* before = system_.GroupMembers(pg);
+      if (before != nullptr && *before != sorted) {
+        auto show = [](const std::vector<int>& m) {
+          std::string out = "[";
+          for (size_t k = 0; k < m.size() && k < 16; ++k) {
+            out += (k ? ", " : "") + std::to_string(m[k]);
+          }
+          return out + (m.size() > 16 ? ", ... " + std::to_string(m.size()) + " NPUs]" : "]");
+        };
+        return AtNode(node, Status::Error("METADATA: process group " + std::to_string(pg) + " is " +
+                                          show(sorted) + " here, but " + show(*before) +
+                                          " where it was defined first (another rank's "
+                                          "METADATA, an earlier node, or the comm-group file); "
+                                          "expected the same members everywhere"));
+      }
     }
   }
   return Status::Ok();
