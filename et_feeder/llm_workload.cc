@@ -843,9 +843,10 @@ Status CheckLlmConfig(LlmConfig* config) {
         "); expected a model and batch whose "
         "per-node counts fit in 64 bits"));
   }
-  // A stage's weights, counted as ShapeOf counts them but in long double: its optimizer step's
-  // bytes (Adam's state, the gradient and the weight per parameter) and its gradient buckets
-  // must fit in int64 too.
+  // A stage's weights, counted as ShapeOf counts them but in long double. With --grad-sync end
+  // its gradients are reduced in one bucket, a collective the simulator runs only up to 2^53
+  // bytes; under that bound its optimizer step's bytes (Adam's state, the gradient and the
+  // weight, 30 to 40 per parameter) and FLOPs also fit in int64.
   {
     const long double h = static_cast<long double>(c.hidden);
     const long double mlp = c.mlp == Mlp::kSwiglu ? 3 : 2;
@@ -860,15 +861,14 @@ Status CheckLlmConfig(LlmConfig* config) {
         c.tp;
     const long double stage =
         layer * (static_cast<long double>(c.layers) / c.pp) + 2 * padded / c.tp * h;
-    const long double per_param =
-        std::max<long double>(kAdamFlopsPerParam, kAdamStateBytes + c.grad_bytes + c.element_bytes);
-    if (stage * per_param > 4e18L) {
+    if (stage * c.grad_bytes > 9007199254740992.0L) {
       s.Merge(Status::Error(
-          "generate-llm: a pipeline stage's " + FormatCount(stage) +
-          " weights would make its optimizer step's bytes or FLOPs more than 4e18 (--layers " +
+          "generate-llm: a pipeline stage's " + FormatCount(stage) + " weights × --grad-bytes " +
+          std::to_string(c.grad_bytes) +
+          " would make a gradient reduction of more than 2^53 bytes, which no run simulates "
+          "(--layers " +
           std::to_string(c.layers) + ", --hidden " + std::to_string(c.hidden) + ", --pp " +
-          std::to_string(c.pp) + ", --tp " + std::to_string(c.tp) +
-          "); expected a model whose per-node counts fit in 64 bits"));
+          std::to_string(c.pp) + ", --tp " + std::to_string(c.tp) + "); expected a smaller model"));
     }
   }
   // The files' size: refuse what would fill a disk by mistake.

@@ -622,7 +622,7 @@ TEST(LlmWorkload, BadConfigurationsNameTheFlagTheValueAndWhatIsValid) {
   c.seq_length = 1;
   c.vocab = 1;
   c.ffn_hidden = 4 * c.hidden;
-  EXPECT_NE(problems(c).find("would make its optimizer step's bytes or FLOPs more than 4e18"),
+  EXPECT_NE(problems(c).find("would make a gradient reduction of more than 2^53 bytes"),
             std::string::npos)
       << problems(c);
   c = SmallGpt();

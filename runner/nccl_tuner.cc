@@ -54,6 +54,9 @@ NcclKind KindOf(CollectiveType type) {
   return NcclKind::kOther;
 }
 
+// Why an option was not tried: the forced algorithm list leaves it out.
+constexpr char kForcedOut[] = "left out by the forced algorithm";
+
 // Groups larger than this are not compared (n (n - 1) routes each); their probes are not shared.
 constexpr size_t kMaxRouteClassMembers = 256;
 
@@ -258,7 +261,7 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
       req.type == CollectiveType::kReduceScatterBlock || req.type == CollectiveType::kAllGather;
   for (size_t i = 0; i < options_.size(); ++i) {
     if (algorithm_applies && !options_[i]->forced_in) {
-      failures[i] = "left out by the forced algorithm (--nccl-algorithm, as NCCL_ALGO)";
+      failures[i] = kForcedOut;
       continue;
     }
     const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
@@ -293,14 +296,30 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
   if (best.option == options_.size()) {
     // One reason for every one of several choices (a key missing from the system config, say)
     // is the collective's, not the model's: given once, as a run without the model gives it.
-    if (options_.size() > 1 &&
-        std::all_of(failures.begin(), failures.end(),
-                    [&](const std::string& f) { return f == failures.front(); })) {
-      return Status::Error(failures.front());
+    // Choices the forced algorithm left out are not reasons; they are counted on one line.
+    std::vector<std::string> reasons;
+    size_t forced_out = 0;
+    for (const std::string& f : failures) {
+      if (f == kForcedOut) {
+        ++forced_out;
+      } else {
+        reasons.push_back(f);
+      }
+    }
+    if (reasons.size() > 1 &&
+        std::all_of(reasons.begin(), reasons.end(),
+                    [&](const std::string& f) { return f == reasons.front(); })) {
+      return Status::Error(reasons.front());
     }
     std::string why;
     for (size_t i = 0; i < options_.size(); ++i) {
-      if (!failures[i].empty()) why += "\n  " + options_[i]->name + ": " + failures[i];
+      if (!failures[i].empty() && failures[i] != kForcedOut) {
+        why += "\n  " + options_[i]->name + ": " + failures[i];
+      }
+    }
+    if (forced_out > 0) {
+      why += "\n  (" + std::to_string(forced_out) + " other choice" + (forced_out == 1 ? "" : "s") +
+             " left out by the forced algorithm, --nccl-algorithm, as NCCL_ALGO)";
     }
     return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
                          CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +

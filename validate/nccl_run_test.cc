@@ -467,6 +467,51 @@ TEST(NcclRun, AForcedAlgorithmIsKept) {
   EXPECT_EQ(r->nccl_choices[1].choice, "ring/Simple");
 }
 
+// NCCL_ALGO limits all-reduce, reduce-scatter and all-gather only: an all-to-all (NCCL's
+// point-to-point sends) and a broadcast (which falls back to ring, NCCL 2.22) still run under
+// --nccl-algorithm nvls, as NCCL's ring would run them; the all-reduce keeps nvls. They had been
+// refused ("NCCL's NVLS runs all-reduce, reduce-scatter and all-gather only").
+TEST(NcclRun, AForcedAlgorithmLeavesOtherCollectivesAlone) {
+  const std::string prefix = Tmp("forced_other");
+  for (int r = 0; r < 8; ++r) {
+    std::vector<ChakraProtoMsg::Node> nodes = {
+        et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, 1u << 26),
+        et::MakeCollNode(1, "a2a", ChakraProtoMsg::ALL_TO_ALL, 1u << 26, {0}),
+        et::MakeCollNode(2, "bcast", ChakraProtoMsg::BROADCAST, 1u << 20, {1})};
+    ASSERT_TRUE(et::WriteTraceFile(et::RankTracePath(prefix, r), nodes).ok());
+  }
+  RunOptions o = ProfileRun(prefix);
+  o.nccl_algorithm = "nvls";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nccl_choices.size(), 3u);
+  EXPECT_EQ(r->nccl_choices[0].choice, "nvls/Simple");
+  EXPECT_EQ(r->nccl_choices[1].choice.rfind("ring/", 0), 0u) << r->nccl_choices[1].choice;
+  EXPECT_EQ(r->nccl_choices[2].choice.rfind("ring/", 0), 0u) << r->nccl_choices[2].choice;
+  // An all-reduce across two nodes under nvls: the one real reason is given, and the choices
+  // the forced algorithm left out are counted on one line, not listed as reasons.
+  const std::string two_nodes = Tmp("forced_two_nodes");
+  for (int rank = 0; rank < 16; ++rank) {
+    ASSERT_TRUE(
+        et::WriteTraceFile(et::RankTracePath(two_nodes, rank),
+                           {et::MakeCollNode(0, "ar", ChakraProtoMsg::ALL_REDUCE, 1u << 26)})
+            .ok());
+  }
+  RunOptions ndr;
+  ndr.workload = two_nodes;
+  ndr.system_config = "configs/machines/dgx-h100-ndr/system.yaml";
+  ndr.network_config = "configs/machines/dgx-h100-ndr/network.yaml";
+  ndr.nccl_algorithm = "nvls";
+  r = RunSimulation(ndr);
+  ASSERT_FALSE(r.ok());
+  const std::string error = r.status().message();
+  EXPECT_NE(error.find("nvls/Simple: NCCL's NVLS runs within one node only"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("other choices left out by the forced algorithm"), std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("ring/Simple"), std::string::npos) << error;
+}
+
 // A bad nccl-model names the system file, the key and the value.
 TEST(NcclRun, AMissingModelIsOneClearError) {
   const std::string sys = Tmp("bad_system.yaml");
