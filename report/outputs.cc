@@ -211,7 +211,9 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
     // takes the first lane of its track free at its start (records come in completion order,
     // so a lane's nodes never overlap), and a lane is a thread.
     std::map<int, std::vector<int64_t>> lane_end;  // per first lane's thread
-    std::map<int, std::string> threads;            // tid -> name, as lanes are taken
+    // tid -> (name, sort index), as lanes are taken; a track's lanes sort together, in the order
+    // CPU, GPU compute, communication, remote memory, receives, chunks.
+    std::map<int, std::pair<std::string, int64_t>> threads;
     for (const NodeRecord& a : r.activity[npu]) {
       int base = kTidComm;
       const char* track = "communication";
@@ -250,7 +252,9 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         tid = kTidMoreLanes + 100000 * base + l;
         name += " " + std::to_string(lane + 1);
       }
-      threads.emplace(tid, std::move(name));
+      const int64_t order = base == kTidRecv ? 5 : base;
+      threads.emplace(
+          tid, std::make_pair(std::move(name), order * 1000000 + static_cast<int64_t>(lane)));
       events.push_back(Ev{a.start.ps(), npu, tid, Kind::kNode, &a});
     }
     // Chunk phases of collectives: the system layer's view, one lane per concurrent stream.
@@ -269,7 +273,8 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         chunk_lane_end[lane] = c->ended.ps();
         const int tid = lane < 99000 ? kTidChunks + static_cast<int>(lane)
                                      : kTidManyChunks + static_cast<int>(lane);
-        threads.emplace(tid, "chunks " + std::to_string(lane));
+        threads.emplace(tid, std::make_pair("chunks " + std::to_string(lane),
+                                            6 * int64_t{1000000} + static_cast<int64_t>(lane)));
         events.push_back(Ev{c->started.ps(), npu, tid, Kind::kChunk, c});
       }
     }
@@ -279,11 +284,12 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         events.push_back(Ev{q.t.ps(), npu, 0, Kind::kQueue, &q});
       }
     }
-    for (const auto& [tid, name] : threads) {
+    for (const auto& [tid, thread] : threads) {
+      const auto& [name, sort] = thread;
       meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" +
                      std::to_string(tid) + R"(,"args":{"name":")" + name + "\"}}");
       meta.push_back(R"({"ph":"M","name":"thread_sort_index","pid":)" + pid + R"(,"tid":)" +
-                     std::to_string(tid) + R"(,"args":{"sort_index":)" + std::to_string(tid) +
+                     std::to_string(tid) + R"(,"args":{"sort_index":)" + std::to_string(sort) +
                      "}}");
     }
   }

@@ -509,6 +509,12 @@ TEST(Timeline, OverlappingNodesTakeLanesAndInstantNodesIssueFirst) {
                       R"("communication 2"}})"),
             std::string::npos)
       << text;
+  // It sorts right after the first communication thread, before receives and chunks.
+  EXPECT_NE(
+      text.find(
+          R"("name":"thread_sort_index","pid":2,"tid":1300001,"args":{"sort_index":3000001})"),
+      std::string::npos)
+      << text;
   // 995 receives at once on NPU 3: lanes past 989 take threads of their own range, named as
   // receives (they had run into the other tracks' lanes' numbers and names).
   for (int k = 0; k < 995; ++k) {
