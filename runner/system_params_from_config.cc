@@ -199,6 +199,7 @@ Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
       problems.Add(key + ": expected a map from Chakra node id to ET prefix, e.g. '42: algos/ar'");
       return problems;
     }
+    std::map<unsigned long long, std::string> seen;  // node id -> as written
     for (const auto& entry : root) {
       const std::string id_text = entry.first.Scalar();
       // Digits only: strtoull alone takes '-1' (as 2^64 - 1), a sign or spaces, and saturates.
@@ -212,6 +213,11 @@ Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
         problems.Add(key + ": entry '" + id_text +
                      "': expected '<node id>: <ET prefix>' with an integer id from 0 to "
                      "18446744073709551615");
+        continue;
+      }
+      if (auto [at, added] = seen.emplace(id, id_text); !added) {
+        problems.Add(key + ": node " + std::to_string(id) + " is listed twice ('" + at->second +
+                     "' and '" + id_text + "'); expected each node once");
         continue;
       }
       if (auto a = load(entry.second.Scalar(), "per-node-custom-implementation")) {

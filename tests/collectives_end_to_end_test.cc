@@ -577,8 +577,12 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
   std::ofstream(Tmp("bad_per_node_neg.yml")) << "-1: " << Tmp("two_ranks") << "\n";
   std::ofstream(Tmp("bad_per_node_big.yml"))
       << "18446744073709551616: " << Tmp("two_ranks") << "\n";
-  for (const std::string& yml : {Tmp("bad_per_node.yml"), Tmp("bad_per_node_neg.yml"),
-                                 Tmp("bad_per_node_big.yml"), Tmp("no_such.yml")}) {
+  // And one node given twice ('7' and '007': the second had replaced the first).
+  std::ofstream(Tmp("bad_per_node_twice.yml"))
+      << "7: " << Tmp("two_ranks") << "\n007: " << Tmp("two_ranks") << "\n";
+  for (const std::string& yml :
+       {Tmp("bad_per_node.yml"), Tmp("bad_per_node_neg.yml"), Tmp("bad_per_node_big.yml"),
+        Tmp("bad_per_node_twice.yml"), Tmp("no_such.yml")}) {
     RunOptions o = WriteCase("custom_bad_node", ranks,
                              std::string(R"({"scheduling-policy": "FIFO",
       "preferred-dataset-splits": 1, "per-node-custom-implementation": ")") +
@@ -590,7 +594,9 @@ TEST(CustomCollectives, BadAlgorithmsAreErrorsNamingFileNodeAndValue) {
     const std::string want = yml == Tmp("no_such.yml")            ? "cannot read it"
                              : yml == Tmp("bad_per_node_neg.yml") ? "entry '-1'"
                              : yml == Tmp("bad_per_node_big.yml") ? "entry '18446744073709551616'"
-                                                                  : "entry 'grad_sync'";
+                             : yml == Tmp("bad_per_node_twice.yml")
+                                 ? "node 7 is listed twice ('7' and '007')"
+                                 : "entry 'grad_sync'";
     EXPECT_NE(msg.find(want), std::string::npos) << msg;
   }
 }
