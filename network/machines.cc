@@ -57,12 +57,15 @@ StatusOr<Topology> BuildDgx(const DgxSpec& s) {
     g->AddBidirectional(gpu, nvswitch[gpu / s.gpus_per_node], s.nvswitch_bandwidth,
                         s.nvswitch_latency);
   }
-  // NICs: NIC k is on leaf k / leaf_radix. A NIC is its link to the leaf. Its routing cost is 2,
+  // NICs: NIC k is on leaf k / leaf_radix. A NIC is its link to the leaf. Its routing cost is 3,
   // so a GPU reaches the GPUs of its own node over the NVSwitch (cost 2), never over the leaf
-  // (cost 4), even when both are on the same leaf.
+  // (cost 6), even when both are on the same leaf; and with a node's NICs on its NVSwitch
+  // (nic-per-gpu 0), a path through another node's NVSwitch (leaf, NVSwitch, leaf: cost 6) never
+  // ties with the fabric's longest (leaf, spine, core, spine, leaf: cost 4). At cost 2 it did,
+  // and ECMP sent some flows through a third node's NVSwitch, skipping the cores.
   for (int k = 0; k < shape.nics; ++k) {
     const int from = s.nic_per_gpu ? k : nvswitch[k / s.nics_per_node];
-    g->AddBidirectional(from, leaf[k / s.leaf_radix], s.nic_bandwidth, s.fabric_latency, 2);
+    g->AddBidirectional(from, leaf[k / s.leaf_radix], s.nic_bandwidth, s.fabric_latency, 3);
   }
   // Each leaf to every spine of its pod; each spine to every core.
   for (int l = 0; l < shape.leaves; ++l) {

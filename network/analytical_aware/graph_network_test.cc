@@ -185,6 +185,47 @@ TEST(Dgx, TheLargestSizeIsTimedLikeAnyOther) {
   EXPECT_EQ(r.at[1], Time::FromNs(2 * 18446844));
 }
 
+// Three tiers with a node's NICs on its NVSwitch: 4 nodes x 4 GPUs, 3 NICs per node, 4 per leaf
+// (3 leaves, one per pod), one spine per pod and one core. Node 1's NICs sit on leaves 0 and 1,
+// so its NVSwitch joins them, and a route through it (leaf, NVSwitch, leaf) had tied with the
+// fabric's (leaf, spine, core, spine, leaf): a send from GPU 9 (node 2) to GPU 0 crossed node
+// 1's NVSwitch. It goes through the core, and no NVSwitch carries another node's traffic.
+TEST(Dgx, NoRouteCrossesAnotherNodesNvswitch) {
+  DgxSpec s;
+  s.gpus_per_node = 4;
+  s.nodes = 4;
+  s.nvswitch_bandwidth = Bandwidth::FromGiBps(100);
+  s.nic_bandwidth = kOneBytePerNs;
+  s.leaf_radix = 4;
+  s.spines = 1;
+  s.nic_per_gpu = false;
+  s.nics_per_node = 3;
+  s.pods = 3;
+  s.cores = 1;
+  StatusOr<Topology> t = BuildDgx(s);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Simulation sim;
+  GraphNetwork net(sim, *t);
+  Recorder r(sim);
+  int token = 0;
+  for (int src = 0; src < 16; ++src) {
+    for (int dst = 0; dst < 16; ++dst) {
+      if (src / 4 != dst / 4) net.Send(src, dst, Bytes(1000), &r, token++);
+    }
+  }
+  sim.Run();
+  const std::map<std::string, LinkStats> links = LinksByName(net);
+  EXPECT_GT(links.at("core0->spine0").bytes, 0u);
+  // What leaves node n's NVSwitch for a leaf is node n's own traffic: 4 GPUs x 12 peers.
+  for (int n = 0; n < 4; ++n) {
+    uint64_t out = 0;
+    for (const auto& [name, l] : links) {
+      if (name.rfind("nvs" + std::to_string(n) + "->leaf", 0) == 0) out += l.bytes;
+    }
+    EXPECT_EQ(out, 4u * 12 * 1000) << "node " << n;
+  }
+}
+
 // DGX: 4 nodes x 2 GPUs, one NIC per GPU at 8 Gb/s (= 1 B/ns), 4 NICs per leaf (2 leaves), one
 // spine, no latency. Leaf -> spine carries 4 B/ns / r. GPUs 0..3 (leaf 0) each send 100
 // messages of 1000 B to GPU i + 4 (leaf 1): 400 chunks cross leaf0 -> spine0 -> leaf1.
