@@ -1,5 +1,6 @@
 #include "network/factory.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -251,8 +252,25 @@ TEST(SlowLinks, NamesMatchLinksAsLinkStatsListsThem) {
   two.slow_links.bandwidth_scale = 0.25;
   for (const char* name : {"d1:npu1->npu5", "npu1->npu5", "npu1<->npu5", "d1:npu1<->npu5"}) {
     two.slow_links.names = {name};
-    EXPECT_TRUE(CheckSlowLinks(Backend::kAnalyticalAware, two).ok()) << name;
-    EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, two, 1, 5, 1000), Time::FromNs(4100)) << name;
+    for (Backend b : {Backend::kAnalyticalAware, Backend::kPacket}) {
+      Status s = CheckSlowLinks(b, two);
+      EXPECT_TRUE(s.ok()) << name << " " << BackendName(b) << ": " << s.message();
+      EXPECT_EQ(OneMessage(b, two, 1, 5, 1000), Time::FromNs(4100)) << name << BackendName(b);
+    }
+  }
+  // Both backends name the links alike (the packet backend had left the "d<k>:" out).
+  {
+    Simulation sim_a, sim_p;
+    std::vector<std::string> aware, packet;
+    for (const LinkStats& l : MakeNetwork(Backend::kAnalyticalAware, sim_a, two)->Links()) {
+      aware.push_back(l.name);
+    }
+    for (const LinkStats& l : MakeNetwork(Backend::kPacket, sim_p, two)->Links()) {
+      packet.push_back(l.name);
+    }
+    std::sort(aware.begin(), aware.end());
+    std::sort(packet.begin(), packet.end());
+    EXPECT_EQ(aware, packet);
   }
   two.slow_links.names = {"npu1->npu5"};
   EXPECT_EQ(OneMessage(Backend::kAnalyticalAware, two, 0, 1, 1000), Time::FromNs(1100));

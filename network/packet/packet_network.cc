@@ -703,7 +703,12 @@ std::vector<LinkStats> PacketNetwork::Links() const {
   for (size_t i = 0; i < ports_.size(); ++i) {
     const PhysicalGraph::Link& g = graph_->links[i];
     const Port& p = ports_[i];
-    std::string name = graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name;
+    // On a list of several dimensions a link is named with its dimension, "d1:npu2->sw1.2", as
+    // the congestion-aware backend names it (slow-links and --link-stats files agree).
+    std::string name =
+        (topology_.dims.size() > 1 && g.dimension >= 0 ? "d" + std::to_string(g.dimension) + ":"
+                                                       : std::string()) +
+        graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name;
     const int count = ++seen[name];
     if (count > 1) name += "#" + std::to_string(count);
     LinkStats s{name, p.bytes, Time::FromPs(p.busy_ps), std::nullopt};

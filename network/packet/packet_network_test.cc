@@ -479,7 +479,7 @@ TEST(Ecmp, DimensionsAreCrossedInOrderAsOnTheAwareBackend) {
   ASSERT_EQ(r.at.size(), 8u);
   const std::map<std::string, LinkStats> links = ByName(net);
   for (int i = 0; i < 8; ++i) {
-    const std::string nic = "npu" + std::to_string(i) + "->sw1." + std::to_string(i);
+    const std::string nic = "d1:npu" + std::to_string(i) + "->sw1." + std::to_string(i);
     ASSERT_EQ(links.count(nic), 1u) << nic;
     EXPECT_EQ(links.at(nic).bytes, size) << nic;
   }
