@@ -32,6 +32,8 @@ class SlotPool {
   T& operator[](uint32_t i) { return items_[i]; }
   const T& operator[](uint32_t i) const { return items_[i]; }
   size_t in_use() const { return items_.size() - free_.size(); }
+  // Every slot ever acquired, released or not (callers that need to tell keep a flag).
+  size_t capacity() const { return items_.size(); }
 
  private:
   std::vector<T> items_;

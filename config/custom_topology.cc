@@ -99,6 +99,15 @@ StatusOr<Topology> LoadCustomTopology(const std::string& path) {
                        (w[i].rfind("npu", 0) == 0 ? " (npu<i> names are the NPUs)" : ""));
           continue;
         }
+        // npu<digits> names NPUs, declared or not: a switch so named would read as one in every
+        // link name (npu0->npu7).
+        if (w[i].size() > 3 && w[i].rfind("npu", 0) == 0 &&
+            std::all_of(w[i].begin() + 3, w[i].end(),
+                        [](char c) { return c >= '0' && c <= '9'; })) {
+          problems.Add(where + "switch '" + w[i] +
+                       "' is named like an NPU; expected any name but npu<i>, which names NPU i");
+          continue;
+        }
         device[w[i]] = g->AddDevice(w[i], false, true);
       }
     } else if (verb == "link") {

@@ -283,6 +283,13 @@ TEST(NetworkConfigTest, CustomTopologyErrorsNameTheLine) {
   ASSERT_FALSE(m.ok());
   EXPECT_TRUE(Contains(m.status(), dims + ":7: dims multiply to 6 but there are 4 NPUs"))
       << m.status().message();
+  // A switch named like an NPU that is not there (npu7 of 2) would read as one in link names.
+  const std::string npu_like = WriteTestFile(
+      "npu_like.topo", "npus 2\nswitch npu7\nlink npu0 npu7 1 1\nlink npu1 npu7 1 1\n");
+  StatusOr<Topology> nl = LoadCustomTopology(npu_like);
+  ASSERT_FALSE(nl.ok());
+  EXPECT_TRUE(Contains(nl.status(), npu_like + ":2: switch 'npu7' is named like an NPU"))
+      << nl.status().message();
   // A directory (e.g. custom-file: .) is named as one, not read as an empty file.
   const std::string dir = ::testing::TempDir();
   StatusOr<Topology> dir_topo = LoadCustomTopology(dir);

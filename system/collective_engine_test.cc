@@ -185,6 +185,23 @@ TEST(MessageMatcherTest, SizeOrTagMismatchIsReportedNotMatched) {
             "tag 8, which no one received: a send and its receive must agree on source, "
             "destination, tag and size");
   EXPECT_EQ(lines[2], "NPU 0 waits to receive from NPU 1 (tag 7, 64 B), never sent");
+  // A message sent but not yet delivered (a network that deadlocked holds it) is not "never
+  // sent": 1 MiB from NPU 1 to NPU 0 takes about 20 us; at 1 us it is on its way.
+  {
+    Simulation s2;
+    FixedDelayNetwork n2(s2, topo);
+    MessageMatcher m2(s2, n2);
+    Sink r2;
+    r2.sim = &s2;
+    m2.Recv({1, 0, TagSpace::kNative, 7, 1 << 20}, &r2, 0);
+    m2.Send({1, 0, TagSpace::kNative, 7, 1 << 20}, nullptr, 0);
+    s2.Run(Time::FromNs(1000));
+    const std::vector<std::string> moving = m2.DescribePending(10);
+    ASSERT_EQ(moving.size(), 1u);
+    EXPECT_EQ(moving[0],
+              "NPU 0 waits to receive from NPU 1 (tag 7, 1048576 B), sent and still in the "
+              "network (not yet delivered)");
+  }
   // Same tag and size, from another NPU than the receive names (a wrong comm_src).
   m.Recv({3, 2, TagSpace::kNative, 4, 32}, &recv, 3);
   m.Send({1, 2, TagSpace::kNative, 4, 32}, nullptr, 0);

@@ -27,7 +27,7 @@ void MessageMatcher::FreeWaiter(uint32_t i) {
 
 void MessageMatcher::Send(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
   const uint32_t idx = in_flight_.Acquire();
-  in_flight_[idx] = InFlight{key, on_sent, cookie};
+  in_flight_[idx] = InFlight{key, on_sent, cookie, true};
   if (p2p_piece_ != 0 && key.space == TagSpace::kNative) {
     net_.SendInPieces(key.src, key.dst, Bytes(key.size), p2p_piece_, this, idx);
   } else {
@@ -37,6 +37,7 @@ void MessageMatcher::Send(const MessageKey& key, MessageSink* on_sent, uint64_t 
 
 void MessageMatcher::OnDelivered(uint64_t token) {
   const InFlight m = in_flight_[static_cast<uint32_t>(token)];
+  in_flight_[static_cast<uint32_t>(token)].live = false;
   in_flight_.Release(static_cast<uint32_t>(token));
   if (m.on_sent != nullptr) m.on_sent->OnMessage(m.cookie);
   // The sink above may have sent or received (and so moved the table): look the key up now.
@@ -191,11 +192,23 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
       w.paired = a.paired = true;
     }
   }
+  // Messages sent and still in the network, by key.
+  std::map<std::tuple<int, int, int, int64_t, uint64_t>, int> moving;
+  for (uint32_t k = 0; k < in_flight_.capacity(); ++k) {
+    const InFlight& m = in_flight_[k];
+    if (m.live) {
+      ++moving[{m.key.src, m.key.dst, static_cast<int>(m.key.space), m.key.tag, m.key.size}];
+    }
+  }
   for (const Item& i : items) {
     if (i.paired) continue;
+    const auto sent =
+        moving.find({i.key.src, i.key.dst, static_cast<int>(i.key.space), i.key.tag, i.key.size});
     std::string line =
         i.arrived == 0
-            ? waits(i.key) + ", never sent"
+            ? waits(i.key) + (sent != moving.end() ? ", sent and still in the network (not yet "
+                                                     "delivered)"
+                                                   : ", never sent")
             : npu(i.key.src) + " sent " + std::to_string(i.arrived) + " message(s) to " +
                   npu(i.key.dst) + " (" + what(i.key) + ") that no one received" +
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);

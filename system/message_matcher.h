@@ -93,6 +93,7 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
     MessageKey key;
     MessageSink* on_sent;
     uint64_t cookie;
+    bool live = false;  // sent and not yet delivered (reports tell in-flight from never sent)
   };
   static constexpr uint32_t kNil = 0xFFFFFFFFu;
 
