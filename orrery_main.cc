@@ -146,9 +146,9 @@ int Main(int argc, char** argv) {
       "NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
       "protocol, in place of the system config's 'nccl-model'")(
       "nccl-algorithm", po::value(&o.nccl_algorithm),
-      "with an NCCL model, run every collective with these algorithms only (ring, tree, nvls, "
-      "nvlstree), as NCCL_ALGO: one, a comma list, or ^ before it for all but (^nvls); the "
-      "protocol is still chosen by size")(
+      "with an NCCL model, run all-reduce, reduce-scatter and all-gather with these "
+      "algorithms only (ring, tree, nvls, nvlstree), as NCCL_ALGO: one, a comma list, or ^ "
+      "before it for all but (^nvls); other collectives and the protocol are still chosen")(
       "nccl-protocol", po::value(&o.nccl_protocol),
       "with an NCCL model, these protocols only (LL, LL128, Simple), as NCCL_PROTO: one, a comma "
       "list, or ^ before it for all but")(
@@ -181,8 +181,9 @@ int Main(int argc, char** argv) {
       "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this file")(
       "report-csv", po::value(&report_csv),
       "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv, "
-      "<prefix>.queues.csv")("log-level", po::value(&log_level)->default_value("info"),
-                             "diagnostics shown: trace, debug, info, warn, error, off")(
+      "<prefix>.queues.csv, <prefix>.critical_path.csv")(
+      "log-level", po::value(&log_level)->default_value("info"),
+      "diagnostics shown: trace, debug, info, warn, error, off")(
       "log-file", po::value(&log_file), "also write diagnostics to this file")(
       "logging-configuration", po::value(&logging_config),
       "accepted for ASTRA-sim compatibility; not used")(
@@ -191,16 +192,20 @@ int Main(int argc, char** argv) {
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv)
-                  .options(desc)
-                  .style(po::command_line_style::unix_style)
-                  .run(),
-              vm);
+    po::store(
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            // No prefixes: '--comm-scal' is a typo, not '--comm-scale'.
+            .style(po::command_line_style::unix_style ^ po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
   } catch (const po::unknown_option& e) {
     std::string flag = e.get_option_name();
     std::string msg = "unknown flag '" + flag + "'";
-    const std::string guess = orrery::DidYouMean(flag, OptionNames(desc));
+    // The name alone, without '=value', is what a suggestion is measured against.
+    const std::string name = flag.substr(0, flag.find('='));
+    const std::string guess = orrery::DidYouMean(name, OptionNames(desc));
     if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
     return Fail(msg + " (see --help)");
   } catch (const po::error& e) {

@@ -139,7 +139,12 @@ int GenerateLlmMain(int argc, char** argv) {
                          "and memory bandwidth, GB/s (default: H100 SXM)");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::store(
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "error: generate-llm: %s (see orrery generate-llm --help)\n", e.what());

@@ -64,7 +64,13 @@ int MergeMain(int argc, char** argv) {
   pos.add("files", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::store(
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            .positional(pos)
+            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Fail(std::string("sweep merge: ") + e.what());
@@ -104,7 +110,13 @@ int SweepMain(int argc, char** argv) {
   pos.add("spec", 1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::store(
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            .positional(pos)
+            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Fail(std::string("sweep: ") + e.what() + " (see orrery sweep --help)");

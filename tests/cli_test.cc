@@ -161,6 +161,26 @@ TEST(Cli, UnknownLogLevelListsTheValidOnes) {
                      {"--log-level", "loud", "trace, debug, info, warn, error, off"});
 }
 
+// A misspelled flag is named with a suggestion, with or without '=value' (the value had been
+// counted in the distance, and no suggestion came); a prefix of a flag is not that flag
+// ('--comm-scal=2' had run as --comm-scale 2), here or in a subcommand.
+TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
+  const std::string args = Args("misspelled", 4, AllReduceRanks(4));
+  for (const std::string& flag : {"--network-backed=packet", "--network-backed packet"}) {
+    const Outcome o = Orrery(args + " " + flag);
+    EXPECT_NE(o.exit_code, 0) << flag;
+    EXPECT_NE(o.err.find("did you mean '--network-backend'?"), std::string::npos) << o.err;
+  }
+  const Outcome prefix = Orrery(args + " --comm-scal=2");
+  EXPECT_NE(prefix.exit_code, 0);
+  EXPECT_NE(prefix.err.find("unknown flag '--comm-scal=2'; did you mean '--comm-scale'?"),
+            std::string::npos)
+      << prefix.err;
+  const Outcome sweep = Orrery("sweep --sha 0/2 nothing.yaml");
+  EXPECT_NE(sweep.exit_code, 0);
+  EXPECT_NE(sweep.err.find("'--sha'"), std::string::npos) << sweep.err;
+}
+
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   // Checked before simulating (a typo must not cost a whole run): no "events in" line.
   const std::string args = Args("unwritable", 4, AllReduceRanks(4));
