@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/flags.h"
 #include "common/status.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/text_workload.h"
@@ -192,13 +193,7 @@ int Main(int argc, char** argv) {
 
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            // No prefixes: '--comm-scal' is a typo, not '--comm-scale'.
-            .style(po::command_line_style::unix_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(orrery::ParseFlags(argc, argv, desc), vm);
     po::notify(vm);
   } catch (const po::unknown_option& e) {
     std::string flag = e.get_option_name();

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "common/flags.h"
 #include "et_feeder/text_workload.h"
 #include "et_feeder/writer.h"
 
@@ -35,12 +36,7 @@ int ConvertTextMain(int argc, char** argv) {
       "num_passes", po::value(&passes_chakra), "the same as --num-passes");
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(ParseFlags(argc, argv, desc), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "error: convert-text: %s (see orrery convert-text --help)\n", e.what());

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "common/flags.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/writer.h"
 
@@ -139,12 +140,7 @@ int GenerateLlmMain(int argc, char** argv) {
                          "and memory bandwidth, GB/s (default: H100 SXM)");
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(ParseFlags(argc, argv, desc), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "error: generate-llm: %s (see orrery generate-llm --help)\n", e.what());

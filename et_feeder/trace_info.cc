@@ -15,6 +15,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/flags.h"
 #include "common/units.h"
 #include "et_feeder/proto/et_def.pb.h"
 
@@ -256,13 +257,7 @@ int TraceInfoMain(int argc, char** argv) {
   positional.add("path", 1);
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            .positional(positional)
-            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(ParseFlags(argc, argv, desc, &positional), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "error: trace-info: %s (see orrery trace-info --help)\n", e.what());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/flags.h"
 #include "sweep/sweep.h"
 
 namespace orrery {
@@ -64,13 +65,7 @@ int MergeMain(int argc, char** argv) {
   pos.add("files", -1);
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            .positional(pos)
-            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(ParseFlags(argc, argv, desc, &pos), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Fail(std::string("sweep merge: ") + e.what());
@@ -110,13 +105,7 @@ int SweepMain(int argc, char** argv) {
   pos.add("spec", 1);
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            .positional(pos)
-            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(ParseFlags(argc, argv, desc, &pos), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Fail(std::string("sweep: ") + e.what() + " (see orrery sweep --help)");

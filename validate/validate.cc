@@ -23,6 +23,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/flags.h"
 #include "common/json.h"
 #include "config/network_config.h"
 #include "config/schema.h"
@@ -772,12 +773,7 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
   namespace po = boost::program_options;
   po::variables_map vm;
   try {
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc_)
-            .style(po::command_line_style::default_style ^ po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+    po::store(ParseFlags(argc, argv, desc_), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "error: %s: %s (see orrery %s --help)\n", tool_.c_str(), e.what(),
