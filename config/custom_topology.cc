@@ -100,12 +100,25 @@ StatusOr<Topology> LoadCustomTopology(const std::string& path) {
           continue;
         }
         // npu<digits> names NPUs, declared or not: a switch so named would read as one in every
-        // link name (npu0->npu7).
-        if (w[i].size() > 3 && w[i].rfind("npu", 0) == 0 &&
-            std::all_of(w[i].begin() + 3, w[i].end(),
-                        [](char c) { return c >= '0' && c <= '9'; })) {
-          problems.Add(where + "switch '" + w[i] +
+        // link name (npu0->npu7). And link names are "<a>-><b>", on lists "d<k>:<a>-><b>": a
+        // name with '->' or a 'd<k>:' prefix would be read apart wrongly (slow-links).
+        const std::string& n = w[i];
+        const size_t colon = n.find(':');
+        const bool dimension_like =
+            colon != std::string::npos && colon > 1 && n[0] == 'd' &&
+            std::all_of(n.begin() + 1, n.begin() + static_cast<std::ptrdiff_t>(colon),
+                        [](char c) { return c >= '0' && c <= '9'; });
+        if (n.size() > 3 && n.rfind("npu", 0) == 0 &&
+            std::all_of(n.begin() + 3, n.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+          problems.Add(where + "switch '" + n +
                        "' is named like an NPU; expected any name but npu<i>, which names NPU i");
+          continue;
+        }
+        if (n.find("->") != std::string::npos || n.find("<->") != std::string::npos ||
+            n.find('#') != std::string::npos || dimension_like) {
+          problems.Add(where + "switch '" + n +
+                       "' has '->', '#' or a 'd<k>:' prefix, which link names use; expected a "
+                       "name without them");
           continue;
         }
         device[w[i]] = g->AddDevice(w[i], false, true);

@@ -290,6 +290,15 @@ TEST(NetworkConfigTest, CustomTopologyErrorsNameTheLine) {
   ASSERT_FALSE(nl.ok());
   EXPECT_TRUE(Contains(nl.status(), npu_like + ":2: switch 'npu7' is named like an NPU"))
       << nl.status().message();
+  // Or with what link names are made of: 'd1:sw' would be read as switch 'sw' of dimension 1.
+  const std::string link_like = WriteTestFile(
+      "link_like.topo", "npus 2\nswitch d1:sw a->b\nlink npu0 d1:sw 1 1\nlink npu1 d1:sw 1 1\n");
+  StatusOr<Topology> ll = LoadCustomTopology(link_like);
+  ASSERT_FALSE(ll.ok());
+  EXPECT_TRUE(Contains(ll.status(), link_like + ":2: switch 'd1:sw' has '->', '#' or a 'd<k>:' "
+                                                "prefix"))
+      << ll.status().message();
+  EXPECT_TRUE(Contains(ll.status(), link_like + ":2: switch 'a->b' has")) << ll.status().message();
   // A directory (e.g. custom-file: .) is named as one, not read as an empty file.
   const std::string dir = ::testing::TempDir();
   StatusOr<Topology> dir_topo = LoadCustomTopology(dir);

@@ -194,13 +194,16 @@ TEST(MessageMatcherTest, SizeOrTagMismatchIsReportedNotMatched) {
     Sink r2;
     r2.sim = &s2;
     m2.Recv({1, 0, TagSpace::kNative, 7, 1 << 20}, &r2, 0);
+    m2.Recv({1, 0, TagSpace::kNative, 7, 1 << 20}, &r2, 1);
     m2.Send({1, 0, TagSpace::kNative, 7, 1 << 20}, nullptr, 0);
     s2.Run(Time::FromNs(1000));
     const std::vector<std::string> moving = m2.DescribePending(10);
-    ASSERT_EQ(moving.size(), 1u);
+    ASSERT_EQ(moving.size(), 2u);
     EXPECT_EQ(moving[0],
               "NPU 0 waits to receive from NPU 1 (tag 7, 1048576 B), sent and still in the "
               "network (not yet delivered)");
+    // One message is on its way for two receives: the second is still never sent.
+    EXPECT_EQ(moving[1], "NPU 0 waits to receive from NPU 1 (tag 7, 1048576 B), never sent");
   }
   // Same tag and size, from another NPU than the receive names (a wrong comm_src).
   m.Recv({3, 2, TagSpace::kNative, 4, 32}, &recv, 3);

@@ -202,13 +202,15 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
   }
   for (const Item& i : items) {
     if (i.paired) continue;
-    const auto sent =
+    // Each waiting receive takes one message in flight, if any is left.
+    auto sent =
         moving.find({i.key.src, i.key.dst, static_cast<int>(i.key.space), i.key.tag, i.key.size});
+    const bool on_its_way = i.arrived == 0 && sent != moving.end();
+    if (on_its_way && --sent->second == 0) moving.erase(sent);
     std::string line =
         i.arrived == 0
-            ? waits(i.key) + (sent != moving.end() ? ", sent and still in the network (not yet "
-                                                     "delivered)"
-                                                   : ", never sent")
+            ? waits(i.key) + (on_its_way ? ", sent and still in the network (not yet delivered)"
+                                         : ", never sent")
             : npu(i.key.src) + " sent " + std::to_string(i.arrived) + " message(s) to " +
                   npu(i.key.dst) + " (" + what(i.key) + ") that no one received" +
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);

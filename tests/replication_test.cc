@@ -483,6 +483,34 @@ TEST(ReplicateTrace, MetadataDictsAreReadByKey) {
   o = run(R"(["open, {'pg_name': '1', 'ranks': [0, 1, 2, 3]}])", "1");
   EXPECT_NE(ErrorOf(o).find("METADATA: a string at offset 1 is not closed"), std::string::npos)
       << ErrorOf(o);
+  // A bracket that closes another inside a group (the group had been dropped, and the run
+  // blamed a missing definition); a group nested in another is part of its description.
+  o = run(R"([{'pg_name': '1', 'ranks': [0, 1]]}])", "1");
+  EXPECT_NE(ErrorOf(o).find("METADATA: a ']' at offset 33 does not close the '{' at offset 1, "
+                            "inside a process group's dict"),
+            std::string::npos)
+      << ErrorOf(o);
+  r = RunSimulation(
+      run(R"([{'pg_name': '1', 'ranks': [0, 1, 2, 3], 'sub': {'pg_name': '7', 'x': 1}}])", "1"));
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  // Under --replicate-trace (groups placed per copy) a redefinition is checked as well.
+  {
+    std::vector<std::vector<Node>> trace(2);
+    for (int rank = 0; rank < 2; ++rank) {
+      trace[rank] = {
+          et::MakeMetadataNode(1, "process_group:init",
+                               rank == 0 ? R"([{'pg_name': '1', 'ranks': [0]}])"
+                                         : R"([{'pg_name': '1', 'ranks': [0, 1]}])"),
+          WithGroup(et::MakeCollNode(2, "ar", ChakraProtoMsg::ALL_REDUCE, 4096, {1}), "1")};
+    }
+    RunOptions copies = Case("rep_meta_redefined", trace, 4);
+    copies.replicate_trace = true;
+    copies.dp_groups = "none";
+    EXPECT_NE(ErrorOf(copies).find("communicator group 1 is NPUs [0, 1] here, but [0] where it "
+                                   "was defined first"),
+              std::string::npos)
+        << ErrorOf(copies);
+  }
   o = run(R"([{'pg_name': '1', 'ranks': [0, 1]}, {'pg_name': '1', 'ranks': [0, 1, 2, 3]}])", "1");
   EXPECT_NE(ErrorOf(o).find("METADATA: process group 1 is [0, 1, 2, 3] here, but [0, 1] where it "
                             "was defined first"),

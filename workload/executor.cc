@@ -321,6 +321,7 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
     bool group = false;  // a dict with a 'pg_name' key directly inside
   };
   std::vector<Open> stack;
+  int open_groups = 0;                            // frames of the stack that are process groups
   std::vector<std::pair<size_t, size_t>> groups;  // each group dict's [open, close)
   for (size_t i = 0; i < v.size(); ++i) {
     const char c = v[i];
@@ -335,16 +336,33 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
           v.substr(i + 1, end - i - 2) == "pg_name") {
         size_t k = end;
         while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k;
-        if (k < v.size() && v[k] == ':') stack.back().group = true;
+        if (k < v.size() && v[k] == ':' && !stack.back().group) {
+          stack.back().group = true;
+          ++open_groups;
+        }
       }
       i = end - 1;
     } else if (c == '{' || c == '[' || c == '(') {
       stack.push_back(Open{c, i});
     } else if (c == '}' || c == ']' || c == ')') {
       if (stack.empty()) continue;  // not a literal we can read: passed over
+      const char opens = c == '}' ? '{' : c == ']' ? '[' : '(';
+      if (stack.back().bracket != opens) {
+        // Unbalanced: inside a process group that is an error, elsewhere it is passed over.
+        if (open_groups > 0) {
+          return bad("a '" + std::string(1, c) + "' at offset " + std::to_string(i) +
+                     " does not close the '" + std::string(1, stack.back().bracket) +
+                     "' at offset " + std::to_string(stack.back().at) +
+                     ", inside a process group's dict");
+        }
+        continue;
+      }
       const Open top = stack.back();
       stack.pop_back();
-      if (top.bracket == '{' && c == '}' && top.group) groups.emplace_back(top.at, i + 1);
+      if (top.group) --open_groups;
+      // A group inside another group is part of that one's description, not a group of its own
+      // (and parsing only the outermost keeps the pass linear).
+      if (top.bracket == '{' && top.group && open_groups == 0) groups.emplace_back(top.at, i + 1);
     }
   }
   for (const Open& o : stack) {

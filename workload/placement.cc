@@ -119,7 +119,6 @@ StatusOr<int> Placement::Define(SystemLayer& system, int pg, const std::vector<i
                                 int npu) {
   const bool dp = IsDataParallel(pg);
   auto it = ids_.find({pg, dp ? -1 : Copy(npu)});
-  if (it != ids_.end()) return it->second;
   std::vector<int> npus;  // a rank listed twice is refused by SystemLayer::AddGroup
   for (int m : members) {
     const int ranks = RanksOf(npu);
@@ -137,6 +136,27 @@ StatusOr<int> Placement::Define(SystemLayer& system, int pg, const std::vector<i
     } else {
       npus.push_back(Npu(Copy(npu), m));
     }
+  }
+  if (it != ids_.end()) {
+    // Defined before (another rank's METADATA, an earlier node, the comm-group file): the same
+    // members, or the ranks would disagree on who is in the group.
+    std::vector<int> sorted = npus;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<int>* before = system.GroupMembers(it->second);
+    if (before != nullptr && *before != sorted) {
+      auto show = [](const std::vector<int>& m) {
+        std::string out = "[";
+        for (size_t k = 0; k < m.size() && k < 16; ++k) {
+          out += (k ? ", " : "") + std::to_string(m[k]);
+        }
+        return out + (m.size() > 16 ? ", ... " + std::to_string(m.size()) + " NPUs]" : "]");
+      };
+      return Status::Error("communicator group " + std::to_string(pg) + " is NPUs " + show(sorted) +
+                           " here, but " + show(*before) +
+                           " where it was defined first (another rank's METADATA, an earlier "
+                           "node, or the comm-group file); expected the same members everywhere");
+    }
+    return it->second;
   }
   return Add(system, pg, dp ? -1 : Copy(npu), std::move(npus));
 }

@@ -738,15 +738,15 @@ std::vector<std::string> PacketNetwork::DescribeStuck(int max_lines) const {
                   " port(s) hold packets that flow control will not let go" +
                   (pfc_ ? " (paused by the buffer at their far end)" : " (no credits)"));
   const int64_t now = sim_.now().ps();
+  const std::vector<LinkStats> links = Links();  // names as --link-stats gives them, by port
   for (uint32_t i : held) {
     if (static_cast<int>(lines.size()) >= max_lines - 1) break;
     const Port& p = ports_[i];
-    const PhysicalGraph::Link& g = graph_->links[i];
     int queued = 0;
     for (uint32_t k = p.queue.head; k != kNone; k = packets_[k].next) ++queued;
     for (uint32_t k = p.turning.head; k != kNone; k = packets_[k].next) ++queued;
-    lines.push_back("  " + graph_->devices[g.src].name + "->" + graph_->devices[g.dst].name +
-                    ": held for " + Time::FromPs(now - p.blocked_since_ps).ToHuman() + ", " +
+    lines.push_back("  " + links[i].name + ": held for " +
+                    Time::FromPs(now - p.blocked_since_ps).ToHuman() + ", " +
                     std::to_string(queued) + " relayed packet(s) and " +
                     std::to_string(p.message_bytes) + " bytes to inject waiting; far-end buffer " +
                     std::to_string(ports_[i].ingress_bytes) + " of " +
