@@ -54,9 +54,6 @@ NcclKind KindOf(CollectiveType type) {
   return NcclKind::kOther;
 }
 
-// Why an option was not tried: the forced algorithm list leaves it out.
-constexpr char kForcedOut[] = "left out by the forced algorithm";
-
 // Groups larger than this are not compared (n (n - 1) routes each); their probes are not shared.
 constexpr size_t kMaxRouteClassMembers = 256;
 
@@ -260,10 +257,7 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
       req.type == CollectiveType::kAllReduce || req.type == CollectiveType::kReduceScatter ||
       req.type == CollectiveType::kReduceScatterBlock || req.type == CollectiveType::kAllGather;
   for (size_t i = 0; i < options_.size(); ++i) {
-    if (algorithm_applies && !options_[i]->forced_in) {
-      failures[i] = kForcedOut;
-      continue;
-    }
+    if (algorithm_applies && !options_[i]->forced_in) continue;  // not a reason: counted below
     const std::string not_run = NcclDoesNotRun(options_[i]->choice.algorithm, call);
     if (!not_run.empty()) {
       failures[i] = not_run;
@@ -296,16 +290,17 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
   if (best.option == options_.size()) {
     // One reason for every one of several choices (a key missing from the system config, say)
     // is the collective's, not the model's: given once, as a run without the model gives it.
-    // Choices the forced algorithm left out are not reasons; they are counted on one line.
+    // Choices the forced algorithm left out (no failure recorded) are not reasons; they are
+    // counted on one line.
     std::vector<std::string> reasons;
-    size_t forced_out = 0;
     for (const std::string& f : failures) {
-      if (f == kForcedOut) {
-        ++forced_out;
-      } else {
-        reasons.push_back(f);
-      }
+      if (!f.empty()) reasons.push_back(f);
     }
+    const size_t forced_out =
+        algorithm_applies ? static_cast<size_t>(std::count_if(
+                                options_.begin(), options_.end(),
+                                [](const std::unique_ptr<Option>& o) { return !o->forced_in; }))
+                          : 0;
     if (reasons.size() > 1 &&
         std::all_of(reasons.begin(), reasons.end(),
                     [&](const std::string& f) { return f == reasons.front(); })) {
@@ -313,9 +308,7 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
     }
     std::string why;
     for (size_t i = 0; i < options_.size(); ++i) {
-      if (!failures[i].empty() && failures[i] != kForcedOut) {
-        why += "\n  " + options_[i]->name + ": " + failures[i];
-      }
+      if (!failures[i].empty()) why += "\n  " + options_[i]->name + ": " + failures[i];
     }
     if (forced_out > 0) {
       why += "\n  (" + std::to_string(forced_out) + " other choice" + (forced_out == 1 ? "" : "s") +

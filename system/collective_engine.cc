@@ -955,6 +955,21 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
   return Status::Ok();
 }
 
+Status SystemLayer::CheckSameMembers(int id, std::vector<int> members,
+                                     const std::string& name) const {
+  std::sort(members.begin(), members.end());
+  const std::vector<int>* before = GroupMembers(id);
+  if (before == nullptr || *before == members) return Status::Ok();
+  auto show = [](const std::vector<int>& m) {
+    std::string out = "[";
+    for (size_t k = 0; k < m.size() && k < 16; ++k) out += (k ? ", " : "") + std::to_string(m[k]);
+    return out + (m.size() > 16 ? ", ... " + std::to_string(m.size()) + " NPUs]" : "]");
+  };
+  return Status::Error(name + " is " + show(members) + " here, but " + show(*before) +
+                       " where it was defined first (another rank's METADATA, an earlier node, "
+                       "or the comm-group file); expected the same members everywhere");
+}
+
 StatusOr<const std::vector<int>*> SystemLayer::GroupOf(const CollectiveRequest& req,
                                                        int npu) const {
   if (req.group == 0) return static_cast<const std::vector<int>*>(nullptr);

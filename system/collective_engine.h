@@ -321,6 +321,9 @@ class SystemLayer {
 
   // Communicator groups: id > 0, members are NPU ids. Replaces a group with the same id.
   Status AddGroup(int id, std::vector<int> members);
+  // Group `id` defined again, as `name` ("process group 3"): `members` (any order) must be the
+  // ones it has, or the ranks would disagree on who is in it; the error names both lists.
+  Status CheckSameMembers(int id, std::vector<int> members, const std::string& name) const;
   bool HasGroup(int id) const { return groups_.count(id) > 0; }
 
   NpuSystem& npu(int i) { return npus_[i]; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace orrery {
@@ -193,18 +194,14 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
     }
   }
   // Messages sent and still in the network, by key.
-  std::map<std::tuple<int, int, int, int64_t, uint64_t>, int> moving;
+  std::unordered_map<MessageKey, int, MessageKeyHash> moving;
   for (uint32_t k = 0; k < in_flight_.capacity(); ++k) {
-    const InFlight& m = in_flight_[k];
-    if (m.live) {
-      ++moving[{m.key.src, m.key.dst, static_cast<int>(m.key.space), m.key.tag, m.key.size}];
-    }
+    if (in_flight_[k].live) ++moving[in_flight_[k].key];
   }
   for (const Item& i : items) {
     if (i.paired) continue;
     // Each waiting receive takes one message in flight, if any is left.
-    auto sent =
-        moving.find({i.key.src, i.key.dst, static_cast<int>(i.key.space), i.key.tag, i.key.size});
+    auto sent = moving.find(i.key);
     const bool on_its_way = i.arrived == 0 && sent != moving.end();
     if (on_its_way && --sent->second == 0) moving.erase(sent);
     std::string line =

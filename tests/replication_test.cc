@@ -506,7 +506,7 @@ TEST(ReplicateTrace, MetadataDictsAreReadByKey) {
     RunOptions copies = Case("rep_meta_redefined", trace, 4);
     copies.replicate_trace = true;
     copies.dp_groups = "none";
-    EXPECT_NE(ErrorOf(copies).find("communicator group 1 is NPUs [0, 1] here, but [0] where it "
+    EXPECT_NE(ErrorOf(copies).find("communicator group 1 (NPUs) is [0, 1] here, but [0] where it "
                                    "was defined first"),
               std::string::npos)
         << ErrorOf(copies);

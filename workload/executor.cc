@@ -417,25 +417,9 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
       Status s = system_.AddGroup(pg, ranks);
       if (!s.ok()) return AtNode(node, s);
     } else if (pg > 0) {
-      // Defined before (another rank's METADATA, an earlier node, or the comm-group file): the
-      // same members, or the run would have its ranks disagree on who is in the group.
-      std::vector<int> sorted = ranks;
-      std::sort(sorted.begin(), sorted.end());
-      const std::vector<int>* before = system_.GroupMembers(pg);
-      if (before != nullptr && *before != sorted) {
-        auto show = [](const std::vector<int>& m) {
-          std::string out = "[";
-          for (size_t k = 0; k < m.size() && k < 16; ++k) {
-            out += (k ? ", " : "") + std::to_string(m[k]);
-          }
-          return out + (m.size() > 16 ? ", ... " + std::to_string(m.size()) + " NPUs]" : "]");
-        };
-        return AtNode(node, Status::Error("METADATA: process group " + std::to_string(pg) + " is " +
-                                          show(sorted) + " here, but " + show(*before) +
-                                          " where it was defined first (another rank's "
-                                          "METADATA, an earlier node, or the comm-group file); "
-                                          "expected the same members everywhere"));
-      }
+      Status s =
+          system_.CheckSameMembers(pg, ranks, "METADATA: process group " + std::to_string(pg));
+      if (!s.ok()) return AtNode(node, s);
     }
   }
   return Status::Ok();

@@ -138,24 +138,9 @@ StatusOr<int> Placement::Define(SystemLayer& system, int pg, const std::vector<i
     }
   }
   if (it != ids_.end()) {
-    // Defined before (another rank's METADATA, an earlier node, the comm-group file): the same
-    // members, or the ranks would disagree on who is in the group.
-    std::vector<int> sorted = npus;
-    std::sort(sorted.begin(), sorted.end());
-    const std::vector<int>* before = system.GroupMembers(it->second);
-    if (before != nullptr && *before != sorted) {
-      auto show = [](const std::vector<int>& m) {
-        std::string out = "[";
-        for (size_t k = 0; k < m.size() && k < 16; ++k) {
-          out += (k ? ", " : "") + std::to_string(m[k]);
-        }
-        return out + (m.size() > 16 ? ", ... " + std::to_string(m.size()) + " NPUs]" : "]");
-      };
-      return Status::Error("communicator group " + std::to_string(pg) + " is NPUs " + show(sorted) +
-                           " here, but " + show(*before) +
-                           " where it was defined first (another rank's METADATA, an earlier "
-                           "node, or the comm-group file); expected the same members everywhere");
-    }
+    Status s = system.CheckSameMembers(it->second, npus,
+                                       "communicator group " + std::to_string(pg) + " (NPUs)");
+    if (!s.ok()) return s;
     return it->second;
   }
   return Add(system, pg, dp ? -1 : Copy(npu), std::move(npus));
