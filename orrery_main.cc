@@ -84,12 +84,6 @@ std::string OutputPathProblem(const std::string& flag, const std::string& path, 
   return "";
 }
 
-std::vector<std::string> OptionNames(const po::options_description& d) {
-  std::vector<std::string> names;
-  for (const auto& o : d.options()) names.push_back("--" + o->long_name());
-  return names;
-}
-
 }  // namespace
 
 namespace {
@@ -195,14 +189,6 @@ int Main(int argc, char** argv) {
   try {
     po::store(orrery::ParseFlags(argc, argv, desc), vm);
     po::notify(vm);
-  } catch (const po::unknown_option& e) {
-    std::string flag = e.get_option_name();
-    std::string msg = "unknown flag '" + flag + "'";
-    // The name alone, without '=value', is what a suggestion is measured against.
-    const std::string name = flag.substr(0, flag.find('='));
-    const std::string guess = orrery::DidYouMean(name, OptionNames(desc));
-    if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
-    return Fail(msg + " (see --help)");
   } catch (const po::error& e) {
     return Fail(std::string(e.what()) + " (see --help)");
   }

@@ -179,6 +179,25 @@ TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
   const Outcome sweep = Orrery("sweep --sha 0/2 nothing.yaml");
   EXPECT_NE(sweep.exit_code, 0);
   EXPECT_NE(sweep.err.find("'--sha'"), std::string::npos) << sweep.err;
+  // Every subcommand suggests the flag it has closest to a misspelled one, with or without a
+  // value after '=' (they had said only "unrecognised option").
+  const std::vector<std::pair<std::string, std::string>> subcommands = {
+      {"validate --nccl-tests x.log --machne configs/machines/hgx-h100",
+       "validate: unknown flag '--machne'; did you mean '--machine'?"},
+      {"calibrate --nccl-test=x.log",
+       "unknown flag '--nccl-test=x.log'; did you mean "
+       "'--nccl-tests'?"},
+      {"sweep --resme spec.yaml", "sweep: unknown flag '--resme'; did you mean '--resume'?"},
+      {"sweep merge --otu x a.csv", "unknown flag '--otu'; did you mean '--out'?"},
+      {"trace-info --jsn x.json x", "trace-info: unknown flag '--jsn'; did you mean '--json'?"},
+      {"convert-text --inptu x", "convert-text: unknown flag '--inptu'; did you mean '--input'?"},
+      {"generate-llm --layrs 4", "generate-llm: unknown flag '--layrs'; did you mean '--layers'?"},
+  };
+  for (const auto& [command, message] : subcommands) {
+    const Outcome o = Orrery(command);
+    EXPECT_NE(o.exit_code, 0) << command;
+    EXPECT_NE(o.err.find(message), std::string::npos) << command << ": " << o.err;
+  }
 }
 
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
@@ -1246,7 +1265,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
                             " --num-npus 8 --num-passes 0"),
                      {"--num-passes '0': expected a whole number from 1 to 100000"});
   ExpectCleanFailure(Orrery("convert-text --inptu " + model),
-                     {"convert-text: unrecognised option"});
+                     {"convert-text: unknown flag '--inptu'; did you mean '--input'?"});
   // A text workload, or one rank's file, given as the trace prefix says what to give instead.
   ExpectCleanFailure(
       Orrery("--workload-configuration=examples/text/cnn_data.txt" + configs),
