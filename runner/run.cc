@@ -626,6 +626,32 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
       std::string& keys = short_lists[k];
       keys += (keys.empty() ? "'" : ", '") + std::string(lists[i].second) + "'";
     }
+    // ASTRA-sim's one* algorithms flatten the machine into one ring, so on several dimensions
+    // they send messages between NPUs that differ in more than one. Its congestion-unaware
+    // backend charges such a message the lowest differing dimension alone; Orrery's charges
+    // every dimension it crosses (network/README.md), so the times differ from ASTRA-sim's there.
+    const auto wide = [](const auto& d) { return d.npus > 1; };
+    if (o.backend == Backend::kAnalyticalUnaware &&
+        std::count_if(topology->dims.begin(), topology->dims.end(), wide) > 1) {
+      std::string keys;
+      for (size_t i = 0; i < 4; ++i) {
+        if (!customs[i]->empty()) continue;
+        if (std::any_of(params->impl[i].begin(), params->impl[i].end(), [](const AlgorithmSpec& a) {
+              return IsFlattened(a.kind) && a.kind != AlgorithmKind::kChannelRing;
+            })) {
+          keys += (keys.empty() ? "'" : ", '") + std::string(lists[i].second) + "'";
+        }
+      }
+      if (!keys.empty()) {
+        result.warnings.push_back(
+            o.system_config + ": a one* algorithm (in " + keys + ") flattens the network's " +
+            std::to_string(dims) +
+            " dimensions into one of all NPUs; a message between NPUs that differ in several "
+            "dimensions crosses each of them here, where ASTRA-sim's congestion-unaware backend "
+            "charges the lowest one alone, so these times are longer than ASTRA-sim's "
+            "(network/README.md, analytical-unaware)");
+      }
+    }
     for (const auto& [k, keys] : short_lists) {
       int spanned = 1;
       for (size_t d = 0; d < k; ++d) spanned *= topology->dims[d].npus;
