@@ -224,7 +224,7 @@ void AnalyticalAwareNetwork::Launch(int src, int dst, uint64_t size, uint64_t mt
   c.npu = src;
   c.dst = dst;
   c.switch_dim = -1;
-  c.tail = sim_.now();
+  c.train = {sim_.now(), sim_.now()};
   Forward(id);
 }
 
@@ -254,7 +254,7 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
     const Bandwidth bw = l.slow == kNone ? p.bandwidth : slow_[l.slow].bandwidth;
     // Busy time is the whole link's: a lane's serialization / lanes (= bytes / bandwidth).
     l.busy_ps += StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
-                                   (uint64_t{link} << 1) | kLinkFree, last_hop, &c.tail, size,
+                                   (uint64_t{link} << 1) | kLinkFree, last_hop, &c.train, size,
                                    c.mtu, bw, p.latency)
                      .ps() /
                  p.lanes;

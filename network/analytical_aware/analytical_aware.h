@@ -110,8 +110,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     uint32_t next = kNone;
     int8_t switch_dim;  // >= 0 while the chunk sits in that dimension's switch
     int8_t next_switch_dim;
-    Time tail;     // pipelined: when the chunk's last byte is whole where it is (or will be)
-    uint64_t mtu;  // 0: stored and forwarded whole; > 0: pipelined in packets of this size
+    PacketTrain train;  // pipelined: when its last packets are whole where it is (or will be)
+    uint64_t mtu;       // 0: stored and forwarded whole; > 0: pipelined in packets of this size
   };
 
   struct Hop {

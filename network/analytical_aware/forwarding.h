@@ -6,9 +6,9 @@
 //                                    in, and the link cannot finish before the last packet has
 //                                    reached this device.
 //
-//   PipelinedHop h = PipelineOverLink(now, tail_here, size, mtu, link_bw, link_latency);
+//   PipelinedHop h = PipelineOverLink(now, train_here, size, mtu, link_bw, link_latency);
 //   // link busy until h.link_free; next hop may start at h.head_arrival; the last byte reaches
-//   // the next device at h.tail_arrival (the delivery time when that device is the destination).
+//   // the next device at h.next.tail (the delivery time when that device is the destination).
 //
 // Without contention this reproduces the packet backend's timing of a message cut into
 // ceil(size / mtu) packets, with no per-packet events: over H equal links
@@ -56,10 +56,17 @@ class StoreAndForwardDelays {
   Time busy_;
 };
 
+// Where a pipelined chunk's packets are: when its last packet, and the one before it, are whole
+// at the device it is at (or will be). At the source both are the send time.
+struct PacketTrain {
+  Time tail;         // the last packet
+  Time penultimate;  // the packet before the last (with one packet: unused)
+};
+
 struct PipelinedHop {
   Time link_free;     // the link's last byte leaves
   Time head_arrival;  // the first packet is whole at the next device
-  Time tail_arrival;  // the last packet is whole at the next device
+  PacketTrain next;   // the train at the next device
   Time busy;          // time spent serializing (link statistics)
 };
 
@@ -70,18 +77,29 @@ inline uint64_t PieceUnit(uint64_t pipeline_mtu, uint64_t piece) {
 }
 
 // `start`: the link begins sending (the chunk's head is here and the link is free).
-// `tail_here`: when the chunk's last byte is whole at this device (at the source: `start`).
-inline PipelinedHop PipelineOverLink(Time start, Time tail_here, uint64_t size, uint64_t mtu,
-                                     Bandwidth bw, Time latency) {
+// `here`: when the chunk's last packet and the one before it are whole at this device.
+//
+// The full packets reach this device evenly spaced (by the slowest link behind them), so the one
+// before the last leaves at max(start + (packets - 1) * mtu / bw, here.penultimate + mtu / bw):
+// at line rate from `start`, unless the link outruns the packets, which it then sends as they
+// come. The last packet leaves after both it and that packet: after a slow link a fast one
+// waits for the last full packet, and then sends it whole before the (shorter) last one.
+inline PipelinedHop PipelineOverLink(Time start, const PacketTrain& here, uint64_t size,
+                                     uint64_t mtu, Bandwidth bw, Time latency) {
   const uint64_t first = std::min(size, mtu);
-  const uint64_t last = size == 0 ? 0 : size - (size - 1) / mtu * mtu;
+  const uint64_t packets = size == 0 ? 1 : (size - 1) / mtu + 1;
+  const uint64_t last = size == 0 ? 0 : size - (packets - 1) * mtu;
   PipelinedHop h;
   h.busy = Bytes(size) / bw;
-  // The link sends at line rate from `start`, unless it outruns the upstream packets: then it
-  // sends the last packet as soon as that has arrived.
-  h.link_free = std::max(start + h.busy, tail_here + Bytes(last) / bw);
   h.head_arrival = start + Bytes(first) / bw + latency;
-  h.tail_arrival = h.link_free + latency;
+  Time penultimate_leaves = start;
+  if (packets > 1) {
+    penultimate_leaves =
+        std::max(start + Bytes(size - last) / bw, here.penultimate + Bytes(mtu) / bw);
+  }
+  h.link_free = std::max(penultimate_leaves, here.tail) + Bytes(last) / bw;
+  h.next.tail = h.link_free + latency;
+  h.next.penultimate = penultimate_leaves + latency;
   return h;
 }
 
@@ -90,13 +108,13 @@ inline PipelinedHop PipelineOverLink(Time start, Time tail_here, uint64_t size, 
 // `last_hop`; its head otherwise), then `free_arg` for when the link's last byte leaves, and
 // moves `*tail` to the next device. Returns the link's busy time.
 inline Time StartPipelinedHop(Simulation& sim, EventTarget* target, uint64_t arrival_arg,
-                              uint64_t free_arg, bool last_hop, Time* tail, uint64_t size,
+                              uint64_t free_arg, bool last_hop, PacketTrain* train, uint64_t size,
                               uint64_t mtu, Bandwidth bw, Time latency) {
   const Time now = sim.now();
-  const PipelinedHop h = PipelineOverLink(now, *tail, size, mtu, bw, latency);
-  *tail = h.tail_arrival;
+  const PipelinedHop h = PipelineOverLink(now, *train, size, mtu, bw, latency);
+  *train = h.next;
   // Arrival first, then link-free: at equal times they run in this order.
-  sim.ScheduleAfter((last_hop ? h.tail_arrival : h.head_arrival) - now, target, arrival_arg);
+  sim.ScheduleAfter((last_hop ? h.next.tail : h.head_arrival) - now, target, arrival_arg);
   sim.ScheduleAfter(h.link_free - now, target, free_arg);
   return h.busy;
 }

@@ -81,7 +81,7 @@ void GraphNetwork::Launch(int src, int dst, uint64_t size, uint64_t mtu, Deliver
   c.src = src;
   c.dst = dst;
   c.at = src;
-  c.tail = sim_.now();
+  c.train = {sim_.now(), sim_.now()};
   Forward(id);
 }
 
@@ -106,7 +106,7 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
     l.busy_ps +=
         StartPipelinedHop(sim_, this, (uint64_t{chunk} << 1) | kArrival,
                           (uint64_t{link} << 1) | kLinkFree, graph_->links[link].dst == c.dst,
-                          &c.tail, size, c.mtu, l.bandwidth, l.latency)
+                          &c.train, size, c.mtu, l.bandwidth, l.latency)
             .ps();
     return;
   }

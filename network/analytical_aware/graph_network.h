@@ -75,8 +75,8 @@ class GraphNetwork final : public Network, private EventTarget {
     int32_t at;     // the device the chunk is at (or leaving)
     uint32_t link;  // the link it is on or waiting for
     uint32_t next = kNone;
-    Time tail;     // pipelined: when the chunk's last byte is whole where it is (or will be)
-    uint64_t mtu;  // 0: stored and forwarded whole; > 0: pipelined in packets of this size
+    PacketTrain train;  // pipelined: when its last packets are whole where it is (or will be)
+    uint64_t mtu;       // 0: stored and forwarded whole; > 0: pipelined in packets of this size
   };
 
   void OnEvent(uint64_t arg) override;
