@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 namespace orrery {
@@ -28,6 +30,12 @@ std::string Describe(Bandwidth bw, Time latency) {
          " ns";
 }
 
+// NPUs relay other NPUs' traffic on a ring or a mesh, and between the dimensions of several.
+bool NpusRelay(const std::vector<Dimension>& dims) {
+  return dims.size() > 1 ||
+         (!dims.empty() && (dims[0].type == BlockType::kRing || dims[0].type == BlockType::kMesh));
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
@@ -49,8 +57,7 @@ StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
                          " links; this network has " + FormatNumber(links));
   }
   const int n = static_cast<int>(npus);
-  const bool relay =
-      dims.size() > 1 || dims[0].type == BlockType::kRing || dims[0].type == BlockType::kMesh;
+  const bool relay = NpusRelay(dims);
   auto g = std::make_shared<PhysicalGraph>();
   g->AddNpus(n, relay);
   g->description = std::to_string(dims.size()) + "-D network of " + std::to_string(n) + " NPUs";
@@ -158,22 +165,25 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
       return problems;
     }
   }
-  // Every kind of link once: (bandwidth, latency, a name for messages).
+  // Every kind of link once: (bandwidth, latency, into a relaying NPU, a name for messages).
+  // A link into a relaying NPU has that NPU's memory for a buffer (ResolvePortLimits).
   struct LinkKind {
     Bandwidth bw;
     Time latency;
+    bool relay;
     std::string name;
+    std::string into;  // " into a relaying NPU", " into a switch", or empty
+    std::string Label() const { return name + " (" + Describe(bw, latency) + ")" + into; }
   };
   std::vector<LinkKind> kinds;
   if (t.graph != nullptr) {
-    std::map<std::pair<double, int64_t>, bool> seen;
+    std::set<std::tuple<double, int64_t, bool>> seen;
     for (const PhysicalGraph::Link& l : t.graph->links) {
-      if (!seen.emplace(std::make_pair(l.bandwidth.bytes_per_sec(), l.latency.ps()), true).second) {
-        continue;
-      }
+      const PhysicalGraph::Device& to = t.graph->devices[l.dst];
+      const bool relay = to.npu && to.forwards;
+      if (!seen.emplace(l.bandwidth.bytes_per_sec(), l.latency.ps(), relay).second) continue;
       kinds.push_back(
-          {l.bandwidth, l.latency,
-           "link " + t.graph->devices[l.src].name + "->" + t.graph->devices[l.dst].name});
+          {l.bandwidth, l.latency, relay, "link " + t.graph->devices[l.src].name + "->" + to.name});
     }
   } else {
     double npus = 1;
@@ -184,10 +194,20 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
                    FormatNumber(npus) + " (use analytical-aware for larger machines)");
       return problems;
     }
+    // Every dimension has links into NPUs (a switch's down-links, or NPU to NPU), and a switch
+    // dimension also links up into its switches.
+    const bool relay = NpusRelay(t.dims);
     for (size_t d = 0; d < t.dims.size(); ++d) {
-      kinds.push_back({t.dims[d].bandwidth, t.dims[d].latency,
-                       "a link of dimension " + std::to_string(d) + " (" +
-                           BlockTypeName(t.dims[d].type) + ")"});
+      const std::string name =
+          "a link of dimension " + std::to_string(d) + " (" + BlockTypeName(t.dims[d].type) + ")";
+      if (relay) {
+        kinds.push_back(
+            {t.dims[d].bandwidth, t.dims[d].latency, true, name, " into a relaying NPU"});
+      }
+      if (!relay || t.dims[d].type == BlockType::kSwitch) {
+        kinds.push_back(
+            {t.dims[d].bandwidth, t.dims[d].latency, false, name, relay ? " into a switch" : ""});
+      }
     }
   }
   const bool pfc = p.flow_control == NetworkParams::FlowControl::kPfc;
@@ -203,7 +223,7 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
     // Automatic: a round trip + 16 MTU; PFC's least buffer: headroom (+ 3 MTU) + 1 MTU.
     const uint64_t extra_mtus = p.buffer_bytes == 0 ? 16 : 4;
     if ((p.buffer_bytes == 0 || pfc) && round_trip > kMaxBufferBytes - extra_mtus * p.mtu) {
-      problems.Add(k.name + " (" + Describe(k.bw, k.latency) + ") holds " +
+      problems.Add(k.Label() + " holds " +
                    FormatNumber(std::ceil(2.0 * k.latency.Ns() * k.bw.bytes_per_ns())) +
                    " bytes over a round trip (2 x latency x bandwidth), so the " +
                    (p.buffer_bytes == 0 ? "automatic packet-buffer-bytes"
@@ -214,22 +234,21 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
                    (pfc ? "" : ", or a packet-buffer-bytes of at most 2^40 that paces the link"));
       return problems;
     }
-    const PortLimits l = ResolvePortLimits(p, k.bw, k.latency);
+    const PortLimits l = ResolvePortLimits(p, k.bw, k.latency, k.relay);
     const uint64_t headroom = PfcHeadroomBytes(k.bw, k.latency, p.mtu);
     // Credit: a packet plus the bubble a new packet needs (network/README.md). PFC: xoff at
     // least one packet above zero, and the headroom above it.
     const uint64_t need = pfc ? headroom + p.mtu : 2 * p.mtu;
     if (need > need_buffer) {
       need_buffer = need;
-      buffer_link = k.name + " (" + Describe(k.bw, k.latency) + ")";
+      buffer_link = k.Label();
     }
     if (pfc && p.pfc_xon_bytes > 0 && l.xon_bytes >= l.xoff_bytes && xon_link.empty()) {
-      xon_link =
-          k.name + " (" + Describe(k.bw, k.latency) + "), whose xoff is " + Num(l.xoff_bytes);
+      xon_link = k.Label() + ", whose xoff is " + Num(l.xoff_bytes);
     }
     if (pfc && l.buffer_bytes >= headroom && l.buffer_bytes - headroom < need_xoff_max) {
       need_xoff_max = l.buffer_bytes - headroom;
-      xoff_link = k.name + " (" + Describe(k.bw, k.latency) + ")";
+      xoff_link = k.Label();
     }
   }
   if (!xon_link.empty()) {

@@ -801,6 +801,50 @@ TEST(Engine, DeterministicAndPooled) {
 
 // ---- Bad parameters are errors naming the key, the value and the valid range ----
 
+// A link into a relaying NPU has the NPU's memory (4 MiB) for its ingress buffer, so PFC's
+// thresholds there are checked against that, not against a switch port's automatic buffer (a
+// ring's xoff of 1 MB, or an xon alone of 100 kB, had been refused with a switch port's range).
+TEST(Check, PfcThresholdsIntoRelayingNpusAreCheckedAgainstTheirMemory) {
+  const Topology ring = OneDim(BlockType::kRing, 8);  // 1 B/ns, 100 ns
+  NetworkParams p = Params();
+  p.flow_control = NetworkParams::FlowControl::kPfc;
+  p.pfc_xoff_bytes = 1000000;
+  EXPECT_TRUE(CheckPacketTopology(ring, p).ok()) << CheckPacketTopology(ring, p).message();
+  p.pfc_xoff_bytes = 0;
+  p.pfc_xon_bytes = 100000;
+  EXPECT_TRUE(CheckPacketTopology(ring, p).ok()) << CheckPacketTopology(ring, p).message();
+  // Headroom: 2 * 100 * 1 + 3 MTU = 12488; the largest xoff 4194304 - 12488 = 4181816.
+  p.pfc_xon_bytes = 0;
+  p.pfc_xoff_bytes = 4181817;
+  Status s = CheckPacketTopology(ring, p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("expected 4096 .. 4181816 (one MTU .. buffer - headroom of a link "
+                             "of dimension 0 (Ring) (0.9313225746 GB/s, 100 ns) into a relaying "
+                             "NPU)"),
+            std::string::npos)
+      << s.message();
+  // Two switch dimensions: the NPUs relay between them, but a link up into a switch has a
+  // switch port's buffer (200 B + 16 MTU), which bounds xoff.
+  Topology two = OneDim(BlockType::kSwitch, 4);
+  two.dims.push_back(Dimension{BlockType::kSwitch, 2, kOneBytePerNs, k100ns});
+  p.pfc_xoff_bytes = 1000000;
+  s = CheckPacketTopology(two, p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("expected 4096 .. " + std::to_string(200 + 16 * 4096 - 12488) +
+                             " (one MTU .. buffer - headroom of a link of dimension 0 (Switch) "
+                             "(0.9313225746 GB/s, 100 ns) into a switch)"),
+            std::string::npos)
+      << s.message();
+  // Both run as checked: a ring all-to-all with xoff at 1 MB arrives whole.
+  p.pfc_xoff_bytes = 1000000;
+  Simulation sim;
+  PacketNetwork net(sim, ring, p);
+  Recorder r(sim);
+  for (int src = 0; src < 8; ++src) net.Send(src, (src + 4) % 8, Bytes(kMiB), &r, src);
+  sim.Run();
+  EXPECT_EQ(r.at.size(), 8u);
+}
+
 TEST(Check, BadParametersNameKeyValueAndRange) {
   const Topology t = OneDim(BlockType::kSwitch, 8, Bandwidth::FromGiBps(400), Time::FromNs(1000));
   NetworkParams p = Params();
@@ -850,8 +894,8 @@ TEST(Check, BadParametersNameKeyValueAndRange) {
       OneDim(BlockType::kRing, 8, Bandwidth::FromGiBps(1e10), Time::FromNs(500'000'000));
   s = CheckPacketTopology(far, Params());
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("a link of dimension 0 (Ring) (1e+10 GB/s, 500000000 ns) holds "
-                             "1.073741824e+19 bytes over a round trip"),
+  EXPECT_NE(s.message().find("a link of dimension 0 (Ring) (1e+10 GB/s, 500000000 ns) into a "
+                             "relaying NPU holds 1.073741824e+19 bytes over a round trip"),
             std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("above 2^40"), std::string::npos) << s.message();
