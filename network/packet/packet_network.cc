@@ -433,14 +433,14 @@ uint32_t PacketNetwork::NewPacket() {
 
 void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) {
   CheckSendEndpoints(src, dst, graph_->num_npus);
-  if (size.count() / params_.mtu >= kMaxPacketsPerMessage) {
+  const uint64_t packets = size.count() / params_.mtu + (size.count() % params_.mtu != 0);
+  if (packets > kMaxPacketsPerMessage) {
     if (error_.ok()) {
-      error_ =
-          Status::Error("the packet backend cannot simulate a message of " + Num(size.count()) +
-                        " B from NPU " + Num(src) + " to NPU " + Num(dst) + ": " +
-                        Num(size.count() / params_.mtu) + " packets of packet-mtu " +
-                        Num(params_.mtu) + " B, above its limit of " + Num(kMaxPacketsPerMessage) +
-                        " per message; use the analytical-aware backend for messages this large");
+      error_ = Status::Error(
+          "the packet backend cannot simulate a message of " + Num(size.count()) + " B from NPU " +
+          Num(src) + " to NPU " + Num(dst) + ": " + Num(packets) + " packets of packet-mtu " +
+          Num(params_.mtu) + " B, above its limit of " + Num(kMaxPacketsPerMessage) +
+          " per message; use the analytical-aware backend for messages this large");
     }
     sim_.Abort();
     return;

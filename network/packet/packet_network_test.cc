@@ -801,6 +801,33 @@ TEST(Engine, DeterministicAndPooled) {
 
 // ---- Bad parameters are errors naming the key, the value and the valid range ----
 
+// A message of up to 2^28 packets is simulated; one byte more is refused with its packet count
+// (a message of exactly 2^28 packets had been refused, "268435456 packets, above its limit of
+// 268435456"). Packets of 16 MiB keep the sizes in range; nothing is run.
+TEST(Check, MessagesOfMoreThanTwoToTheTwentyEightPacketsAreRefused) {
+  NetworkParams p = Params();
+  p.mtu = uint64_t{1} << 24;
+  const Topology t = OneDim(BlockType::kSwitch, 2);
+  const uint64_t largest = PacketNetwork::kMaxPacketsPerMessage * p.mtu;
+  {
+    Simulation sim;
+    PacketNetwork net(sim, t, p);
+    Recorder r(sim);
+    net.Send(0, 1, Bytes(largest), &r, 1);
+    EXPECT_TRUE(net.error().ok()) << net.error().message();
+  }
+  Simulation sim;
+  PacketNetwork net(sim, t, p);
+  Recorder r(sim);
+  net.Send(0, 1, Bytes(largest + 1), &r, 1);
+  ASSERT_FALSE(net.error().ok());
+  EXPECT_NE(net.error().message().find("a message of 4503599627370497 B from NPU 0 to NPU 1: "
+                                       "268435457 packets of packet-mtu 16777216 B, above its "
+                                       "limit of 268435456 per message"),
+            std::string::npos)
+      << net.error().message();
+}
+
 // A link into a relaying NPU has the NPU's memory (4 MiB) for its ingress buffer, so PFC's
 // thresholds there are checked against that, not against a switch port's automatic buffer (a
 // ring's xoff of 1 MB, or an xon alone of 100 kB, had been refused with a switch port's range).
