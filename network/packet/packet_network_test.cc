@@ -906,6 +906,22 @@ TEST(Check, BadParametersNameKeyValueAndRange) {
   EXPECT_NE(s.message().find("whose xoff is " + std::to_string(13 * 4096)), std::string::npos)
       << s.message();
 
+  // 64 B at 10^6 GiB/s: 0.06 ps, which had rounded to an instant link.
+  p = Params();
+  p.mtu = 64;
+  s = CheckPacketTopology(OneDim(BlockType::kRing, 8, Bandwidth::FromGiBps(1e6)), p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("key 'packet-mtu' is 64, which a link of dimension 0 (Ring) "
+                             "(1000000 GB/s, 100 ns) into a relaying NPU sends in 0.0596"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("at least 100 ps on every link (1% rounding): expected a "
+                             "packet-mtu of at least 107375 B"),
+            std::string::npos)
+      << s.message();
+  p.mtu = 107375;
+  EXPECT_TRUE(CheckPacketTopology(OneDim(BlockType::kRing, 8, Bandwidth::FromGiBps(1e6)), p).ok());
+
   p = Params();
   p.buffer_bytes = 4096;  // credits need 2 MTU
   s = CheckPacketTopology(t, p);
@@ -913,16 +929,16 @@ TEST(Check, BadParametersNameKeyValueAndRange) {
   EXPECT_NE(s.message().find("expected 8192 .. 2^40"), std::string::npos) << s.message();
 
   // A link that holds more than 2^40 bytes over a round trip (2 x latency x bandwidth; here
-  // 2 * 5e8 ns * 1e10 * 2^30 / 1e9 B/ns = 1.07e19 B): the automatic buffer and the PFC headroom
+  // 2 * 1e11 ns * 1e4 * 2^30 / 1e9 B/ns = 2.1e15 B): the automatic buffer and the PFC headroom
   // would be past the largest packet-buffer-bytes (they overflowed 2^64 and deadlocked the run,
   // or ran with a wrapped buffer). With credits and a buffer of at most 2^40, the link runs at
   // buffer / round trip.
   const Topology far =
-      OneDim(BlockType::kRing, 8, Bandwidth::FromGiBps(1e10), Time::FromNs(500'000'000));
+      OneDim(BlockType::kRing, 8, Bandwidth::FromGiBps(1e4), Time::FromNs(100'000'000'000));
   s = CheckPacketTopology(far, Params());
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("a link of dimension 0 (Ring) (1e+10 GB/s, 500000000 ns) into a "
-                             "relaying NPU holds 1.073741824e+19 bytes over a round trip"),
+  EXPECT_NE(s.message().find("a link of dimension 0 (Ring) (10000 GB/s, 1e+11 ns) into a "
+                             "relaying NPU holds 2.147483648e+15 bytes over a round trip"),
             std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("above 2^40"), std::string::npos) << s.message();
