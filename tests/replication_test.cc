@@ -455,11 +455,19 @@ TEST(ReplicateTrace, MetadataDictsAreReadByKey) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   // Python's and JSON's escapes in strings, tuples, None and True, other dicts (int keys, sets,
   // nested options) and a trailing comma are all read past, as PyTorch may write them.
-  for (const char* inputs : {
-           R"([[{"pg_name": "1", "pg_desc": "my \"tp\" g{roup", "ranks": [0, 1, 2, 3,]}]])",
-           R"([[{'pg_name': '1', 'pg_desc': 'it\'s', 'shape': (2, 2), 'x': None, 'y': True,)"
-           R"( 'opts': {'timeout': 5}, 'ranks': (0, 1, 2, 3)}], {0: 'x'}, {5, 6}, "}{"])",
-       }) {
+  for (
+      const char* inputs : {
+          R"([[{"pg_name": "1", "pg_desc": "my \"tp\" g{roup", "ranks": [0, 1, 2, 3,]}]])",
+          R"([[{'pg_name': '1', 'pg_desc': 'it\'s', 'shape': (2, 2), 'x': None, 'y': True,)"
+          R"( 'opts': {'timeout': 5}, 'ranks': (0, 1, 2, 3)}], {0: 'x'}, {5, 6}, "}{"])",
+          // Chakra's PyTorch converter: str() of PyTorch's inputs, a list of one JSON string
+          // (it had been passed over as one string: no group, and the collective's pg_name
+          // then named an undefined group).
+          R"(['[{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", )"
+          R"("pg_size": 4, "ranks": []}, {"pg_name": "1", "pg_desc": "tp", "pg_size": 4, )"
+          R"("ranks": [0, 1, 2, 3]}]'])",
+          R"(["[{\"pg_name\": \"1\", \"pg_desc\": \"it's \\\"tp\\\"\", \"ranks\": [0, 1, 2, 3]}]"])",
+      }) {
     r = RunSimulation(run(inputs, "1"));
     EXPECT_TRUE(r.ok()) << inputs << "\n" << r.status().message();
   }

@@ -266,6 +266,35 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// Chakra's PyTorch converter writes a METADATA node's inputs as str() of PyTorch's list of
+// inputs, and process_group:init's one input is the groups as a JSON string: ['[{"pg_name":
+// ...}]'] (ASTRA-sim strips the two characters at each end). When `v` is a list of one string
+// that mentions pg_name, returns that string's text with Python's escapes undone.
+std::optional<std::string> OneStringInList(std::string_view v) {
+  v = Trim(v);
+  if (v.size() < 4 || v.front() != '[' || v.back() != ']') return std::nullopt;
+  const std::string_view inside = Trim(v.substr(1, v.size() - 2));
+  if (inside.empty() || (inside.front() != '\'' && inside.front() != '"') ||
+      QuotedEnd(inside, 0) != inside.size() || inside.find("pg_name") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string text;
+  text.reserve(inside.size());
+  for (size_t i = 1; i + 1 < inside.size(); ++i) {
+    const char c = inside[i];
+    if (c == '\\' && i + 2 < inside.size()) {
+      const char next = inside[i + 1];
+      if (next == '\\' || next == '\'' || next == '"') {
+        text += next;
+        ++i;
+        continue;
+      }
+    }
+    text += c;
+  }
+  return text;
+}
+
 std::string_view Unquote(std::string_view s) {
   if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) {
     return s.substr(1, s.size() - 2);
@@ -299,14 +328,18 @@ bool ParseDict(std::string_view d,
 }  // namespace
 
 Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
-  // PyTorch's process_group:init: inputs.values holds a Python list of dicts, each
+  // PyTorch's process_group:init: inputs.values holds a Python list of dicts (or Chakra's
+  // converter's list of one string holding them as JSON: OneStringInList), each
   // {'pg_name': '<int>', 'pg_desc': ..., 'pg_size': ..., 'ranks': [...]}; empty ranks means
   // every NPU. Keys are read by name, in any order. A group whose name is not a number (PyTorch
   // can hash group names) is one no collective here can name (pg_name is a group number), so it
   // is left out.
   auto values = trace_.metadata_inputs(node);
   if (!values) return Status::Ok();
-  const std::string_view v = *values;
+  // Chakra's converter's form, a list holding the JSON as one string; offsets below are then
+  // in that string's text.
+  const std::optional<std::string> json = OneStringInList(*values);
+  const std::string_view v = json ? std::string_view(*json) : std::string_view(*values);
   auto bad = [&](const std::string& what) {
     return AtNode(node, Status::Error("METADATA: " + what +
                                       "; expected a list of {'pg_name': '<group number>', "
