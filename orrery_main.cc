@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -340,7 +341,18 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rc = Main(argc, argv);
+  int rc = 1;
+  try {
+    rc = Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // A machine or trace larger than the memory this process may use (a million NPUs need
+    // gigabytes): said, not an abort.
+    std::fprintf(stderr,
+                 "error: out of memory: this run needs more memory than the process may use; "
+                 "give it more (ulimit -v, the container's or job's memory limit), or simulate "
+                 "fewer NPUs or a smaller trace\n");
+    return 1;
+  }
   // Results printed to a full disk or a closed pipe are lost: that is a failure, not a success.
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     std::fprintf(stderr, "error: writing the results to standard output failed: %s\n",

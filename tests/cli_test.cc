@@ -615,6 +615,26 @@ TEST(Cli, OneStarAlgorithmsOnSeveralDimensionsWarnOnTheUnawareBackend) {
   EXPECT_EQ(rings.err.find("flattens"), std::string::npos) << rings.err;
 }
 
+// Running out of memory (a million NPUs under a 1 GB limit) is an error saying so, with exit 1;
+// it had aborted with "terminate called after throwing an instance of 'std::bad_alloc'".
+TEST(Cli, OutOfMemoryIsAnErrorNotAnAbort) {
+  const std::string args = Args("out_of_memory", 2, AllReduceRanks(2));
+  Spit(Tmp("out_of_memory.net.yml"),
+       "topology: [ Switch ]\nnpus_count: [ 1048576 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  const std::string err = Tmp("out_of_memory.err");
+  const int status = std::system(("ulimit -v 1000000; timeout 120 ./orrery " + args +
+                                  " --replicate-trace --dp-groups none >/dev/null 2>" + err)
+                                     .c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string message = Slurp(err);
+  EXPECT_NE(message.find("error: out of memory: this run needs more memory than the process may "
+                         "use"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("terminate called"), std::string::npos) << message;
+}
+
 // More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.
 TEST(Cli, MoreTraceFilesThanNpusIsAWarning) {
   const Outcome o = Orrery(Args("too_many", 4, AllReduceRanks(8)));
