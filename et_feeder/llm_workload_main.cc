@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -161,6 +162,14 @@ int GenerateLlmMain(int argc, char** argv) {
   Status s;
   const Status preset = model.empty() ? Status::Ok() : ApplyLlmPreset(model, &c);
   s.Merge(preset);
+  // A whole-number flag that does not parse keeps its default for the shape's check below, which
+  // then names every other problem; a second check with it out of range gives its range.
+  struct Unparsed {
+    std::string text;
+    int64_t* value;
+  };
+  std::map<std::string, Unparsed> unparsed;  // by flag
+  std::set<std::string> missing;             // required flags not given
   for (const Whole& w : kWhole) {
     const std::string& text = whole_text[w.flag];
     if (!vm.count(w.flag)) continue;
@@ -169,8 +178,7 @@ int GenerateLlmMain(int argc, char** argv) {
     // silently as that; only --experts means something by 0 (a dense MLP).
     const bool zero_ok = std::string(w.flag) == "experts";
     if (!v || (*v == 0 && !zero_ok)) {
-      s.Merge(Status::Invalid("generate-llm", std::string("--") + w.flag, text,
-                              zero_ok ? "a whole number" : "a whole number from 1"));
+      unparsed[std::string("--") + w.flag] = Unparsed{text, w.value};
     } else {
       *w.value = static_cast<int64_t>(*v);
     }
@@ -178,6 +186,7 @@ int GenerateLlmMain(int argc, char** argv) {
   if (model.empty()) {
     for (const char* needed : {"layers", "hidden", "heads"}) {
       if (!vm.count(needed)) {
+        missing.insert(std::string("--") + needed);
         s.Add(std::string("generate-llm: --") + needed +
               " is required without --model (presets: orrery generate-llm --list-models)");
       }
@@ -228,9 +237,38 @@ int GenerateLlmMain(int argc, char** argv) {
       *value = v;
     }
   }
-  // The shape's checks too, so that one run names every problem (a flag that did not parse
-  // keeps its default there).
-  if (preset.ok()) s.Merge(CheckLlmConfig(&c));
+  // The shape's checks too, so that one run names every problem once: a missing flag only as
+  // missing, a flag that did not parse with its text and range.
+  auto flag_of = [](const std::string& problem) {
+    const std::string prefix = "generate-llm: ";
+    const size_t is = problem.find(" is '");
+    return problem.rfind(prefix, 0) == 0 && is != std::string::npos
+               ? problem.substr(prefix.size(), is - prefix.size())
+               : std::string();
+  };
+  if (preset.ok()) {
+    const Status checked = CheckLlmConfig(&c);
+    for (const std::string& problem : checked.problems()) {
+      const std::string flag = flag_of(problem);
+      if (missing.count(flag) == 0 && unparsed.count(flag) == 0) s.Add(problem);
+    }
+    if (!unparsed.empty()) {
+      for (auto& [flag, u] : unparsed) *u.value = -1;  // out of every range
+      const Status ranges = CheckLlmConfig(&c);
+      for (const std::string& problem : ranges.problems()) {
+        const auto u = unparsed.find(flag_of(problem));
+        if (u == unparsed.end()) continue;
+        const size_t value = problem.find(" is '") + 5;
+        s.Add(problem.substr(0, value) + u->second.text +
+              problem.substr(problem.find('\'', value)));
+        unparsed.erase(u);
+      }
+    }
+  }
+  for (const auto& [flag, u] : unparsed) {
+    s.Merge(Status::Invalid("generate-llm", flag, u.text,
+                            flag == "--experts" ? "a whole number" : "a whole number from 1"));
+  }
   if (!s.ok()) {
     for (const std::string& p : s.problems()) std::fprintf(stderr, "error: %s\n", p.c_str());
     return 1;

@@ -1184,6 +1184,15 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   EXPECT_EQ(unnamed.exit_code, 1);
   EXPECT_NE(unnamed.err.find("--layers is required without --model"), std::string::npos)
       << unnamed.err;
+  // Each flag is named once, with its text and its whole range; a missing one only as missing
+  // (they had been named twice, the second time as '0', the default the field kept).
+  const Outcome once = Orrery("generate-llm --layers 1.5 --heads -1 --output " + prefix);
+  EXPECT_EQ(once.exit_code, 1);
+  EXPECT_EQ(once.err,
+            "error: generate-llm: --hidden is required without --model (presets: orrery "
+            "generate-llm --list-models)\n"
+            "error: generate-llm: --layers is '1.5'; expected a whole number from 1 to 100000\n"
+            "error: generate-llm: --heads is '-1'; expected a whole number from 1 to 1048576\n");
   const Outcome models = Orrery("generate-llm --list-models");
   ASSERT_EQ(models.exit_code, 0);
   EXPECT_NE(models.out.find("llama2-70b: Llama 2 70B, 80 layers, hidden 8192, 64 heads (8 "
