@@ -24,7 +24,9 @@ Time Time::FromNsTruncated(double ns) {
 
 std::string Time::ToHuman() const {
   char buf[64];
-  const double ns = Ns();
+  // Whole ns first, as every ns figure prints (a sys[i] line, a report): 720772.6 ns is
+  // 720.772 us here too, not 720.773.
+  const double ns = static_cast<double>(WholeNs());
   if (ns >= 1e9) {
     std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
   } else if (ns >= 1e6) {

@@ -52,6 +52,9 @@ TEST(UnitsTest, HumanReadable) {
   EXPECT_EQ(Time::FromNs(890).ToHuman(), "890 ns");
   EXPECT_EQ(Time::FromNs(56700).ToHuman(), "56.700 us");
   EXPECT_EQ(Time::FromNs(1234000).ToHuman(), "1.234 ms");
+  // Whole ns first, as a sys[i] line prints 720772 for it (it had read 720.773 us).
+  EXPECT_EQ(Time::FromPs(720'772'600).ToHuman(), "720.772 us");
+  EXPECT_EQ(Time::FromPs(890'600).ToHuman(), "890 ns");
 }
 
 }  // namespace

@@ -41,6 +41,12 @@ std::string Num(double v) {
 }
 
 std::string Ns(Time t) { return std::to_string(t.WholeNs()); }
+// A span's whole ns as its ends print (end_ns - start_ns), so that durations printed beside their
+// ends agree with them and the critical path's add up to the step time (the picosecond span
+// truncated on its own could be 1 ns off).
+std::string NsBetween(Time start, Time end) {
+  return std::to_string(end.WholeNs() - start.WholeNs());
+}
 
 Status Save(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
@@ -489,7 +495,7 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
            "\", \"group\": " + JsonString(c.group.empty() ? "all" : c.group) +
            ", \"group_size\": " + std::to_string(c.group_size) +
            ", \"bytes\": " + std::to_string(c.bytes) + ", \"start\": " + Ns(c.start) +
-           ", \"end\": " + Ns(c.end) + ", \"duration\": " + Ns(c.end - c.start) +
+           ", \"end\": " + Ns(c.end) + ", \"duration\": " + NsBetween(c.start, c.end) +
            ", \"alg_bw\": " + Num(c.alg_bw_gbps) + ", \"bus_bw\": " + Num(c.bus_bw_gbps) + "}" +
            (i + 1 < colls.size() ? ",\n" : "\n");
   }
@@ -537,7 +543,7 @@ Status WriteReportJson(const RunResult& r, const std::string& path) {
     out += "    {\"npu\": " + std::to_string(c.npu) +
            ", \"node_id\": " + std::to_string(c.node_id) + ", \"name\": " + JsonString(c.name) +
            ", \"kind\": \"" + PathKind(c) + "\", \"start\": " + Ns(c.start) +
-           ", \"end\": " + Ns(c.end) + ", \"duration\": " + Ns(c.end - c.start) +
+           ", \"end\": " + Ns(c.end) + ", \"duration\": " + NsBetween(c.start, c.end) +
            ", \"after\": \"" + PathLinkName(c.link) + "\"" +
            (c.from_npu >= 0 ? ", \"after_npu\": " + std::to_string(c.from_npu) +
                                   ", \"after_node_id\": " + std::to_string(c.from_node_id)
@@ -572,8 +578,8 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
              std::to_string(c.node_id) + "," + CsvField(c.name) + "," +
              et::CollectiveTypeName(c.type) + "," + CsvField(c.group.empty() ? "all" : c.group) +
              "," + std::to_string(c.group_size) + "," + std::to_string(c.bytes) + "," +
-             Ns(c.start) + "," + Ns(c.end) + "," + Ns(c.end - c.start) + "," + Num(c.alg_bw_gbps) +
-             "," + Num(c.bus_bw_gbps) + "\n";
+             Ns(c.start) + "," + Ns(c.end) + "," + NsBetween(c.start, c.end) + "," +
+             Num(c.alg_bw_gbps) + "," + Num(c.bus_bw_gbps) + "\n";
   }
   std::string links = "link,bytes,busy_ns,utilisation\n";
   for (const LinkStats& l : r.links) {
@@ -585,8 +591,8 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
       "npu,node_id,name,kind,start_ns,end_ns,duration_ns,after,after_npu,after_node_id\n";
   for (const CriticalPathStep& c : r.critical_path) {
     path += std::to_string(c.npu) + "," + std::to_string(c.node_id) + "," + CsvField(c.name) + "," +
-            PathKind(c) + "," + Ns(c.start) + "," + Ns(c.end) + "," + Ns(c.end - c.start) + "," +
-            PathLinkName(c.link) + "," +
+            PathKind(c) + "," + Ns(c.start) + "," + Ns(c.end) + "," + NsBetween(c.start, c.end) +
+            "," + PathLinkName(c.link) + "," +
             (c.from_npu >= 0 ? std::to_string(c.from_npu) + "," + std::to_string(c.from_node_id)
                              : std::string(",")) +
             "\n";

@@ -588,8 +588,39 @@ void ExpectWholeStep(const RunResult& r) {
   }
   EXPECT_EQ(t, r.end);
   const CriticalPathTotals totals = CriticalPathTotalsOf(r);
-  EXPECT_EQ(totals.total, r.end);
-  EXPECT_EQ(totals.compute + totals.cpu + totals.communication + totals.memory, r.end);
+  EXPECT_EQ(totals.total, Time::FromNs(r.end.WholeNs()));
+  EXPECT_EQ(totals.compute + totals.cpu + totals.communication + totals.memory, totals.total);
+}
+
+// Times in ps (the packet backend's): a duration printed beside its ends is their difference,
+// and the critical path's parts add up to its total and the step time, in whole ns. Each had
+// been truncated on its own (a segment of [5000.6, 105000.3] ns printed 99999 beside 5000 and
+// 105000; the parts summed short of the total).
+TEST(Report, DurationsAreTheDifferencesOfTheirPrintedEnds) {
+  RunResult r = MixedRun();
+  ASSERT_EQ(r.critical_path.size(), 2u);
+  r.critical_path[0].end = r.critical_path[1].start = r.critical_path[0].end + Time::FromPs(600);
+  r.critical_path[1].end = r.end = r.end + Time::FromPs(300);
+  const CriticalPathTotals totals = CriticalPathTotalsOf(r);
+  EXPECT_EQ(totals.compute + totals.cpu + totals.communication + totals.memory, totals.total);
+  EXPECT_EQ(totals.total, Time::FromNs(r.end.WholeNs()));
+  const std::string path = TestTmp("durations.json");
+  ASSERT_TRUE(WriteReportJson(r, path).ok());
+  const YAML::Node doc = YAML::LoadFile(path);
+  const YAML::Node cp = doc["critical_path"];
+  int64_t sum = 0;
+  for (const YAML::Node& seg : cp["segments"]) {
+    EXPECT_EQ(seg["duration"].as<int64_t>(), seg["end"].as<int64_t>() - seg["start"].as<int64_t>());
+    sum += seg["duration"].as<int64_t>();
+  }
+  EXPECT_EQ(sum, doc["step_time_ns"].as<int64_t>());
+  EXPECT_EQ(cp["total"].as<int64_t>(), sum);
+  EXPECT_EQ(cp["compute"].as<int64_t>() + cp["cpu"].as<int64_t>() +
+                cp["communication"].as<int64_t>() + cp["memory"].as<int64_t>(),
+            sum);
+  for (const YAML::Node& c : doc["collectives"]) {
+    EXPECT_EQ(c["duration"].as<int64_t>(), c["end"].as<int64_t>() - c["start"].as<int64_t>());
+  }
 }
 
 // MixedRun: NPU 0's 100 us kernel after fwd bounds the step (105 us); nothing else is on it.
