@@ -581,11 +581,21 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
              Ns(c.start) + "," + Ns(c.end) + "," + NsBetween(c.start, c.end) + "," +
              Num(c.alg_bw_gbps) + "," + Num(c.bus_bw_gbps) + "\n";
   }
-  std::string links = "link,bytes,busy_ns,utilisation\n";
+  // The packet backend's ports add their queue and flow-control columns, as in the JSON report.
+  const bool ports = std::any_of(r.links.begin(), r.links.end(),
+                                 [](const LinkStats& l) { return l.port.has_value(); });
+  std::string links = std::string("link,bytes,busy_ns,utilisation") +
+                      (ports ? ",max_queue_bytes,mean_queue_bytes,pause_ns,drops" : "") + "\n";
   for (const LinkStats& l : r.links) {
     const double util = r.end.ps() > 0 ? static_cast<double>(l.busy.ps()) / r.end.ps() : 0;
-    links += CsvField(l.name) + "," + std::to_string(l.bytes) + "," + Ns(l.busy) + "," + Num(util) +
-             "\n";
+    links += CsvField(l.name) + "," + std::to_string(l.bytes) + "," + Ns(l.busy) + "," + Num(util);
+    if (l.port) {
+      links += "," + std::to_string(l.port->max_queue_bytes) + "," + Num(l.port->mean_queue_bytes) +
+               "," + Ns(l.port->paused) + "," + std::to_string(l.port->drops);
+    } else if (ports) {
+      links += ",,,,";
+    }
+    links += "\n";
   }
   std::string path =
       "npu,node_id,name,kind,start_ns,end_ns,duration_ns,after,after_npu,after_node_id\n";

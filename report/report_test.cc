@@ -560,6 +560,18 @@ TEST(Report, PortStatisticsWhenTheBackendHasQueues) {
   EXPECT_EQ(doc["links"][1]["max_queue_bytes"].as<uint64_t>(), 8192u);
   EXPECT_EQ(doc["links"][1]["drops"].as<uint64_t>(), 0u);
   EXPECT_FALSE(doc["links"][0]["max_queue_bytes"].IsDefined());
+  // The CSV report has the same columns (it had left them out), empty for a link without a port.
+  ASSERT_TRUE(WriteReportCsv(r, TestTmp("ports")).ok());
+  const std::string csv = ReadWholeFile(TestTmp("ports.links.csv"));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "link,bytes,busy_ns,utilisation,max_queue_bytes,mean_queue_bytes,pause_ns,drops");
+  EXPECT_NE(csv.find("\n" + r.links[1].name + "," + std::to_string(r.links[1].bytes) + "," +
+                     std::to_string(r.links[1].busy.WholeNs())),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",8192,1500," + std::to_string(r.end.WholeNs()) + ",0\n"), std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",,,,\n"), std::string::npos) << csv;
 
   // Queue depths over time become counters of one more process in the timeline.
   r.port_queues.push_back(
