@@ -484,9 +484,11 @@ void PacketNetwork::SetQueueBytes(uint32_t port, uint64_t bytes) {
   if (!depths_.empty()) RecordDepth(port, bytes);
   p.queue_area +=
       static_cast<double>(p.queue_bytes) * static_cast<double>(now - p.queue_changed_ps);
+  // The deepest queue is of the depths held for some time, as the mean: a packet queued and
+  // sent in the same instant (every packet at an idle port) did not wait.
+  if (now > p.queue_changed_ps) p.max_queue_bytes = std::max(p.max_queue_bytes, p.queue_bytes);
   p.queue_changed_ps = now;
   p.queue_bytes = bytes;
-  p.max_queue_bytes = std::max(p.max_queue_bytes, bytes);
 }
 
 void PacketNetwork::Absorb(Port& p) {
@@ -694,21 +696,33 @@ void PacketNetwork::OnEvent(uint64_t arg) {
   }
 }
 
-void PacketNetwork::RecordQueueDepths() { depths_.assign(ports_.size(), {}); }
+void PacketNetwork::RecordQueueDepths() {
+  depths_.assign(ports_.size(), {});
+  depth_peaks_.assign(ports_.size(), 0);
+}
 
 void PacketNetwork::RecordDepth(uint32_t port, uint64_t bytes) {
   std::vector<QueueSeries::Sample>& v = depths_[port];
   const Time now = sim_.now();
-  // Several changes at one instant (a packet queued and sent at once) leave one sample.
+  // Several changes at one instant (a packet queued and sent at once) leave one sample: the
+  // depth held after it.
   if (!v.empty() && v.back().time == now) {
     v.back().bytes = bytes;
     const uint64_t before = v.size() >= 2 ? v[v.size() - 2].bytes : 0;  // queues start empty
     if (before == bytes) v.pop_back();
     return;
   }
+  // A sample per MTU of change keeps the series short; a new deepest depth is always sampled,
+  // so that the track's peak is the port's max_queue_bytes (a queue under one MTU had no track,
+  // and a peak reached in steps under one MTU was left out).
   const uint64_t last = v.empty() ? 0 : v.back().bytes;
+  uint64_t& peak = depth_peaks_[port];  // of every sample but the last
+  const uint64_t deepest = std::max(peak, last);
   const uint64_t change = bytes > last ? bytes - last : last - bytes;
-  if (change >= params_.mtu || (bytes == 0 && last != 0)) v.push_back({now, bytes});
+  if (change >= params_.mtu || bytes > deepest || (bytes == 0 && last != 0)) {
+    peak = deepest;
+    v.push_back({now, bytes});
+  }
 }
 
 std::vector<QueueSeries> PacketNetwork::QueueDepths() const {
@@ -749,7 +763,8 @@ std::vector<LinkStats> PacketNetwork::Links() const {
     if (count > 1) name += "#" + std::to_string(count);
     LinkStats s{name, p.bytes, Time::FromPs(p.busy_ps), std::nullopt};
     LinkStats::Port port;
-    port.max_queue_bytes = p.max_queue_bytes;
+    port.max_queue_bytes =
+        now > p.queue_changed_ps ? std::max(p.max_queue_bytes, p.queue_bytes) : p.max_queue_bytes;
     const double area = p.queue_area + static_cast<double>(p.queue_bytes) *
                                            static_cast<double>(now - p.queue_changed_ps);
     port.mean_queue_bytes = now > 0 ? area / static_cast<double>(now) : 0.0;

@@ -210,6 +210,7 @@ class PacketNetwork final : public Network, private EventTarget {
   uint64_t packet_hops_ = 0;
   // Queue depths over time (RecordQueueDepths), per port; empty when not recording.
   std::vector<std::vector<QueueSeries::Sample>> depths_;
+  std::vector<uint64_t> depth_peaks_;  // per port: the deepest of its samples but the last
 };
 
 }  // namespace orrery
