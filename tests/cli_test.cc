@@ -411,7 +411,7 @@ TEST(Cli, TimePastTheEndOfSimulatedTimeIsReported) {
   long_compute[1][0] = et::MakeCompNode(1, "fwd", /*duration_us=*/10'000'000'000'000);
   auto huge_message = AllReduceRanks(4);
   for (auto& r : huge_message) {
-    r[1] = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, uint64_t{1} << 60, {1});
+    r[1] = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, (uint64_t{1} << 63) - 1, {1});
   }
   std::string slow_hop = kSystem;
   const std::string delay = "\"endpoint-delay\": 10";
@@ -429,8 +429,11 @@ TEST(Cli, TimePastTheEndOfSimulatedTimeIsReported) {
     for (const char* backend : {"analytical-aware", "analytical-unaware", "packet"}) {
       SCOPED_TRACE(args + " " + backend);
       const Outcome o = Orrery(args + " --network-backend=" + backend);
-      // A 2^60-byte collective is refused before it runs: past 2^53 bytes no size is exact.
-      ExpectCleanFailure(o, {args == cases[1] ? "is more than Orrery simulates: at most 2^53 bytes"
+      // A (2^63 - 1)-byte collective is refused before it runs, named with its bytes as
+      // written (they had been printed as 2^63): past 2^53 bytes no size is exact.
+      ExpectCleanFailure(o, {args == cases[1] ? "all-reduce of 9223372036854775807 bytes (after "
+                                                "--comm-scale and any protocol efficiency) is more "
+                                                "than Orrery simulates: at most 2^53 bytes"
                                               : "past the end of simulated time"});
     }
   }
@@ -469,7 +472,7 @@ TEST(Cli, SizesPastTwoToThe64Saturate) {
   }
   auto big_collective = AllReduceRanks(4);
   for (auto& r : big_collective) {
-    r[1] = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, uint64_t{1} << 60, {1});
+    r[1] = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, (uint64_t{1} << 63) - 1, {1});
   }
   std::string inefficient = kSystem;
   inefficient.insert(inefficient.rfind('}'), ", \"protocol-efficiency\": 1e-300");
@@ -820,6 +823,13 @@ TEST(Cli, PerNodeMemoryMustMatchTheNetwork) {
   const Outcome good = Orrery(args + " --remote-memory-configuration=" + memory);
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_NE(good.out.find("sys[3] finished"), std::string::npos) << good.out;
+  // A memory node without its bytes is an error naming it, as a send without comm_size (it had
+  // moved 0 bytes in the memory's latency alone).
+  for (auto& r : ranks) r = {et::MakeNode(1, "load_weights", ChakraProtoMsg::MEM_LOAD_NODE)};
+  const std::string sizeless = Args("memnode_sizeless", 4, ranks);
+  ExpectCleanFailure(Orrery(sizeless + " --remote-memory-configuration=" + memory),
+                     {"node 1 'load_weights': a MEM_LOAD_NODE with no 'tensor_size'; expected "
+                      "its bytes"});
 }
 
 // 100,000 unknown keys: the first 20 problems, then one line counting the rest.

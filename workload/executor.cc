@@ -502,9 +502,17 @@ void NpuExecutor::Issue(uint32_t node) {
       return;
     case et::NodeType::kMemLoad:
     case et::NodeType::kMemStore: {
-      const uint64_t size = trace_.tensor_size(node).value_or(0);
+      // As a send's comm_size: without its bytes the node would move nothing and take only the
+      // memory's latency (ASTRA-sim's feeder throws on the missing attribute).
+      const std::optional<uint64_t> size = trace_.tensor_size(node);
+      if (!size) {
+        return Fail(Status::Error(Label(node) + ": a " +
+                                  (type == et::NodeType::kMemLoad ? "MEM_LOAD_NODE"
+                                                                  : "MEM_STORE_NODE") +
+                                  " with no 'tensor_size'; expected its bytes"));
+      }
       Status s = memory_ == nullptr ? Status::Error("no remote memory model")
-                                    : memory_->Issue(npu_, Bytes(size), this, node);
+                                    : memory_->Issue(npu_, Bytes(*size), this, node);
       if (!s.ok()) return Fail(AtNode(node, s));
       return;
     }
@@ -707,6 +715,8 @@ void NpuExecutor::Complete(uint32_t node) {
 }
 
 uint64_t NpuExecutor::ScaledBytes(uint64_t bytes) const {
+  // Unscaled, the trace's bytes as written (a double holds 53 bits: 2^63 - 1 had become 2^63).
+  if (system_.params().comm_scale == 1) return bytes;
   return SaturatedBytes(static_cast<double>(bytes) * system_.params().comm_scale);
 }
 
