@@ -121,6 +121,11 @@ StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path, int num_npu
         continue;
       }
       if (key == "npus") {
+        if (value.IsSequence() && value.size() == 0) {
+          problems.Add(at + ": job '" + spec.name + "': 'npus' is an empty list; expected " +
+                       kNpuSyntax + ", or no 'npus' for the lowest NPUs no job lists");
+          continue;
+        }
         std::string text;
         if (value.IsScalar()) {
           text = value.Scalar();

@@ -77,6 +77,21 @@ TEST(JobsFile, EveryProblemIsNamedAtOnce) {
                       "'name', 'npus' and 'comm-groups'");
 }
 
+// `npus: []` says the list is empty (it had said "'npus' item is empty").
+TEST(JobsFile, AnEmptyNpuListIsNamedAsSuch) {
+  const std::string path = WriteTestFile("jobs_empty_npus.yaml",
+                                         "jobs:\n"
+                                         "  - workload: x\n"
+                                         "    npus: []\n");
+  StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(path);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.status().message(),
+            path +
+                ":3: job 'job0': 'npus' is an empty list; expected NPU ids and ranges "
+                "first-last, e.g. 0-7,16-23 or [0, 1, 2, 3] (rank r runs on the r-th), or no "
+                "'npus' for the lowest NPUs no job lists");
+}
+
 TEST(JobsFile, RefusesAFileWithoutJobs) {
   for (const char* text : {"jobs: []\n", "jobs: 3\n", "other: 1\n"}) {
     StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(WriteTestFile("jobs_none.yaml", text));

@@ -545,6 +545,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     }
     StatusOr<std::map<int, std::vector<int>>> groups =
         LoadCommGroupConfig(file, num_ranks, one_member_ok, member);
+    if (!groups.ok() && jobs) {
+      return groups.status().WithContext(
+          o.jobs + ": job '" + placement->JobName(static_cast<int>(job)) + "', 'comm-groups'");
+    }
     if (!groups.ok()) return groups.status();
     for (auto& [id, members] : *groups) {
       Status s;

@@ -325,6 +325,14 @@ TEST(Jobs, PlacementErrorsNameTheJobAndWhatIsValid) {
                    "the rest"),
             std::string::npos)
       << e;
+  // A comm-groups file that is not there is named with the jobs file and the job (it had been
+  // the path alone).
+  e = JobsError(n, "jobs:\n  - {name: t, workload: " + n +
+                       ".train, npus: 1-4, comm-groups: /nonexistent/groups.json}\n");
+  EXPECT_NE(e.find(": job 't', 'comm-groups': /nonexistent/groups.json: cannot open the file"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find(".bad.yaml: job 't'"), std::string::npos) << e;
   // A job without its comm groups: the trace's pg_name names no group.
   e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 1-4}\n");
   EXPECT_NE(e.find("NPU 1 (job 't', rank 0) node 3 'tp_gather': pg_name '1' names a "
