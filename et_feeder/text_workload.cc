@@ -371,11 +371,17 @@ StatusOr<TextWorkload> ConvertTextWorkloadText(const std::string& text, const st
                          std::to_string(layers.size()) + " layer lines");
   }
   if (dlrm) {
-    if (*last_bottom + 2 > layers.size()) {
-      return LineError(name, head.number,
-                       "the last bottom-MLP layer is " + std::to_string(*last_bottom) + "; with " +
-                           std::to_string(layers.size()) + " layers expected 0 to " +
-                           std::to_string(layers.size() - 2) + " (a layer must follow it)");
+    // Layer b's forward pass waits for layer 0's forward all-to-all: b = 0 would wait for its
+    // own (Chakra's converter crashes on it), so the bottom MLP starts at layer 1.
+    if (*last_bottom < 1 || *last_bottom + 2 > layers.size()) {
+      return LineError(
+          name, head.number,
+          "the last bottom-MLP layer is " + std::to_string(*last_bottom) + "; with " +
+              std::to_string(layers.size()) + " layers expected " +
+              (layers.size() >= 3 ? "1 to " + std::to_string(layers.size() - 2)
+                                  : std::string("none (at least 3 layers are needed)")) +
+              " (layer 0 is the embeddings, whose forward all-to-all that layer waits for, "
+              "and a layer must follow it)");
     }
     if (layers[0].fwd.type != "ALLTOALL") {
       return LineError(name, layers[0].line,

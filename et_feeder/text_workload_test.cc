@@ -308,17 +308,28 @@ TEST(TextWorkload, BadInputNamesTheFileLineColumnAndValue) {
   EXPECT_EQ(Error("HYBRID_DLRM\n1\ne -1 1 ALLTOALL 1 1 ALLTOALL 1 1 NONE 0 1\n"),
             "w.txt:1: HYBRID_DLRM needs the index of the last bottom-MLP layer after it, e.g. "
             "'HYBRID_DLRM 4'; got ''");
-  EXPECT_EQ(Error("HYBRID_DLRM 1\n2\ne -1 1 ALLTOALL 1 1 ALLTOALL 1 1 NONE 0 1\n"
+  EXPECT_EQ(Error("HYBRID_DLRM 2\n3\ne -1 1 ALLTOALL 1 1 ALLTOALL 1 1 NONE 0 1\n"
+                  "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n"
                   "t -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n"),
-            "w.txt:1: the last bottom-MLP layer is 1; with 2 layers expected 0 to 0 (a layer "
-            "must follow it)");
-  EXPECT_EQ(Error("HYBRID_DLRM 0\n2\ne -1 1 NONE 0 1 ALLTOALL 1 1 NONE 0 1\n"
+            "w.txt:1: the last bottom-MLP layer is 2; with 3 layers expected 1 to 1 (layer 0 is "
+            "the embeddings, whose forward all-to-all that layer waits for, and a layer must "
+            "follow it)");
+  // Layer 0 as the last bottom layer would wait for its own all-to-all (Chakra's converter
+  // crashes; it had been written with no layer waiting for the first pass's all-to-all).
+  EXPECT_EQ(Error("HYBRID_DLRM 0\n2\ne -1 1 ALLTOALL 1 1 ALLTOALL 1 1 NONE 0 1\n"
+                  "t -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n"),
+            "w.txt:1: the last bottom-MLP layer is 0; with 2 layers expected none (at least 3 "
+            "layers are needed) (layer 0 is the embeddings, whose forward all-to-all that layer "
+            "waits for, and a layer must follow it)");
+  EXPECT_EQ(Error("HYBRID_DLRM 1\n3\ne -1 1 NONE 0 1 ALLTOALL 1 1 NONE 0 1\n"
+                  "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n"
                   "t -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n"),
             "w.txt:3: HYBRID_DLRM: the forward communication of layer 0 ('e', the embeddings) "
             "is NONE; expected ALLTOALL, which the top layers wait for");
-  EXPECT_EQ(Error("HYBRID_DLRM 0\n2\ne -1 1 ALLTOALL 1 1 ALLTOALL 1 1 NONE 0 1\n"
+  EXPECT_EQ(Error("HYBRID_DLRM 1\n3\ne -1 1 ALLTOALL 1 1 ALLTOALL 1 1 NONE 0 1\n"
+                  "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 1\n"
                   "t -1 1 ALLREDUCE 4 1 NONE 0 1 ALLREDUCE 8 1\n"),
-            "w.txt:4: HYBRID_DLRM: the forward communication of layer 't' is ALLREDUCE; this "
+            "w.txt:5: HYBRID_DLRM: the forward communication of layer 't' is ALLREDUCE; this "
             "parallelism runs ALLTOALL or NONE forward (Chakra's converter drops any other)");
 
   StatusOr<TextWorkload> missing =
