@@ -9,7 +9,9 @@
 // so every backend gets the same traffic and only the timing differs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,6 +131,42 @@ struct QueueSeries {
   std::vector<Sample> samples;
 };
 
+// Messages whose bytes took no time: ASTRA-sim's analytical models time a message in whole ns,
+// truncated, so a message that serializes in under 1 ns (4 B at 50 GB/s: a collective cut into
+// chunks this fine) crosses a link in its latency alone. The analytical backends note each such
+// message by its sender (an NPU, or a device of a graph); when one sender's lost serialization
+// adds up to 1% of the run, the run says so once.
+class ZeroTimeBytes {
+ public:
+  void Note(size_t sender, uint64_t size, double serialization_ns) {
+    if (sender >= lost_ns_.size()) lost_ns_.resize(sender + 1, 0.0);
+    lost_ns_[sender] += serialization_ns;
+    ++messages_;
+    largest_ = std::max(largest_, size);
+  }
+  std::vector<std::string> Warning(const std::string& backend, Time end) const {
+    size_t worst = 0;
+    for (size_t i = 0; i < lost_ns_.size(); ++i) {
+      if (lost_ns_[i] > lost_ns_[worst]) worst = i;
+    }
+    if (lost_ns_.empty() || !(lost_ns_[worst] >= 0.01 * end.Ns())) return {};
+    char lost[32];
+    std::snprintf(lost, sizeof lost, "%.0f", lost_ns_[worst]);
+    return {std::to_string(messages_) + " message" + (messages_ == 1 ? "" : "s") + " of up to " +
+            std::to_string(largest_) + " B serialized in under 1 ns, which the " + backend +
+            " backend truncates to 0 as ASTRA-sim does: their bytes took no time (device " +
+            std::to_string(worst) + "'s alone would have taken " + lost +
+            " ns, 1% or more of the run; a collective cut into chunks this small, by "
+            "preferred-dataset-splits or over many NPUs, runs faster than its links allow); "
+            "aware-forwarding: pipelined or the packet backend keep picoseconds"};
+  }
+
+ private:
+  std::vector<double> lost_ns_;  // by sender
+  uint64_t messages_ = 0;
+  uint64_t largest_ = 0;
+};
+
 class Network {
  public:
   virtual ~Network() = default;
@@ -160,6 +198,9 @@ class Network {
   // Why the backend aborted the run (Simulation::Abort), when it met a message it cannot
   // simulate; OK otherwise.
   virtual Status error() const { return Status::Ok(); }
+  // What the run ending at `end` should know about how the backend timed it (ZeroTimeBytes): one
+  // line each.
+  virtual std::vector<std::string> Warnings(Time end) const { return {}; }
   // Before any Send: the links at `indices` (positions in Links(), increasing) run at `scale` x
   // their bandwidth (Topology::slow_links; applied by MakeNetwork). Backends without links have
   // none.

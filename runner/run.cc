@@ -792,6 +792,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     result.breakdown.push_back(e->breakdown());
     result.end = std::max(result.end, e->stats().finish);
   }
+  for (std::string& w : net->Warnings(result.end)) result.warnings.push_back(std::move(w));
   for (JobResult& job : result.jobs) {
     for (int npu : job.npus) {
       const Time finish = executors[npu]->stats().finish;

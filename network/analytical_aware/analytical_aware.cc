@@ -264,6 +264,7 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   delays.For(size);
   const Time arrival = delays.arrival();
   const Time busy = delays.busy();
+  if (busy == Time() && size > 0) zero_time_.Note(c.npu, size, delays.serialization_ns());
   l.busy_ps += busy.ps() / p.lanes;
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
   sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);

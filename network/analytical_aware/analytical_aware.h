@@ -48,6 +48,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   int num_npus() const override { return num_npus_; }
   const Topology& topology() const override { return topology_; }
   void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  std::vector<std::string> Warnings(Time end) const override {
+    return zero_time_.Warning("analytical-aware", end);
+  }
   // Each piece stored and forwarded, or pipelined in packets when the network pipelines
   // smaller ones: a chunk whose packets are min(pipeline_mtu, piece) bytes.
   void SendInPieces(int src, int dst, Bytes size, uint64_t piece, DeliveryHandler* handler,
@@ -155,6 +158,7 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   // Lazy FullyConnected links, keyed by from * num_npus + to.
   std::unordered_map<uint64_t, uint32_t> lazy_links_;
   SlotPool<Chunk> chunks_;
+  ZeroTimeBytes zero_time_;  // store-and-forward messages whose bytes took no time
 };
 
 }  // namespace orrery

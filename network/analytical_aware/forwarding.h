@@ -40,18 +40,20 @@ class StoreAndForwardDelays {
   }
   Time arrival() const { return arrival_; }  // the whole message is at the next device
   Time busy() const { return busy_; }        // the link is busy
+  double serialization_ns() const { return serialization_ns_; }  // busy() before truncation
 
  private:
   void Fill(uint64_t size) {
-    const double serialization_ns = static_cast<double>(size) / bytes_per_ns_;
+    serialization_ns_ = static_cast<double>(size) / bytes_per_ns_;
     size_ = size;
-    arrival_ = Time::FromNsTruncated(latency_ns_ + serialization_ns);
-    busy_ = Time::FromNsTruncated(serialization_ns);
+    arrival_ = Time::FromNsTruncated(latency_ns_ + serialization_ns_);
+    busy_ = Time::FromNsTruncated(serialization_ns_);
   }
 
   double latency_ns_ = 0;
   double bytes_per_ns_ = 1;
   uint64_t size_ = 0;
+  double serialization_ns_ = 0;
   Time arrival_;
   Time busy_;
 };

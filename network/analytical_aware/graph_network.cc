@@ -111,6 +111,9 @@ void GraphNetwork::Transmit(uint32_t link, uint32_t chunk) {
     return;
   }
   l.delays.For(size);
+  if (l.delays.busy() == Time() && size > 0) {
+    zero_time_.Note(static_cast<size_t>(c.at), size, l.delays.serialization_ns());
+  }
   l.busy_ps += l.delays.busy().ps();
   // Arrival first, then link-free: at equal times they run in this order.
   sim_.ScheduleAfter(l.delays.arrival(), this, (uint64_t{chunk} << 1) | kArrival);

@@ -38,6 +38,9 @@ class GraphNetwork final : public Network, private EventTarget {
   int num_npus() const override { return graph_->num_npus; }
   const Topology& topology() const override { return topology_; }
   void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  std::vector<std::string> Warnings(Time end) const override {
+    return zero_time_.Warning("analytical-aware", end);
+  }
   // Each piece stored and forwarded, or pipelined in packets when the network pipelines
   // smaller ones: a chunk whose packets are min(pipeline_mtu, piece) bytes.
   void SendInPieces(int src, int dst, Bytes size, uint64_t piece, DeliveryHandler* handler,
@@ -92,6 +95,7 @@ class GraphNetwork final : public Network, private EventTarget {
   uint64_t pipeline_mtu_;
   std::vector<Link> links_;
   SlotPool<Chunk> chunks_;
+  ZeroTimeBytes zero_time_;  // store-and-forward messages whose bytes took no time
 };
 
 }  // namespace orrery

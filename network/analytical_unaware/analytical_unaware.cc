@@ -86,12 +86,19 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
   ORRERY_CHECK(lowest != nullptr,
                "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
   if (differ > 1) {
-    return Time::FromNsTruncated(latency_ns + static_cast<double>(size.count()) / bytes_per_ns);
+    const double serialization_ns = static_cast<double>(size.count()) / bytes_per_ns;
+    if (size.count() > 0 && serialization_ns < 1) {
+      zero_time_.Note(src, size.count(), serialization_ns);
+    }
+    return Time::FromNsTruncated(latency_ns + serialization_ns);
   }
   // ASTRA-sim sums in double ns and truncates the sum once to integer ns.
   if (size.count() != lowest->cached_size) {
     lowest->cached_size = size.count();
     lowest->cached_serialization_ns = static_cast<double>(size.count()) / lowest->bytes_per_ns;
+  }
+  if (size.count() > 0 && lowest->cached_serialization_ns < 1) {
+    zero_time_.Note(src, size.count(), lowest->cached_serialization_ns);
   }
   return Time::FromNsTruncated(lowest_hops * lowest->latency_ns + lowest->cached_serialization_ns);
 }

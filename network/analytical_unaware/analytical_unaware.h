@@ -28,6 +28,9 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   int num_npus() const override { return num_npus_; }
   const Topology& topology() const override { return topology_; }
   void Send(int src, int dst, Bytes size, DeliveryHandler* handler, uint64_t token) override;
+  std::vector<std::string> Warnings(Time end) const override {
+    return zero_time_.Warning("analytical-unaware", end);
+  }
 
   // Hops ASTRA-sim counts between `src` and `dst` in their lowest differing dimension.
   int Hops(int src, int dst) const;
@@ -62,6 +65,7 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   Topology topology_;
   int num_npus_;
   std::vector<Dim> dims_;
+  mutable ZeroTimeBytes zero_time_;  // noted by Delay
   SlotPool<InFlight> in_flight_;
 };
 
