@@ -264,7 +264,11 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .AstraSim(
           "Orrery only; read by --network-backend packet, and by analytical-aware with "
           "aware-forwarding: pipelined; ignored otherwise.")
-      .Help("packet: payload bytes per packet; a message is cut into ceil(size / mtu) packets.");
+      .Help(
+          "packet: payload bytes per packet; a message is cut into ceil(size / mtu) packets. "
+          "Packets are timed in whole picoseconds, so a packet must take at least 100 ps on "
+          "every link (an MTU a faster link sends quicker is refused, naming the least it "
+          "needs).");
   s.Enum("aware-forwarding", &N::aware_forwarding,
          {{"store-and-forward", NetworkParams::AwareForwarding::kStoreAndForward},
           {"pipelined", NetworkParams::AwareForwarding::kPipelined}})

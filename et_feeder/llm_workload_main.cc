@@ -162,8 +162,8 @@ int GenerateLlmMain(int argc, char** argv) {
   Status s;
   const Status preset = model.empty() ? Status::Ok() : ApplyLlmPreset(model, &c);
   s.Merge(preset);
-  // A whole-number flag that does not parse keeps its default for the shape's check below, which
-  // then names every other problem; a second check with it out of range gives its range.
+  // A whole-number flag that does not parse is set out of every range for the shape's check
+  // below, which names it with its range.
   struct Unparsed {
     std::string text;
     int64_t* value;
@@ -238,7 +238,9 @@ int GenerateLlmMain(int argc, char** argv) {
     }
   }
   // The shape's checks too, so that one run names every problem once: a missing flag only as
-  // missing, a flag that did not parse with its text and range.
+  // missing, a flag that did not parse with its text and range. With a flag that did not parse,
+  // only the ranges are checked (it is out of every range then), since a check across flags
+  // would judge the others against a value that was not given.
   auto flag_of = [](const std::string& problem) {
     const std::string prefix = "generate-llm: ";
     const size_t is = problem.find(" is '");
@@ -247,22 +249,19 @@ int GenerateLlmMain(int argc, char** argv) {
                : std::string();
   };
   if (preset.ok()) {
+    for (auto& [flag, u] : unparsed) *u.value = -1;
     const Status checked = CheckLlmConfig(&c);
     for (const std::string& problem : checked.problems()) {
       const std::string flag = flag_of(problem);
-      if (missing.count(flag) == 0 && unparsed.count(flag) == 0) s.Add(problem);
-    }
-    if (!unparsed.empty()) {
-      for (auto& [flag, u] : unparsed) *u.value = -1;  // out of every range
-      const Status ranges = CheckLlmConfig(&c);
-      for (const std::string& problem : ranges.problems()) {
-        const auto u = unparsed.find(flag_of(problem));
-        if (u == unparsed.end()) continue;
-        const size_t value = problem.find(" is '") + 5;
-        s.Add(problem.substr(0, value) + u->second.text +
-              problem.substr(problem.find('\'', value)));
-        unparsed.erase(u);
+      const auto u = unparsed.find(flag);
+      if (missing.count(flag) != 0) continue;
+      if (u == unparsed.end()) {
+        s.Add(problem);
+        continue;
       }
+      const size_t value = problem.find(" is '") + 5;
+      s.Add(problem.substr(0, value) + u->second.text + problem.substr(problem.find('\'', value)));
+      unparsed.erase(u);
     }
   }
   for (const auto& [flag, u] : unparsed) {

@@ -33,6 +33,12 @@ std::string Us(Time t) {
                 (t.ps() / 1000) % 1000);
   return buf;
 }
+// A slice's duration as its ends print (each in whole ns): ts + dur is the printed end, as in
+// the report and the Chakra timeline (the picosecond span truncated on its own could be 1 ns
+// short, leaving gaps in the critical path's track).
+std::string UsBetween(Time start, Time end) {
+  return Us(Time::FromNs(end.WholeNs() - start.WholeNs()));
+}
 
 std::string Num(double v) {
   char buf[40];
@@ -356,7 +362,7 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         const std::string cat = a.collective ? "collective" : TrackName(a.track);
         return R"({"ph":"X","name":)" + JsonString(a.name) + R"(,"cat":")" + cat + R"(","pid":)" +
                pid + R"(,"tid":)" + std::to_string(e.tid) + R"(,"ts":)" + Us(a.start) +
-               R"(,"dur":)" + Us(a.end - a.start) + R"(,"args":{)" + args + "}}";
+               R"(,"dur":)" + UsBetween(a.start, a.end) + R"(,"args":{)" + args + "}}";
       }
       case Kind::kChunk: {
         const ChunkPhaseRecord& c = *static_cast<const ChunkPhaseRecord*>(e.record);
@@ -371,10 +377,10 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
             std::to_string(c.queue) + R"(,"npus":)" + std::to_string(c.ring_size) + R"(,"bytes":)" +
             std::to_string(c.bytes) + R"(,"send_to":)" + std::to_string(c.receiver) +
             R"(,"receive_from":)" + std::to_string(c.sender) + R"(,"queued_us":)" +
-            Us(c.started - c.queued);
+            UsBetween(c.queued, c.started);
         return R"({"ph":"X","name":)" + JsonString(name) + R"(,"cat":"chunk","pid":)" + pid +
                R"(,"tid":)" + std::to_string(e.tid) + R"(,"ts":)" + Us(c.started) + R"(,"dur":)" +
-               Us(c.ended - c.started) + R"(,"args":{)" + args + "}}";
+               UsBetween(c.started, c.ended) + R"(,"args":{)" + args + "}}";
       }
       case Kind::kQueue: {
         const QueueSample& q = *static_cast<const QueueSample*>(e.record);
@@ -400,7 +406,7 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path) {
         }
         return R"({"ph":"X","name":)" + JsonString("NPU " + std::to_string(c.npu) + ": " + c.name) +
                R"(,"cat":"critical path","pid":)" + pid + R"(,"tid":1,"ts":)" + Us(c.start) +
-               R"(,"dur":)" + Us(c.end - c.start) + R"(,"args":{)" + args + "}}";
+               R"(,"dur":)" + UsBetween(c.start, c.end) + R"(,"args":{)" + args + "}}";
       }
     }
     return "";
@@ -647,8 +653,10 @@ std::string SummaryTable(const RunResult& r) {
   }
   const bool ms = r.end.Ns() >= 1e6;
   auto fmt = [ms](Time t) {
+    // Whole ns first, as the step time above and the sys[i] lines.
+    const double ns = static_cast<double>(t.WholeNs());
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%12.3f", ms ? t.Ns() / 1e6 : t.Ns() / 1e3);
+    std::snprintf(buf, sizeof buf, "%12.3f", ms ? ns / 1e6 : ns / 1e3);
     return std::string(buf);
   };
   const char* unit = ms ? "ms" : "us";

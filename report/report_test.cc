@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -606,13 +607,13 @@ void ExpectWholeStep(const RunResult& r) {
 
 // Times in ps (the packet backend's): a duration printed beside its ends is their difference,
 // and the critical path's parts add up to its total and the step time, in whole ns. Each had
-// been truncated on its own (a segment of [5000.6, 105000.3] ns printed 99999 beside 5000 and
+// been truncated on its own (a segment of [5000.7, 105000.6] ns printed 99999 beside 5000 and
 // 105000; the parts summed short of the total).
 TEST(Report, DurationsAreTheDifferencesOfTheirPrintedEnds) {
   RunResult r = MixedRun();
   ASSERT_EQ(r.critical_path.size(), 2u);
-  r.critical_path[0].end = r.critical_path[1].start = r.critical_path[0].end + Time::FromPs(600);
-  r.critical_path[1].end = r.end = r.end + Time::FromPs(300);
+  r.critical_path[0].end = r.critical_path[1].start = r.critical_path[0].end + Time::FromPs(700);
+  r.critical_path[1].end = r.end = r.end + Time::FromPs(600);
   const CriticalPathTotals totals = CriticalPathTotalsOf(r);
   EXPECT_EQ(totals.compute + totals.cpu + totals.communication + totals.memory, totals.total);
   EXPECT_EQ(totals.total, Time::FromNs(r.end.WholeNs()));
@@ -633,6 +634,26 @@ TEST(Report, DurationsAreTheDifferencesOfTheirPrintedEnds) {
   for (const YAML::Node& c : doc["collectives"]) {
     EXPECT_EQ(c["duration"].as<int64_t>(), c["end"].as<int64_t>() - c["start"].as<int64_t>());
   }
+  // The timeline's critical-path track: each slice ends where the next begins (a slice's dur had
+  // been its own span truncated, 1 ns short of the next ts), and the last at the step time.
+  const std::string trace = TestTmp("durations.trace.json");
+  ASSERT_TRUE(WriteChromeTrace(r, trace).ok());
+  const YAML::Node events = YAML::LoadFile(trace)["traceEvents"];
+  std::vector<std::pair<int64_t, int64_t>> slices;  // (ts, dur) in ns
+  for (const YAML::Node& e : events) {
+    if (e["cat"] && e["cat"].as<std::string>() == "critical path") {
+      slices.emplace_back(std::llround(e["ts"].as<double>() * 1000),
+                          std::llround(e["dur"].as<double>() * 1000));
+    }
+  }
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(slices[0].first + slices[0].second, slices[1].first);
+  EXPECT_EQ(slices[1].first + slices[1].second, r.end.WholeNs());
+  // The summary's table, in whole ns as its step time (105000.6 ns had read 105.001 there).
+  r.breakdown[0].total = r.breakdown[0].total + Time::FromPs(600);
+  const std::string summary = SummaryTable(r);
+  EXPECT_NE(summary.find("105.000"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find(".001"), std::string::npos) << summary;
 }
 
 // MixedRun: NPU 0's 100 us kernel after fwd bounds the step (105 us); nothing else is on it.

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <new>
 #include <set>
 
 #include "common/event_queue.h"
@@ -446,11 +447,18 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   load_options.strict = o.strict;
 #pragma omp parallel for schedule(dynamic, 16)
   for (int r = 0; r < num_traces; ++r) {
-    StatusOr<et::Trace> t = et::Trace::Load(trace_paths[r], load_options);
-    if (t.ok()) {
-      traces[r] = std::make_unique<et::Trace>(std::move(t).value());
-    } else {
-      load_status[r] = t.status();
+    // No exception may leave the loop's body (it would end the program): out of memory is this
+    // rank's error.
+    try {
+      StatusOr<et::Trace> t = et::Trace::Load(trace_paths[r], load_options);
+      if (t.ok()) {
+        traces[r] = std::make_unique<et::Trace>(std::move(t).value());
+      } else {
+        load_status[r] = t.status();
+      }
+    } catch (const std::bad_alloc&) {
+      traces[r].reset();
+      load_status[r] = Status::Error(trace_paths[r] + ": " + kOutOfMemory);
     }
   }
   int failed_ranks = 0, missing_files = 0;
@@ -652,7 +660,8 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
             std::to_string(dims) +
             " dimensions into one of all NPUs; a message between NPUs that differ in several "
             "dimensions crosses each of them here, where ASTRA-sim's congestion-unaware backend "
-            "charges the lowest one alone, so these times are longer than ASTRA-sim's "
+            "charges the lowest one alone, so collectives run with it may take longer than in "
+            "ASTRA-sim "
             "(network/README.md, analytical-unaware)");
       }
     }

@@ -68,7 +68,7 @@ int MergeMain(int argc, char** argv) {
     po::store(ParseFlags(argc, argv, desc, &pos), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    return Fail(std::string("sweep merge: ") + e.what());
+    return Fail(std::string("sweep merge: ") + e.what() + " (see orrery sweep merge --help)");
   }
   if (vm.count("help")) {
     std::printf("%s\n", "usage: orrery sweep merge --out PREFIX SHARD.csv...");

@@ -1202,12 +1202,27 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       "--schedule zigzag --output " +
       prefix);
   EXPECT_EQ(bad.exit_code, 1);
-  for (const char* m :
-       {"--tp is 'x'; expected a whole number", "--schedule is 'zigzag'; expected 1f1b or gpipe",
-        "--pp is '2'; expected a divisor of --layers (9)",
-        "--hidden is '1000'; expected a multiple of --heads (3)"}) {
+  for (const char* m : {"--tp is 'x'; expected a whole number from 1 to 1048576",
+                        "--schedule is 'zigzag'; expected 1f1b or gpipe"}) {
     EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
   }
+  // With a flag that did not parse, checks across flags wait (they would judge the others
+  // against a value not given: --ep 2 'expected 1 without --experts' for --experts abc).
+  EXPECT_EQ(bad.err.find("--pp is '2'"), std::string::npos) << bad.err;
+  const Outcome across =
+      Orrery("generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --schedule zigzag --output " +
+             prefix);
+  EXPECT_EQ(across.exit_code, 1);
+  for (const char* m : {"--schedule is 'zigzag'; expected 1f1b or gpipe",
+                        "--pp is '2'; expected a divisor of --layers (9)",
+                        "--hidden is '1000'; expected a multiple of --heads (3)"}) {
+    EXPECT_NE(across.err.find(m), std::string::npos) << m << "\n" << across.err;
+  }
+  const Outcome experts = Orrery(
+      "generate-llm --layers 4 --hidden 4096 --heads 32 --dp 2 --experts abc --ep 2 --output " +
+      prefix);
+  EXPECT_EQ(experts.err,
+            "error: generate-llm: --experts is 'abc'; expected a whole number from 0 to 65536\n");
   // 0 is not "the default": it is refused, except --experts 0 (a dense MLP).
   const Outcome zero =
       Orrery("generate-llm --model gpt3-13b --pp 2 --micro-batches 0 --output " + prefix);

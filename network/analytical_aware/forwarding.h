@@ -108,7 +108,7 @@ inline PipelinedHop PipelineOverLink(Time start, const PacketTrain& here, uint64
 // Starts a chunk on a link now, for the event-driven models: schedules `arrival_arg` for when
 // the chunk may be taken at the next device (its tail when that device is the destination,
 // `last_hop`; its head otherwise), then `free_arg` for when the link's last byte leaves, and
-// moves `*tail` to the next device. Returns the link's busy time.
+// moves `*train` to the next device. Returns the link's busy time.
 inline Time StartPipelinedHop(Simulation& sim, EventTarget* target, uint64_t arrival_arg,
                               uint64_t free_arg, bool last_hop, PacketTrain* train, uint64_t size,
                               uint64_t mtu, Bandwidth bw, Time latency) {
