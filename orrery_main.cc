@@ -347,10 +347,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // A machine or trace larger than the memory this process may use (a million NPUs need
     // gigabytes): said, not an abort.
-    std::fprintf(stderr,
-                 "error: out of memory: this run needs more memory than the process may use; "
-                 "give it more (ulimit -v, the container's or job's memory limit), or simulate "
-                 "fewer NPUs or a smaller trace\n");
+    std::fprintf(stderr, "error: %s\n", orrery::kOutOfMemory);
     return 1;
   }
   // Results printed to a full disk or a closed pipe are lost: that is a failure, not a success.

@@ -110,6 +110,12 @@ std::string NotARegularFile(const std::string& path);
 // nullopt. For counts and sizes read as text (boost would take "-1" for 2^64 - 1).
 std::optional<uint64_t> ParseWholeNumber(const std::string& s, uint64_t most);
 
+// What a run says when an allocation fails (std::bad_alloc): by main(), and for a sweep's point
+// or a trace file whose loading failed inside a parallel loop, which no exception may leave.
+inline constexpr const char* kOutOfMemory =
+    "out of memory: this run needs more memory than the process may use; give it more (ulimit "
+    "-v, the container's or job's memory limit), or simulate fewer NPUs or a smaller trace";
+
 // Returns the closest candidate to `word` by edit distance, or "" if none is close.
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
 

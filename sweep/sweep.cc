@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -857,10 +858,16 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     row.insert(row.end(), params.begin(), params.end());
     std::string error = prepared[i].error;
     StatusOr<RunResult> r = Status::Error(error);
-    if (error.empty()) r = RunSimulation(prepared[i].run);
-    if (r.ok() && prepared[i].jobs_alone) {
-      Status alone = AddJobsAlone(prepared[i].run, &*r);
-      if (!alone.ok()) r = alone;
+    // No exception may leave the loop's body (it would end the program): a point that runs out
+    // of memory is an error row, and the others still run.
+    try {
+      if (error.empty()) r = RunSimulation(prepared[i].run);
+      if (r.ok() && prepared[i].jobs_alone) {
+        Status alone = AddJobsAlone(prepared[i].run, &*r);
+        if (!alone.ok()) r = alone;
+      }
+    } catch (const std::bad_alloc&) {
+      r = Status::Error(kOutOfMemory);
     }
     if (r.ok()) {
       // With jobs files, the means are over the NPUs that run a job, as a single run's summary.

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <new>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -85,9 +87,16 @@ void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
   const int threads = jobs > 0 ? jobs : omp_get_num_procs();
   const long long count = static_cast<long long>(n);
   size_t done = 0, width = 0;
+  // No exception may leave the loop's body (it would end the program): out of memory is
+  // thrown again once the loop is done, for main() to say.
+  std::atomic<bool> out_of_memory{false};
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long long i = 0; i < count; ++i) {
-    f(order[static_cast<size_t>(i)]);
+    try {
+      f(order[static_cast<size_t>(i)]);
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    }
     if (!progress.empty()) {
 #pragma omp critical(validate_progress)
       {
@@ -103,6 +112,7 @@ void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
     std::fprintf(stderr, "\r%s\r", std::string(width, ' ').c_str());
     std::fflush(stderr);
   }
+  if (out_of_memory) throw std::bad_alloc();
 }
 
 double GeomeanAbs(const std::vector<double>& errors) {
