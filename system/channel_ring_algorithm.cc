@@ -1,6 +1,6 @@
-// NCCL's ring across nodes (`channelRing`): one flat ring over every NPU per channel, rotated
-// inside each node so that each channel leaves a node through a different NPU and its NIC (see
-// README.md, "Channel ring").
+// NCCL's ring across nodes (`channelRing`): one flat ring over every NPU (or every member of a
+// communicator group spanning nodes) per channel, rotated inside each node so that each channel
+// leaves a node through a different NPU and its NIC (see README.md, "Channel ring").
 #include <memory>
 
 #include "system/packet_algorithm.h"
@@ -8,10 +8,10 @@
 namespace orrery {
 namespace {
 
-// Ring position of `npu` in channel `c`, and back: nodes in order, and inside a node of `g`
-// NPUs the channel starts at local NPU c.
-int Position(int npu, int g, int c) { return (npu / g) * g + ((npu % g) - c % g + g) % g; }
-int NpuAt(int position, int g, int c) { return (position / g) * g + (position % g + c) % g; }
+// Ring position of member `m` (its index in member order) in channel `c`, and back: nodes in
+// order, and inside a node of `g` members the channel starts at the node's member c.
+int Position(int m, int g, int c) { return (m / g) * g + ((m % g) - c % g + g) % g; }
+int MemberAt(int position, int g, int c) { return (position / g) * g + (position % g + c) % g; }
 
 }  // namespace
 
@@ -21,9 +21,10 @@ std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const Phase
   const PhaseSpec& p = phase;
   const int g = node_size > 0 && p.ring_size % node_size == 0 ? node_size : p.ring_size;
   const int c = stream.id();  // chunks are numbered alike on every NPU: the channel
-  const int me = Position(p.Member(p.index), g, c);
-  const int next = NpuAt((me + 1) % p.ring_size, g, c);
-  const int prev = NpuAt((me + p.ring_size - 1) % p.ring_size, g, c);
+  // By member index: a communicator group's members are not NPUs 0 to n - 1.
+  const int me = Position(p.index, g, c);
+  const int next = MemberAt((me + 1) % p.ring_size, g, c);
+  const int prev = MemberAt((me + p.ring_size - 1) % p.ring_size, g, c);
   return MakeRingPhaseBetween(stream, phase, p.Member(p.clockwise ? next : prev),
                               p.Member(p.clockwise ? prev : next));
 }

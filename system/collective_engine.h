@@ -88,6 +88,9 @@ struct PhaseSpec {
   // rooted_ring across nodes: members per node, each chunk's ring rotated inside the nodes as
   // channelRing's (0 = one ring in member order).
   int rooted_ring_node = 0;
+  // channelRing: members per node in member order (a communicator group's; 0 = the network's
+  // dimension 0, the world's).
+  int channel_ring_node = 0;
   AlgorithmSpec algorithm;
 
   int Member(int i) const { return members ? (*members)[i] : base + i * stride; }
