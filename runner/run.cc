@@ -817,11 +817,35 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   }
   if (tuner) result.nccl_choices = tuner->tuned();
   if (placement) {
-    for (int g : placement->UndefinedDataParallelGroups()) {
+    const std::vector<int> undefined = placement->UndefinedDataParallelGroups();
+    for (int g : undefined) {
       result.warnings.push_back(
           "--dp-groups names communicator group " + std::to_string(g) +
           ", which neither --comm-group-configuration nor a METADATA node of the trace defines; "
           "no collective ran in it");
+    }
+    // A data-parallel group that is defined but that no node of the trace names (pg_name): the
+    // copies then ran independently, which --dp-groups did not ask for.
+    std::set<int> named;
+    if (!placement->data_parallel().groups.empty()) {
+      for (const std::unique_ptr<et::Trace>& t : traces) {
+        if (!t) continue;
+        for (uint32_t i = 0; i < t->size(); ++i) {
+          const std::optional<std::string_view> pg = t->pg_name(i);
+          if (!pg) continue;
+          const StatusOr<int> g = ParseGroup(*pg);
+          if (g.ok()) named.insert(*g);
+        }
+      }
+    }
+    for (int g : placement->data_parallel().groups) {
+      if (named.count(g) != 0 ||
+          std::find(undefined.begin(), undefined.end(), g) != undefined.end()) {
+        continue;
+      }
+      result.warnings.push_back("--dp-groups names communicator group " + std::to_string(g) +
+                                ", which no node of the trace names (pg_name); no collective ran "
+                                "in it, so the copies ran independently there");
     }
   }
   result.links = net->Links();  // cheap: one entry per link (the summary shows the busiest)

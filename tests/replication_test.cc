@@ -349,6 +349,16 @@ TEST(ReplicateTrace, ADataParallelGroupNoOneDefinesIsAWarning) {
   EXPECT_EQ(r->warnings[0],
             "--dp-groups names communicator group 7, which neither --comm-group-configuration nor "
             "a METADATA node of the trace defines; no collective ran in it");
+  // Defined (in the comm-group file) but named by no node of the trace: the copies ran
+  // independently there, which --dp-groups did not ask for (it had been silent).
+  o.dp_groups = "world,9";
+  o.comm_group_config = WriteTestFile("rep_warn.groups.json", R"({"9": [0, 1]})");
+  r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0],
+            "--dp-groups names communicator group 9, which no node of the trace names "
+            "(pg_name); no collective ran in it, so the copies ran independently there");
 }
 
 TEST(ReplicateTrace, AStuckCopyNamesItsNpusAndRanks) {
