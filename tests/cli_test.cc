@@ -521,6 +521,21 @@ TEST(Cli, InputsThatAreNotFilesAreNamed) {
                      {"/dev/zero: is not a regular file"});
 }
 
+// A forced algorithm the machine cannot run for a row is named by the row and validate's own
+// flag (it had named validate's scratch trace, /tmp/orrery-validate.*/..., and --nccl-algorithm).
+TEST(Cli, ValidateNamesTheRowAndItsFlagWhenAForcedAlgorithmCannotRun) {
+  const std::string csv = Tmp("two_nodes.csv");
+  Spit(csv, "nodes,gpus,size_bytes,algbw_GBps_out_of_place\n2,16,8388608,50\n");
+  const Outcome o = Orrery("validate --nccl-tests " + csv +
+                           " --collective all_reduce --machine configs/machines/dgx-h100-ndr "
+                           "--algorithm nvls");
+  ExpectCleanFailure(o, {"all_reduce of 8388608 B on 16 GPUs: no algorithm of the NCCL model",
+                         "NCCL's NVLS runs within one node only",
+                         "left out by the forced algorithm, --algorithm, as NCCL_ALGO"});
+  EXPECT_EQ(o.err.find("orrery-validate."), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("--nccl-algorithm"), std::string::npos) << o.err;
+}
+
 // Results printed to a full disk are lost: the exit status says so.
 TEST(Cli, AFailedWriteOfTheResultsIsAnError) {
   const std::string args = Args("full_stdout", 4, AllReduceRanks(4));
@@ -637,7 +652,7 @@ TEST(Cli, BytesTimedAsNothingAreAWarning) {
   const std::string warning =
       "messages of up to 1 B serialized in under 1 ns, which the %s backend truncates to 0 as "
       "ASTRA-sim does: their bytes took no time";
-  for (const std::string backend : {"analytical-aware", "analytical-unaware"}) {
+  for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
     const Outcome o = Orrery(Args("zero_time", 4, ranks, fine) + " --network-backend=" + backend);
     EXPECT_EQ(o.exit_code, 0) << o.err;
     const std::string expected = Replaced(warning, "%s", backend);

@@ -357,7 +357,25 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   StatusOr<RunResult> r = RunSimulation(run);
   for (int k = 0; k < npus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
   if (group) std::remove(groups.c_str());
-  if (!r.ok()) return r.status().WithContext(dir_);
+  if (!r.ok()) {
+    // Named by what the log measured, not by this run's scratch trace; and by validate's flag.
+    std::string message = r.status().message();
+    const std::string what =
+        collective + " of " + std::to_string(size) + " B on " + std::to_string(gpus) + " GPUs: ";
+    for (int k = 0; k < npus; ++k) {
+      const std::string scratch = et::RankTracePath(prefix, k) + ": NPU " + std::to_string(k) +
+                                  " node 0 '" + collective + "': ";
+      for (size_t at = message.find(scratch); at != std::string::npos;
+           at = message.find(scratch, at + what.size())) {
+        message.replace(at, scratch.size(), what);
+      }
+    }
+    const std::string flag = "--nccl-algorithm";
+    for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at)) {
+      message.replace(at, flag.size(), "--algorithm");
+    }
+    return Status::Error(message).WithContext(dir_);
+  }
   return r;
 }
 
