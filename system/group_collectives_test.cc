@@ -90,6 +90,38 @@ TEST(GroupCollectivesTest, SubGridGroupRunsOnePhasePerDimension) {
   EXPECT_EQ(f.sent[1], (std::vector<std::pair<int, uint64_t>>(6, {4, kD / 4})));
 }
 
+// Runs one collective of kD bytes in the 2 x 2 group {0, 1, 4, 5} of FourByFour() and on the
+// world of a 2 x 2 network with the same links, and expects the same time on every member
+// (NPUs 0, 1, 2, 3 there). Returns what NPU 0 sent in the group.
+std::vector<std::pair<int, uint64_t>> ExpectTheGroupRunsAsTheWorldOnTwoByTwo(const SystemParams& p,
+                                                                             CollectiveType type) {
+  std::vector<int64_t> group, world;
+  Simulation sim;
+  FixedDelayNetwork net(sim, FourByFour());
+  SystemLayer sys(sim, net, p);
+  EXPECT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+  std::vector<Done> done(4);
+  const int members[] = {0, 1, 4, 5};
+  for (int i = 0; i < 4; ++i) {
+    done[i].sim = &sim;
+    CollectiveRequest req;
+    req.type = type;
+    req.size = kD;
+    req.group = 1;
+    Status s = sys.npu(members[i]).StartCollective(req, &done[i], 0);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  sim.Run();
+  for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+  StatusOr<CollectiveRun> r = RunOnEveryNpu(
+      Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}}, p, type, kD);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (r.ok()) world = r->ns;
+  EXPECT_EQ(group, world) << CollectiveTypeName(type);
+  for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);
+  return net.sent[0];
+}
+
 TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
   // Four chunks, two active per dimension, two queues per dimension, roundRobin dimension
   // order, localBWAware: the 2 x 2 group {0, 1, 4, 5} of the 4 x 4 network must take exactly
@@ -101,33 +133,7 @@ TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
     p.active_chunks_per_dimension = 2;
     p.queues_per_dim = {2, 2};
     p.inter_dimension = InterDimensionPolicy::kRoundRobin;
-    std::vector<int64_t> group, world;
-    {
-      Simulation sim;
-      FixedDelayNetwork net(sim, FourByFour());
-      SystemLayer sys(sim, net, p);
-      ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
-      std::vector<Done> done(4);
-      const int members[] = {0, 1, 4, 5};
-      for (int i = 0; i < 4; ++i) {
-        done[i].sim = &sim;
-        CollectiveRequest req;
-        req.type = type;
-        req.size = kD;
-        req.group = 1;
-        ASSERT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
-      }
-      sim.Run();
-      for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
-    }
-    {
-      StatusOr<CollectiveRun> r = RunOnEveryNpu(
-          Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}}, p, type, kD);
-      ASSERT_TRUE(r.ok()) << r.status().message();
-      world = r->ns;
-    }
-    EXPECT_EQ(group, world) << CollectiveTypeName(type);
-    for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);
+    ExpectTheGroupRunsAsTheWorldOnTwoByTwo(p, type);
   }
 }
 
@@ -144,35 +150,8 @@ TEST(GroupCollectivesTest, AChannelRingGroupAcrossNodesRunsNcclsFlatRing) {
     p.preferred_dataset_splits = 4;
     p.active_chunks_per_dimension = 4;
     for (auto& impl : p.impl) impl.assign(1, AlgorithmSpec{AlgorithmKind::kChannelRing});
-    std::vector<int64_t> group, world;
-    std::vector<std::pair<int, uint64_t>> sent;
-    {
-      Simulation sim;
-      FixedDelayNetwork net(sim, FourByFour());
-      SystemLayer sys(sim, net, p);
-      ASSERT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
-      std::vector<Done> done(4);
-      const int members[] = {0, 1, 4, 5};
-      for (int i = 0; i < 4; ++i) {
-        done[i].sim = &sim;
-        CollectiveRequest req;
-        req.type = type;
-        req.size = kD;
-        req.group = 1;
-        ASSERT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
-      }
-      sim.Run();
-      for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
-      sent = net.sent[0];
-    }
-    {
-      StatusOr<CollectiveRun> r = RunOnEveryNpu(
-          Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}}, p, type, kD);
-      ASSERT_TRUE(r.ok()) << r.status().message();
-      world = r->ns;
-    }
-    EXPECT_EQ(group, world) << CollectiveTypeName(type);
-    for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);
+    const std::vector<std::pair<int, uint64_t>> sent =
+        ExpectTheGroupRunsAsTheWorldOnTwoByTwo(p, type);
     // Channels 0 and 2 start at each node's first member (0 sends to 1), channels 1 and 3 at
     // its second (0 is last in its node and sends across, to 4 or 5): both kinds are there.
     ASSERT_FALSE(sent.empty()) << CollectiveTypeName(type);
