@@ -164,6 +164,12 @@ int SweepMain(int argc, char** argv) {
   std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
               r->points, r->points == 1 ? "" : "s", r->ran, r->skipped, r->failed, r->csv.c_str(),
               r->json.c_str());
+  if (r->base_changed) {
+    std::printf(
+        "  %s.base differs: the spec's base or a file it names changed since those rows "
+        "ran, so every point ran again\n",
+        r->csv.substr(0, r->csv.size() - 4).c_str());
+  }
   if (r->other_shards > 0) {
     std::printf("  %d row%s of other shards' points kept in %s\n", r->other_shards,
                 r->other_shards == 1 ? "" : "s", r->csv.c_str());

@@ -160,6 +160,38 @@ std::string Join(const std::string& dir, const std::string& path) {
   return dir + "/" + path;
 }
 
+// What a sweep's rows were run on besides their parameters: the spec's base (its keys and
+// values, the generated collective) and the contents of the files it names (configs, jobs and
+// comm-group files; a trace prefix by name), each hashed with 64-bit FNV-1a. --resume keeps
+// earlier rows only while this is unchanged (PREFIX.base holds the runs' own).
+std::string BaseFingerprint(const SweepSpec& spec) {
+  auto fnv = [](const std::string& text) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return std::string(hex);
+  };
+  std::string out = "# what --resume compares: the spec's base and its files' contents\n";
+  for (const auto& [key, value] : spec.base) {
+    out += key + " = " + value;
+    const std::string file = Join(spec.dir, value);
+    struct stat st {};
+    if (stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      std::ifstream in(file, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      out += " (" + fnv(text.str()) + ")";
+    }
+    out += "\n";
+  }
+  if (!spec.generate_collective.empty() || spec.generate_size != 0) {
+    out +=
+        "generated = " + spec.generate_collective + " " + std::to_string(spec.generate_size) + "\n";
+  }
+  return out;
+}
+
 // The directory part of a file's path ("" for a bare name).
 std::string DirOf(const std::string& file) {
   const size_t slash = file.rfind('/');
@@ -622,6 +654,8 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   summary.json = out + ".json";
   std::vector<const SweepPoint*> todo;
   Table previous;
+  const std::string base_file = out + ".base";
+  const std::string fingerprint = BaseFingerprint(spec);
   if (o.resume) {
     Status s = ReadTable(summary.csv, &previous, false);
     if (!s.ok()) return s;
@@ -629,6 +663,17 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
       return Status::Error(summary.csv +
                            ": its columns differ from this spec's; it belongs to "
                            "another sweep (use another --out, or drop --resume)");
+    }
+    // Rows run on another base (an edited base, or a config file it names changed) are not
+    // this spec's: every point runs again. Without PREFIX.base the rows are kept.
+    std::ifstream in(base_file, std::ios::binary);
+    if (in && !previous.rows.empty()) {
+      std::ostringstream before;
+      before << in.rdbuf();
+      if (before.str() != fingerprint) {
+        previous = Table();  // and the CSV is written afresh
+        summary.base_changed = true;
+      }
     }
   }
   for (const SweepPoint& p : spec.points) {
@@ -830,6 +875,12 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     }
   }
 
+  // What these rows run on, for a later --resume to compare.
+  {
+    std::ofstream f(base_file, std::ios::binary);
+    f << fingerprint;
+    if (!f) return Status::Error(base_file + ": cannot write: " + std::strerror(errno));
+  }
   const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
   std::FILE* stream = nullptr;
   if (!todo.empty()) {

@@ -63,6 +63,9 @@ struct SweepSummary {
   // Rows of other shards' points kept from the output resumed (its rows whose parameters are
   // still those of the spec's point): a shard resuming a whole sweep's file leaves them there.
   int other_shards = 0;
+  // With --resume: the rows in the output were run on another base (PREFIX.base differs from
+  // this spec's base and its files), so none was kept.
+  bool base_changed = false;
   int ran = 0;
   int failed = 0;
   bool interrupted = false;

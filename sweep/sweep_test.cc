@@ -259,6 +259,40 @@ TEST(Sweep, ResumeRunsOnlyWhatIsMissing) {
   EXPECT_EQ(RunPoints(*spec, Tmp("cut"), 2, true).ran, 0);
 }
 
+// Rows run on another base are not reused: an edit to a file the base names (the system file's
+// endpoint-delay) or to the base itself runs every point again, as a fresh sweep would (the
+// rows had been kept, their parameters being the points'). An unchanged base keeps them all.
+TEST(Sweep, ResumeRunsEveryPointAgainWhenTheBaseChanged) {
+  const std::string path = WriteSpec("rebase");
+  StatusOr<SweepSpec> spec = LoadSweepSpec(path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  RunPoints(*spec, Tmp("rebase.out"), 2);
+  SweepSummary s = RunPoints(*spec, Tmp("rebase.out"), 2, /*resume=*/true);
+  EXPECT_FALSE(s.base_changed);
+  EXPECT_EQ(s.skipped, 6);
+  EXPECT_EQ(s.ran, 0);
+  const std::string system = Tmp("rebase") + ".system.json";
+  std::string text = Slurp(system);
+  text.replace(text.find("\"endpoint-delay\": 10"), 20, "\"endpoint-delay\": 90");
+  std::ofstream(system) << text;
+  s = RunPoints(*spec, Tmp("rebase.out"), 2, /*resume=*/true);
+  EXPECT_TRUE(s.base_changed);
+  EXPECT_EQ(s.skipped, 0);
+  EXPECT_EQ(s.ran, 6);
+  RunPoints(*spec, Tmp("rebase.fresh"), 2);
+  EXPECT_EQ(Slurp(Tmp("rebase.out.csv")), Slurp(Tmp("rebase.fresh.csv")));
+  EXPECT_EQ(Slurp(Tmp("rebase.out.json")), Slurp(Tmp("rebase.fresh.json")));
+  // The base itself: another backend.
+  std::string spec_text = Slurp(path);
+  spec_text.replace(spec_text.find("analytical-unaware"), 18, "analytical-aware");
+  std::ofstream(path) << spec_text;
+  StatusOr<SweepSpec> aware = LoadSweepSpec(path);
+  ASSERT_TRUE(aware.ok()) << aware.status().message();
+  s = RunPoints(*aware, Tmp("rebase.out"), 2, /*resume=*/true);
+  EXPECT_TRUE(s.base_changed);
+  EXPECT_EQ(s.ran, 6);
+}
+
 // A row is reused only when all its parameter columns are the point's: point 0 of an edited spec
 // that no longer sets network.bandwidth (so runs at the base's 50 GB/s) is run again, not taken
 // from the row that ran it at 10 GB/s.
