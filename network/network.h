@@ -158,7 +158,8 @@ class ZeroTimeBytes {
             std::to_string(worst) + "'s alone would have taken " + lost +
             " ns, 1% or more of the run; a collective cut into chunks this small, by "
             "preferred-dataset-splits or over many NPUs, runs faster than its links allow); "
-            "aware-forwarding: pipelined or the packet backend keep picoseconds"};
+            "the analytical-aware backend with aware-forwarding: pipelined, or the packet "
+            "backend, keep picoseconds"};
   }
 
  private:

@@ -129,6 +129,12 @@ std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const Phase
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
+// NCCL's rings leave each node (dimension 0's NPUs) through a different GPU per channel: the
+// members per node when `members` (sorted; null = the whole machine) are blocks of equal size
+// k > 1 on two or more nodes of a machine of several dimensions, else 0 (one ring in member
+// order). Rooted rings and channelRing in a flat group rotate inside such blocks.
+int MembersPerNodeOfEqualBlocks(const Topology& topo, const std::vector<int>* members);
+
 // Whether NpuSystem::StartCollective runs a native collective of the communicator group
 // `members` (sorted) as one flat ring over them, whatever the implementation lists say: a group
 // smaller than the machine does, unless group-collectives is hierarchical and the group is a

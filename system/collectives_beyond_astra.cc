@@ -61,22 +61,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
   // NCCL's rings leave each node through a different GPU (and its NICs) per channel: on a
   // machine of several dimensions, when the members are whole blocks of equal size on several
   // nodes (dimension 0's NPUs), each chunk's ring is rotated inside them as channelRing's.
-  int per_node = 0;
-  const Topology& topo = layer_.topology();
-  if (ring && topo.dims.size() > 1) {
-    const int node = topo.dims[0].npus;
-    if (!members) {
-      per_node = node;  // the whole machine: every node whole
-    } else {
-      std::map<int, int> count;  // node -> members on it
-      for (int m : *members) ++count[m / node];
-      const int k = count.begin()->second;
-      const bool equal =
-          std::all_of(count.begin(), count.end(),
-                      [k](const std::pair<const int, int>& c) { return c.second == k; });
-      if (equal && count.size() > 1 && k > 1) per_node = k;
-    }
-  }
+  const int per_node = ring ? MembersPerNodeOfEqualBlocks(layer_.topology(), members) : 0;
   std::vector<QueueCursor>& cursors = Cursors(req.group);
   for (uint64_t c = 0; c < chunks; ++c) {
     PhaseSpec p;

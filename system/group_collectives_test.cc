@@ -163,6 +163,71 @@ TEST(GroupCollectivesTest, AChannelRingGroupAcrossNodesRunsNcclsFlatRing) {
   }
 }
 
+// involved_dim confines a channelRing group to the members that differ from this NPU only in
+// the involved dimensions, as CollectiveSpan says: with one of the two it spans, the ring of
+// that dimension runs, exactly as with `ring` listed (the flat channel ring had run a phase
+// over dimension 0's flag alone: no data at all with [0, 1], every member with [1, 0]).
+TEST(GroupCollectivesTest, AChannelRingGroupKeepsToItsInvolvedDimensions) {
+  auto run = [](AlgorithmKind kind, std::vector<bool> involved) {
+    SystemParams p = Params(GroupCollectives::kHierarchical, 2);
+    for (auto& impl : p.impl) impl.assign(1, AlgorithmSpec{kind});
+    Simulation sim;
+    FixedDelayNetwork net(sim, FourByFour());
+    SystemLayer sys(sim, net, p);
+    EXPECT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
+    std::vector<Done> done(4);
+    const int members[] = {0, 1, 4, 5};
+    std::vector<int> spans;
+    for (int i = 0; i < 4; ++i) {
+      done[i].sim = &sim;
+      CollectiveRequest req;
+      req.size = kD;
+      req.group = 1;
+      req.involved_dims = involved;
+      spans.push_back(sys.npu(members[i]).CollectiveSpan(req).members);
+      EXPECT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
+    }
+    sim.Run();
+    std::vector<int64_t> ns;
+    for (const Done& d : done) ns.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+    return std::make_pair(ns, spans);
+  };
+  for (const std::vector<bool>& involved :
+       {std::vector<bool>{true, false}, std::vector<bool>{false, true}}) {
+    const auto channel = run(AlgorithmKind::kChannelRing, involved);
+    const auto ring = run(AlgorithmKind::kRing, involved);
+    EXPECT_EQ(channel.first, ring.first) << involved[0];
+    EXPECT_EQ(channel.second, std::vector<int>(4, 2)) << involved[0];
+    for (int64_t x : channel.first) EXPECT_GT(x, 1000) << involved[0];  // data moved
+  }
+  // Both involved: the flat channel ring over all four, as without involved_dim.
+  EXPECT_EQ(run(AlgorithmKind::kChannelRing, {true, true}).first,
+            run(AlgorithmKind::kChannelRing, {}).first);
+  EXPECT_EQ(run(AlgorithmKind::kChannelRing, {true, true}).second, std::vector<int>(4, 4));
+}
+
+// Equal blocks of members on several nodes that are not a sub-grid ({0, 1} of node 0 and
+// {2, 3} of node 1 on 4 x 4: NPUs 0, 1, 6, 7) run NCCL's ring rotated inside the blocks per
+// channel as a sub-grid does: NPU 0 sends to its node's other member in some channels and across
+// to the other node in others (every channel had left each node through the same GPU).
+TEST(GroupCollectivesTest, AChannelRingOnEqualBlocksPerNodeRotatesPerChannel) {
+  SystemParams p = Params(GroupCollectives::kHierarchical, 2);
+  p.preferred_dataset_splits = 4;
+  p.active_chunks_per_dimension = 4;
+  for (auto& impl : p.impl) impl.assign(1, AlgorithmSpec{AlgorithmKind::kChannelRing});
+  ASSERT_TRUE(RunsAsFlatRing(FourByFour(), p, {0, 1, 6, 7}));
+  EXPECT_EQ(MembersPerNodeOfEqualBlocks(FourByFour(), nullptr), 4);
+  const std::vector<int> blocks = {0, 1, 6, 7}, uneven = {0, 1, 2, 6};
+  EXPECT_EQ(MembersPerNodeOfEqualBlocks(FourByFour(), &blocks), 2);
+  EXPECT_EQ(MembersPerNodeOfEqualBlocks(FourByFour(), &uneven), 0);
+  GroupRun r = RunGroup(FourByFour(), p, blocks);
+  for (int64_t x : r.ns) EXPECT_GT(x, 0);
+  const auto& sent = r.sent[0];
+  EXPECT_TRUE(std::any_of(sent.begin(), sent.end(), [](const auto& m) { return m.first == 1; }));
+  EXPECT_TRUE(std::any_of(sent.begin(), sent.end(),
+                          [](const auto& m) { return m.first == 6 || m.first == 7; }));
+}
+
 // A group's collectives run on its members only, so they must not move the rotations a world
 // collective then follows: the queue round robin (which also picks a ring's direction) and
 // roundRobin's dimension order. Members and the others had gone round a world ring in opposite
