@@ -160,10 +160,18 @@ std::string Join(const std::string& dir, const std::string& path) {
   return dir + "/" + path;
 }
 
+// The directory part of a file's path ("" for a bare name).
+std::string DirOf(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? "" : file.substr(0, slash);
+}
+
 // What a sweep's rows were run on besides their parameters: the spec's base (its keys and
-// values, the generated collective) and the contents of the files it names (configs, jobs and
-// comm-group files; a trace prefix by name), each hashed with 64-bit FNV-1a. --resume keeps
-// earlier rows only while this is unchanged (PREFIX.base holds the runs' own).
+// values, the generated collective) and the contents of every file the base or a point's
+// parameters name (configs, jobs and comm-group files), with the files those name in turn (a
+// system file's nccl-model, a network's custom-file, a jobs file's comm-groups); a trace prefix
+// by its name. Hashed with 64-bit FNV-1a. --resume keeps earlier rows only while this is
+// unchanged (PREFIX.base holds the runs' own); any change runs every point again.
 std::string BaseFingerprint(const SweepSpec& spec) {
   auto fnv = [](const std::string& text) {
     uint64_t h = 1469598103934665603ull;
@@ -172,30 +180,65 @@ std::string BaseFingerprint(const SweepSpec& spec) {
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     return std::string(hex);
   };
-  std::string out = "# what --resume compares: the spec's base and its files' contents\n";
-  for (const auto& [key, value] : spec.base) {
-    out += key + " = " + value;
-    const std::string file = Join(spec.dir, value);
+  std::map<std::string, std::string> files;  // path -> hash, each file once
+  std::vector<std::string> pending;
+  auto note = [&](const std::string& dir, const std::string& value) {
+    const std::string file = Join(dir, value);
     struct stat st {};
-    if (stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      std::ifstream in(file, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      out += " (" + fnv(text.str()) + ")";
+    if (value.empty() || files.count(file) != 0 || stat(file.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode)) {
+      return;
     }
-    out += "\n";
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    files[file] = fnv(text.str());
+    pending.push_back(file);
+  };
+  std::string out =
+      "# what --resume compares: the spec's base and the files it and the points name\n";
+  for (const auto& [key, value] : spec.base) {
+    out += key + " = " + value + "\n";
+    note(spec.dir, value);
   }
+  for (const SweepPoint& p : spec.points) {
+    for (const auto& [name, value] : p.params) {
+      if (name.find('.') != std::string::npos) continue;  // a key inside a file, not a file
+      try {
+        const YAML::Node v = YAML::Load(value);
+        if (v.IsScalar()) note(spec.dir, v.Scalar());
+      } catch (const YAML::Exception&) {
+      }
+    }
+  }
+  // The files those name: nccl-model, custom-file, and a jobs file's comm-groups.
+  while (!pending.empty()) {
+    const std::string file = pending.back();
+    pending.pop_back();
+    try {
+      const YAML::Node doc = YAML::LoadFile(file);
+      if (!doc.IsMap()) continue;
+      const std::string dir = DirOf(file);
+      for (const char* key : {"nccl-model", "custom-file"}) {
+        if (doc[key] && doc[key].IsScalar()) note(dir, doc[key].Scalar());
+      }
+      if (doc["jobs"] && doc["jobs"].IsSequence()) {
+        for (const YAML::Node& job : doc["jobs"]) {
+          if (job.IsMap() && job["comm-groups"] && job["comm-groups"].IsScalar()) {
+            note(dir, job["comm-groups"].Scalar());
+          }
+        }
+      }
+    } catch (const YAML::Exception&) {
+      // Not YAML (a custom topology, a trace): its hash is enough.
+    }
+  }
+  for (const auto& [file, hash] : files) out += "file " + file + " " + hash + "\n";
   if (!spec.generate_collective.empty() || spec.generate_size != 0) {
     out +=
         "generated = " + spec.generate_collective + " " + std::to_string(spec.generate_size) + "\n";
   }
   return out;
-}
-
-// The directory part of a file's path ("" for a bare name).
-std::string DirOf(const std::string& file) {
-  const size_t slash = file.rfind('/');
-  return slash == std::string::npos ? "" : file.substr(0, slash);
 }
 
 // `path` from the working directory, made absolute.
@@ -667,6 +710,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     // Rows run on another base (an edited base, or a config file it names changed) are not
     // this spec's: every point runs again. Without PREFIX.base the rows are kept.
     std::ifstream in(base_file, std::ios::binary);
+    if (!in && !previous.rows.empty()) summary.base_unknown = true;
     if (in && !previous.rows.empty()) {
       std::ostringstream before;
       before << in.rdbuf();
@@ -1022,7 +1066,34 @@ Status MergeSweepOutputs(const std::vector<std::string>& csv_files, const std::s
       merged.rows[idx] = row;
     }
   }
-  return WriteOutputs(merged, out);
+  // The shards' bases (PREFIX.base beside each CSV): the same, or the shards ran on different
+  // files; the merged output gets it, for a later --resume to compare.
+  std::string base;
+  bool every_base = true;
+  for (const std::string& f : csv_files) {
+    const std::string path =
+        (f.size() > 4 && f.compare(f.size() - 4, 4, ".csv") == 0 ? f.substr(0, f.size() - 4) : f) +
+        ".base";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      every_base = false;
+      continue;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!base.empty() && text.str() != base) {
+      return Status::Error(path + " differs from " + csv_files[0] +
+                           "'s: the shards ran on different base files (an edit between "
+                           "them); run the shards of one base again");
+    }
+    base = text.str();
+  }
+  Status written = WriteOutputs(merged, out);
+  if (!written.ok() || !every_base || base.empty()) return written;
+  std::ofstream f(out + ".base", std::ios::binary);
+  f << base;
+  if (!f) return Status::Error(out + ".base: cannot write: " + std::strerror(errno));
+  return Status::Ok();
 }
 
 }  // namespace orrery

@@ -66,6 +66,9 @@ struct SweepSummary {
   // With --resume: the rows in the output were run on another base (PREFIX.base differs from
   // this spec's base and its files), so none was kept.
   bool base_changed = false;
+  // With --resume: the output has rows but no PREFIX.base (written before 2026-11-27, or merged
+  // from shards without theirs), so they were kept unchecked.
+  bool base_unknown = false;
   int ran = 0;
   int failed = 0;
   bool interrupted = false;

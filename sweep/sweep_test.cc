@@ -293,6 +293,52 @@ TEST(Sweep, ResumeRunsEveryPointAgainWhenTheBaseChanged) {
   EXPECT_EQ(s.ran, 6);
 }
 
+// The files the points name are part of the base too: a grid over network files, one of which
+// is edited, runs every point again; shards merged carry their common PREFIX.base, and shards
+// run on different files are not merged.
+TEST(Sweep, ResumeSeesFilesThePointsNameAndMergeKeepsTheBase) {
+  const std::string dir = Tmp("filebase");
+  WriteSpec("filebase");  // the system file
+  std::ofstream(dir + ".a.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  std::ofstream(dir + ".b.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 25.0 ]\nlatency: [ 500.0 ]\n";
+  const std::string path = dir + ".files.yaml";
+  std::ofstream(path) << "base:\n  system: filebase.system.json\n"
+                      << "  workload: {collective: all_reduce, size: 1048576}\n"
+                      << "grid:\n  network: [filebase.a.yml, filebase.b.yml]\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  RunPoints(*spec, Tmp("filebase.out"), 1);
+  std::ofstream(dir + ".b.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 10.0 ]\nlatency: [ 500.0 ]\n";
+  SweepSummary s = RunPoints(*spec, Tmp("filebase.out"), 1, /*resume=*/true);
+  EXPECT_TRUE(s.base_changed);
+  EXPECT_EQ(s.ran, 2);
+  RunPoints(*spec, Tmp("filebase.fresh"), 1);
+  EXPECT_EQ(Slurp(Tmp("filebase.out.csv")), Slurp(Tmp("filebase.fresh.csv")));
+
+  // Shards, then merge: the merged output has their base, and resuming it keeps every row.
+  RunPoints(*spec, Tmp("filebase.s0"), 1, false, 0, 2);
+  RunPoints(*spec, Tmp("filebase.s1"), 1, false, 1, 2);
+  ASSERT_TRUE(
+      MergeSweepOutputs({Tmp("filebase.s0.csv"), Tmp("filebase.s1.csv")}, Tmp("filebase.merged"))
+          .ok());
+  EXPECT_EQ(Slurp(Tmp("filebase.merged.base")), Slurp(Tmp("filebase.s0.base")));
+  s = RunPoints(*spec, Tmp("filebase.merged"), 1, /*resume=*/true);
+  EXPECT_FALSE(s.base_changed);
+  EXPECT_EQ(s.skipped, 2);
+  // A shard run after an edit: not merged with one run before it.
+  std::ofstream(dir + ".a.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 40.0 ]\nlatency: [ 500.0 ]\n";
+  RunPoints(*spec, Tmp("filebase.s1"), 1, false, 1, 2);
+  const Status merged =
+      MergeSweepOutputs({Tmp("filebase.s0.csv"), Tmp("filebase.s1.csv")}, Tmp("filebase.m2"));
+  ASSERT_FALSE(merged.ok());
+  EXPECT_NE(merged.message().find("the shards ran on different base files"), std::string::npos)
+      << merged.message();
+}
+
 // A row is reused only when all its parameter columns are the point's: point 0 of an edited spec
 // that no longer sets network.bandwidth (so runs at the base's 50 GB/s) is run again, not taken
 // from the row that ran it at 10 GB/s.
