@@ -90,36 +90,50 @@ TEST(GroupCollectivesTest, SubGridGroupRunsOnePhasePerDimension) {
   EXPECT_EQ(f.sent[1], (std::vector<std::pair<int, uint64_t>>(6, {4, kD / 4})));
 }
 
-// Runs one collective of kD bytes in the 2 x 2 group {0, 1, 4, 5} of FourByFour() and on the
-// world of a 2 x 2 network with the same links, and expects the same time on every member
-// (NPUs 0, 1, 2, 3 there). Returns what NPU 0 sent in the group.
-std::vector<std::pair<int, uint64_t>> ExpectTheGroupRunsAsTheWorldOnTwoByTwo(const SystemParams& p,
-                                                                             CollectiveType type) {
-  std::vector<int64_t> group, world;
+// One collective of kD bytes in the 2 x 2 group {0, 1, 4, 5} of FourByFour(), with `involved`
+// as its involved_dim: each member's time and CollectiveSpan, and what NPU 0 sent.
+struct TwoByTwoGroupRun {
+  std::vector<int64_t> ns;
+  std::vector<int> spans;
+  std::vector<std::pair<int, uint64_t>> sent0;
+};
+TwoByTwoGroupRun RunTwoByTwoGroup(const SystemParams& p, CollectiveType type,
+                                  const std::vector<bool>& involved = {}) {
   Simulation sim;
   FixedDelayNetwork net(sim, FourByFour());
   SystemLayer sys(sim, net, p);
   EXPECT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
   std::vector<Done> done(4);
   const int members[] = {0, 1, 4, 5};
+  TwoByTwoGroupRun out;
   for (int i = 0; i < 4; ++i) {
     done[i].sim = &sim;
     CollectiveRequest req;
     req.type = type;
     req.size = kD;
     req.group = 1;
+    req.involved_dims = involved;
+    out.spans.push_back(sys.npu(members[i]).CollectiveSpan(req).members);
     Status s = sys.npu(members[i]).StartCollective(req, &done[i], 0);
     EXPECT_TRUE(s.ok()) << s.message();
   }
   sim.Run();
-  for (const Done& d : done) group.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+  for (const Done& d : done) out.ns.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
+  out.sent0 = net.sent[0];
+  return out;
+}
+
+// The group's collective and the world's on a 2 x 2 network with the same links take the same
+// time on every member (NPUs 0, 1, 2, 3 there). Returns what NPU 0 sent in the group.
+std::vector<std::pair<int, uint64_t>> ExpectTheGroupRunsAsTheWorldOnTwoByTwo(const SystemParams& p,
+                                                                             CollectiveType type) {
+  const TwoByTwoGroupRun group = RunTwoByTwoGroup(p, type);
   StatusOr<CollectiveRun> r = RunOnEveryNpu(
       Topology{{RingDimension(2, 100, 100), RingDimension(2, 25, 1000)}}, p, type, kD);
   EXPECT_TRUE(r.ok()) << r.status().message();
-  if (r.ok()) world = r->ns;
-  EXPECT_EQ(group, world) << CollectiveTypeName(type);
-  for (int64_t x : group) EXPECT_GT(x, 0) << CollectiveTypeName(type);
-  return net.sent[0];
+  if (r.ok()) EXPECT_EQ(group.ns, r->ns) << CollectiveTypeName(type);
+  for (int64_t x : group.ns) EXPECT_GT(x, 0) << CollectiveTypeName(type);
+  return group.sent0;
 }
 
 TEST(GroupCollectivesTest, SubGridGroupSchedulesLikeAWorldCollective) {
@@ -171,26 +185,8 @@ TEST(GroupCollectivesTest, AChannelRingGroupKeepsToItsInvolvedDimensions) {
   auto run = [](AlgorithmKind kind, std::vector<bool> involved) {
     SystemParams p = Params(GroupCollectives::kHierarchical, 2);
     for (auto& impl : p.impl) impl.assign(1, AlgorithmSpec{kind});
-    Simulation sim;
-    FixedDelayNetwork net(sim, FourByFour());
-    SystemLayer sys(sim, net, p);
-    EXPECT_TRUE(sys.AddGroup(1, {0, 1, 4, 5}).ok());
-    std::vector<Done> done(4);
-    const int members[] = {0, 1, 4, 5};
-    std::vector<int> spans;
-    for (int i = 0; i < 4; ++i) {
-      done[i].sim = &sim;
-      CollectiveRequest req;
-      req.size = kD;
-      req.group = 1;
-      req.involved_dims = involved;
-      spans.push_back(sys.npu(members[i]).CollectiveSpan(req).members);
-      EXPECT_TRUE(sys.npu(members[i]).StartCollective(req, &done[i], 0).ok());
-    }
-    sim.Run();
-    std::vector<int64_t> ns;
-    for (const Done& d : done) ns.push_back(d.at.size() == 1 ? d.at[0].WholeNs() : -1);
-    return std::make_pair(ns, spans);
+    const TwoByTwoGroupRun r = RunTwoByTwoGroup(p, CollectiveType::kAllReduce, involved);
+    return std::make_pair(r.ns, r.spans);
   };
   for (const std::vector<bool>& involved :
        {std::vector<bool>{true, false}, std::vector<bool>{false, true}}) {
