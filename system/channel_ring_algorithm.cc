@@ -15,18 +15,21 @@ int MemberAt(int position, int g, int c) { return (position / g) * g + (position
 
 }  // namespace
 
-std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const PhaseSpec& phase,
-                                                     int node_size) {
-  // Sizes, rounds and reductions are the ring's (ring_algorithm.cc); only the peers differ.
-  const PhaseSpec& p = phase;
+void SetChannelRingPeers(PhaseSpec* phase, int channel, int node_size) {
+  PhaseSpec& p = *phase;
   const int g = node_size > 0 && p.ring_size % node_size == 0 ? node_size : p.ring_size;
-  const int c = stream.id();  // chunks are numbered alike on every NPU: the channel
   // By member index: a communicator group's members are not NPUs 0 to n - 1.
-  const int me = Position(p.index, g, c);
-  const int next = MemberAt((me + 1) % p.ring_size, g, c);
-  const int prev = MemberAt((me + p.ring_size - 1) % p.ring_size, g, c);
-  return MakeRingPhaseBetween(stream, phase, p.Member(p.clockwise ? next : prev),
-                              p.Member(p.clockwise ? prev : next));
+  const int me = Position(p.index, g, channel);
+  const int next = MemberAt((me + 1) % p.ring_size, g, channel);
+  const int prev = MemberAt((me + p.ring_size - 1) % p.ring_size, g, channel);
+  p.receiver = p.Member(p.clockwise ? next : prev);
+  p.sender = p.Member(p.clockwise ? prev : next);
+}
+
+std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const PhaseSpec& phase) {
+  // Sizes, rounds and reductions are the ring's (ring_algorithm.cc); only the peers differ, set
+  // by SetChannelRingPeers when the phase started.
+  return MakeRingPhaseBetween(stream, phase, phase.receiver, phase.sender);
 }
 
 }  // namespace orrery

@@ -254,9 +254,7 @@ std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSp
     case AlgorithmKind::kNvls:
       return MakeNvlsPhase(stream, phase);
     case AlgorithmKind::kChannelRing:
-      return MakeChannelRingPhase(
-          stream, phase,
-          phase.channel_ring_node > 0 ? phase.channel_ring_node : stream.topology().dims[0].npus);
+      return MakeChannelRingPhase(stream, phase);
     default:
       return MakeRingPhase(stream, phase);
   }
@@ -932,7 +930,19 @@ void NpuSystem::ProceedToNextPhase(Stream* stream) {
     queue.erase(std::find(queue.begin(), queue.end(), stream));
     NoteQueue(previous);
   }
-  const PhaseSpec& phase = stream->phases_[stream->next_phase_++];
+  PhaseSpec& phase = stream->phases_[stream->next_phase_++];
+  // A channel ring's peers depend on its channel (the stream): set here, where it starts, for
+  // the algorithm and for what the run records. Rooted collectives and barriers run their own
+  // algorithms (MakePhaseAlgorithm), whatever phase.algorithm says.
+  const bool rooted_or_barrier =
+      phase.type == CollectiveType::kBroadcast || phase.type == CollectiveType::kReduce ||
+      phase.type == CollectiveType::kGather || phase.type == CollectiveType::kScatter ||
+      phase.type == CollectiveType::kBarrier;
+  if (phase.algorithm.kind == AlgorithmKind::kChannelRing && !rooted_or_barrier) {
+    SetChannelRingPeers(
+        &phase, stream->id(),
+        phase.channel_ring_node > 0 ? phase.channel_ring_node : layer_.topology().dims[0].npus);
+  }
   stream->current_queue_ = phase.queue;
   stream->initialized_ = false;
   stream->queued_ = layer_.sim().now();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -222,6 +223,34 @@ TEST(GroupCollectivesTest, AChannelRingOnEqualBlocksPerNodeRotatesPerChannel) {
   EXPECT_TRUE(std::any_of(sent.begin(), sent.end(), [](const auto& m) { return m.first == 1; }));
   EXPECT_TRUE(std::any_of(sent.begin(), sent.end(),
                           [](const auto& m) { return m.first == 6 || m.first == 7; }));
+
+  // What a run records (a timeline's send_to) is where each phase sent: the rotated peer of its
+  // channel (it had been the plain ring's next member, 1, on every channel).
+  struct Receivers : SystemObserver {
+    std::set<int> of_npu0;
+    void OnPhaseDone(const PhaseRecord& rec) override {
+      if (rec.npu == 0) of_npu0.insert(rec.spec->receiver);
+    }
+    void OnQueueLength(int, int, Time, int) override {}
+  } observed;
+  Simulation sim;
+  FixedDelayNetwork net(sim, FourByFour());
+  SystemLayer sys(sim, net, p);
+  sys.set_observer(&observed);
+  ASSERT_TRUE(sys.AddGroup(1, blocks).ok());
+  std::vector<Done> done(blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    done[i].sim = &sim;
+    CollectiveRequest req;
+    req.size = kD;
+    req.group = 1;
+    ASSERT_TRUE(sys.npu(blocks[i]).StartCollective(req, &done[i], 0).ok());
+  }
+  sim.Run();
+  std::set<int> sent_to;
+  for (const auto& [dst, bytes] : net.sent[0]) sent_to.insert(dst);
+  EXPECT_EQ(observed.of_npu0, sent_to);
+  EXPECT_GT(sent_to.size(), 1u);
 }
 
 // A group's collectives run on its members only, so they must not move the rotations a world
