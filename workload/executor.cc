@@ -506,10 +506,10 @@ void NpuExecutor::Issue(uint32_t node) {
       // memory's latency (ASTRA-sim's feeder throws on the missing attribute).
       const std::optional<uint64_t> size = trace_.tensor_size(node);
       if (!size) {
-        return Fail(Status::Error(Label(node) + ": a " +
-                                  (type == et::NodeType::kMemLoad ? "MEM_LOAD_NODE"
-                                                                  : "MEM_STORE_NODE") +
-                                  " with no 'tensor_size'; expected its bytes"));
+        return Fail(
+            Status::Error(Label(node) + ": a " +
+                          (type == et::NodeType::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
+                          " with no 'tensor_size'; expected its bytes"));
       }
       Status s = memory_ == nullptr ? Status::Error("no remote memory model")
                                     : memory_->Issue(npu_, Bytes(*size), this, node);
