@@ -312,7 +312,7 @@ StatusOr<std::pair<NcclTuner::Chosen, Time>> NcclTuner::Pick(
     }
     if (forced_out > 0) {
       why += "\n  (" + std::to_string(forced_out) + " other choice" + (forced_out == 1 ? "" : "s") +
-             " left out by the forced algorithm, --nccl-algorithm, as NCCL_ALGO)";
+             " left out by the forced algorithm, " + forcing_flag_ + ", as NCCL_ALGO)";
     }
     return Status::Error("no algorithm of the NCCL model " + model_path_ + " runs " +
                          CollectiveTypeName(req.type) + " of " + std::to_string(req.size) +

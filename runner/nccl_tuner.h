@@ -69,6 +69,8 @@ class NcclTuner : public CollectiveTuner {
       const SystemParams& params, const SystemLayer* groups, const Network& network);
 
   StatusOr<CollectiveChoice> Choose(const CollectiveRequest& req) override;
+  // The flag that forced the algorithm, as errors name it (default --nccl-algorithm).
+  void set_forcing_flag(std::string flag) { forcing_flag_ = std::move(flag); }
 
   const std::vector<NcclTunedCollective>& tuned() const { return tuned_; }
 
@@ -119,6 +121,7 @@ class NcclTuner : public CollectiveTuner {
   NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;
 
   std::string model_path_;
+  std::string forcing_flag_ = "--nccl-algorithm";
   Topology topology_;
   NetworkParams net_params_;
   Backend backend_ = Backend::kAnalyticalAware;

@@ -610,6 +610,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
                           o.backend, *params, &system_layer, *net);
       if (!t.ok()) return t.status().WithContext(where);
       tuner = std::move(*t);
+      tuner->set_forcing_flag(o.nccl_algorithm_flag);
     }
   }
   // A list of algorithms shorter than the network's dimensions is ASTRA-sim's way of running a

@@ -70,6 +70,8 @@ struct RunOptions {
   // any.
   std::string nccl_algorithm;
   std::string nccl_protocol;
+  // How a choice nccl_algorithm leaves out is named in errors (validate's flag is --algorithm).
+  std::string nccl_algorithm_flag = "--nccl-algorithm";
   // --replicate-trace: the trace's N rank files (<prefix>.0.et ..) run on the network's K·N
   // NPUs as K copies (workload/placement.h); `dp_groups` (--dp-groups) names the communicator
   // groups that span every copy ("" = the default, "world").

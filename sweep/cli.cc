@@ -164,19 +164,16 @@ int SweepMain(int argc, char** argv) {
   std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
               r->points, r->points == 1 ? "" : "s", r->ran, r->skipped, r->failed, r->csv.c_str(),
               r->json.c_str());
-  const std::string prefix = r->csv.substr(0, r->csv.size() - 4);
   if (r->base_changed) {
     std::printf(
-        "  %s.base differs: the spec's base or a file it or a point names changed since "
-        "those rows ran, so every point %sran again%s\n",
-        prefix.c_str(), o.shards > 1 ? "of this shard " : "",
+        "  %s differs: the spec's base or a file it or a point names changed since those "
+        "rows ran, so every point %sran again%s\n",
+        r->base.c_str(), o.shards > 1 ? "of this shard " : "",
         o.shards > 1 ? " (the other shards' rows were dropped: resume them too)" : "");
   }
   if (r->base_unknown) {
-    std::printf(
-        "  %s has no %s.base: its rows were kept without checking the files they ran "
-        "on\n",
-        r->csv.c_str(), prefix.c_str());
+    std::printf("  %s has no %s: its rows were kept without checking the files they ran on\n",
+                r->csv.c_str(), r->base.c_str());
   }
   if (r->other_shards > 0) {
     std::printf("  %d row%s of other shards' points kept in %s\n", r->other_shards,

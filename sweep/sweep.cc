@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -166,6 +167,29 @@ std::string DirOf(const std::string& file) {
   return slash == std::string::npos ? "" : file.substr(0, slash);
 }
 
+// The whole of a file, or nullopt when it cannot be opened.
+std::optional<std::string> FileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A sweep output's PREFIX.base, beside its PREFIX.csv.
+std::string BaseFileOf(const std::string& csv) {
+  const bool suffix = csv.size() > 4 && csv.compare(csv.size() - 4, 4, ".csv") == 0;
+  return (suffix ? csv.substr(0, csv.size() - 4) : csv) + ".base";
+}
+
+// Writes a sweep's PREFIX.base.
+Status WriteBaseFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) return Status::Error(path + ": cannot write: " + std::strerror(errno));
+  return Status::Ok();
+}
+
 // What a sweep's rows were run on besides their parameters: the spec's base (its keys and
 // values, the generated collective) and the contents of every file the base or a point's
 // parameters name (configs, jobs and comm-group files), with the files those name in turn (a
@@ -189,10 +213,7 @@ std::string BaseFingerprint(const SweepSpec& spec) {
         !S_ISREG(st.st_mode)) {
       return;
     }
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    files[file] = fnv(text.str());
+    files[file] = fnv(FileText(file).value_or(""));
     pending.push_back(file);
   };
   std::string out =
@@ -697,7 +718,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   summary.json = out + ".json";
   std::vector<const SweepPoint*> todo;
   Table previous;
-  const std::string base_file = out + ".base";
+  summary.base = BaseFileOf(summary.csv);
   const std::string fingerprint = BaseFingerprint(spec);
   if (o.resume) {
     Status s = ReadTable(summary.csv, &previous, false);
@@ -709,12 +730,10 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     }
     // Rows run on another base (an edited base, or a config file it names changed) are not
     // this spec's: every point runs again. Without PREFIX.base the rows are kept.
-    std::ifstream in(base_file, std::ios::binary);
-    if (!in && !previous.rows.empty()) summary.base_unknown = true;
-    if (in && !previous.rows.empty()) {
-      std::ostringstream before;
-      before << in.rdbuf();
-      if (before.str() != fingerprint) {
+    if (!previous.rows.empty()) {
+      const std::optional<std::string> before = FileText(summary.base);
+      summary.base_unknown = !before;
+      if (before && *before != fingerprint) {
         previous = Table();  // and the CSV is written afresh
         summary.base_changed = true;
       }
@@ -920,11 +939,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   }
 
   // What these rows run on, for a later --resume to compare.
-  {
-    std::ofstream f(base_file, std::ios::binary);
-    f << fingerprint;
-    if (!f) return Status::Error(base_file + ": cannot write: " + std::strerror(errno));
-  }
+  if (Status s = WriteBaseFile(summary.base, fingerprint); !s.ok()) return s;
   const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
   std::FILE* stream = nullptr;
   if (!todo.empty()) {
@@ -1071,29 +1086,19 @@ Status MergeSweepOutputs(const std::vector<std::string>& csv_files, const std::s
   std::string base;
   bool every_base = true;
   for (const std::string& f : csv_files) {
-    const std::string path =
-        (f.size() > 4 && f.compare(f.size() - 4, 4, ".csv") == 0 ? f.substr(0, f.size() - 4) : f) +
-        ".base";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      every_base = false;
-      continue;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!base.empty() && text.str() != base) {
-      return Status::Error(path + " differs from " + csv_files[0] +
+    const std::optional<std::string> text = FileText(BaseFileOf(f));
+    every_base = every_base && text.has_value();
+    if (!text) continue;
+    if (!base.empty() && *text != base) {
+      return Status::Error(BaseFileOf(f) + " differs from " + csv_files[0] +
                            "'s: the shards ran on different base files (an edit between "
                            "them); run the shards of one base again");
     }
-    base = text.str();
+    base = *text;
   }
   Status written = WriteOutputs(merged, out);
   if (!written.ok() || !every_base || base.empty()) return written;
-  std::ofstream f(out + ".base", std::ios::binary);
-  f << base;
-  if (!f) return Status::Error(out + ".base: cannot write: " + std::strerror(errno));
-  return Status::Ok();
+  return WriteBaseFile(out + ".base", base);
 }
 
 }  // namespace orrery

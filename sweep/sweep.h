@@ -73,6 +73,7 @@ struct SweepSummary {
   int failed = 0;
   bool interrupted = false;
   std::string csv, json;  // files written
+  std::string base;       // PREFIX.base: what the rows ran on (--resume compares it)
 };
 
 StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& options);

@@ -1,9 +1,7 @@
 // NCCL's ring across nodes (`channelRing`): one flat ring over every NPU (or every member of a
 // communicator group spanning nodes) per channel, rotated inside each node so that each channel
 // leaves a node through a different NPU and its NIC (see README.md, "Channel ring").
-#include <memory>
-
-#include "system/packet_algorithm.h"
+#include "system/collective_engine.h"
 
 namespace orrery {
 namespace {
@@ -24,12 +22,6 @@ void SetChannelRingPeers(PhaseSpec* phase, int channel, int node_size) {
   const int prev = MemberAt((me + p.ring_size - 1) % p.ring_size, g, channel);
   p.receiver = p.Member(p.clockwise ? next : prev);
   p.sender = p.Member(p.clockwise ? prev : next);
-}
-
-std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const PhaseSpec& phase) {
-  // Sizes, rounds and reductions are the ring's (ring_algorithm.cc); only the peers differ, set
-  // by SetChannelRingPeers when the phase started.
-  return MakeRingPhaseBetween(stream, phase, phase.receiver, phase.sender);
 }
 
 }  // namespace orrery

@@ -253,8 +253,7 @@ std::unique_ptr<PhaseAlgorithm> MakePhaseAlgorithm(Stream& stream, const PhaseSp
       return MakeDoubleBinaryTreePhase(stream, phase);
     case AlgorithmKind::kNvls:
       return MakeNvlsPhase(stream, phase);
-    case AlgorithmKind::kChannelRing:
-      return MakeChannelRingPhase(stream, phase);
+    case AlgorithmKind::kChannelRing:  // between the peers SetChannelRingPeers gave it
     default:
       return MakeRingPhase(stream, phase);
   }

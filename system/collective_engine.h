@@ -123,11 +123,10 @@ std::unique_ptr<PhaseAlgorithm> MakeDoubleBinaryTreePhase(Stream& stream, const 
 std::unique_ptr<PhaseAlgorithm> MakeRootedPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeBarrierPhase(Stream& stream, const PhaseSpec& phase);
 std::unique_ptr<PhaseAlgorithm> MakeNvlsPhase(Stream& stream, const PhaseSpec& phase);
-// NCCL's ring across nodes: a ring between the peers SetChannelRingPeers gave the phase.
-std::unique_ptr<PhaseAlgorithm> MakeChannelRingPhase(Stream& stream, const PhaseSpec& phase);
 // Sets a channelRing phase's receiver and sender for channel `channel` (the stream), rotated
-// inside nodes of `node_size` members (where the channels rotate), so that the run and what it
-// records (a timeline's send_to / receive_from) name the same peers.
+// inside nodes of `node_size` members (where the channels rotate); the phase then runs as a ring
+// between them (MakeRingPhase), and what the run records (a timeline's send_to / receive_from)
+// names the same peers.
 void SetChannelRingPeers(PhaseSpec* phase, int channel, int node_size);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);

@@ -109,8 +109,4 @@ class PacketPhase : public PhaseAlgorithm {
   bool reducing_round_ = false;
 };
 
-// The ring's messages with other peers than the phase's receiver and sender (channelRing).
-std::unique_ptr<PhaseAlgorithm> MakeRingPhaseBetween(Stream& stream, const PhaseSpec& phase,
-                                                     int dst, int src);
-
 }  // namespace orrery

@@ -50,9 +50,4 @@ std::unique_ptr<PhaseAlgorithm> MakeRingPhase(Stream& stream, const PhaseSpec& p
   return std::make_unique<RingPhase>(stream, phase, phase.receiver, phase.sender);
 }
 
-std::unique_ptr<PhaseAlgorithm> MakeRingPhaseBetween(Stream& stream, const PhaseSpec& phase,
-                                                     int dst, int src) {
-  return std::make_unique<RingPhase>(stream, phase, dst, src);
-}
-
 }  // namespace orrery

@@ -352,13 +352,14 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
   if (nccl != nullptr) {
     run.nccl_model = nccl->nccl_model;
     run.nccl_algorithm = nccl->nccl_algorithm;
+    run.nccl_algorithm_flag = "--algorithm";
     run.nccl_protocol = nccl->nccl_protocol;
   }
   StatusOr<RunResult> r = RunSimulation(run);
   for (int k = 0; k < npus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
   if (group) std::remove(groups.c_str());
   if (!r.ok()) {
-    // Named by what the log measured, not by this run's scratch trace; and by validate's flag.
+    // Named by what the log measured, not by this run's scratch trace.
     std::string message = r.status().message();
     const std::string what =
         collective + " of " + std::to_string(size) + " B on " + std::to_string(gpus) + " GPUs: ";
@@ -369,10 +370,6 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
            at = message.find(scratch, at + what.size())) {
         message.replace(at, scratch.size(), what);
       }
-    }
-    const std::string flag = "--nccl-algorithm";
-    for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at)) {
-      message.replace(at, flag.size(), "--algorithm");
     }
     return Status::Error(message).WithContext(dir_);
   }
