@@ -193,9 +193,10 @@ Status WriteBaseFile(const std::string& path, const std::string& text) {
 // What a sweep's rows were run on besides their parameters: the spec's base (its keys and
 // values, the generated collective) and the contents of every file the base or a point's
 // parameters name (configs, jobs and comm-group files), with the files those name in turn (a
-// system file's nccl-model, a network's custom-file, a jobs file's comm-groups); a trace prefix
-// by its name. Hashed with 64-bit FNV-1a. --resume keeps earlier rows only while this is
-// unchanged (PREFIX.base holds the runs' own); any change runs every point again.
+// system file's nccl-model, a network's custom-file, a jobs file's comm-groups and workloads),
+// and every rank file of a trace prefix. Hashed with 64-bit FNV-1a. --resume keeps earlier rows
+// only while this is unchanged (PREFIX.base holds the runs' own); any change runs every point
+// again.
 std::string BaseFingerprint(const SweepSpec& spec) {
   auto fnv = [](const std::string& text) {
     uint64_t h = 1469598103934665603ull;
@@ -216,11 +217,21 @@ std::string BaseFingerprint(const SweepSpec& spec) {
     files[file] = fnv(FileText(file).value_or(""));
     pending.push_back(file);
   };
+  // A trace prefix: its rank files <prefix>.0.et, <prefix>.1.et, ... up to the first missing.
+  auto note_trace = [&](const std::string& dir, const std::string& prefix) {
+    for (int rank = 0;; ++rank) {
+      const std::string file = Join(dir, prefix + "." + std::to_string(rank) + ".et");
+      struct stat st {};
+      if (prefix.empty() || stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+      if (files.count(file) == 0) files[file] = fnv(FileText(file).value_or(""));
+    }
+  };
   std::string out =
       "# what --resume compares: the spec's base and the files it and the points name\n";
   for (const auto& [key, value] : spec.base) {
     out += key + " = " + value + "\n";
     note(spec.dir, value);
+    if (key == "workload") note_trace(spec.dir, value);
   }
   for (const SweepPoint& p : spec.points) {
     for (const auto& [name, value] : p.params) {
@@ -228,6 +239,7 @@ std::string BaseFingerprint(const SweepSpec& spec) {
       try {
         const YAML::Node v = YAML::Load(value);
         if (v.IsScalar()) note(spec.dir, v.Scalar());
+        if (v.IsScalar() && name == "workload") note_trace(spec.dir, v.Scalar());
       } catch (const YAML::Exception&) {
       }
     }
@@ -247,6 +259,9 @@ std::string BaseFingerprint(const SweepSpec& spec) {
         for (const YAML::Node& job : doc["jobs"]) {
           if (job.IsMap() && job["comm-groups"] && job["comm-groups"].IsScalar()) {
             note(dir, job["comm-groups"].Scalar());
+          }
+          if (job.IsMap() && job["workload"] && job["workload"].IsScalar()) {
+            note_trace(dir, job["workload"].Scalar());
           }
         }
       }

@@ -339,6 +339,42 @@ TEST(Sweep, ResumeSeesFilesThePointsNameAndMergeKeepsTheBase) {
       << merged.message();
 }
 
+// A trace rewritten under the same prefix is a changed base: --resume runs every point again,
+// whether the base names the prefix or a jobs file a point names does (its rows had been kept).
+TEST(Sweep, ResumeSeesATraceRewrittenUnderItsName) {
+  const std::string name = "retrace";
+  const std::string prefix = Tmp(name);
+  WriteSpec(name);  // the system and network files: a ring of 4 NPUs
+  auto write_trace = [&](uint64_t bytes) {
+    const std::vector<std::vector<ChakraProtoMsg::Node>> ranks(
+        4, {et::MakeCollNode(1, "grad", ChakraProtoMsg::ALL_REDUCE, bytes)});
+    ASSERT_TRUE(et::WriteRankFiles(prefix + ".trace", ranks).ok());
+  };
+  write_trace(1 << 20);
+  std::ofstream(prefix + ".jobs.yaml") << "jobs:\n  - {name: a, workload: " << name << ".trace}\n";
+  const std::string direct = prefix + ".direct.yaml", jobs = prefix + ".viajobs.yaml";
+  std::ofstream(direct) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                        << ".net.yml\n  workload: " << name << ".trace\n"
+                        << "grid:\n  network.bandwidth: [[50.0], [100.0]]\n";
+  std::ofstream(jobs) << "base:\n  system: " << name << ".system.json\n  network: " << name
+                      << ".net.yml\n"
+                      << "points:\n  - {jobs: " << name << ".jobs.yaml}\n";
+  for (const std::string& path : {direct, jobs}) {
+    StatusOr<SweepSpec> spec = LoadSweepSpec(path);
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    const std::string out = path + ".out";
+    write_trace(1 << 20);
+    RunPoints(*spec, out, 1);
+    EXPECT_FALSE(RunPoints(*spec, out, 1, /*resume=*/true).base_changed) << path;
+    write_trace(8 << 20);  // the same rank files, rewritten with another size
+    const SweepSummary s = RunPoints(*spec, out, 1, /*resume=*/true);
+    EXPECT_TRUE(s.base_changed) << path;
+    EXPECT_EQ(s.skipped, 0) << path;
+    RunPoints(*spec, path + ".fresh", 1);
+    EXPECT_EQ(Slurp(out + ".csv"), Slurp(path + ".fresh.csv")) << path;
+  }
+}
+
 // A row is reused only when all its parameter columns are the point's: point 0 of an edited spec
 // that no longer sets network.bandwidth (so runs at the base's 50 GB/s) is run again, not taken
 // from the row that ran it at 10 GB/s.
