@@ -86,6 +86,10 @@ struct Topology {
   SlowLinks slow_links;
 
   int num_npus() const;
+  // The NPUs of one node, as NCCL counts nodes: every dimension but the last (the network across
+  // nodes); the whole machine when there is one dimension. NCCL's tuner, validate's GPU counts
+  // and the rings across nodes (channelRing, NCCL's rooted rings) all take a node as this.
+  int NpusPerNode() const;
   // Per-dimension coordinates of `npu`.
   std::vector<int> Address(int npu) const;
   // The lowest dimension in which `a` and `b` differ, or -1 if a == b.

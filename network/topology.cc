@@ -32,6 +32,10 @@ int Topology::num_npus() const {
   return n;
 }
 
+int Topology::NpusPerNode() const {
+  return dims.size() > 1 ? num_npus() / dims.back().npus : num_npus();
+}
+
 std::vector<int> Topology::Address(int npu) const {
   std::vector<int> addr(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) {

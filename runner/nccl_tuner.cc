@@ -184,8 +184,7 @@ std::optional<NcclTuner::ShapeKey> NcclTuner::ShapeOf(const CollectiveRequest& r
 NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& members) const {
   // NCCL counts a collective by its whole buffer (an all-gather's gathered output), on the
   // nodes it spans (the last dimension when there are several) and the GPUs it has in each.
-  const int per_node = topology_.dims.size() > 1 ? topology_.num_npus() / topology_.dims.back().npus
-                                                 : topology_.num_npus();
+  const int per_node = topology_.NpusPerNode();
   std::set<int> nodes;
   for (int m : members) nodes.insert(m / per_node);
   const int n = static_cast<int>(members.size());

@@ -1,6 +1,7 @@
 // The channelRing algorithm's message pattern, derived from system/README.md ("Channel ring"):
-// 2 nodes of 4 NPUs (a Switch of 4, then a Switch of 2), an all-reduce cut into 4 chunks, all
-// active at once: chunk c is channel c, whose ring inside each node starts at local NPU c.
+// 2 nodes of 4 NPUs (a Switch of 4, then a Switch of 2; or 2 x 2 x 2), an all-reduce cut into 4
+// chunks, all active at once: chunk c is channel c, whose ring inside each node starts at local NPU
+// c.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -25,14 +26,16 @@ Dimension Switch(int n) {
 }
 
 // Per NPU: (destination, bytes) of every message, in sending order.
-std::vector<std::vector<std::pair<int, uint64_t>>> RunChannels(CollectiveType type, uint64_t size) {
+std::vector<std::vector<std::pair<int, uint64_t>>> RunChannels(CollectiveType type, uint64_t size,
+                                                               const Topology& topo = Topology{
+                                                                   {Switch(4), Switch(2)}}) {
   SystemParams p;
   p.preferred_dataset_splits = 4;
   p.active_chunks_per_dimension = 4;
   p.endpoint_delay_ns = 10;
   p.local_mem_bw_bytes_per_ns = 1600;
   for (auto& impl : p.impl) impl = {AlgorithmSpec{AlgorithmKind::kChannelRing}};
-  StatusOr<CollectiveRun> r = RunOnEveryNpu(Topology{{Switch(4), Switch(2)}}, p, type, size);
+  StatusOr<CollectiveRun> r = RunOnEveryNpu(topo, p, type, size);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return std::vector<std::vector<std::pair<int, uint64_t>>>(8);
   for (int i = 0; i < 8; ++i) EXPECT_GE(r->ns[i], 0) << i;
@@ -60,6 +63,24 @@ TEST(ChannelRingTest, EachChannelLeavesTheNodeThroughADifferentNpu) {
   dsts.clear();
   for (const auto& m : sent[5]) dsts.insert(m.first);  // node 1, local 1: exits in channel 2
   EXPECT_EQ(dsts, (std::set<int>{6, 2}));
+}
+
+// On three dimensions a node is every dimension but the last, as NCCL's tuner takes it
+// (runner/nccl_tuner.cc): on 2 x 2 x 2 the nodes are NPUs 0-3 and 4-7, and the channels run as
+// on the two nodes of 4 above (a node of dimension 0 alone had rotated each channel inside pairs
+// of NPUs, so that NPUs left their node of 4 in 0 or 2 channels, not 1).
+TEST(ChannelRingTest, ANodeIsEveryDimensionButTheLast) {
+  const auto sent =
+      RunChannels(CollectiveType::kAllReduce, kD, Topology{{Switch(2), Switch(2), Switch(2)}});
+  for (int npu = 0; npu < 8; ++npu) {
+    ASSERT_EQ(sent[npu].size(), 56u) << npu;
+    int crossing = 0;
+    for (const auto& m : sent[npu]) crossing += m.first / 4 != npu / 4;
+    EXPECT_EQ(crossing, 14) << npu;
+  }
+  std::set<int> dsts;
+  for (const auto& m : sent[3]) dsts.insert(m.first);
+  EXPECT_EQ(dsts, (std::set<int>{0, 4}));
 }
 
 // All-gather of D/8 per NPU: 4 chunks x (8-1) messages of D/32, 7 of them leaving the node.

@@ -213,7 +213,7 @@ AlgorithmSpec GroupDimAlgorithm(const std::vector<AlgorithmSpec>& impl, int dim)
 
 int MembersPerNodeOfEqualBlocks(const Topology& topo, const std::vector<int>* members) {
   if (topo.dims.size() < 2) return 0;
-  const int node = topo.dims[0].npus;
+  const int node = topo.NpusPerNode();
   if (members == nullptr) return node;  // the whole machine: every node whole
   std::map<int, int> count;             // node -> members on it
   for (int m : *members) ++count[m / node];
@@ -635,6 +635,9 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
   const bool channel_group = hierarchical && !impl.empty() &&
                              impl[0].kind == AlgorithmKind::kChannelRing && spanned_dims > 1 &&
                              spanned_involved;
+  // A channel ring's node in the group: its members on one node (every dimension but the last).
+  int members_per_node = 1;
+  for (size_t d = 0; d + 1 < coords.size(); ++d) members_per_node *= coords[d].size();
   auto algorithm = [&](int d) {
     if (channel_group) return impl[0];
     return hierarchical ? GroupDimAlgorithm(impl, d) : impl[d];
@@ -744,7 +747,7 @@ Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveLi
     if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
     if (channel_group) {
       PhaseSpec p = MakeDimPhase(type, d, in, queue, impl[0], members);
-      p.channel_ring_node = static_cast<int>(coords[0].size());
+      p.channel_ring_node = members_per_node;
       return p;
     }
     if (hierarchical) {
@@ -940,7 +943,7 @@ void NpuSystem::ProceedToNextPhase(Stream* stream) {
   if (phase.algorithm.kind == AlgorithmKind::kChannelRing && !rooted_or_barrier) {
     SetChannelRingPeers(
         &phase, stream->id(),
-        phase.channel_ring_node > 0 ? phase.channel_ring_node : layer_.topology().dims[0].npus);
+        phase.channel_ring_node > 0 ? phase.channel_ring_node : layer_.topology().NpusPerNode());
   }
   stream->current_queue_ = phase.queue;
   stream->initialized_ = false;

@@ -88,8 +88,8 @@ struct PhaseSpec {
   // rooted_ring across nodes: members per node, each chunk's ring rotated inside the nodes as
   // channelRing's (0 = one ring in member order).
   int rooted_ring_node = 0;
-  // channelRing: members per node in member order (a communicator group's; 0 = the network's
-  // dimension 0, the world's).
+  // channelRing: members per node in member order (a communicator group's; 0 = the world's,
+  // Topology::NpusPerNode).
   int channel_ring_node = 0;
   AlgorithmSpec algorithm;
 
@@ -131,10 +131,11 @@ void SetChannelRingPeers(PhaseSpec* phase, int channel, int node_size);
 // Output size of a phase (RS shrinks, AG grows), without running it.
 uint64_t PhaseFinalSize(const PhaseSpec& phase);
 
-// NCCL's rings leave each node (dimension 0's NPUs) through a different GPU per channel: the
-// members per node when `members` (sorted; null = the whole machine) are blocks of equal size
-// k > 1 on two or more nodes of a machine of several dimensions, else 0 (one ring in member
-// order). Rooted rings and channelRing in a flat group rotate inside such blocks.
+// NCCL's rings leave each node (Topology::NpusPerNode: every dimension but the last) through a
+// different GPU per channel: the members per node when `members` (sorted; null = the whole machine)
+// are blocks of equal size k > 1 on two or more nodes of a machine of several dimensions, else 0
+// (one ring in member order). Rooted rings and channelRing in a flat group rotate inside such
+// blocks.
 int MembersPerNodeOfEqualBlocks(const Topology& topo, const std::vector<int>* members);
 
 // Whether NpuSystem::StartCollective runs a native collective of the communicator group

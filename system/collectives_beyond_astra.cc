@@ -60,7 +60,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
       req.rooted.value_or(params.rooted) == RootedAlgorithm::kRing;
   // NCCL's rings leave each node through a different GPU (and its NICs) per channel: on a
   // machine of several dimensions, when the members are whole blocks of equal size on several
-  // nodes (dimension 0's NPUs), each chunk's ring is rotated inside them as channelRing's.
+  // nodes (Topology::NpusPerNode), each chunk's ring is rotated inside them as channelRing's.
   const int per_node = ring ? MembersPerNodeOfEqualBlocks(layer_.topology(), members) : 0;
   std::vector<QueueCursor>& cursors = Cursors(req.group);
   for (uint64_t c = 0; c < chunks; ++c) {

@@ -160,7 +160,7 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
   p.splits_ = std::max(1, system->preferred_dataset_splits);
   p.npus_ = topo->num_npus();
   p.dims_ = static_cast<int>(topo->dims.size());
-  p.per_node_ = p.dims_ > 1 ? p.npus_ / topo->dims.back().npus : p.npus_;
+  p.per_node_ = topo->NpusPerNode();
   const std::string nccl = ProfileFile(dir, "nccl");
   if (!nccl.empty()) {
     StatusOr<NcclModel> m = LoadNcclModel(nccl);
