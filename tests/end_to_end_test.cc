@@ -348,6 +348,47 @@ TEST(EndToEnd, RooflineTimesComputeNodes) {
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 50000);
 }
 
+// Under the roofline a GPU compute node without num_ops or tensor_size is an error naming the
+// node and the missing attribute (it had taken 0 ns: a step of 690 us of compute ran as 0);
+// a CPU node without them replays its duration.
+TEST(EndToEnd, RooflineRefusesAComputeNodeWithoutItsAttributes) {
+  Node host = et::MakeCompNode(1, "host", 7);
+  for (auto& a : *host.mutable_attr()) {
+    if (a.name() == "is_cpu_op") a.set_bool_val(true);
+  }
+  Node ops_only = et::MakeCompNode(2, "gemm", 5, {1});
+  et::SetUint64Attr(&ops_only, "num_ops", 1000);
+  const std::string system = R"({
+    "scheduling-policy": "LIFO", "collective-optimization": "baseline",
+    "preferred-dataset-splits": 1, "roofline-enabled": 1, "peak-perf": 100,
+    "local-mem-bw": 1000 })";
+  struct Case {
+    Node node;
+    std::string missing;
+  };
+  for (const Case& c : {Case{ops_only, "no 'tensor_size' (duration_micros 5)"},
+                        Case{et::MakeCompNode(2, "fwd", 9, {1}),
+                             "no 'num_ops' or 'tensor_size' (duration_micros 9)"}}) {
+    RunOptions o = WriteCase("roofline_missing", {{host, c.node}, {host}});
+    std::ofstream(o.system_config) << system;
+    StatusOr<RunResult> r = RunSimulation(o);
+    ASSERT_FALSE(r.ok());
+    const std::string m = r.status().message();
+    EXPECT_NE(m.find("roofline_missing.0.et"), std::string::npos) << m;
+    EXPECT_NE(m.find("roofline-enabled times a GPU compute node from its 'num_ops' and "
+                     "'tensor_size', and this node has " +
+                     c.missing),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("or roofline-enabled: 0"), std::string::npos) << m;
+  }
+  RunOptions o = WriteCase("roofline_host", {{host}, {host}});
+  std::ofstream(o.system_config) << system;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 7000);
+}
+
 // Remote memory, 4 NPUs each loading 1 MB (1e6 B) at t = 0, latency 1000 ns, 100 GB/s
 // (100 B/ns): one access = 1000 + 1e6 / 100 = 11000 ns.
 //   PER_NPU: all in parallel, every NPU finishes at 11000.

@@ -186,11 +186,14 @@ void NpuExecutor::IssueReady() {
   }
 }
 
+bool NpuExecutor::UsesRoofline(uint32_t node) const {
+  return params_.roofline_enabled && !params_.replay_only &&
+         !trace_.is_cpu_op(node).value_or(false) && trace_.type(node) == et::NodeType::kComp;
+}
+
 Time NpuExecutor::ComputeTime(uint32_t node) const {
   Time t;
-  const bool gpu = !trace_.is_cpu_op(node).value_or(false);
-  if (params_.roofline_enabled && gpu && !params_.replay_only &&
-      trace_.type(node) == et::NodeType::kComp) {
+  if (UsesRoofline(node)) {
     t = RooflineTime(params_.roofline, trace_.num_ops(node).value_or(0),
                      trace_.tensor_size(node).value_or(0));
   } else {
@@ -471,6 +474,20 @@ void NpuExecutor::Issue(uint32_t node) {
   const et::NodeType type = trace_.type(node);
 
   auto replay = [&]() {
+    if (UsesRoofline(node) &&
+        (!trace_.num_ops(node).has_value() || !trace_.tensor_size(node).has_value())) {
+      // ASTRA-sim throws on a missing num_ops; a time of 0 would be silently wrong.
+      const bool ops = trace_.num_ops(node).has_value();
+      return Fail(Status::Error(
+          Label(node) + ": roofline-enabled times a GPU compute node from its 'num_ops' and " +
+          "'tensor_size', and this node has no " +
+          (ops                                    ? std::string("'tensor_size'")
+           : trace_.tensor_size(node).has_value() ? std::string("'num_ops'")
+                                                  : std::string("'num_ops' or 'tensor_size'")) +
+          " (duration_micros " + std::to_string(trace_.duration_micros(node)) +
+          "); expected both attributes on every GPU COMP node, or roofline-enabled: 0 in the " +
+          "system config to replay duration_micros"));
+    }
     const Time end = sim.now() + ComputeTime(node);
     if (end.IsInfinite()) {
       return Fail(Status::Error(Label(node) +

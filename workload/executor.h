@@ -164,6 +164,8 @@ class NpuExecutor : public EventTarget,
   // request's label get only "NPU <n> " before them.
   Status AtNode(uint32_t node, const Status& s) const;
   Time ComputeTime(uint32_t node) const;
+  // Whether `node`'s time is the roofline's (a GPU COMP node with roofline-enabled).
+  bool UsesRoofline(uint32_t node) const;
   // Where `node` shows in the breakdown and on timelines, from its slot; nullopt for nodes that
   // take no time (metadata, invalid).
   std::optional<Track> TrackOf(uint32_t node, Slot slot) const;
