@@ -6,7 +6,8 @@
 //   po::store(ParseFlags(argc, argv, desc, &positional), vm);
 //
 // An unknown flag throws UnknownFlag (a po::error): "unknown flag '--machne'; did you mean
-// '--machine'?"; the suggestion is measured on the name without its '=value'.
+// '--machine'?"; the suggestion is measured on the name without its '=value'. Without a
+// positional description, a word that is no flag's value is a po::error naming it.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -43,7 +44,23 @@ inline boost::program_options::parsed_options ParseFlags(
                              po::command_line_style::allow_guessing);
   if (positional != nullptr) parser.positional(*positional);
   try {
-    return parser.run();
+    po::parsed_options parsed = parser.run();
+    // A word that is no flag's value (boost keeps it as a positional token, which store drops):
+    // '--replicate-trace false' would otherwise run with the switch on.
+    std::string previous;
+    for (const po::option& o : parsed.options) {
+      if (o.position_key >= 0 && o.string_key.empty()) {
+        const std::string word = o.original_tokens.empty() ? "" : o.original_tokens[0];
+        std::string message = "unexpected argument '" + word + "'";
+        if (!previous.empty()) {
+          message += " after " + previous + " (a switch takes a value only with '=': " + previous +
+                     "=" + word + ")";
+        }
+        throw po::error(message);
+      }
+      previous = "--" + o.string_key;
+    }
+    return parsed;
   } catch (const po::unknown_option& e) {
     const std::string flag = e.get_option_name();
     std::string message = "unknown flag '" + flag + "'";

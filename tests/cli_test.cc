@@ -213,6 +213,27 @@ TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
   }
 }
 
+// A word that is no flag's value is an error naming it: '--replicate-trace false' had run with
+// replication on (the 'false' dropped), and a stray word had been ignored, in every command.
+TEST(Cli, AWordThatIsNoFlagsValueIsAnError) {
+  const std::string args = Args("stray", 4, AllReduceRanks(4));
+  Outcome o = Orrery(args + " --replicate-trace false");
+  ExpectCleanFailure(o, {"unexpected argument 'false' after --replicate-trace (a switch takes a "
+                         "value only with '=': --replicate-trace=false)"});
+  EXPECT_EQ(o.err.find("events in"), std::string::npos) << o.err;
+  o = Orrery(args + " stray.json");
+  ExpectCleanFailure(o, {"unexpected argument 'stray.json'"});
+  for (const std::string& command :
+       {std::string("validate --nccl-tests x.log --machine configs/machines/hgx-h100 --in-place "
+                    "false"),
+        std::string("convert-text --input x --output y extra"),
+        std::string("generate-llm --output y --sequence-parallel false")}) {
+    o = Orrery(command);
+    EXPECT_NE(o.exit_code, 0) << command;
+    EXPECT_NE(o.err.find("unexpected argument '"), std::string::npos) << command << ": " << o.err;
+  }
+}
+
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   // Checked before simulating (a typo must not cost a whole run): no "events in" line.
   const std::string args = Args("unwritable", 4, AllReduceRanks(4));
