@@ -410,6 +410,24 @@ StatusOr<Topology> DgxFrom(const ConfigFile& file, const NetworkFile& n,
                  ": key 'cores' is only used with pods > 1 (three tiers); this file has pods 1");
   }
   if (!problems.ok()) return problems;
+  // Switches and links, counted before building any (spines x pods x cores overflows an int
+  // and would build billions of links).
+  const double leaves = static_cast<double>(nics) / n.leaf_radix;
+  const double spines = static_cast<double>(n.spines) * n.pods;
+  const double cores = n.pods > 1 ? n.cores : 0;
+  const double switches = n.nodes + leaves + spines + cores;
+  const double links = gpus + nics + leaves * n.spines + spines * cores;
+  if (switches > kMaxDgxSwitches || links > kMaxDgxLinks) {
+    problems.Add(file.WhereKey(n.pods > 1 ? "cores" : "spines") + ": spines " +
+                 std::to_string(n.spines) + ", pods " + std::to_string(n.pods) +
+                 (n.pods > 1 ? ", cores " + std::to_string(n.cores) : std::string()) +
+                 " and leaf-radix " + std::to_string(n.leaf_radix) + " make " +
+                 FormatNumber(switches) + " switches and " + FormatNumber(links) +
+                 " links; a dgx machine may have at most " + std::to_string(kMaxDgxSwitches) +
+                 " switches and " + std::to_string(kMaxDgxLinks) +
+                 " links (fewer spines or cores, or a larger leaf-radix)");
+    return problems;
+  }
   StatusOr<Topology> t = BuildDgx(spec);
   if (!t.ok()) return t.status().WithContext(file.path());
   return t;

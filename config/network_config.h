@@ -39,5 +39,8 @@ StatusOr<Topology> LoadCustomTopology(const std::string& path);
 constexpr int kMaxNpus = 1 << 24;
 // The largest dgx or custom machine (routing keeps a table of devices x NPUs).
 constexpr int kMaxGraphNpus = 8192;
+// A dgx machine's switches (NVSwitches, leaves, spines, cores) and links (each both ways).
+constexpr int kMaxDgxSwitches = 1 << 16;
+constexpr int kMaxDgxLinks = 1 << 22;
 
 }  // namespace orrery

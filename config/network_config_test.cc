@@ -233,6 +233,30 @@ TEST(NetworkConfigTest, DgxImpossibleValues) {
       << r.status().message();
 }
 
+// Values each in range that together make an impossible fabric: spines x pods past an int (it
+// had aborted in std::length_error), or billions of spine-core links (it had run out of memory).
+TEST(NetworkConfigTest, DgxTooManySwitchesOrLinks) {
+  const std::string base =
+      "machine: dgx\ngpus-per-node: 2\nnodes: 8\nnvswitch-bandwidth: 450\nnvswitch-latency: "
+      "100\nnic-bandwidth: 400\nfabric-latency: 500\nleaf-radix: 1\n";
+  const std::string overflow =
+      WriteTestFile("dgx_overflow.yml", base + "spines: 65536\npods: 16\ncores: 1\n");
+  StatusOr<Topology> t = LoadNetworkConfig(overflow);
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), overflow + ":11: spines 65536, pods 16, cores 1 and leaf-radix "
+                                              "1 make 1048601 switches and 2097184 links"))
+      << t.status().message();
+  EXPECT_TRUE(
+      Contains(t.status(), "a dgx machine may have at most 65536 switches and 4194304 links"))
+      << t.status().message();
+  const std::string links =
+      WriteTestFile("dgx_links.yml", base + "spines: 4096\npods: 8\ncores: 4096\n");
+  t = LoadNetworkConfig(links);
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(Contains(t.status(), "make 36888 switches and 134283296 links"))
+      << t.status().message();
+}
+
 TEST(NetworkConfigTest, CustomTopologyFile) {
   // A diamond: npu0 reaches npu1 through sw0 or sw1 (equal cost), npu2 hangs off sw1.
   WriteTestFile("diamond.topo",
