@@ -389,6 +389,46 @@ TEST(EndToEnd, RooflineRefusesAComputeNodeWithoutItsAttributes) {
   EXPECT_EQ(r->npus[0].finish.WholeNs(), 7000);
 }
 
+// replay-only replays every node from duration_micros, and ASTRA-sim's "exposed communication"
+// is then the end minus every replayed node that is not a CPU op (issue_replay adds them all to
+// its GPU time). Each NPU: compute 5 us -> all-reduce recorded as 10 us -> memory load of 7 us ->
+// an invalid node of 0 us (1 ns) -> NPU 0 sends, NPU 1 receives, 3 us each; NPU 0 also has a CPU
+// op of 2 us after the send. NPU 0 ends at 5000 + 10000 + 7000 + 1 + 3000 + 2000 = 27001, its
+// exposed communication 2000 (the CPU op); NPU 1 at 25001, exposed 0. They had been 27000 and
+// 25000 (the invalid node instant), exposed 22000 and 20000 (only compute had counted).
+TEST(EndToEnd, ReplayOnlyCountsEveryReplayedNodeAsAstraSimDoes) {
+  auto chain = [](bool sender) {
+    Node coll = et::MakeCollNode(2, "grad", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {1});
+    Node load = et::MakeNode(3, "load", ChakraProtoMsg::MEM_LOAD_NODE, {2});
+    et::SetUint64Attr(&load, "tensor_size", 1000);
+    Node invalid = et::MakeNode(4, "nothing", ChakraProtoMsg::INVALID_NODE, {3});
+    Node p2p = sender ? et::MakeSendNode(5, 1, 4096, 7, {4}) : et::MakeRecvNode(5, 0, 4096, 7, {4});
+    std::vector<Node> nodes = {et::MakeCompNode(1, "fwd", 5), coll, load, invalid, p2p};
+    for (Node& n : nodes) {
+      if (n.id() > 1)
+        n.set_duration_micros(n.id() == 2 ? 10 : n.id() == 3 ? 7 : n.id() == 4 ? 0 : 3);
+    }
+    if (sender) {
+      Node host = et::MakeCompNode(6, "host", 2, {5});
+      for (auto& a : *host.mutable_attr()) {
+        if (a.name() == "is_cpu_op") a.set_bool_val(true);
+      }
+      nodes.push_back(host);
+    }
+    return nodes;
+  };
+  RunOptions o = WriteCase("replay_only", {chain(true), chain(false)});
+  std::ofstream(o.system_config) << R"({
+    "scheduling-policy": "LIFO", "collective-optimization": "baseline",
+    "preferred-dataset-splits": 1, "replay-only": 1 })";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 27001);
+  EXPECT_EQ(r->npus[0].exposed_communication().WholeNs(), 2000);
+  EXPECT_EQ(r->npus[1].finish.WholeNs(), 25001);
+  EXPECT_EQ(r->npus[1].exposed_communication().WholeNs(), 0);
+}
+
 // Remote memory, 4 NPUs each loading 1 MB (1e6 B) at t = 0, latency 1000 ns, 100 GB/s
 // (100 B/ns): one access = 1000 + 1e6 / 100 = 11000 ns.
 //   PER_NPU: all in parallel, every NPU finishes at 11000.

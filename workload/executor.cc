@@ -500,7 +500,8 @@ void NpuExecutor::Issue(uint32_t node) {
     }
     sim.Schedule(end, this, node);
   };
-  if (params_.replay_only && type != et::NodeType::kInvalid && type != et::NodeType::kMetadata) {
+  // replay-only replays invalid nodes too (1 ns for 0 us), as ASTRA-sim's issue_replay.
+  if (params_.replay_only && type != et::NodeType::kMetadata) {
     replay();
     return;
   }
@@ -690,7 +691,12 @@ void NpuExecutor::Complete(uint32_t node) {
   const Time started = *running;
   started_.EraseAt(at);
   const Time took = system_.sim().now() - started;
-  if (const std::optional<Track> track = TrackOf(node, slot)) {
+  const std::optional<Track> track = TrackOf(node, slot);
+  if (params_.replay_only && !trace_.is_cpu_op(node).value_or(false) &&
+      track != std::optional<Track>(Track::kGpu)) {
+    stats_.replayed_non_compute += took;
+  }
+  if (track) {
     switch (*track) {
       case Track::kGpu:
         stats_.gpu_compute += took;

@@ -97,8 +97,12 @@ struct NpuStats {
   uint64_t bytes_collective = 0;  // as simulated: comm_size x --comm-scale
   uint64_t bytes_sent = 0;
   uint64_t peak_local_memory = 0;  // bytes, with track-local-mem (filled in by the runner)
-  // ASTRA-sim's "exposed communication": finish - GPU compute time.
-  Time exposed_communication() const { return finish - gpu_compute; }
+  // replay-only: the replayed nodes that are not CPU ops nor GPU compute (collectives, sends,
+  // receives, memory, invalid nodes), which ASTRA-sim counts as GPU time (issue_replay).
+  Time replayed_non_compute;
+  // ASTRA-sim's "exposed communication": finish - GPU time (GPU compute, and under replay-only
+  // every node replayed that is not a CPU op).
+  Time exposed_communication() const { return finish - gpu_compute - replayed_non_compute; }
 };
 
 class NpuExecutor : public EventTarget,
