@@ -337,6 +337,10 @@ class SystemLayer {
   // ones it has, or the ranks would disagree on who is in it; the error names both lists.
   Status CheckSameMembers(int id, std::vector<int> members, const std::string& name) const;
   bool HasGroup(int id) const { return groups_.count(id) > 0; }
+  // Groups a trace's METADATA node created (not the comm-group file's): a rank may use one only
+  // when its own trace defines it too (NpuExecutor), as ASTRA-sim keeps groups per rank.
+  void MarkTraceDefined(int id) { trace_defined_groups_.insert(id); }
+  bool TraceDefined(int id) const { return trace_defined_groups_.count(id) > 0; }
 
   NpuSystem& npu(int i) { return npus_[i]; }
   int num_npus() const { return static_cast<int>(npus_.size()); }
@@ -377,6 +381,7 @@ class SystemLayer {
   MessageMatcher matcher_;
   Time endpoint_delay_;
   std::map<int, std::vector<int>> groups_;
+  std::set<int> trace_defined_groups_;
   CollectiveOrder order_;
   std::unique_ptr<CustomCollectives> custom_;
   std::vector<NpuSystem> npus_;

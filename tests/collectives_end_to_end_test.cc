@@ -305,6 +305,45 @@ TEST(CollectivesEndToEnd, OverlappingGroupsFromFileAndMetadataNodes) {
   }
 }
 
+// A group only another rank's METADATA defines is not this rank's, whenever that node runs (as
+// in ASTRA-sim, which keeps groups per rank): NPU 0 defines group 1 after 1 us of compute, NPU 1
+// never does and all-reduces on it at once, or after 2 us. The trace had failed in the first case
+// and run in the second; both are errors naming NPU 1's node.
+TEST(CollectivesEndToEnd, AGroupOnlyAnotherRankDefinesIsAnErrorWheneverItRuns) {
+  for (uint64_t wait_us : {0, 2}) {
+    std::vector<std::vector<Node>> ranks(2);
+    ranks[0] = {
+        et::MakeCompNode(1, "fwd", 1),
+        et::MakeMetadataNode(2, "process_group:init", R"([[{"pg_name": "1", "ranks": [0, 1]}]])")};
+    et::AddDataDeps(&ranks[0][1], {1});
+    Node ar0 = et::MakeCollNode(3, "ar", ChakraProtoMsg::ALL_REDUCE, kD, {2});
+    et::SetStringAttr(&ar0, "pg_name", "1");
+    ranks[0].push_back(ar0);
+    Node ar1 = et::MakeCollNode(3, "ar", ChakraProtoMsg::ALL_REDUCE, kD);
+    et::SetStringAttr(&ar1, "pg_name", "1");
+    if (wait_us > 0) {
+      ranks[1].push_back(et::MakeCompNode(1, "fwd", wait_us));
+      et::AddDataDeps(&ar1, {1});
+    }
+    ranks[1].push_back(ar1);
+    RunOptions o = WriteCase("other_rank_group_" + std::to_string(wait_us), ranks, kSystem);
+    StatusOr<RunResult> res = RunSimulation(o);
+    ASSERT_FALSE(res.ok()) << wait_us;
+    const std::string m = res.status().message();
+    EXPECT_NE(m.find(".1.et"), std::string::npos) << m;
+    EXPECT_NE(m.find("pg_name '1' names a communicator group that is defined neither in "
+                     "--comm-group-configuration nor by a METADATA node of this NPU's trace "
+                     "before it"),
+              std::string::npos)
+        << m;
+    // Once NPU 0's METADATA has run, the message says who defines it.
+    EXPECT_EQ(m.find("(another rank's METADATA defines it: each rank's trace defines the groups it "
+                     "uses, as in ASTRA-sim)") != std::string::npos,
+              wait_us > 0)
+        << m;
+  }
+}
+
 // communication-slots: how many collectives an NPU runs at once. NPUs 0 and 1 all-reduce D in
 // two groups of the same two members, with no dependency between the two, and the system layer
 // may run two chunks at once on the dimension. On the unaware

@@ -337,7 +337,7 @@ TEST(Jobs, PlacementErrorsNameTheJobAndWhatIsValid) {
   e = JobsError(n, "jobs:\n  - {name: t, workload: " + n + ".train, npus: 1-4}\n");
   EXPECT_NE(e.find("NPU 1 (job 't', rank 0) node 3 'tp_gather': pg_name '1' names a "
                    "communicator group that is defined neither in the job's 'comm-groups' file "
-                   "nor by a METADATA node"),
+                   "nor by a METADATA node of this NPU's trace before it"),
             std::string::npos)
       << e;
   // Rank files 0 and 1, then a gap before 3: the ranks after it would be dropped.

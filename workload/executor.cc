@@ -79,10 +79,19 @@ int NpuExecutor::TraceRanks() const {
   return params_.placement ? params_.placement->RanksOf(npu_) : system_.num_npus();
 }
 
-std::optional<int> NpuExecutor::SystemGroup(int pg) {
-  if (params_.placement) return params_.placement->Find(system_, pg, npu_);
-  if (pg == 0 || system_.HasGroup(pg)) return pg;
-  return std::nullopt;
+std::optional<int> NpuExecutor::SystemGroup(int pg, bool* other_ranks_only) {
+  std::optional<int> id;
+  if (params_.placement) {
+    id = params_.placement->Find(system_, pg, npu_);
+  } else if (pg == 0 || system_.HasGroup(pg)) {
+    id = pg;
+  }
+  // A group only another rank's METADATA defined: whether it had run yet would decide.
+  if (id && pg != 0 && system_.TraceDefined(*id) && own_groups_.count(*id) == 0) {
+    if (other_ranks_only != nullptr) *other_ranks_only = true;
+    return std::nullopt;
+  }
+  return id;
 }
 
 Status NpuExecutor::AtNode(uint32_t node, const Status& s) const {
@@ -447,15 +456,21 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
       for (int i = 0; i < TraceRanks(); ++i) ranks.push_back(i);
     }
     if (pg > 0 && params_.placement != nullptr) {
+      const bool known = params_.placement->Lookup(pg, npu_).has_value();
       StatusOr<int> id = params_.placement->Define(system_, pg, ranks, npu_);
       if (!id.ok()) return AtNode(node, id.status());
+      if (!known) system_.MarkTraceDefined(*id);
+      own_groups_.insert(*id);
     } else if (pg > 0 && !system_.HasGroup(pg)) {
       Status s = system_.AddGroup(pg, ranks);
       if (!s.ok()) return AtNode(node, s);
+      system_.MarkTraceDefined(pg);
+      own_groups_.insert(pg);
     } else if (pg > 0) {
       Status s =
           system_.CheckSameMembers(pg, ranks, "METADATA: process group " + std::to_string(pg));
       if (!s.ok()) return AtNode(node, s);
+      own_groups_.insert(pg);
     }
   }
   return Status::Ok();
@@ -636,15 +651,19 @@ void NpuExecutor::Issue(uint32_t node) {
         if (!g.ok()) return Fail(AtNode(node, g.status()));
         pg = *g;
       }
-      std::optional<int> group = SystemGroup(pg);
+      bool other_ranks_only = false;
+      std::optional<int> group = SystemGroup(pg, &other_ranks_only);
       if (!group) {
-        return Fail(Status::Error(Label(node) + ": pg_name '" +
-                                  std::string(trace_.pg_name(node).value_or("")) +
-                                  "' names a communicator group that is defined neither in " +
-                                  (params_.placement != nullptr && params_.placement->jobs()
-                                       ? std::string("the job's 'comm-groups' file")
-                                       : std::string("--comm-group-configuration")) +
-                                  " nor by a METADATA node"));
+        return Fail(Status::Error(
+            Label(node) + ": pg_name '" + std::string(trace_.pg_name(node).value_or("")) +
+            "' names a communicator group that is defined neither in " +
+            (params_.placement != nullptr && params_.placement->jobs()
+                 ? std::string("the job's 'comm-groups' file")
+                 : std::string("--comm-group-configuration")) +
+            " nor by a METADATA node of this NPU's trace before it" +
+            (other_ranks_only ? std::string(" (another rank's METADATA defines it: each rank's "
+                                            "trace defines the groups it uses, as in ASTRA-sim)")
+                              : std::string())));
       }
       req.group = *group;
       if (params_.placement != nullptr) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -163,7 +164,8 @@ class NpuExecutor : public EventTarget,
   int TraceRank() const;
   int TraceRanks() const;
   // The system-layer group that trace group `pg` is for this NPU, or nullopt if undefined.
-  std::optional<int> SystemGroup(int pg);
+  // A group only other ranks' METADATA defined is not this NPU's (`other_ranks_only` says so).
+  std::optional<int> SystemGroup(int pg, bool* other_ranks_only = nullptr);
   // `s` about `node`, naming the node once: problems the system layer starts with the
   // request's label get only "NPU <n> " before them.
   Status AtNode(uint32_t node, const Status& s) const;
@@ -194,6 +196,8 @@ class NpuExecutor : public EventTarget,
   bool reissue_ = false;
   NpuStats stats_;
   std::vector<Activity> activities_;
+  // System ids of the groups this NPU's own METADATA nodes defined (SystemGroup).
+  std::set<int> own_groups_;
   // With keep_activities (NoteWhyIssued): the last node that took time to end here, and per
   // node of the trace when it ended and why it began.
   uint32_t completing_ = kNoNode;
