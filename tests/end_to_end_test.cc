@@ -427,6 +427,13 @@ TEST(EndToEnd, ReplayOnlyCountsEveryReplayedNodeAsAstraSimDoes) {
   EXPECT_EQ(r->npus[0].exposed_communication().WholeNs(), 2000);
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 25001);
   EXPECT_EQ(r->npus[1].exposed_communication().WholeNs(), 0);
+  // --compute-scale multiplies compute nodes only (the replayed communication and memory had
+  // doubled too): NPU 0 + 5000 + 2000, NPU 1 + 5000.
+  o.compute_scale = 2;
+  r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 34001);
+  EXPECT_EQ(r->npus[1].finish.WholeNs(), 30001);
 }
 
 // Remote memory, 4 NPUs each loading 1 MB (1e6 B) at t = 0, latency 1000 ns, 100 GB/s

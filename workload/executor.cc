@@ -208,7 +208,9 @@ Time NpuExecutor::ComputeTime(uint32_t node) const {
   } else {
     t = ReplayTime(trace_.duration_micros(node));
   }
-  if (params_.compute_scale != 1.0 && !t.IsInfinite()) {
+  // Compute nodes only: under replay-only a replayed collective, send or memory access keeps its
+  // recorded time.
+  if (params_.compute_scale != 1.0 && !t.IsInfinite() && trace_.type(node) == et::NodeType::kComp) {
     t = Time::FromNsDouble(t.Ns() * params_.compute_scale).TruncatedToNs();
   }
   return t;
