@@ -234,6 +234,37 @@ TEST(Cli, AWordThatIsNoFlagsValueIsAnError) {
   }
 }
 
+// gen_workload (scripts/bench.sh's trace writer) names a bad number, an unknown flag or one
+// without a value; it had written a 1-byte all-reduce for --size 1e6 and 4 NPUs for --npus 4abc.
+TEST(Cli, GenWorkloadRefusesBadNumbers) {
+  const std::string out = Tmp("gw/z");
+  auto gen = [&](const std::string& args) {
+    const std::string err = Tmp("gw_err");
+    const int status = std::system(("./et_feeder/gen_workload " + args + " 2>" + err).c_str());
+    EXPECT_TRUE(WIFEXITED(status)) << args;
+    return std::make_pair(WEXITSTATUS(status), Slurp(err));
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"collective --size 1e6 --npus 4 --out " + out,
+       "--size is '1e6'; expected a whole number of digits in [0, 9007199254740992]"},
+      {"collective --size -5 --npus 4 --out " + out, "--size is '-5'"},
+      {"collective --npus 4abc --out " + out,
+       "--npus is '4abc'; expected a whole number of digits in [1, 16777216]"},
+      {"dp-step --npus 4 --layers 0 --out " + out, "--layers is '0'"},
+      {"collective --npus 4 --sise 8 --out " + out, "unknown argument '--sise' for collective"},
+      {"collective --npus 4 --out", "--out needs a value"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto [code, err] = gen(args);
+    EXPECT_EQ(code, 1) << args;
+    EXPECT_NE(err.find(message), std::string::npos) << args << ": " << err;
+  }
+  const auto [code, err] = gen("collective --size 4096 --npus 2 --out " + out);
+  EXPECT_EQ(code, 0) << err;
+  const Outcome info = Orrery("trace-info " + out);
+  EXPECT_NE(info.out.find("ALL_REDUCE: 1 (4096 B)"), std::string::npos) << info.out;
+}
+
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   // Checked before simulating (a typo must not cost a whole run): no "events in" line.
   const std::string args = Args("unwritable", 4, AllReduceRanks(4));
