@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -55,7 +56,9 @@ bool KeyName(const std::string& path, const YAML::Node& key, std::set<std::strin
 bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(double),
                 const char* expected, double* out, std::vector<std::string>* errors) {
   double v = 0;
-  bool ok = n.IsScalar();
+  // A quoted or !!str scalar is text, as in the other config files.
+  const bool text = n.IsScalar() && (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str");
+  bool ok = n.IsScalar() && !text;
   if (ok) {
     try {
       v = n.as<double>();
@@ -63,9 +66,12 @@ bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(dou
       ok = false;
     }
   }
-  if (!ok || !valid(v)) {
+  if (!ok || !std::isfinite(v) || !valid(v)) {
     errors->push_back(where + ": bad value '" + (n.IsScalar() ? n.Scalar() : "") + "'; expected " +
-                      expected);
+                      expected +
+                      (n.Tag() == "!" ? ", written without quotes"
+                       : text         ? ", written without !!str"
+                                      : ""));
     return false;
   }
   *out = v;
@@ -89,19 +95,19 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
     const std::string where = At(path, kv.first) + ": " + what + " key '" + key + "'";
     if (key == "latency-us") {
       ReadNumber(
-          kv.second, where, [](double v) { return v >= 0; }, "microseconds >= 0", latency_us,
-          errors);
+          kv.second, where, [](double v) { return v >= 0 && v < 1e9; }, "microseconds in [0, 1e9)",
+          latency_us, errors);
     } else if (key == "efficiency") {
       ReadNumber(
           kv.second, where, [](double v) { return v > 0 && v <= 1; }, "a share in (0, 1]",
           efficiency, errors);
     } else if (key == "step-latency-us" && step_latency_us != nullptr) {
       ReadNumber(
-          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "microseconds >= 0",
+          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "microseconds in [0, 1e6)",
           step_latency_us, errors);
     } else if (key == "chunk-overhead-kib" && chunking != nullptr) {
       chunking->modelled = ReadNumber(
-          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "KiB >= 0",
+          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "KiB in [0, 1e6)",
           &chunking->overhead_kib, errors);
     } else if (key == "channels" && chunking != nullptr) {
       double channels = 0;

@@ -107,6 +107,25 @@ TEST(NcclModel, AMergeKeyIsNamed) {
       << m.status().message();
 }
 
+// Infinite or quoted numbers are refused with their line, as in the other config files
+// (latency-us .inf had loaded and stopped a forced run with no file named; "0" had loaded).
+TEST(NcclModel, InfiniteAndQuotedNumbersAreRefused) {
+  auto m = LoadNcclModel(Write("inf.yaml",
+                               "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\nprotocols:\n"
+                               "  LL: {latency-us: .inf, efficiency: 0.5}\n"
+                               "  Simple: {latency-us: \"3\", efficiency: 0.8}\n"));
+  ASSERT_FALSE(m.ok());
+  const std::string msg = m.status().message();
+  EXPECT_NE(msg.find("inf.yaml:4: protocol LL key 'latency-us': bad value '.inf'; expected "
+                     "microseconds in [0, 1e9)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("inf.yaml:5: protocol Simple key 'latency-us': bad value '3'; expected "
+                     "microseconds in [0, 1e9), written without quotes"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
   auto m = LoadNcclModel(Write("bad.yaml",
                                "algorithms:\n  ring: {latency-us: -1, efficency: 1}\n"
@@ -115,7 +134,7 @@ TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
   ASSERT_FALSE(m.ok());
   const std::string msg = m.status().message();
   EXPECT_NE(msg.find("bad.yaml:2: algorithm ring key 'latency-us': bad value '-1'; expected "
-                     "microseconds >= 0"),
+                     "microseconds in [0, 1e9)"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("bad.yaml:2: algorithm ring key 'efficency' is unknown; valid: latency-us, "
@@ -217,7 +236,7 @@ TEST(NcclModel, NvlsChunksFollowNcclsSchedule) {
   ASSERT_FALSE(bad.ok());
   const std::string msg = bad.status().message();
   EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls key 'chunk-overhead-kib': bad value '-1'; "
-                     "expected KiB >= 0"),
+                     "expected KiB in [0, 1e6)"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("algorithm nvls key 'channels': bad value '2.5'; expected a whole number of "
@@ -369,7 +388,7 @@ TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
             std::string::npos)
       << bad.status().message();
   EXPECT_NE(bad.status().message().find("steps3.yaml:4: protocol Simple key 'step-latency-us': "
-                                        "bad value '-3'; expected microseconds >= 0"),
+                                        "bad value '-3'; expected microseconds in [0, 1e6)"),
             std::string::npos)
       << bad.status().message();
 }
