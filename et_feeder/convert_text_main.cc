@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/flags.h"
 #include "et_feeder/text_workload.h"
@@ -45,6 +46,18 @@ int ConvertTextMain(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << desc << "\n";
     return 0;
+  }
+  // Both spellings of one flag: refused, whatever their values (one would silently win).
+  for (const auto& [ours, chakra] : {std::pair<const char*, const char*>{"input", "input_filename"},
+                                     {"output", "output_filename"},
+                                     {"num-npus", "num_npus"},
+                                     {"num-passes", "num_passes"}}) {
+    if (vm.count(chakra) && vm.count(ours) && !vm[ours].defaulted()) {
+      std::fprintf(stderr,
+                   "error: convert-text: --%s and --%s are the same flag; give one of them\n", ours,
+                   chakra);
+      return 1;
+    }
   }
   if (!input_chakra.empty()) input = input_chakra;
   if (!output_chakra.empty()) output = output_chakra;

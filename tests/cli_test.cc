@@ -265,6 +265,25 @@ TEST(Cli, GenWorkloadRefusesBadNumbers) {
   EXPECT_NE(info.out.find("ALL_REDUCE: 1 (4096 B)"), std::string::npos) << info.out;
 }
 
+// convert-text's two spellings of one flag given together are refused (the Chakra spelling had
+// silently won: --num-npus 4 --num_npus 8 wrote 8 files).
+TEST(Cli, ConvertTextRefusesBothSpellingsOfAFlag) {
+  const std::string input = "examples/text/cnn_data.txt", out = Tmp("both_spellings");
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--num-npus 4 --num_npus 8", "--num-npus and --num_npus are the same flag"},
+           {"--num-npus 4 --num-passes 1 --num_passes 2",
+            "--num-passes and --num_passes are the same flag"},
+           {"--num-npus 4 --input_filename " + input,
+            "--input and --input_filename are the same flag"}}) {
+    const Outcome o = Orrery("convert-text --input " + input + " --output " + out + " " + args);
+    ExpectCleanFailure(o, {message});
+  }
+  EXPECT_EQ(Orrery("convert-text --input_filename " + input + " --output " + out +
+                   " --num-npus 2 --num_passes 1")
+                .exit_code,
+            0);
+}
+
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   // Checked before simulating (a typo must not cost a whole run): no "events in" line.
   const std::string args = Args("unwritable", 4, AllReduceRanks(4));
