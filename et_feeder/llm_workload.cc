@@ -663,6 +663,17 @@ Status ApplyLlmPreset(const std::string& name, LlmConfig* config) {
       "one of " + valid + (close.empty() ? "" : " (did you mean " + close + "?)"));
 }
 
+namespace {
+
+// `v` as printf's %g writes it (1e-300, 989, 1e+12).
+std::string ShortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
+
 Status CheckLlmConfig(LlmConfig* config) {
   LlmConfig& c = *config;
   Status s;
@@ -703,14 +714,16 @@ Status CheckLlmConfig(LlmConfig* config) {
     shape_ok &= in_range("moe-ffn-hidden", c.moe_ffn_hidden, 1, int64_t{1} << 24);
   }
   if (c.experts > 0) shape_ok &= in_range("moe-top-k", c.moe_top_k, 1, c.experts);
-  if (!(c.peak_tflops > 0 && std::isfinite(c.peak_tflops))) {
-    s.Merge(Status::Invalid("generate-llm", "--peak-tflops", std::to_string(c.peak_tflops),
-                            "a number > 0"));
+  // Bounded so that every node's duration holds in whole microseconds (a peak of 1e-300 TFLOPS
+  // had written durations of 2^63 us).
+  if (!(c.peak_tflops >= 1e-3 && c.peak_tflops <= 1e9)) {
+    s.Merge(Status::Invalid("generate-llm", "--peak-tflops", ShortNumber(c.peak_tflops),
+                            "a number in [0.001, 1e9]"));
     shape_ok = false;
   }
-  if (!(c.mem_bw_gbps > 0 && std::isfinite(c.mem_bw_gbps))) {
-    s.Merge(Status::Invalid("generate-llm", "--mem-bw-gbps", std::to_string(c.mem_bw_gbps),
-                            "a number > 0"));
+  if (!(c.mem_bw_gbps >= 1e-3 && c.mem_bw_gbps <= 1e9)) {
+    s.Merge(Status::Invalid("generate-llm", "--mem-bw-gbps", ShortNumber(c.mem_bw_gbps),
+                            "a number in [0.001, 1e9]"));
     shape_ok = false;
   }
   if (!shape_ok) return s;

@@ -230,9 +230,11 @@ int GenerateLlmMain(int argc, char** argv) {
     char* end = nullptr;
     errno = 0;
     const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !(v > 0) ||
-        !std::isfinite(v)) {
-      s.Merge(Status::Invalid("generate-llm", flag, text, "a number > 0"));
+    // Bounded so that every node's duration holds in whole microseconds (1e-300 had written
+    // durations of 2^63 us).
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !(v >= 1e-3) ||
+        !(v <= 1e9)) {
+      s.Merge(Status::Invalid("generate-llm", flag, text, "a number in [0.001, 1e9]"));
     } else {
       *value = v;
     }

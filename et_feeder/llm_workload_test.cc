@@ -645,6 +645,15 @@ TEST(LlmWorkload, BadConfigurationsNameTheFlagTheValueAndWhatIsValid) {
   c = SmallGpt();
   c.peak_tflops = 0;
   EXPECT_NE(problems(c).find("--peak-tflops"), std::string::npos);
+  c.peak_tflops = 1e-300;  // had written durations of 2^63 us
+  EXPECT_NE(problems(c).find("--peak-tflops is '1e-300'; expected a number in [0.001, 1e9]"),
+            std::string::npos)
+      << problems(c);
+  c = SmallGpt();
+  c.mem_bw_gbps = 1e12;
+  EXPECT_NE(problems(c).find("--mem-bw-gbps is '1e+12'; expected a number in [0.001, 1e9]"),
+            std::string::npos)
+      << problems(c);
   c = SmallGpt();
   c.comm_streams = 3;
   EXPECT_NE(problems(c).find("--comm-streams is '3'; expected a whole number from 1 to 2"),
