@@ -267,6 +267,49 @@ std::string FlowYaml(const YAML::Node& n) {
   return e.c_str();
 }
 
+namespace {
+
+void EmitKeepingQuotes(YAML::Emitter& e, const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      if (n.Tag() == "!") {
+        e << YAML::DoubleQuoted << n.Scalar();
+      } else if (n.Tag() == "tag:yaml.org,2002:str") {
+        e << YAML::SecondaryTag("str") << n.Scalar();
+      } else {
+        e << n;
+      }
+      return;
+    case YAML::NodeType::Sequence:
+      e << YAML::BeginSeq;
+      for (const YAML::Node& item : n) EmitKeepingQuotes(e, item);
+      e << YAML::EndSeq;
+      return;
+    case YAML::NodeType::Map:
+      e << YAML::BeginMap;
+      for (const auto& kv : n) {
+        e << YAML::Key;
+        EmitKeepingQuotes(e, kv.first);
+        e << YAML::Value;
+        EmitKeepingQuotes(e, kv.second);
+      }
+      e << YAML::EndMap;
+      return;
+    default:
+      e << n;
+  }
+}
+
+}  // namespace
+
+std::string FlowYamlKeepingQuotes(const YAML::Node& n) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  EmitKeepingQuotes(e, n);
+  return e.c_str();
+}
+
 std::string FormatNumber(double v) {
   std::ostringstream s;
   s.precision(15);

@@ -643,7 +643,9 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
           if (const std::string bad = BadValue(it->first.Scalar(), v); !bad.empty()) {
             problems.Add(Where(path, v) + ": grid value of " + bad);
           }
-          values.back().push_back(FlowYaml(v));
+          // A key inside a file keeps its quotes, for that file's checks ("20" is not 20).
+          const bool in_file = it->first.Scalar().find('.') != std::string::npos;
+          values.back().push_back(in_file ? FlowYamlKeepingQuotes(v) : FlowYaml(v));
         }
       }
       double count = 1;  // the product's size, checked before it is built
@@ -691,7 +693,9 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
           if (const std::string bad = BadValue(name, it->second); !bad.empty()) {
             problems.Add(Where(path, it->second) + ": point value of " + bad);
           }
-          p.params.emplace_back(name, FlowYaml(it->second));
+          p.params.emplace_back(name, name.find('.') != std::string::npos
+                                          ? FlowYamlKeepingQuotes(it->second)
+                                          : FlowYaml(it->second));
         }
         spec.points.push_back(std::move(p));
       }
@@ -853,7 +857,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
         Status s = MakeDirs(dir);
         if (!s.ok()) throw std::runtime_error(s.message());
         const std::string path = dir + "/" + kind + ".yml";
-        std::ofstream(path) << FlowYaml(doc) << "\n";
+        std::ofstream(path) << FlowYamlKeepingQuotes(doc) << "\n";
         files[kind] = path;
       }
       if (!files.count("system") || !files.count("network")) {

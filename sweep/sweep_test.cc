@@ -199,6 +199,30 @@ TEST(Sweep, PointErrorsNameTheSpecsValues) {
       << lines[2];
 }
 
+// A quoted number set in a file by a point stays quoted in the point's copy, so the file's
+// checks refuse it as they would in the file itself (the quotes had been dropped and "20" ran as
+// 20); a quoted string stays a string.
+TEST(Sweep, AQuotedNumberAPointSetsIsRefusedAsInTheFile) {
+  const std::string spec_path = WriteSpec("quoted");
+  std::string text = Slurp(spec_path);
+  text.replace(text.find("grid:"), std::string::npos,
+               "grid:\n  system.endpoint-delay: [\"20\", 20]\n"
+               "  system.scheduling-policy: [\"FIFO\"]\n");
+  std::ofstream(spec_path) << text;
+  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const SweepSummary s = RunPoints(*spec, Tmp("quoted.out"), 1);
+  EXPECT_EQ(s.failed, 1);
+  const std::vector<std::string> lines = Lines(Slurp(Tmp("quoted.out.csv")));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(Column(lines[0], lines[1], "error")
+                .find("key 'endpoint-delay' is '20'; expected a number in [0, 1000000000000] (ns), written "
+                      "without quotes"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_EQ(Column(lines[0], lines[2], "status"), "ok") << lines[2];
+}
+
 // A base file that a point overrides is read whole: a second YAML document in it is the
 // point's error (it had been dropped from the point's copy without a word).
 TEST(Sweep, ABaseFileWithASecondDocumentIsThePointsError) {
