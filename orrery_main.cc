@@ -290,6 +290,7 @@ int Main(int argc, char** argv) {
       std::fflush(stderr);
     };
   }
+  o.node_trace = [](const std::string& line) { Log().info("{}", line); };
   orrery::StatusOr<orrery::RunResult> r = orrery::RunSimulation(o);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");

@@ -227,7 +227,9 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .AstraSim(orrery_only)
       .Help(
           "dgx: spine switches (per pod with pods > 1). Every leaf has one link to each spine "
-          "(of its pod) of leaf-radix * nic-bandwidth / (oversubscription * spines).");
+          "(of its pod) of leaf-radix * nic-bandwidth / (oversubscription * spines). The whole "
+          "machine may have at most 65536 switches (NVSwitches, leaves, spines x pods, cores) "
+          "and 2^22 links, checked before it is built.");
   s.Number("oversubscription", &N::oversubscription)
       .Min(1)
       .Max(1e6)

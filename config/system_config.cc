@@ -181,10 +181,18 @@ Schema<SystemConfig> MakeSystemSchema() {
           "naming the NPUs that wait for each other.")
       .AstraSim("Not in ASTRA-sim (one slot there).");
   s.Bool("trace-enabled", &C::trace_enabled)
-      .Help("1 = print a line per node issue/completion.")
+      .Help(
+          "1 = log a line per node issued and completed, in ASTRA-sim's words "
+          "(issue,sys->id=0, tick=0, node->id=1, node->name=fwd, node->type=4; callback,...), "
+          "on the log at info level (--log-file to keep them); single runs only, not sweep "
+          "points.")
       .AstraSim(kNonZeroIsOn);
   s.Bool("replay-only", &C::replay_only)
-      .Help("1 = every node, communication included, takes its recorded duration_micros.")
+      .Help(
+          "1 = every node, communication, memory and invalid nodes included, takes its recorded "
+          "duration_micros (0 us runs as 1 ns). As in ASTRA-sim, the exposed communication of "
+          "the sys[i] finished line then subtracts every replayed node that is not a CPU op "
+          "(ASTRA-sim counts them all as GPU time).")
       .AstraSim(kNonZeroIsOn);
   s.Bool("track-local-mem", &C::track_local_mem)
       .Help(

@@ -702,6 +702,7 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   wp.tuner = tuner.get();
   wp.placement = placement.get();
   wp.keep_activities = o.record;
+  if (system->trace_enabled) wp.trace_nodes = o.node_trace;
 
   std::vector<std::unique_ptr<NpuExecutor>> executors;
   executors.reserve(n);

@@ -85,6 +85,9 @@ struct RunOptions {
   int job_alone = -1;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
+  // With the system config's trace-enabled: 1, called with one line per node issued and per
+  // node completed, in ASTRA-sim's words ("issue,sys->id=0, tick=0, node->id=1, ...").
+  std::function<void(const std::string&)> node_trace;
 };
 
 // One node's execution, with what timelines and reports show of it (RunOptions::record).

@@ -284,6 +284,32 @@ TEST(Cli, ConvertTextRefusesBothSpellingsOfAFlag) {
             0);
 }
 
+// trace-enabled: 1 logs a line per node issued and completed, in ASTRA-sim's words (the key had
+// been accepted and had done nothing). NPU 1: fwd (5 us) at 0, then the all-reduce at 5000.
+TEST(Cli, TraceEnabledLogsEveryNodesIssueAndCompletion) {
+  const std::string system =
+      Replaced(kSystem, "\"endpoint-delay\"", "\"trace-enabled\": 1, \"endpoint-delay\"");
+  ASSERT_NE(system, kSystem);
+  const Outcome o = Orrery(Args("trace_enabled", 2, AllReduceRanks(2), system));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const std::string& line :
+       {"issue,sys->id=1, tick=0, node->id=1, node->name=fwd, node->type=4",
+        "callback,sys->id=1, tick=5000, node->id=1, node->name=fwd, node->type=4",
+        "issue,sys->id=1, tick=5000, node->id=2, node->name=grad, node->type=7"}) {
+    EXPECT_NE(o.err.find(line), std::string::npos) << line << "\n" << o.err;
+  }
+  // Each of NPU 0's two nodes completes once.
+  size_t callbacks = 0;
+  for (size_t at = o.err.find("callback,sys->id=0,"); at != std::string::npos;
+       at = o.err.find("callback,sys->id=0,", at + 1)) {
+    ++callbacks;
+  }
+  EXPECT_EQ(callbacks, 2u) << o.err;
+  const Outcome plain = Orrery(Args("trace_disabled", 2, AllReduceRanks(2)));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("issue,sys->id="), std::string::npos) << plain.err;
+}
+
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   // Checked before simulating (a typo must not cost a whole run): no "events in" line.
   const std::string args = Args("unwritable", 4, AllReduceRanks(4));

@@ -478,7 +478,16 @@ Status NpuExecutor::RegisterProcessGroups(uint32_t node) {
   return Status::Ok();
 }
 
+void NpuExecutor::TraceNode(const char* what, uint32_t node) const {
+  params_.trace_nodes(std::string(what) + ",sys->id=" + std::to_string(npu_) +
+                      ", tick=" + std::to_string(system_.sim().now().WholeNs()) +
+                      ", node->id=" + std::to_string(trace_.id(node)) +
+                      ", node->name=" + std::string(trace_.name(node)) +
+                      ", node->type=" + std::to_string(static_cast<int>(trace_.type(node))));
+}
+
 void NpuExecutor::Issue(uint32_t node) {
+  if (params_.trace_nodes) TraceNode("issue", node);
   const Slot slot = SlotOf(node);
   feeder_.Take(node);
   ++used_[static_cast<int>(slot)];
@@ -704,6 +713,7 @@ void NpuExecutor::Issue(uint32_t node) {
 }
 
 void NpuExecutor::Complete(uint32_t node) {
+  if (params_.trace_nodes) TraceNode("callback", node);
   const Slot slot = SlotOf(node);
   --used_[static_cast<int>(slot)];
   size_t at = 0;

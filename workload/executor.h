@@ -81,6 +81,8 @@ struct WorkloadParams {
   // a node of the trace while running), and the collectives' joins and point-to-point messages,
   // for timelines, reports and the critical path; the breakdown does not need them.
   bool keep_activities = true;
+  // trace-enabled: called with a line per node issued and completed (RunOptions::node_trace).
+  std::function<void(const std::string&)> trace_nodes;
 };
 
 // A pg_name as a communicator group id: "" and "0" are all NPUs (0); others are decimal ids.
@@ -170,6 +172,8 @@ class NpuExecutor : public EventTarget,
   // request's label get only "NPU <n> " before them.
   Status AtNode(uint32_t node, const Status& s) const;
   Time ComputeTime(uint32_t node) const;
+  // trace-enabled's line for `node` ("issue" or "callback", as ASTRA-sim's).
+  void TraceNode(const char* what, uint32_t node) const;
   // Whether `node`'s time is the roofline's (a GPU COMP node with roofline-enabled).
   bool UsesRoofline(uint32_t node) const;
   // Where `node` shows in the breakdown and on timelines, from its slot; nullopt for nodes that
