@@ -202,7 +202,8 @@ if [ $# -eq 0 ] || [ "${1:-}" = trace ]; then
   if [ -f "$pt" ]; then
     mkdir -p "$work/pt"
     ln -s "$pt" "$work/pt/one.0.et"
-    for r in $(seq 0 1023); do ln -s "$pt" "$work/pt/all.$r.et"; done
+    # Real copies (the loader shares one load of a file linked under many names).
+    for r in $(seq 0 1023); do cp "$pt" "$work/pt/all.$r.et"; done
     printf 'topology: [ Ring, Switch ]\nnpus_count: [ 8, 128 ]\nbandwidth: [ 200.0, 50.0 ]\n' \
       > "$work/pt1024.yml"
     printf 'latency: [ 500.0, 2000.0 ]\n' >> "$work/pt1024.yml"
@@ -212,6 +213,7 @@ if [ $# -eq 0 ] || [ "${1:-}" = trace ]; then
       pt1024.yml analytical-aware --replicate-trace
     measure "PyTorch trace, 1024 NPUs, 1024 files" pt/all system_pt.json pt1024.yml \
       analytical-aware
+    rm -f "$work"/pt/all.*.et
   else
     echo "the real-trace case needs $pt (set ORRERY_COMPAT_DIR)"
   fi
