@@ -436,6 +436,21 @@ TEST(EndToEnd, ReplayOnlyCountsEveryReplayedNodeAsAstraSimDoes) {
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 30001);
 }
 
+// --compute-scale multiplies host-side collective operators too (PyTorch's c10d::allreduce_, a
+// COMM_COLL node with is_cpu_op and no comm_type: CPU work), as compute nodes: 100 us of each at
+// scale 2 is 400 us (the operator had stayed at 100 us).
+TEST(EndToEnd, ComputeScaleMultipliesHostSideCollectiveOperators) {
+  Node op = et::MakeNode(1, "c10d::allreduce_", ChakraProtoMsg::COMM_COLL_NODE);
+  op.set_duration_micros(100);
+  et::SetBoolAttr(&op, "is_cpu_op", true);
+  const std::vector<Node> rank = {op, et::MakeCompNode(2, "gemm", 100, {1})};
+  RunOptions o = WriteCase("scaled_operator", {rank, rank});
+  o.compute_scale = 2;
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 400000);
+}
+
 // Remote memory, 4 NPUs each loading 1 MB (1e6 B) at t = 0, latency 1000 ns, 100 GB/s
 // (100 B/ns): one access = 1000 + 1e6 / 100 = 11000 ns.
 //   PER_NPU: all in parallel, every NPU finishes at 11000.

@@ -208,9 +208,12 @@ Time NpuExecutor::ComputeTime(uint32_t node) const {
   } else {
     t = ReplayTime(trace_.duration_micros(node));
   }
-  // Compute nodes only: under replay-only a replayed collective, send or memory access keeps its
-  // recorded time.
-  if (params_.compute_scale != 1.0 && !t.IsInfinite() && trace_.type(node) == et::NodeType::kComp) {
+  // Compute work only (compute nodes and host-side collective operators, the CPU and GPU slots'
+  // nodes): under replay-only a replayed collective, send or memory access keeps its recorded
+  // time.
+  const Slot slot = SlotOf(node);
+  if (params_.compute_scale != 1.0 && !t.IsInfinite() &&
+      (slot == Slot::kCpu || slot == Slot::kGpu)) {
     t = Time::FromNsDouble(t.Ns() * params_.compute_scale).TruncatedToNs();
   }
   return t;
