@@ -192,7 +192,9 @@ Schema<SystemConfig> MakeSystemSchema() {
           "1 = every node, communication, memory and invalid nodes included, takes its recorded "
           "duration_micros (0 us runs as 1 ns). As in ASTRA-sim, the exposed communication of "
           "the sys[i] finished line then subtracts every replayed node that is not a CPU op "
-          "(ASTRA-sim counts them all as GPU time).")
+          "(ASTRA-sim counts them all as GPU time), so it is negative when replayed "
+          "communication overlaps compute (ASTRA-sim's unsigned ticks would wrap around there; "
+          "--report's breakdown is the overlap-aware one).")
       .AstraSim(kNonZeroIsOn);
   s.Bool("track-local-mem", &C::track_local_mem)
       .Help(
