@@ -271,15 +271,31 @@ namespace {
 
 void EmitKeepingQuotes(YAML::Emitter& e, const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Scalar:
-      if (n.Tag() == "!") {
+    case YAML::NodeType::Scalar: {
+      // Only where the quotes or the tag change what the text reads as: a number, a boolean or
+      // null written as a string ("20", !!str true); a plain string is written as FlowYaml would.
+      const bool quoted = n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str";
+      bool other_type = false;
+      if (quoted) {
+        try {
+          const YAML::Node plain = YAML::Load(n.Scalar());
+          double number;
+          bool flag;
+          other_type = plain.IsNull() ||
+                       (plain.IsScalar() && (YAML::convert<double>::decode(plain, number) ||
+                                             YAML::convert<bool>::decode(plain, flag)));
+        } catch (const YAML::Exception&) {
+        }
+      }
+      if (other_type && n.Tag() == "!") {
         e << YAML::DoubleQuoted << n.Scalar();
-      } else if (n.Tag() == "tag:yaml.org,2002:str") {
+      } else if (other_type) {
         e << YAML::SecondaryTag("str") << n.Scalar();
       } else {
         e << n;
       }
       return;
+    }
     case YAML::NodeType::Sequence:
       e << YAML::BeginSeq;
       for (const YAML::Node& item : n) EmitKeepingQuotes(e, item);

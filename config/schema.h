@@ -173,8 +173,9 @@ std::string FormatNumber(double v);
 // `n` as one line of flow YAML ({a: 1, b: [2, 3]}), which is also how a generated config file
 // is written.
 std::string FlowYaml(const YAML::Node& n);
-// The same, keeping how each scalar was written: a quoted one quoted ("20"), a !!str one with its
-// tag, so that the file it is written into refuses them as the original would.
+// The same, keeping how a scalar was written where that changes what it reads as: a number,
+// boolean or null written quoted stays quoted ("20"), written !!str keeps its tag, so that the
+// file it is written into refuses them as the original would.
 std::string FlowYamlKeepingQuotes(const YAML::Node& n);
 // "a, b, c".
 std::string JoinNames(const std::vector<std::string>& names);

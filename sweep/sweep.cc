@@ -89,6 +89,15 @@ std::string ListOf(const std::vector<std::string>& names) {
   return out;
 }
 
+// A key inside a system, network or memory file ("system.endpoint-delay").
+bool IsFileKey(const std::string& p) {
+  for (const char* prefix : {"system.", "network.", "memory."}) {
+    const size_t n = std::strlen(prefix);
+    if (p.size() > n && p.compare(0, n, prefix) == 0) return true;
+  }
+  return false;
+}
+
 bool IsParamName(const std::string& p) {
   if (std::find(kWholeParams.begin(), kWholeParams.end(), p) != kWholeParams.end()) return true;
   for (const char* prefix : {"system.", "network.", "memory."}) {
@@ -644,8 +653,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
             problems.Add(Where(path, v) + ": grid value of " + bad);
           }
           // A key inside a file keeps its quotes, for that file's checks ("20" is not 20).
-          const bool in_file = it->first.Scalar().find('.') != std::string::npos;
-          values.back().push_back(in_file ? FlowYamlKeepingQuotes(v) : FlowYaml(v));
+          values.back().push_back(IsFileKey(it->first.Scalar()) ? FlowYamlKeepingQuotes(v)
+                                                                : FlowYaml(v));
         }
       }
       double count = 1;  // the product's size, checked before it is built
@@ -693,9 +702,8 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
           if (const std::string bad = BadValue(name, it->second); !bad.empty()) {
             problems.Add(Where(path, it->second) + ": point value of " + bad);
           }
-          p.params.emplace_back(name, name.find('.') != std::string::npos
-                                          ? FlowYamlKeepingQuotes(it->second)
-                                          : FlowYaml(it->second));
+          p.params.emplace_back(
+              name, IsFileKey(name) ? FlowYamlKeepingQuotes(it->second) : FlowYaml(it->second));
         }
         spec.points.push_back(std::move(p));
       }

@@ -207,7 +207,7 @@ TEST(Sweep, AQuotedNumberAPointSetsIsRefusedAsInTheFile) {
   std::string text = Slurp(spec_path);
   text.replace(text.find("grid:"), std::string::npos,
                "grid:\n  system.endpoint-delay: [\"20\", 20]\n"
-               "  system.scheduling-policy: [\"FIFO\"]\n");
+               "  system.scheduling-policy: [\"FIFO\"]\n  workload.collective: [\"all_reduce\"]\n");
   std::ofstream(spec_path) << text;
   StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -215,12 +215,18 @@ TEST(Sweep, AQuotedNumberAPointSetsIsRefusedAsInTheFile) {
   EXPECT_EQ(s.failed, 1);
   const std::vector<std::string> lines = Lines(Slurp(Tmp("quoted.out.csv")));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_NE(Column(lines[0], lines[1], "error")
-                .find("key 'endpoint-delay' is '20'; expected a number in [0, 1000000000000] (ns), written "
-                      "without quotes"),
-            std::string::npos)
+  EXPECT_NE(
+      Column(lines[0], lines[1], "error")
+          .find(
+              "key 'endpoint-delay' is '20'; expected a number in [0, 1000000000000] (ns), written "
+              "without quotes"),
+      std::string::npos)
       << lines[1];
   EXPECT_EQ(Column(lines[0], lines[2], "status"), "ok") << lines[2];
+  // A quoted string is written as any string: the columns carry no quotes.
+  EXPECT_EQ(Column(lines[0], lines[2], "system.scheduling-policy"), "FIFO") << lines[2];
+  EXPECT_EQ(Column(lines[0], lines[2], "workload.collective"), "all_reduce") << lines[2];
+  EXPECT_EQ(Column(lines[0], lines[1], "system.endpoint-delay"), "\"20\"") << lines[1];
 }
 
 // A base file that a point overrides is read whole: a second YAML document in it is the
