@@ -47,18 +47,27 @@ inline boost::program_options::parsed_options ParseFlags(
     po::parsed_options parsed = parser.run();
     // A word that is no flag's value (boost keeps it as a positional token, which store drops):
     // '--replicate-trace false' would otherwise run with the switch on.
-    std::string previous;
+    const po::option* previous = nullptr;
     for (const po::option& o : parsed.options) {
       if (o.position_key >= 0 && o.string_key.empty()) {
         const std::string word = o.original_tokens.empty() ? "" : o.original_tokens[0];
         std::string message = "unexpected argument '" + word + "'";
-        if (!previous.empty()) {
-          message += " after " + previous + " (a switch takes a value only with '=': " + previous +
-                     "=" + word + ")";
+        if (previous != nullptr) {
+          const std::string flag = "--" + previous->string_key;
+          const po::option_description* d = desc.find_nothrow(previous->string_key, false);
+          if (d != nullptr && d->semantic()->max_tokens() == 0) {
+            message += " after " + flag + ", a switch that takes no value (give it for on, " +
+                       "leave it out for off)";
+          } else {
+            std::string given;
+            for (const std::string& t : previous->original_tokens) given += " " + t;
+            message += " after" + given + ": a flag takes one value (give the flag again " +
+                       "for another, where it may be repeated)";
+          }
         }
         throw po::error(message);
       }
-      previous = "--" + o.string_key;
+      previous = &o;
     }
     return parsed;
   } catch (const po::unknown_option& e) {
