@@ -142,7 +142,7 @@ Status CheckBackendSupports(Backend backend, const Topology& topology,
   if (backend == Backend::kAnalyticalUnaware && topology.graph != nullptr) {
     return Status::Error("--network-backend analytical-unaware cannot model this machine (" +
                          topology.graph->description +
-                         "): it has no links to route over; use analytical-aware");
+                         "): it has no links to route over; use analytical-aware or packet");
   }
   return Status::Ok();
 }
