@@ -63,6 +63,7 @@ struct Param {
   double* value;
   bool latency;
   double max = 1.0;
+  std::string name;  // "LL latency-us", for what calibrate says
   double To(double u) const { return latency ? std::exp(u) : max / (1 + std::exp(-u)); }
   double From(double v) const {
     if (latency) return std::log(std::max(v, 0.05));
@@ -407,53 +408,86 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   }
   for (NcclProtocol& p : model.protocols) {
     if (!free(p.name)) continue;
-    params.push_back({&p.latency_us, true});
+    params.push_back({&p.latency_us, true, 1.0, p.name + " latency-us"});
     if (&p != ll128 || simple == nullptr) {
-      params.push_back({&p.efficiency, false, p.name == "LL" ? kLlPayload : 1.0});
+      params.push_back(
+          {&p.efficiency, false, p.name == "LL" ? kLlPayload : 1.0, p.name + " efficiency"});
     }
   }
   for (NcclAlgorithm& a : model.algorithms) {
     if (!free(a.name)) continue;
-    params.push_back({&a.latency_us, true});
-    params.push_back({&a.efficiency, false});
+    params.push_back({&a.latency_us, true, 1.0, a.name + " latency-us"});
+    params.push_back({&a.efficiency, false, 1.0, a.name + " efficiency"});
     // A chunk overhead in KiB is fitted like a latency (>= 0), where the profile models one.
-    if (a.chunking.modelled) params.push_back({&a.chunking.overhead_kib, true});
+    if (a.chunking.modelled) {
+      params.push_back({&a.chunking.overhead_kib, true, 1.0, a.name + " chunk-overhead-kib"});
+    }
   }
   if (params.empty()) return Status::Error("--fit leaves no parameter to fit");
   std::vector<double> u0;
   for (const Param& p : params) u0.push_back(p.From(*p.value));
-  auto f = [&](const std::vector<double>& u) {
-    double pull = 0;
-    for (size_t i = 0; i < u.size(); ++i) {
-      *params[i].value = params[i].To(u[i]);
-      pull += (u[i] - u0[i]) * (u[i] - u0[i]);
-    }
+  auto set = [&](const std::vector<double>& u) {
+    for (size_t i = 0; i < u.size(); ++i) *params[i].value = params[i].To(u[i]);
     if (simple != nullptr && ll128 != nullptr)
       ll128->efficiency = kLl128Payload * simple->efficiency;
+  };
+  // A parameter no row depends on (LL's where every row runs Simple) stays as it was: the
+  // objective cannot place it, and a simplex would carry it off along the flat direction. It is
+  // one whose value, from a seventh to seven times its own (e^-2 to e^2; its share for an
+  // efficiency), changes no row's time.
+  set(u0);
+  const double at_start = Objective(groups, model);
+  std::vector<size_t> seen;
+  CalibrationResult result;
+  for (size_t i = 0; i < params.size(); ++i) {
+    bool matters = false;
+    for (double d : {-2.0, -1.0, 1.0, 2.0}) {
+      std::vector<double> t = u0;
+      t[i] += d;
+      set(t);
+      matters = matters || Objective(groups, model) != at_start;
+    }
+    if (matters) {
+      seen.push_back(i);
+    } else {
+      result.kept.push_back(params[i].name);
+    }
+  }
+  auto expand = [&](const std::vector<double>& v) {
+    std::vector<double> u = u0;
+    for (size_t k = 0; k < seen.size(); ++k) u[seen[k]] = v[k];
+    return u;
+  };
+  auto f = [&](const std::vector<double>& v) {
+    double pull = 0;
+    for (size_t k = 0; k < v.size(); ++k) pull += (v[k] - u0[seen[k]]) * (v[k] - u0[seen[k]]);
+    set(expand(v));
     return Objective(groups, model) + kPull * pull;
   };
   // Coordinate scans first (the fastest-choice minimum has kinks a simplex stalls on), then
   // Nelder-Mead from the best point.
-  std::vector<double> u = u0;
-  double fu = f(u);
+  std::vector<double> fit;
+  for (size_t i : seen) fit.push_back(u0[i]);
+  double fv = f(fit);
   for (double step : {1.0, 0.5, 0.25, 0.1, 0.05, 0.02}) {
     for (int sweep = 0; sweep < 3; ++sweep) {
-      for (size_t i = 0; i < u.size(); ++i) {
-        const double center = u[i];
+      for (size_t i = 0; i < fit.size(); ++i) {
+        const double center = fit[i];
         for (int k = -12; k <= 12; ++k) {
-          std::vector<double> t = u;
+          std::vector<double> t = fit;
           t[i] = center + step * k;
           const double ft = f(t);
-          if (ft < fu) fu = ft, u = t;
+          if (ft < fv) fv = ft, fit = t;
         }
       }
     }
   }
-  for (double step : {0.5, 0.1}) u = Minimize(f, u, step, 4000);
-  f(u);  // leave the fitted values in `model`
+  if (!fit.empty()) {
+    for (double step : {0.5, 0.1}) fit = Minimize(f, fit, step, 4000);
+  }
+  f(fit);  // leave the fitted values in `model`
   size_t rows = 0;
   for (const Group& g : groups) rows += g.rows.size();
-  CalibrationResult result;
   result.mean_abs_log_error = Objective(groups, model) / static_cast<double>(rows);
   for (NcclProtocol& p : model.protocols) {
     p.latency_us = std::round(p.latency_us * 1e3) / 1e3;
@@ -498,9 +532,13 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     names += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i];
   }
-  const std::string comment = "# Fitted by orrery calibrate from " + o.machine + "/nccl.yaml on " +
-                              names + (only.empty() ? "" : " (GPUs " + only + ")") +
-                              ": mean |log-time error| " + rms + ".\n";
+  std::string kept;
+  for (const std::string& k : result.kept) kept += (kept.empty() ? "" : ", ") + k;
+  const std::string comment =
+      "# Fitted by orrery calibrate from " + o.machine + "/nccl.yaml on " + names +
+      (only.empty() ? "" : " (GPUs " + only + ")") + ": mean |log-time error| " + rms + ".\n" +
+      (kept.empty() ? ""
+                    : "# Kept as they were (no row of the input depends on them): " + kept + ".\n");
   {
     std::ofstream f(out + "/nccl.yaml");
     f << FormatNcclModel(model, comment);
@@ -556,6 +594,11 @@ int CalibrateMain(int argc, char** argv) {
     return 1;
   }
   std::fputs(FormatNcclModel(r->model, "# fitted nccl.yaml\n").c_str(), stdout);
+  if (!r->kept.empty()) {
+    std::string kept;
+    for (const std::string& k : r->kept) kept += (kept.empty() ? "" : ", ") + k;
+    std::printf("kept as they were (no row of the input depends on them): %s\n", kept.c_str());
+  }
   std::fputs(FormatValidations(r->validations).c_str(), stdout);
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
   return 0;

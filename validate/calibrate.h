@@ -45,6 +45,8 @@ struct CalibrateOptions : MeasurementOptions {
 struct CalibrationResult {
   NcclModel model;                // fitted
   double mean_abs_log_error = 0;  // of the fit (surrogate)
+  // Parameters no row of the input depends on, kept at the profile's values ("LL latency-us").
+  std::vector<std::string> kept;
   // Of the fitted profile (full simulation), one per input: `measurements`, then `more`.
   std::vector<ValidationReport> validations;
 };

@@ -268,6 +268,36 @@ TEST(Calibrate, KeepsTheStepLatencyAndFitsTheFloorBesideIt) {
   EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
 }
 
+// A protocol no row runs (LL, on a log from 64 MiB where Simple wins every row) keeps its values
+// and is named as kept: the simplex had carried such values off along the flat direction (LL's
+// floor 5.0 -> 8.9 us on #290's 8-GPU log), changing the profile's small sizes for nothing.
+TEST(Calibrate, KeepsWhatNoRowDependsOn) {
+  auto profile = [](const std::string& name, double simple_latency, double simple_efficiency) {
+    const std::string dir = Profile(name, simple_latency, simple_efficiency);
+    std::ofstream(dir + "/nccl.yaml")
+        << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+           "protocols:\n  LL: {latency-us: 5, efficiency: 0.02}\n"
+           "  Simple: {latency-us: "
+        << simple_latency << ", efficiency: " << simple_efficiency << "}\n";
+    return dir;
+  };
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = uint64_t{1} << 26; s <= (uint64_t{1} << 30); s *= 2) sizes.push_back(s);
+  CalibrateOptions o;
+  o.measurements = SimulatedLog("kept_truth.log", profile("kept_truth", 40, 0.6), sizes);
+  o.machine = profile("kept_start", 10, 0.9);
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->model.protocols.size(), 2u);
+  const NcclProtocol& ll = r->model.protocols[0];
+  ASSERT_EQ(ll.name, "LL");
+  EXPECT_EQ(ll.latency_us, 5);
+  EXPECT_EQ(ll.efficiency, 0.02);
+  EXPECT_EQ(r->kept, (std::vector<std::string>{"LL latency-us", "LL efficiency"}));
+  EXPECT_NEAR(r->model.protocols[1].efficiency, 0.6, 0.01);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
+}
+
 // On the packet backend every packet of the fit's grid (to 200 times the largest row) is
 // simulated: a log of small sizes fits there, one to 8 GiB is refused up front, naming the
 // figures and what to do instead, rather than running for hours.

@@ -20,10 +20,6 @@ const char* const kMeasuredTimeRange = "a number of microseconds from 0.001 to 1
 
 namespace {
 
-const char* kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
-                              "broadcast",  "reduce",     "sendrecv",       "gather",
-                              "scatter",    "hypercube"};
-
 std::vector<std::string> Split(const std::string& line) {
   std::vector<std::string> out;
   std::stringstream ss(line);
@@ -100,20 +96,59 @@ std::string StripPrefix(const std::string& line) {
   const size_t colon = line.find(':', i);
   if (colon != std::string::npos && colon > i) {
     const std::string head = line.substr(i, colon - i);
-    if (head.find_first_of(" \t#") == std::string::npos && head.size() < 32) {
+    // Not "NCCL_ALGO=allreduce:ring" (an environment line, whose ':' is NCCL's).
+    if (head.find_first_of(" \t#=") == std::string::npos && head.size() < 32) {
       return line.substr(colon + 1);
     }
   }
   return line;
 }
 
-std::string CollectiveIn(const std::string& text) {
-  std::string best;
-  for (const char* c : kCollectives) {
-    // The longest name that appears ("reduce_scatter" over "reduce").
-    if (text.find(c) != std::string::npos && std::strlen(c) > best.size()) best = c;
+// The collective `text` names (nccl-tests' name: all_reduce, alltoall, ...), or "" when it names
+// none or several (`several` then lists them). Case and '-' or '_' do not matter, nor does the
+// separator inside a name ("allreduce", "All-Reduce"); a name inside a longer one is that one
+// ("all_reduce" holds "reduce", "reduce_scatter" holds "scatter").
+std::string CollectiveIn(const std::string& text, std::string* several = nullptr) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"all_reduce", "all_reduce"},
+      {"allreduce", "all_reduce"},
+      {"all_gather", "all_gather"},
+      {"allgather", "all_gather"},
+      {"reduce_scatter", "reduce_scatter"},
+      {"reducescatter", "reduce_scatter"},
+      {"alltoall", "alltoall"},
+      {"all_to_all", "alltoall"},
+      {"broadcast", "broadcast"},
+      {"reduce", "reduce"},
+      {"sendrecv", "sendrecv"},
+      {"gather", "gather"},
+      {"scatter", "scatter"},
+      {"hypercube", "hypercube"}};
+  std::string t;
+  for (char c : text)
+    t += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  struct Match {
+    size_t begin, end;
+    const char* name;
+  };
+  std::vector<Match> found;
+  for (const auto& [alias, name] : kAliases) {
+    for (size_t at = t.find(alias); at != std::string::npos; at = t.find(alias, at + 1)) {
+      found.push_back({at, at + std::strlen(alias), name});
+    }
   }
-  return best;
+  std::set<std::string> names;
+  for (const Match& m : found) {
+    const bool inside = std::any_of(found.begin(), found.end(), [&](const Match& o) {
+      return o.begin <= m.begin && m.end <= o.end && o.end - o.begin > m.end - m.begin;
+    });
+    if (!inside) names.insert(m.name);
+  }
+  if (names.size() == 1) return *names.begin();
+  if (names.size() > 1 && several != nullptr) {
+    for (const std::string& n : names) *several += (several->empty() ? "" : " and ") + n;
+  }
+  return "";
 }
 
 // "NCCL_ALGO=Ring" (an environment dump or a comment) or NCCL's own "NCCL_ALGO set by
@@ -262,6 +297,16 @@ TableLayout LayoutOf(const std::vector<std::string>& columns, int line) {
 // The start of a data row in `w` behind a launcher's prefix this reader does not strip (a
 // kubectl pod name, a timestamp): the first field of three that read as a size, a count and a
 // type; 0 when there is none.
+size_t RowStart(const std::vector<std::string>& w);
+
+// Whether `w` holds a data row's start (a size, a count and a type) anywhere RowStart looks.
+bool LooksLikeRow(const std::vector<std::string>& w) {
+  uint64_t u = 0;
+  const size_t s = RowStart(w);
+  return w.size() > s + 2 && ParseUnsigned(w[s], &u) && ParseUnsigned(w[s + 1], &u) &&
+         std::isalpha(static_cast<unsigned char>(w[s + 2][0]));
+}
+
 size_t RowStart(const std::vector<std::string>& w) {
   uint64_t u = 0;
   for (size_t i = 0; i + 2 < w.size() && i < 8; ++i) {
@@ -278,6 +323,7 @@ size_t RowStart(const std::vector<std::string>& w) {
 struct LogRun {
   NcclMeasurement m;
   std::set<std::string> hosts;
+  std::map<std::string, int> host_ranks;  // host -> its Rank lines
   std::set<int> ranks, groups;
   int n_threads = 0, n_gpus = 0;
   int line = 0;  // where the run starts
@@ -308,13 +354,29 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   std::string exported_algorithm, exported_protocol;
   std::string line;
   int n = 0;
+  int cut_row_line = 0;  // the line of a row cut before its type, if it is the last one
+  std::string cut_row;
   while (NextLine(f, &line, &n)) {
     const std::string whole = StripPrefix(line);  // "export NCCL_ALGO=Ring  # ..." keeps both
     std::string body = whole;
     // A comment behind a prefix StripPrefix does not know ("2024-05-01T12:00:00Z # Rank ..."):
-    // from its '#' (a data row has none).
-    if (const size_t hash = body.find('#'); hash != std::string::npos) body = body.substr(hash);
+    // from its '#'; but a data row with a comment after it ("... 0  # outlier") is the row.
+    if (const size_t hash = body.find('#'); hash != std::string::npos) {
+      const std::vector<std::string> before = Split(body.substr(0, hash));
+      body = LooksLikeRow(before) ? body.substr(0, hash) : body.substr(hash);
+    }
     std::vector<std::string> w = Split(body);
+    // A line that starts like a data row but ends before its type (a log cut off there): an
+    // error when nothing follows it (see after the loop).
+    if (!w.empty()) {
+      uint64_t number = 0;
+      cut_row_line = 0;
+      if (w.size() <= 2 && w[0][0] != '#' && ParseUnsigned(w[0], &number) &&
+          (w.size() == 1 || ParseUnsigned(w[1], &number)) && !runs.back().m.rows.empty()) {
+        cut_row_line = n;
+        cut_row = Trim(body);
+      }
+    }
     if (w.empty()) continue;
     LogRun* run = &runs.back();
     if (w[0][0] == '#') {
@@ -348,6 +410,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       const size_t start = body.find("Collective test starting:");
       if (start != std::string::npos) {
         m.collective = CollectiveIn(body.substr(start));
+        if (m.collective.empty()) {
+          return Status::Error(path + ":" + std::to_string(n) + ": '# " + Trim(body.substr(start)) +
+                               "' names no collective nccl-tests measures (all_reduce, "
+                               "all_gather, reduce_scatter, alltoall, broadcast, reduce, ...)");
+        }
         if (!collective_hint.empty() && !m.collective.empty() && m.collective != collective_hint) {
           return Status::Error(path + ":" + std::to_string(n) + ": the log measured " +
                                m.collective + " ('# " + Trim(body.substr(start)) +
@@ -380,6 +447,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
           }
           if (!host.empty()) {
             run->hosts.insert(host);
+            ++run->host_ranks[host];
             if (device >= 0 && !run->host_devices.insert({host, device}).second) {
               run->hosts_ambiguous = true;
             }
@@ -428,8 +496,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     // A row of one group of columns under a header of two (rccl-tests -O 0, nccl-tests' trace
     // replay) is read as one group; a header shorter than its first row (wrapped onto two lines)
     // gives way to reading rows by their shape. A row shorter than its header is cut short.
-    if (run->layout.fields > 0 && w.size() > run->layout.fields && typed && run->m.rows.empty()) {
-      run->layout = TableLayout();
+    if (run->layout.fields > 0 && run->layout.in_place == 0 && w.size() > run->layout.fields &&
+        typed && run->m.rows.empty()) {
+      run->layout = TableLayout();  // only a header of one group of columns can be wrapped
     }
     const TableLayout& layout = run->layout;
     const bool one_group = layout.in_place > 0 && w.size() == layout.first + 4;
@@ -503,6 +572,12 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     }
     m.rows.push_back(NcclRow{size, t, in_place});
   }
+  if (cut_row_line > 0) {
+    return Status::Error(path + ":" + std::to_string(cut_row_line) + ": the last line, '" +
+                         cut_row +
+                         "', is the start of a data row (size, count) with the rest missing; is "
+                         "the log truncated?");
+  }
   if (!next_algorithm.empty() && runs.back().m.algorithm.empty()) {
     runs.back().m.algorithm = next_algorithm;
   }
@@ -541,12 +616,16 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
                            "line) and the log holds several runs; give each run in a file of its "
                            "own, or --collective if they all measured one");
     }
-    if (m.collective.empty())
-      m.collective = CollectiveIn(std::filesystem::path(path).filename().string());
+    std::string several;
     if (m.collective.empty()) {
-      return Status::Error(m.source +
-                           ": cannot tell which collective was measured (no '# Collective "
-                           "test starting: <name>_perf' line); name it with --collective");
+      m.collective = CollectiveIn(std::filesystem::path(path).filename().string(), &several);
+    }
+    if (m.collective.empty()) {
+      return Status::Error(
+          m.source + ": cannot tell which collective was measured (no '# Collective test " +
+          "starting: <name>_perf' line" +
+          (several.empty() ? std::string(")") : "; its file name names several: " + several + ")") +
+          "; name it with --collective");
     }
     m.algorithm = ForCollective(m.algorithm, m.collective);
     m.protocol = ForCollective(m.protocol, m.collective);
@@ -575,6 +654,33 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     if (m.gpus == 0) {
       m.gpus = gpus_hint;
       m.gpus_from_file = gpus_hint == 0;
+    }
+    // One process drives nThread x nGpus GPUs, so the run has a whole number of such processes.
+    if (const int64_t per_process = int64_t{std::max(run.n_threads, 1)} * run.n_gpus;
+        run.n_gpus > 0 && m.gpus > 0 && m.gpus % per_process != 0) {
+      return Status::Error(
+          m.source + ": " + std::to_string(m.gpus) + " GPUs (" +
+          (from_ranks > 0 ? "the '#  Rank' lines go up to rank " + std::to_string(from_ranks - 1)
+                          : "--gpus") +
+          "), but its header gives nThread " + std::to_string(std::max(run.n_threads, 1)) +
+          " x nGpus " + std::to_string(run.n_gpus) + " = " + std::to_string(per_process) +
+          " GPUs per process; expected a multiple of " + std::to_string(per_process));
+    }
+    // Every host the same number of ranks: the profile's nodes are alike.
+    if (static_cast<int>(run.ranks.size()) == from_ranks && !run.hosts_ambiguous &&
+        run.host_ranks.size() > 1) {
+      const int first = run.host_ranks.begin()->second;
+      const bool even = std::all_of(run.host_ranks.begin(), run.host_ranks.end(),
+                                    [first](const auto& h) { return h.second == first; });
+      if (!even) {
+        std::string counts;
+        for (const auto& [host, k] : run.host_ranks) {
+          counts += (counts.empty() ? "" : ", ") + host + ": " + std::to_string(k);
+        }
+        return Status::Error(m.source + ": its ranks are on " +
+                             std::to_string(run.host_ranks.size()) + " hosts unevenly (" + counts +
+                             "); validate compares a profile's nodes, which are alike");
+      }
     }
     if (m.gpus == 0 && run.n_gpus > 0) {
       // nThread x nGpus is one process's GPUs; with MPI there are several, which only the
@@ -649,9 +755,15 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
     if (!line.empty() && line[0] != '#') break;
   }
   const std::vector<std::string> header = CsvFields(line);
-  auto col = [&](const char* name) {
-    auto it = std::find(header.begin(), header.end(), name);
-    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  auto col = [&](const char* name) {  // any case: "GPUs" is gpus
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (lower(header[i]) == lower(name)) return static_cast<int>(i);
+    }
+    return -1;
   };
   const int size_col = col("size_bytes"), gpus_col = col("gpus"), nodes_col = col("nodes");
   int value_col = -1;
@@ -676,11 +788,21 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
                          "algbw_GBps_out_of_place, busbw_GBps_out_of_place, "
                          "busbw_GBps_in_place");
   }
+  std::string several;
   const std::string collective =
-      !collective_hint.empty() ? collective_hint
-                               : CollectiveIn(std::filesystem::path(path).filename().string());
+      !collective_hint.empty()
+          ? collective_hint
+          : CollectiveIn(std::filesystem::path(path).filename().string(), &several);
   if (collective.empty()) {
-    return Status::Error(path + ": the file name names no collective; name it with --collective");
+    return Status::Error(
+        path + ": the file name names " +
+        (several.empty() ? std::string("no collective") : "several collectives (" + several + ")") +
+        "; name it with --collective");
+  }
+  if (nodes_col >= 0 && gpus_col < 0) {
+    // Rows on different node counts would all run on one GPU count.
+    return Status::Error(path + ": a 'nodes' column but no 'gpus' column; add each row's GPU " +
+                         "count (nodes x GPUs per node) as 'gpus'");
   }
   std::map<int, NcclMeasurement> by_gpus;
   while (NextLine(f, &line, &n)) {
@@ -716,7 +838,15 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
     m.gpus_from_file = gpus_col >= 0;
     m.collective = collective;
     m.source = path + (gpus_col >= 0 ? " (" + std::to_string(gpus) + " GPUs)" : "");
-    if (nodes_col >= 0) m.nodes = nodes;
+    if (nodes_col >= 0) {
+      if (m.nodes > 0 && m.nodes != nodes) {
+        return Status::Error(where + "nodes " + std::to_string(nodes) + " for " +
+                             std::to_string(gpus) + " GPUs, where an earlier row of " +
+                             std::to_string(gpus) + " GPUs has " + std::to_string(m.nodes) +
+                             "; one GPU count is one layout of nodes");
+      }
+      m.nodes = nodes;
+    }
     // The time a column `k` of this row gives: a time, or size / bandwidth.
     auto time_from = [&](int c, const std::string& k, double* time_us) {
       double value = 0;

@@ -906,5 +906,107 @@ TEST(NcclTests, WhatASecondHuntFound) {
       << m.status().message();
 }
 
+// What a third hunt found: each of these had given a wrong row, collective or GPU count silently.
+TEST(NcclTests, WhatAThirdHuntFound) {
+  const std::string row =
+      "  1048576  262144  float  sum  -1  41.2  25.45  44.54  0  40.9  25.64  44.86  0\n";
+  const std::string row2 =
+      "  2097152  524288  float  sum  -1  61.2  34.27  59.97  0  60.9  34.44  60.26  0\n";
+  auto load = [](const std::string& path, const std::string& text, int gpus = 0) {
+    std::ofstream(path) << text;
+    return LoadNcclMeasurements(path, gpus);
+  };
+  auto error = [](const StatusOr<std::vector<NcclMeasurement>>& m) {
+    return m.ok() ? std::string("(loaded)") : m.status().message();
+  };
+  // A file named "allreduce" is an all-reduce (its "reduce" had made it a reduce, with reduce's
+  // bus factor of 1), in any case or spelling; a name of two collectives is ambiguous.
+  const std::string csv = "size_bytes,busbw_GBps_out_of_place\n1048576,44.54\n";
+  for (const char* name : {"h100-allreduce.csv", "H100-All-Reduce.csv", "x_all_reduce.csv"}) {
+    auto m = load(Tmp(name), csv, 8);
+    ASSERT_TRUE(m.ok()) << name << ": " << m.status().message();
+    EXPECT_EQ((*m)[0].collective, "all_reduce") << name;
+    EXPECT_NEAR((*m)[0].rows[0].time_us, 1048576 / (44.54 / 1.75 * 1e9) * 1e6, 1e-9) << name;
+  }
+  auto m = load(Tmp("reduce_scatter-then-allgather.csv"), csv, 8);
+  EXPECT_NE(error(m).find("the file name names several collectives (all_gather and "
+                          "reduce_scatter); name it with --collective"),
+            std::string::npos)
+      << error(m);
+  // A header naming a collective nccl-tests has no test of is an error, not the file name's.
+  m = load(Tmp("h100-all_reduce-foo.log"),
+           "# Collective test starting: foo_perf\n" + RankLines(8) + kTableHeader + row);
+  EXPECT_NE(error(m).find("h100-all_reduce-foo.log:1: '# Collective test starting: foo_perf' "
+                          "names no collective nccl-tests measures"),
+            std::string::npos)
+      << error(m);
+  // A data row with a comment after it is the row (it had been dropped as a comment).
+  m = load(Tmp("comment_all_reduce.log"), "# Collective test starting: all_reduce_perf\n" +
+                                              RankLines(8) + kTableHeader + row +
+                                              row2.substr(0, row2.size() - 1) + "  # rerun\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].rows.size(), 2u);
+  // Text glued onto the first row under a whole header (both groups of columns) is an error
+  // (the header had given way to reading by shape, and the algbw was read as the time).
+  const std::string no_root_header =
+      "#  size  count  type  redop  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n";
+  m = load(Tmp("glued_all_reduce.log"),
+           "# Collective test starting: all_reduce_perf\n" + RankLines(8) + no_root_header +
+               "  1048576  262144  float  sum  41.2  25.45  44.54  0  40.9  25.64  44.86  0  x\n");
+  EXPECT_NE(error(m).find("the row of size 1048576 has 13 fields, but the table's header"),
+            std::string::npos)
+      << error(m);
+  // The GPUs are a whole number of the header's GPUs per process (4 Rank lines under nGpus 8
+  // had run on 4 GPUs); --gpus likewise.
+  const std::string per8 = "# nThread 1 nGpus 8 minBytes 8 maxBytes 64\n";
+  m = load(Tmp("four_all_reduce.log"),
+           "# Collective test starting: all_reduce_perf\n" + per8 + RankLines(4) + row);
+  EXPECT_NE(error(m).find("4 GPUs (the '#  Rank' lines go up to rank 3), but its header gives "
+                          "nThread 1 x nGpus 8 = 8 GPUs per process; expected a multiple of 8"),
+            std::string::npos)
+      << error(m);
+  m = load(Tmp("given_all_reduce.log"),
+           "# Collective test starting: all_reduce_perf\n" + per8 + row, 3);
+  EXPECT_NE(error(m).find("3 GPUs (--gpus), but its header gives"), std::string::npos) << error(m);
+  // Hosts with different numbers of ranks are not a profile's nodes (10 + 6 had run as 2 x 8).
+  std::string uneven;
+  for (int r = 0; r < 16; ++r) {
+    uneven += "#  Rank " + std::to_string(r) + " Group 0 Pid 1 on node" +
+              std::to_string(r < 10 ? 0 : 1) + " device " + std::to_string(r < 10 ? r : r - 10) +
+              " [0x1a] NVIDIA H100\n";
+  }
+  m = load(Tmp("uneven_all_reduce.log"),
+           "# Collective test starting: all_reduce_perf\n" + uneven + row);
+  EXPECT_NE(error(m).find("its ranks are on 2 hosts unevenly (node0: 10, node1: 6)"),
+            std::string::npos)
+      << error(m);
+  // A CSV with nodes and no gpus column is refused (every row had run on one GPU count); the
+  // column names are read in any case.
+  m = load(Tmp("nodes_all_reduce.csv"), "size_bytes,nodes,time_us\n1048576,2,100\n1048576,4,90\n");
+  EXPECT_NE(error(m).find("a 'nodes' column but no 'gpus' column"), std::string::npos) << error(m);
+  m = load(Tmp("upper_all_reduce.csv"), "size_bytes,GPUs,Nodes,time_us\n1048576,16,2,100\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].gpus, 16);
+  EXPECT_EQ((*m)[0].nodes, 2);
+  // An environment line in NCCL's per-collective form is read, not taken for a prefix.
+  m = load(Tmp("env_all_reduce.log"),
+           "NCCL_ALGO=allreduce:ring\n"
+           "# Collective test starting: all_reduce_perf\n" +
+               RankLines(8) + kTableHeader + row);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].algorithm, "ring");
+  // A log cut inside its last row's size or count is named, not shortened by a row.
+  for (const char* cut : {"  4194304  1048576\n", "  4194304\n"}) {
+    m = load(Tmp("cut_all_reduce.log"), "# Collective test starting: all_reduce_perf\n" +
+                                            RankLines(8) + kTableHeader + row + cut);
+    EXPECT_NE(error(m).find("cut_all_reduce.log:12: the last line, '"), std::string::npos)
+        << error(m);
+    EXPECT_NE(error(m).find("is the start of a data row (size, count) with the rest missing; is "
+                            "the log truncated?"),
+              std::string::npos)
+        << error(m);
+  }
+}
+
 }  // namespace
 }  // namespace orrery

@@ -416,6 +416,19 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
     m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
                                 [&](const NcclRow& r) { return r.size < least; }),
                  m.rows.end());
+    // An all-gather's size is every rank's part together (nccl-tests prints count x GPUs), so
+    // it is a whole number of parts; 4 B on 8 GPUs had run as parts of 0 B.
+    if (m.collective == "all_gather") {
+      for (const NcclRow& r : m.rows) {
+        if (r.size % static_cast<uint64_t>(m.gpus) != 0) {
+          return Status::Error(m.source + ": all_gather size " + std::to_string(r.size) +
+                               " is not a whole number of parts on " + std::to_string(m.gpus) +
+                               " GPUs (nccl-tests' size is the gathered output, GPUs x each "
+                               "rank's part); expected a multiple of " +
+                               std::to_string(m.gpus));
+        }
+      }
+    }
     if (o.in_place) {
       auto none = [](const NcclRow& r) { return !(r.in_place_us > 0); };
       const auto missing = std::find_if(m.rows.begin(), m.rows.end(), none);

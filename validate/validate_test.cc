@@ -840,6 +840,25 @@ TEST(Validate, BadInputsAreNamed) {
       << r.status().message();
 }
 
+// An all-gather size that is not a whole number of parts on its GPUs is an error naming it (4 B
+// on 8 GPUs had run as parts of 0 B, 1000004 B as 1000000 B).
+TEST(Validate, AnAllGatherSizeOfNoWholePartsIsAnError) {
+  const std::string log = Tmp("odd-all_gather.log");
+  std::ofstream(log) << "# Collective test starting: all_gather_perf\n"
+                     << "#  Rank 7 Group 0 Pid 1 on host device 7 [0x1a] NVIDIA H100\n"
+                     << "  1048576  32768  float  none  -1  40.0  1  1  0  40.0  1  1  0\n"
+                     << "  1000004  31250  float  none  -1  40.0  1  1  0  40.0  1  1  0\n";
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = WriteProfile("parts", kSwitch8, 1);
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(": all_gather size 1000004 is not a whole number of parts on "
+                                      "8 GPUs"),
+            std::string::npos)
+      << r.status().message();
+}
+
 // A profile's network is checked as any run checks it before validate reads its npus_count
 // (a quoted count used to abort in yaml-cpp's conversion).
 TEST(Validate, ProfileNetworkIsCheckedFirst) {
