@@ -200,6 +200,21 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                            "fitted profile to another directory, e.g. --out " +
                            other + "-calibrated, and copy its nccl.yaml over once checked");
     }
+    // A file where the directory goes, or a directory that cannot be made: said before the fit.
+    if (struct stat st; stat(o.out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      return Status::Error("--out " + o.out +
+                           " is a file; give a directory for the fitted profile");
+    }
+    {
+      std::string parent = o.out;
+      while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+      const size_t slash = parent.rfind('/');
+      parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+      if (struct stat st; stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return Status::Error("--out " + o.out + ": its parent directory '" + parent +
+                             "' does not exist; create it first");
+      }
+    }
     // A file of another profile in the way (the user's own, edited) is not overwritten; the
     // same file (a calibration run again into its output) is. Checked before the fit.
     for (const char* stem : {"system", "network", "memory"}) {

@@ -447,6 +447,25 @@ TEST(Calibrate, CommandLineErrors) {
             std::string::npos);
 }
 
+// An --out that is a file, or whose parent directory is missing, is refused before the fit
+// (the log is not even read), not after it.
+TEST(Calibrate, AnOutThatCannotBeWrittenIsRefusedFirst) {
+  CalibrateOptions o;
+  o.measurements = Tmp("absent.log");
+  o.machine = Profile("out_checks", 10, 0.9);
+  std::ofstream(Tmp("out_is_a_file")) << "x";
+  o.out = Tmp("out_is_a_file");
+  StatusOr<CalibrationResult> r = Calibrate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "--out " + o.out + " is a file; give a directory for the fitted profile");
+  o.out = Tmp("no_such_dir/fitted");
+  r = Calibrate(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "--out " + o.out + ": its parent directory '" +
+                                      Tmp("no_such_dir") + "' does not exist; create it first");
+}
+
 // --out naming the --machine profile itself (however spelt: a trailing slash, "..", a symlink)
 // is refused before anything is fitted or written: it would overwrite the nccl.yaml it starts
 // from.

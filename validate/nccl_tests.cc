@@ -783,7 +783,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
                            "expected a 'size_bytes' column and one of time_us, " +
                            "algbw_GBps_out_of_place, busbw_GBps_out_of_place, busbw_GBps_in_place");
     }
-    return Status::Error(path + ":" + std::to_string(n) + ": the header is '" + line +
+    // At most 120 characters of it (a binary file's "line" can be megabytes).
+    const std::string shown = line.size() > 120 ? line.substr(0, 120) + "..." : line;
+    return Status::Error(path + ":" + std::to_string(n) + ": the header is '" + shown +
                          "'; expected a 'size_bytes' column and one of time_us, "
                          "algbw_GBps_out_of_place, busbw_GBps_out_of_place, "
                          "busbw_GBps_in_place");
