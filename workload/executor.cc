@@ -171,7 +171,7 @@ void NpuExecutor::IssueReady() {
   }
   in_issue_ = true;
   const int limit[kNumSlots] = {1 << 30, params_.cpu_slots, params_.gpu_slots, params_.comm_slots};
-  std::vector<uint32_t> batch;
+  std::vector<uint32_t>& batch = issue_batch_;  // kept between calls (in_issue_: one user)
   do {
     reissue_ = false;
     // The first issuable nodes of each slot, as many as it has free, issued in ascending node
@@ -182,10 +182,11 @@ void NpuExecutor::IssueReady() {
       const int room = limit[s] - used_[s];
       if (room > 0) feeder_.FirstIssuable(s, static_cast<size_t>(room), &batch);
     }
-    std::sort(batch.begin(), batch.end());
-    for (uint32_t node : batch) {
+    if (batch.size() > 1) std::sort(batch.begin(), batch.end());
+    // By index: Issue cannot reach this function's body (in_issue_), so `batch` stays as it is.
+    for (size_t i = 0; i < batch.size(); ++i) {
       if (!error_.ok()) break;
-      Issue(node);
+      Issue(batch[i]);
     }
   } while (reissue_ && error_.ok());
   in_issue_ = false;

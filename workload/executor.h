@@ -202,6 +202,8 @@ class NpuExecutor : public EventTarget,
   std::vector<Activity> activities_;
   // System ids of the groups this NPU's own METADATA nodes defined (SystemGroup).
   std::set<int> own_groups_;
+  // IssueReady's nodes to issue, reused so that each call does not allocate.
+  std::vector<uint32_t> issue_batch_;
   // With keep_activities (NoteWhyIssued): the last node that took time to end here, and per
   // node of the trace when it ended and why it began.
   uint32_t completing_ = kNoNode;
