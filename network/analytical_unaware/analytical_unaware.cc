@@ -60,6 +60,15 @@ std::pair<int, int> AnalyticalUnawareNetwork::DimAndHops(int src, int dst) const
 int AnalyticalUnawareNetwork::Hops(int src, int dst) const { return DimAndHops(src, dst).second; }
 
 Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
+  double serialization_ns = 0;
+  const Time delay = DelayOf(src, dst, size, &serialization_ns);
+  if (size.count() > 0 && serialization_ns < 1) {
+    zero_time_.Note(src, size.count(), serialization_ns);
+  }
+  return delay;
+}
+
+Time AnalyticalUnawareNetwork::DelayOf(int src, int dst, Bytes size, double* serialization) const {
   // One walk over the dimensions: the lowest that differs (ASTRA-sim's), and for addresses that
   // differ in a higher dimension too, every differing one. ASTRA-sim charges the lowest alone,
   // which none of its algorithms meets (each phase stays in one dimension), but Orrery's do (a
@@ -87,9 +96,7 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
                "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
   if (differ > 1) {
     const double serialization_ns = static_cast<double>(size.count()) / bytes_per_ns;
-    if (size.count() > 0 && serialization_ns < 1) {
-      zero_time_.Note(src, size.count(), serialization_ns);
-    }
+    *serialization = serialization_ns;
     return Time::FromNsTruncated(latency_ns + serialization_ns);
   }
   // ASTRA-sim sums in double ns and truncates the sum once to integer ns.
@@ -97,16 +104,25 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
     lowest->cached_size = size.count();
     lowest->cached_serialization_ns = static_cast<double>(size.count()) / lowest->bytes_per_ns;
   }
-  if (size.count() > 0 && lowest->cached_serialization_ns < 1) {
-    zero_time_.Note(src, size.count(), lowest->cached_serialization_ns);
-  }
+  *serialization = lowest->cached_serialization_ns;
   return Time::FromNsTruncated(lowest_hops * lowest->latency_ns + lowest->cached_serialization_ns);
 }
 
 void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
                                     uint64_t token) {
   CheckSendEndpoints(src, dst, num_npus_);
-  const Time delay = Delay(src, dst, size);
+  // A sender's last message, again: a ring sends to one neighbour in equal pieces.
+  LastSend& last = last_[static_cast<size_t>(src) % last_.size()];
+  if (last.src != src || last.dst != dst || last.size != size.count()) {
+    last.delay = DelayOf(src, dst, size, &last.serialization_ns);
+    last.src = src;
+    last.dst = dst;
+    last.size = size.count();
+  }
+  if (size.count() > 0 && last.serialization_ns < 1) {
+    zero_time_.Note(src, size.count(), last.serialization_ns);
+  }
+  const Time delay = last.delay;
   const uint32_t slot = in_flight_.Acquire();
   in_flight_[slot] = InFlight{handler, token};
   sim_.ScheduleAfter(delay, this, slot);

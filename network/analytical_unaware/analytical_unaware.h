@@ -49,6 +49,14 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
     mutable uint64_t cached_size;
     mutable double cached_serialization_ns;
   };
+  // The delay of a sender's last message (Send), and its serialization time in ns.
+  struct LastSend {
+    int src = -1;
+    int dst = -1;
+    uint64_t size = 0;
+    Time delay;
+    double serialization_ns = 0;
+  };
   // A message between Send and delivery; recycled through `in_flight_`.
   struct InFlight {
     DeliveryHandler* handler;
@@ -56,6 +64,8 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   };
 
   void OnEvent(uint64_t slot) override;
+  // Delay without noting a zero-time message: its serialization time goes to `serialization`.
+  Time DelayOf(int src, int dst, Bytes size, double* serialization) const;
   // (lowest differing dimension, hops in it); (-1, 0) when src == dst.
   std::pair<int, int> DimAndHops(int src, int dst) const;
   // Hops from coordinate `ca` to `cb` (ca != cb) along one dimension.
@@ -67,6 +77,8 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   std::vector<Dim> dims_;
   mutable ZeroTimeBytes zero_time_;  // noted by Delay
   SlotPool<InFlight> in_flight_;
+  // Per sender, by NPU id modulo its size (4096 entries: 128 KiB whatever the machine).
+  std::vector<LastSend> last_ = std::vector<LastSend>(4096);
 };
 
 }  // namespace orrery
