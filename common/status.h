@@ -89,9 +89,9 @@ class StatusOr {
 // never for bad input (which gets a Status).
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
 
-#define ORRERY_CHECK(cond, msg)                                           \
-  do {                                                                    \
-    if (!(cond)) ::orrery::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
+#define ORRERY_CHECK(cond, msg)                                                                \
+  do {                                                                                         \
+    if (__builtin_expect(!(cond), 0)) ::orrery::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)
 
 // `s` without the spaces, tabs, carriage returns and newlines around it.

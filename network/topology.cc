@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <cstring>
 
 #include "network/network.h"
@@ -30,6 +31,13 @@ int Topology::num_npus() const {
   int n = 1;
   for (const auto& d : dims) n *= d.npus;
   return n;
+}
+
+void SendEndpointsFailed(int src, int dst, int num_npus) {
+  ORRERY_CHECK(src >= 0 && src < num_npus && dst >= 0 && dst < num_npus,
+               "NPU id out of range: " + std::to_string(src) + " -> " + std::to_string(dst));
+  ORRERY_CHECK(src != dst, "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
+  std::abort();  // not reached: one of the checks failed
 }
 
 int Topology::NpusPerNode() const {
