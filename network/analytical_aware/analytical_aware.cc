@@ -68,6 +68,7 @@ AnalyticalAwareNetwork::AnalyticalAwareNetwork(Simulation& sim, Topology topolog
         if (p.lazy) p.links_per_npu = 0;
         break;
     }
+    p.outermost = d + 1 == topology_.dims.size();
     dims_.push_back(p);
     stride *= dim.npus;
   }

@@ -83,9 +83,10 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
     bool lazy;            // FullyConnected links created on first use
     // One lane's store-and-forward delays for the last message size on this dimension.
     StoreAndForwardDelays delays;
-    Time latency;         // as given, for pipelined forwarding
-    Bandwidth bandwidth;  // of one lane, for pipelined forwarding
-    uint16_t lanes;       // chunks a link carries side by side, each at bandwidth / lanes
+    Time latency;            // as given, for pipelined forwarding
+    Bandwidth bandwidth;     // of one lane, for pipelined forwarding
+    uint16_t lanes;          // chunks a link carries side by side, each at bandwidth / lanes
+    bool outermost = false;  // the last dimension: npu / stride is already its coordinate
   };
 
   // One unidirectional link of Dim::lanes lanes. Waiting chunks (every lane busy) form an
@@ -126,7 +127,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   void OnEvent(uint64_t arg) override;
   void AddLink(int dim, LinkKind kind, int npu, int peer);
   int Coord(int npu, const Dim& dim) const {
-    return (dim.stride == 1 ? npu : npu / dim.stride) % dim.npus;
+    // Divisions are the slowest step of a hop: none on a one-dimensional network.
+    const int above = dim.stride == 1 ? npu : npu / dim.stride;
+    return dim.outermost ? above : above % dim.npus;
   }
   // The next hop from `npu` (in dimension `switch_dim`'s switch when >= 0) towards `dst`. A
   // lazy FullyConnected link is built on first use when `self` is not const; a const `self`
