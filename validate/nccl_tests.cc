@@ -607,6 +607,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
   for (LogRun& run : runs) {
     NcclMeasurement& m = run.m;
     m.source = several ? path + " (the run from line " + std::to_string(run.line) + ")" : path;
+    if (m.rows.empty()) {  // before the collective: an empty file is that, not a nameless one
+      return Status::Error(m.source +
+                           ": no nccl-tests data rows (lines 'size count type redop ... "
+                           "time algbw busbw ...')");
+    }
     if (m.collective.empty()) m.collective = collective_hint;
     if (m.collective.empty() && several) {
       // One file name cannot name the collectives of several runs (a script may run all_reduce
@@ -922,6 +927,20 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
   if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
   std::ifstream f(path);
   if (!f) return Status::Error(path + ": cannot read: " + std::strerror(errno));
+  {
+    // Text, not UTF-16 (a log saved by some Windows editors) or a binary file: no NUL bytes in
+    // its first 4 KiB.
+    char head[4096];
+    f.read(head, sizeof head);
+    const std::streamsize got = f.gcount();
+    if (std::find(head, head + got, '\0') != head + got) {
+      return Status::Error(path +
+                           ": is not a text file (it holds NUL bytes: UTF-16, or binary); "
+                           "expected an nccl-tests log or a CSV as plain text (UTF-8 or ASCII)");
+    }
+    f.clear();
+    f.seekg(0);
+  }
   // nccl-tests' name (alltoall_perf) for the collective Chakra and Orrery call all_to_all.
   const std::string name = collective == "all_to_all" ? "alltoall" : collective;
   return IsNcclCsv(path) ? LoadCsv(path, f, gpus, name) : LoadLog(path, f, gpus, name);

@@ -995,6 +995,17 @@ TEST(NcclTests, WhatAThirdHuntFound) {
                RankLines(8) + kTableHeader + row);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ((*m)[0].algorithm, "ring");
+  // A UTF-16 log is not text; an empty log has no rows (it had been asked for --collective).
+  {
+    std::ofstream f(Tmp("utf16.log"), std::ios::binary);
+    for (char c : std::string("# Collective test starting: all_reduce_perf\n")) f << c << '\0';
+  }
+  m = LoadNcclMeasurements(Tmp("utf16.log"), 0);
+  EXPECT_NE(error(m).find("utf16.log: is not a text file (it holds NUL bytes: UTF-16, or binary)"),
+            std::string::npos)
+      << error(m);
+  m = load(Tmp("empty.log"), "");
+  EXPECT_NE(error(m).find("empty.log: no nccl-tests data rows"), std::string::npos) << error(m);
   // A log cut inside its last row's size or count is named, not shortened by a row.
   for (const char* cut : {"  4194304  1048576\n", "  4194304\n"}) {
     m = load(Tmp("cut_all_reduce.log"), "# Collective test starting: all_reduce_perf\n" +

@@ -416,6 +416,24 @@ StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementO
     m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
                                 [&](const NcclRow& r) { return r.size < least; }),
                  m.rows.end());
+    // One size several times (nccl-tests -d all or -o all runs each type or op in turn): said,
+    // as each row counts in the geomean and in a fit.
+    {
+      std::map<uint64_t, int> times;
+      for (const NcclRow& r : m.rows) ++times[r.size];
+      int repeated = 0;
+      uint64_t first = 0;
+      for (const auto& [size, k] : times) {
+        if (k > 1 && repeated++ == 0) first = size;
+      }
+      if (repeated > 0) {
+        m.notes.push_back(m.source + ": " + std::to_string(repeated) + " size" +
+                          (repeated > 1 ? "s appear" : " appears") + " more than once (" +
+                          std::to_string(first) + " " + std::to_string(times[first]) +
+                          " times; nccl-tests -d all or -o all runs each data type or operation "
+                          "in turn): every row counts in the geomean and in a fit");
+      }
+    }
     // An all-gather's size is every rank's part together (nccl-tests prints count x GPUs), so
     // it is a whole number of parts; 4 B on 8 GPUs had run as parts of 0 B.
     if (m.collective == "all_gather") {

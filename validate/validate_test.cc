@@ -859,6 +859,30 @@ TEST(Validate, AnAllGatherSizeOfNoWholePartsIsAnError) {
       << r.status().message();
 }
 
+// A size measured several times (nccl-tests -d all) is said in a note: every row counts.
+TEST(Validate, RepeatedSizesAreSaid) {
+  const std::string log = Tmp("dup-all_reduce.log");
+  {
+    std::ofstream f(log);
+    WriteAllReduceHeader(f);
+    for (const char* type : {"float", "half", "float"}) {
+      f << "  1048576  262144  " << type << "  sum  -1  40.0  1  1  0  40.0  1  1  0\n";
+    }
+  }
+  ValidateOptions o;
+  o.measurements = log;
+  o.machine = WriteProfile("dup", kSwitch8, 1);
+  StatusOr<ValidationReport> r = Validate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rows.size(), 3u);
+  bool said = false;
+  for (const std::string& n : r->notes) {
+    said = said || n.find("1 size appears more than once (1048576 3 times; nccl-tests -d all") !=
+                       std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 // A profile's network is checked as any run checks it before validate reads its npus_count
 // (a quoted count used to abort in yaml-cpp's conversion).
 TEST(Validate, ProfileNetworkIsCheckedFirst) {
