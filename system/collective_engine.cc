@@ -1091,23 +1091,18 @@ namespace {
 
 constexpr uint64_t kRendezvousBytes = 8192;
 
-// One half of a rendezvous: waits for the handshake, then does the real send or receive.
+// The sender's half of a rendezvous: waits for the receiver's ready message, then sends.
 class RendezvousOp final : public MessageSink {
  public:
-  RendezvousOp(MessageMatcher& m, bool is_send, MessageKey key, MessageSink* sink, uint64_t cookie)
-      : m_(m), is_send_(is_send), key_(key), sink_(sink), cookie_(cookie) {}
+  RendezvousOp(MessageMatcher& m, MessageKey key, MessageSink* sink, uint64_t cookie)
+      : m_(m), key_(key), sink_(sink), cookie_(cookie) {}
   void OnMessage(uint64_t) override {
-    if (is_send_) {
-      m_.Send(key_, sink_, cookie_);
-    } else {
-      m_.Recv(key_, sink_, cookie_);
-    }
+    m_.Send(key_, sink_, cookie_);
     delete this;
   }
 
  private:
   MessageMatcher& m_;
-  bool is_send_;
   MessageKey key_;
   MessageSink* sink_;
   uint64_t cookie_;
@@ -1123,12 +1118,17 @@ MessageKey HandshakeKey(const MessageKey& data) {
 
 void SystemLayer::SendData(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
   if (!params_.rendezvous) return matcher_.Send(key, on_sent, cookie);
-  matcher_.Recv(HandshakeKey(key), new RendezvousOp(matcher_, true, key, on_sent, cookie), 0);
+  matcher_.Recv(HandshakeKey(key), new RendezvousOp(matcher_, key, on_sent, cookie), 0);
 }
 
 void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t cookie) {
   if (!params_.rendezvous) return matcher_.Recv(key, sink, cookie);
-  matcher_.Send(HandshakeKey(key), new RendezvousOp(matcher_, false, key, sink, cookie), 0);
+  // The receive is posted now and the ready message goes with no sink of its own: the data can
+  // only come after the sender has it, so it completes as when posted at the ready message's
+  // delivery. (A sink that deleted itself there was kept by the matcher when no send waited
+  // for the ready message, and a stuck run's report then read it after it was freed.)
+  matcher_.Recv(key, sink, cookie);
+  matcher_.Send(HandshakeKey(key), nullptr, 0);
 }
 
 Time SystemLayer::ReductionDelay(uint64_t size) const {

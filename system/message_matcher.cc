@@ -211,6 +211,19 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
             : npu(i.key.src) + " sent " + std::to_string(i.arrived) + " message(s) to " +
                   npu(i.key.dst) + " (" + what(i.key) + ") that no one received" +
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);
+    if (i.key.space == TagSpace::kRendezvous) {
+      // A ready message goes receiver -> sender; its tag holds the data's tag and space.
+      const MessageKey data{i.key.dst, i.key.src, static_cast<TagSpace>(i.key.tag % 4),
+                            i.key.tag / 4, 0};
+      const std::string message = npu(data.src) + "'s message to " + npu(data.dst) + " (" +
+                                  SpaceName(data.space) + " " + std::to_string(data.tag) + ")";
+      line = i.arrived == 0 ? message + " waits for " + npu(data.dst) +
+                                  " to post its receive (--rendezvous-protocol)" +
+                                  (on_its_way ? "; the ready message is on its way" : "")
+                            : npu(data.dst) + " posted the receive of " + message +
+                                  " (--rendezvous-" + "protocol: it sent the ready message), but " +
+                                  npu(data.src) + " never sent it";
+    }
     (i.key.space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));
   }
   // The trace's own sends and receives first: a collective's streams usually wait because of them.

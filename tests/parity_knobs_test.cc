@@ -125,6 +125,34 @@ TEST(ParityKnobsTest, RendezvousMovesDataOnlyAfterTheReceiverIsReady) {
   }
 }
 
+// A run that cannot finish under rendezvous is reported, on every backend, in the trace's words:
+// a receive whose send never comes (NPU 1 sent its ready message) and a send whose receive is
+// never posted (NPU 0's message waits). The first had read a freed ready-message sink and
+// crashed; the second named an encoded "rendezvous tag 20".
+TEST(ParityKnobsTest, RendezvousStuckRunsAreReported) {
+  std::vector<std::vector<Node>> recv_only(2), send_only(2);
+  recv_only[1] = {et::MakeRecvNode(1, /*peer=*/0, 4096, /*tag=*/6)};
+  send_only[0] = {et::MakeSendNode(1, /*peer=*/1, 4096, /*tag=*/5)};
+  for (Backend backend :
+       {Backend::kAnalyticalUnaware, Backend::kAnalyticalAware, Backend::kPacket}) {
+    for (bool receive : {true, false}) {
+      RunOptions o = WriteCase("rdv_stuck", receive ? recv_only : send_only, "");
+      o.backend = backend;
+      o.rendezvous = true;
+      StatusOr<RunResult> r = RunSimulation(o);
+      ASSERT_FALSE(r.ok()) << BackendName(backend);
+      const std::string m = r.status().message();
+      EXPECT_NE(m.find(receive ? "NPU 1 posted the receive of NPU 0's message to NPU 1 (tag 6) "
+                                 "(--rendezvous-protocol: it sent the ready message), but NPU 0 "
+                                 "never sent it"
+                               : "NPU 0's message to NPU 1 (tag 5) waits for NPU 1 to post its "
+                                 "receive (--rendezvous-protocol)"),
+                std::string::npos)
+          << BackendName(backend) << ": " << m;
+    }
+  }
+}
+
 // A 1 MiB all-reduce on 2 NPUs (one chunk): ring, 2 messages of 512 KiB per NPU. With
 // rendezvous each message first waits for an 8192-byte ready message from its receiver (h =
 // floor(500 + 8192 / 53.687) = 652 on the unaware backend), which the receiver sends as soon
