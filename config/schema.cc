@@ -277,6 +277,15 @@ void EmitKeepingQuotes(YAML::Emitter& e, const YAML::Node& n) {
       const bool quoted = n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str";
       bool other_type = false;
       if (quoted) {
+        // A number as the config readers take one (ParseNumber: strtod, so 0x10 and inf too).
+        const std::string& text = n.Scalar();
+        char* end = nullptr;
+        if (!text.empty()) {
+          std::strtod(text.c_str(), &end);
+          other_type = end != text.c_str() && *end == '\0';
+        }
+      }
+      if (quoted && !other_type) {
         try {
           const YAML::Node plain = YAML::Load(n.Scalar());
           double number;

@@ -206,15 +206,18 @@ TEST(Sweep, AQuotedNumberAPointSetsIsRefusedAsInTheFile) {
   const std::string spec_path = WriteSpec("quoted");
   std::string text = Slurp(spec_path);
   text.replace(text.find("grid:"), std::string::npos,
-               "grid:\n  system.endpoint-delay: [\"20\", 20]\n"
+               "grid:\n  system.endpoint-delay: [\"20\", 20, \"0x14\"]\n"
                "  system.scheduling-policy: [\"FIFO\"]\n  workload.collective: [\"all_reduce\"]\n");
   std::ofstream(spec_path) << text;
   StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   const SweepSummary s = RunPoints(*spec, Tmp("quoted.out"), 1);
-  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.failed, 2);  // "20" and "0x14" (a number to strtod, as the file's reader takes it)
   const std::vector<std::string> lines = Lines(Slurp(Tmp("quoted.out.csv")));
-  ASSERT_EQ(lines.size(), 3u);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(Column(lines[0], lines[3], "error").find("key 'endpoint-delay' is '0x14'"),
+            std::string::npos)
+      << lines[3];
   EXPECT_NE(
       Column(lines[0], lines[1], "error")
           .find(
