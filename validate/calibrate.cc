@@ -448,59 +448,85 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   };
   // A parameter no row depends on (LL's where every row runs Simple) stays as it was: the
   // objective cannot place it, and a simplex would carry it off along the flat direction. It is
-  // one whose value, from a seventh to seven times its own (e^-2 to e^2; its share for an
-  // efficiency), changes no row's time.
-  set(u0);
-  const double at_start = Objective(groups, model);
-  std::vector<size_t> seen;
-  CalibrationResult result;
-  for (size_t i = 0; i < params.size(); ++i) {
-    bool matters = false;
-    for (double d : {-2.0, -1.0, 1.0, 2.0}) {
-      std::vector<double> t = u0;
+  // one whose value anywhere the scans below reach (e^-12 to e^12 times its own; its share for
+  // an efficiency) changes no row's time, tested where the others start and again where they
+  // end: a protocol that wins rows only once the others moved is fitted after all.
+  const double ll128_original = ll128 != nullptr ? ll128->efficiency : 0;
+  const std::vector<double> originals = [&] {
+    std::vector<double> v;
+    for (const Param& p : params) v.push_back(*p.value);
+    return v;
+  }();
+  std::vector<bool> fitted(params.size(), false);
+  auto matters = [&](size_t i, const std::vector<double>& at) {
+    set(at);
+    const double here = Objective(groups, model);
+    for (int d = -12; d <= 12; ++d) {
+      if (d == 0) continue;
+      std::vector<double> t = at;
       t[i] += d;
       set(t);
-      matters = matters || Objective(groups, model) != at_start;
+      if (Objective(groups, model) != here) return true;
     }
-    if (matters) {
-      seen.push_back(i);
-    } else {
-      result.kept.push_back(params[i].name);
+    return false;
+  };
+  std::vector<double> u = u0;  // the whole point; the fitted parameters move
+  for (size_t i = 0; i < params.size(); ++i) fitted[i] = matters(i, u0);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<size_t> seen;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (fitted[i]) seen.push_back(i);
     }
-  }
-  auto expand = [&](const std::vector<double>& v) {
-    std::vector<double> u = u0;
-    for (size_t k = 0; k < seen.size(); ++k) u[seen[k]] = v[k];
-    return u;
-  };
-  auto f = [&](const std::vector<double>& v) {
-    double pull = 0;
-    for (size_t k = 0; k < v.size(); ++k) pull += (v[k] - u0[seen[k]]) * (v[k] - u0[seen[k]]);
-    set(expand(v));
-    return Objective(groups, model) + kPull * pull;
-  };
-  // Coordinate scans first (the fastest-choice minimum has kinks a simplex stalls on), then
-  // Nelder-Mead from the best point.
-  std::vector<double> fit;
-  for (size_t i : seen) fit.push_back(u0[i]);
-  double fv = f(fit);
-  for (double step : {1.0, 0.5, 0.25, 0.1, 0.05, 0.02}) {
-    for (int sweep = 0; sweep < 3; ++sweep) {
-      for (size_t i = 0; i < fit.size(); ++i) {
-        const double center = fit[i];
-        for (int k = -12; k <= 12; ++k) {
-          std::vector<double> t = fit;
-          t[i] = center + step * k;
-          const double ft = f(t);
-          if (ft < fv) fv = ft, fit = t;
+    auto expand = [&](const std::vector<double>& v) {
+      std::vector<double> w = u;
+      for (size_t k = 0; k < seen.size(); ++k) w[seen[k]] = v[k];
+      return w;
+    };
+    auto f = [&](const std::vector<double>& v) {
+      double pull = 0;
+      for (size_t k = 0; k < v.size(); ++k) pull += (v[k] - u0[seen[k]]) * (v[k] - u0[seen[k]]);
+      set(expand(v));
+      return Objective(groups, model) + kPull * pull;
+    };
+    // Coordinate scans first (the fastest-choice minimum has kinks a simplex stalls on), then
+    // Nelder-Mead from the best point.
+    std::vector<double> fit;
+    for (size_t i : seen) fit.push_back(u[i]);
+    double fv = f(fit);
+    for (double step : {1.0, 0.5, 0.25, 0.1, 0.05, 0.02}) {
+      for (int sweep = 0; sweep < 3; ++sweep) {
+        for (size_t i = 0; i < fit.size(); ++i) {
+          const double center = fit[i];
+          for (int k = -12; k <= 12; ++k) {
+            std::vector<double> t = fit;
+            t[i] = center + step * k;
+            const double ft = f(t);
+            if (ft < fv) fv = ft, fit = t;
+          }
         }
       }
     }
+    if (!fit.empty()) {
+      for (double step : {0.5, 0.1}) fit = Minimize(f, fit, step, 4000);
+    }
+    u = expand(fit);
+    bool more = false;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!fitted[i] && matters(i, u)) fitted[i] = more = true;
+    }
+    if (!more) break;
   }
-  if (!fit.empty()) {
-    for (double step : {0.5, 0.1}) fit = Minimize(f, fit, step, 4000);
+  set(u);  // leave the fitted values in `model`, and the kept ones exactly as they were
+  CalibrationResult result;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (fitted[i]) continue;
+    *params[i].value = originals[i];
+    result.kept.push_back(params[i].name);
+    // LL128's efficiency follows Simple's only where Simple's was fitted.
+    if (simple != nullptr && ll128 != nullptr && params[i].value == &simple->efficiency) {
+      ll128->efficiency = ll128_original;
+    }
   }
-  f(fit);  // leave the fitted values in `model`
   size_t rows = 0;
   for (const Group& g : groups) rows += g.rows.size();
   result.mean_abs_log_error = Objective(groups, model) / static_cast<double>(rows);

@@ -296,6 +296,33 @@ TEST(Calibrate, KeepsWhatNoRowDependsOn) {
   EXPECT_EQ(r->kept, (std::vector<std::string>{"LL latency-us", "LL efficiency"}));
   EXPECT_NEAR(r->model.protocols[1].efficiency, 0.6, 0.01);
   EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
+
+  // Exactly as they were: a latency of 0 stays 0 (the fit's transform had written 0.05).
+  const std::string zero = profile("kept_zero", 10, 0.9);
+  std::ofstream(zero + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+                                        "protocols:\n  LL: {latency-us: 0, efficiency: 0.02}\n"
+                                        "  Simple: {latency-us: 10, efficiency: 0.9}\n";
+  o.machine = zero;
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->model.protocols[0].latency_us, 0);
+
+  // A protocol that wins rows only far from where it starts (LL's floor at 1000 us, where the
+  // small rows were measured at its 5 us) is fitted, not kept: kept means no value the fit
+  // could reach changes a row.
+  std::vector<uint64_t> small;
+  for (uint64_t s = 1024; s <= (uint64_t{1} << 26); s *= 4) small.push_back(s);
+  o.measurements = SimulatedLog("kept_small.log", profile("kept_small_truth", 40, 0.6), small);
+  const std::string far = profile("kept_far", 40, 0.6);
+  std::ofstream(far + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+                                       "protocols:\n  LL: {latency-us: 1000, efficiency: 0.02}\n"
+                                       "  Simple: {latency-us: 40, efficiency: 0.6}\n";
+  o.machine = far;
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->kept.empty()) << r->kept.front();
+  EXPECT_NEAR(r->model.protocols[0].latency_us, 5, 0.5);
+  EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
 }
 
 // On the packet backend every packet of the fit's grid (to 200 times the largest row) is
