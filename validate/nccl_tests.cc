@@ -371,8 +371,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     if (!w.empty()) {
       uint64_t number = 0;
       cut_row_line = 0;
+      // Larger than the last row's size, as the next row's would be (a script's "echo $?" after
+      // the table prints a 0).
       if (w.size() <= 2 && w[0][0] != '#' && ParseUnsigned(w[0], &number) &&
-          (w.size() == 1 || ParseUnsigned(w[1], &number)) && !runs.back().m.rows.empty()) {
+          !runs.back().m.rows.empty() && number > runs.back().m.rows.back().size &&
+          (w.size() == 1 || ParseUnsigned(w[1], &number))) {
         cut_row_line = n;
         cut_row = Trim(body);
       }
@@ -410,10 +413,13 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
       const size_t start = body.find("Collective test starting:");
       if (start != std::string::npos) {
         m.collective = CollectiveIn(body.substr(start));
-        if (m.collective.empty()) {
+        if (m.collective.empty() && !collective_hint.empty()) {
+          m.collective = collective_hint;  // --collective names what this header does not
+        } else if (m.collective.empty()) {
           return Status::Error(path + ":" + std::to_string(n) + ": '# " + Trim(body.substr(start)) +
                                "' names no collective nccl-tests measures (all_reduce, "
-                               "all_gather, reduce_scatter, alltoall, broadcast, reduce, ...)");
+                               "all_gather, reduce_scatter, alltoall, broadcast, reduce, ...); "
+                               "name it with --collective");
         }
         if (!collective_hint.empty() && !m.collective.empty() && m.collective != collective_hint) {
           return Status::Error(path + ":" + std::to_string(n) + ": the log measured " +
@@ -806,10 +812,11 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
         (several.empty() ? std::string("no collective") : "several collectives (" + several + ")") +
         "; name it with --collective");
   }
-  if (nodes_col >= 0 && gpus_col < 0) {
+  if (nodes_col >= 0 && gpus_col < 0 && gpus_hint <= 0) {
     // Rows on different node counts would all run on one GPU count.
     return Status::Error(path + ": a 'nodes' column but no 'gpus' column; add each row's GPU " +
-                         "count (nodes x GPUs per node) as 'gpus'");
+                         "count (nodes x GPUs per node) as 'gpus', or give --gpus when every row " +
+                         "has one");
   }
   std::map<int, NcclMeasurement> by_gpus;
   while (NextLine(f, &line, &n)) {

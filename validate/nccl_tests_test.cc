@@ -1006,6 +1006,19 @@ TEST(NcclTests, WhatAThirdHuntFound) {
       << error(m);
   m = load(Tmp("empty.log"), "");
   EXPECT_NE(error(m).find("empty.log: no nccl-tests data rows"), std::string::npos) << error(m);
+  // A job script's exit code after the table is not a cut row; --collective names what a header
+  // does not; nodes without gpus are fine with --gpus (every row on that count).
+  m = load(Tmp("exit_all_reduce.log"), "# Collective test starting: all_reduce_perf\n" +
+                                           RankLines(8) + kTableHeader + row + "0\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::ofstream(Tmp("renamed.log"))
+      << "# Collective test starting: my_perf\n" + RankLines(8) + kTableHeader + row;
+  m = LoadNcclMeasurements(Tmp("renamed.log"), 0, "all_reduce");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].collective, "all_reduce");
+  m = load(Tmp("nodes8_all_reduce.csv"), "size_bytes,nodes,time_us\n1048576,1,100\n", 8);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)[0].nodes, 1);
   // A log cut inside its last row's size or count is named, not shortened by a row.
   for (const char* cut : {"  4194304  1048576\n", "  4194304\n"}) {
     m = load(Tmp("cut_all_reduce.log"), "# Collective test starting: all_reduce_perf\n" +
