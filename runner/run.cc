@@ -744,6 +744,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   for (auto& e : executors) {
     if (!e->finished()) stuck.push_back(e->npu());
   }
+  // Those held by a send or receive first: the others usually wait in collectives for them.
+  std::stable_partition(stuck.begin(), stuck.end(),
+                        [&](int npu) { return executors[npu]->WaitsOnPointToPoint(); });
   // What the first 8 unfinished NPUs were doing, `lines` lines each.
   auto describe_unfinished = [&](Status* s, int lines) {
     for (size_t i = 0; i < stuck.size(); ++i) {
@@ -778,11 +781,17 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
   // completes on arrival, so the trace would silently "work". It is a broken trace; say so.
   if (system_layer.matcher().unreceived_messages() > 0 ||
       system_layer.matcher().pending_receives() > 0) {
+    // A collective some member never issued (a broadcast's root sent to it) comes first.
+    const std::vector<std::string> incomplete = system_layer.DescribeIncompleteCollectives(8);
     Status s = Status::Error(
-        "the simulation finished with unmatched point-to-point traffic: " +
-        std::to_string(system_layer.matcher().unreceived_messages()) +
-        " message(s) were sent that no NPU received (a COMM_RECV with the same source, "
-        "destination, tag and size is missing)");
+        incomplete.empty()
+            ? "the simulation finished with unmatched point-to-point traffic: " +
+                  std::to_string(system_layer.matcher().unreceived_messages()) +
+                  " message(s) were sent that no NPU received (a COMM_RECV with the same "
+                  "source, destination, tag and size is missing)"
+            : std::string("the simulation finished, but not every member of a collective ran "
+                          "it (its messages to the others were never received)"));
+    for (const auto& line : incomplete) s.Add("  " + line);
     for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
     return s;
   }

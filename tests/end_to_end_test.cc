@@ -451,6 +451,54 @@ TEST(EndToEnd, ComputeScaleMultipliesHostSideCollectiveOperators) {
   EXPECT_EQ(r->npus[0].finish.WholeNs(), 400000);
 }
 
+// What a stuck run names first: (1) a broadcast one member never issued is that, not a missing
+// COMM_RECV (the others finish; only the root's messages to it stay unreceived); (2) the NPU
+// held by a receive comes before those waiting in the collective it holds up, its running node
+// before the nodes behind it, with a count of the nodes left out; sizes are as simulated
+// (--comm-scale).
+TEST(EndToEnd, StuckRunsNameTheirCauseFirst) {
+  std::vector<std::vector<Node>> bc(4);
+  for (int r = 0; r < 3; ++r) {
+    bc[r] = {et::MakeCollNode(1, "bc", ChakraProtoMsg::BROADCAST, 1 << 20)};
+  }
+  bc[3] = {et::MakeCompNode(1, "busy", 1)};
+  StatusOr<RunResult> r = RunSimulation(WriteCase("stuck_bc", bc));
+  ASSERT_FALSE(r.ok());
+  std::string m = r.status().message();
+  EXPECT_EQ(m.rfind("the simulation finished, but not every member of a collective ran it", 0), 0u)
+      << m;
+  EXPECT_NE(m.find("(broadcast of 1048576 B, root: first member, node 1 'bc' on NPU 0) was never "
+                   "issued by NPU 3"),
+            std::string::npos)
+      << m;
+
+  std::vector<std::vector<Node>> held(4);
+  for (int r = 0; r < 4; ++r) {
+    held[r] = {et::MakeCollNode(10, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20)};
+  }
+  held[3] = {et::MakeRecvNode(100, /*peer=*/0, 4096, /*tag=*/9)};
+  for (uint64_t id = 1; id <= 8; ++id) {
+    held[3].push_back(et::MakeCompNode(id, "after" + std::to_string(id), 1, {100}));
+  }
+  held[3].push_back(et::MakeCollNode(10, "ar", ChakraProtoMsg::ALL_REDUCE, 1 << 20, {8}));
+  RunOptions o = WriteCase("stuck_held", held);
+  o.comm_scale = 2;
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  m = r.status().message();
+  const size_t first = m.find("\n  NPU ");
+  ASSERT_NE(first, std::string::npos) << m;
+  EXPECT_EQ(m.compare(first + 3,
+                      std::string("NPU 3 node 100 'recv': running since 0 ns, waiting "
+                                  "to receive from NPU 0 (tag 9, 8192 B)")
+                          .size(),
+                      "NPU 3 node 100 'recv': running since 0 ns, waiting to receive from NPU 0 "
+                      "(tag 9, 8192 B)"),
+            0)
+      << m;
+  EXPECT_NE(m.find("... and 5 more unfinished nodes"), std::string::npos) << m;
+}
+
 // Remote memory, 4 NPUs each loading 1 MB (1e6 B) at t = 0, latency 1000 ns, 100 GB/s
 // (100 B/ns): one access = 1000 + 1e6 / 100 = 11000 ns.
 //   PER_NPU: all in parallel, every NPU finishes at 11000.

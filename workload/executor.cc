@@ -846,8 +846,25 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
   auto add = [&](std::string s) {
     if (static_cast<int>(out.size()) < max_items) out.push_back(std::move(s));
   };
-  for (uint32_t node : feeder_.Unfinished()) {
-    if (static_cast<int>(out.size()) >= max_items) break;
+  // Running nodes first (what the rest waits for), then ready ones, then the rest.
+  const std::vector<uint32_t> unfinished = feeder_.Unfinished();
+  std::vector<uint32_t> order;
+  for (et::NodeState first : {et::NodeState::kRunning, et::NodeState::kIssuable}) {
+    for (uint32_t node : unfinished) {
+      if (feeder_.state(node) == first) order.push_back(node);
+    }
+  }
+  for (uint32_t node : unfinished) {
+    const et::NodeState s = feeder_.state(node);
+    if (s != et::NodeState::kRunning && s != et::NodeState::kIssuable) order.push_back(node);
+  }
+  size_t shown = 0;
+  for (uint32_t node : order) {
+    if (static_cast<int>(out.size()) >= max_items - 1 && shown + 1 < order.size()) {
+      add("... and " + std::to_string(order.size() - shown) + " more unfinished nodes");
+      break;
+    }
+    ++shown;
     switch (feeder_.state(node)) {
       case et::NodeState::kRunning: {
         std::string what = "running since " + started_.Find(node)->ToHuman();
@@ -856,7 +873,7 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
           what += ", waiting to receive from NPU " +
                   std::to_string(PeerNpu(trace_.comm_src(node).value_or(-1))) + " (tag " +
                   std::to_string(trace_.comm_tag(node).value_or(0)) + ", " +
-                  std::to_string(trace_.comm_size(node).value_or(0)) + " B)";
+                  std::to_string(ScaledBytes(trace_.comm_size(node).value_or(0))) + " B)";
         } else if (t == et::NodeType::kCommSend) {
           what += ", its message to NPU " +
                   std::to_string(PeerNpu(trace_.comm_dst(node).value_or(-1))) +
@@ -889,6 +906,17 @@ std::vector<std::string> NpuExecutor::DescribeStuck(int max_items) const {
   // Chunk streams and custom collectives in progress.
   for (const auto& s : system_.npu(npu_).DescribeActive()) add("  " + s);
   return out;
+}
+
+bool NpuExecutor::WaitsOnPointToPoint() const {
+  for (uint32_t node : feeder_.Unfinished()) {
+    const et::NodeType t = trace_.type(node);
+    if (feeder_.state(node) == et::NodeState::kRunning &&
+        (t == et::NodeType::kCommRecv || t == et::NodeType::kCommSend)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace orrery

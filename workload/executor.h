@@ -139,6 +139,9 @@ class NpuExecutor : public EventTarget,
   const LocalMemoryTracker* memory_tracker() const { return memory_tracker_.get(); }
   // Why this NPU did not finish: running nodes and what blocks the others.
   std::vector<std::string> DescribeStuck(int max_items) const;
+  // Whether a send or receive of this NPU's is running: a stuck run's likely cause, whom the
+  // report names before NPUs that only wait in collectives.
+  bool WaitsOnPointToPoint() const;
 
   void OnEvent(uint64_t arg) override;  // compute / replay finished, or a launch floor passed
   void OnCollectiveDone(uint64_t node) override;  // collective finished
