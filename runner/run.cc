@@ -689,6 +689,10 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
     system_layer.set_observer(recorder.get());
   }
 
+  if (placement != nullptr) {
+    const Placement* names = placement.get();
+    system_layer.set_group_namer([names](int id) { return names->GroupName(id); });
+  }
   WorkloadParams wp;
   wp.roofline_enabled = system->roofline_enabled;
   wp.roofline.peak_perf_flops = system->peak_perf_tflops * 1e12;

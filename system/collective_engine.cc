@@ -1040,12 +1040,11 @@ StatusOr<const std::vector<int>*> SystemLayer::GroupOf(const CollectiveRequest& 
   if (req.group == 0) return static_cast<const std::vector<int>*>(nullptr);
   const std::vector<int>* members = GroupMembers(req.group);
   if (members == nullptr) {
-    return Status::Error(req.label + ": communicator group " + std::to_string(req.group) +
-                         " is not defined");
+    return Status::Error(req.label + ": " + GroupName(req.group) + " is not defined");
   }
   if (!std::binary_search(members->begin(), members->end(), npu)) {
-    return Status::Error(req.label + ": NPU " + std::to_string(npu) +
-                         " is not a member of communicator group " + std::to_string(req.group));
+    return Status::Error(req.label + ": NPU " + std::to_string(npu) + " is not a member of " +
+                         GroupName(req.group));
   }
   return members;
 }

@@ -337,6 +337,12 @@ class SystemLayer {
   // ones it has, or the ranks would disagree on who is in it; the error names both lists.
   Status CheckSameMembers(int id, std::vector<int> members, const std::string& name) const;
   bool HasGroup(int id) const { return groups_.count(id) > 0; }
+  // How messages name group `id` (CollectiveOrder::set_group_namer).
+  void set_group_namer(const std::function<std::string(int)>& namer) {
+    order_.set_group_namer(namer);
+    matcher_.set_group_namer(namer);
+  }
+  std::string GroupName(int id) const { return order_.GroupName(id); }
   // Groups a trace's METADATA node created (not the comm-group file's): a rank may use one only
   // when its own trace defines it too (NpuExecutor), as ASTRA-sim keeps groups per rank.
   void MarkTraceDefined(int id) { trace_defined_groups_.insert(id); }

@@ -33,6 +33,11 @@ std::string Describe(const CollectiveSignature& s) {
 
 }  // namespace
 
+std::string CollectiveOrder::GroupName(int group) const {
+  if (namer_) return namer_(group);
+  return group == 0 ? std::string("all NPUs") : "communicator group " + std::to_string(group);
+}
+
 Status CollectiveOrder::Record(int npu, int group, int group_size, const CollectiveSignature& sig,
                                const std::string& label) {
   Sequence& seq = groups_[group];
@@ -42,8 +47,7 @@ Status CollectiveOrder::Record(int npu, int group, int group_size, const Collect
   }
   Entry& e = seq.entries[pos - seq.first];
   if (!Same(e.sig, sig)) {
-    const std::string where =
-        group == 0 ? std::string("all NPUs") : "communicator group " + std::to_string(group);
+    const std::string where = GroupName(group);
     return Status::Error(
         "collectives do not line up among " + where + ": collective #" + std::to_string(pos + 1) +
         " of NPU " + std::to_string(npu) + " is " + label + " (" + Describe(sig) +
@@ -79,11 +83,9 @@ std::vector<std::string> CollectiveOrder::DescribeIncomplete(
       if (count == 0) continue;
       if (count > 8) missing += ", ... (" + std::to_string(count) + " NPUs)";
       if (static_cast<int>(out.size()) == max_items) return out;
-      out.push_back(
-          "collective #" + std::to_string(pos + 1) + " among " +
-          (group == 0 ? std::string("all NPUs") : "communicator group " + std::to_string(group)) +
-          " (" + Describe(e.sig) + ", " + e.label + " on NPU " + std::to_string(e.npu) +
-          ") was never issued by NPU " + missing);
+      out.push_back("collective #" + std::to_string(pos + 1) + " among " + GroupName(group) + " (" +
+                    Describe(e.sig) + ", " + e.label + " on NPU " + std::to_string(e.npu) +
+                    ") was never issued by NPU " + missing);
     }
   }
   return out;

@@ -42,6 +42,10 @@ class CollectiveOrder {
   // the report of a run that cannot finish. `members(group)` lists a group's NPUs.
   std::vector<std::string> DescribeIncomplete(
       const std::function<std::vector<int>(int group)>& members, int max_items) const;
+  // How messages name a group ("all NPUs", "communicator group 3"); a run that places traces
+  // (--jobs, --replicate-trace) names them in its users' words instead.
+  void set_group_namer(std::function<std::string(int group)> namer) { namer_ = std::move(namer); }
+  std::string GroupName(int group) const;
 
  private:
   struct Entry {
@@ -56,6 +60,7 @@ class CollectiveOrder {
   };
   std::map<int, Sequence> groups_;
   std::map<std::pair<int, int>, uint64_t> next_;  // (group, npu) -> its next position
+  std::function<std::string(int group)> namer_;
 };
 
 }  // namespace orrery

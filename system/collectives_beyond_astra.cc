@@ -31,8 +31,7 @@ Status NpuSystem::StartNonNative(const CollectiveRequest& req, CollectiveListene
     return Status::Invalid(
         req.label, std::string("root of the ") + CollectiveTypeName(req.type),
         std::to_string(req.root),
-        std::string("an NPU id of ") +
-            (members ? "communicator group " + std::to_string(req.group) : "the machine") +
+        std::string("an NPU id of ") + (members ? layer_.GroupName(req.group) : "the machine") +
             " (comm_src for broadcast and scatter, comm_dst for reduce and gather)");
   }
   if (req.type == CollectiveType::kReduce && params.local_mem_bw_bytes_per_ns <= 0) {

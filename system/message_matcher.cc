@@ -144,7 +144,17 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
            std::tie(y.dst, y.src, y.space, y.tag, y.size, b.arrived);
   });
   auto npu = [](int n) { return "NPU " + std::to_string(n); };
-  auto what = [](const MessageKey& k) {
+  auto what = [&](const MessageKey& k) {
+    if (k.space == TagSpace::kCollective) {
+      // A stream's tag: its group in the high 32 bits, its number in the low.
+      const int group = static_cast<int>(k.tag >> 32);
+      return "collective stream " + std::to_string(static_cast<uint32_t>(k.tag)) +
+             (group == 0
+                  ? std::string()
+                  : " of " + (group_namer_ ? group_namer_(group)
+                                           : "communicator group " + std::to_string(group))) +
+             ", " + std::to_string(k.size) + " B";
+    }
     return std::string(SpaceName(k.space)) + " " + std::to_string(k.tag) + ", " +
            std::to_string(k.size) + " B";
   };

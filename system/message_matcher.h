@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,8 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
 
   // Receives still waiting for a message and messages nobody received, for deadlock reports.
   std::vector<std::string> DescribePending(int max_items) const;
+  // How those reports name a collective stream's group (its tag's high 32 bits; 0 = all NPUs).
+  void set_group_namer(std::function<std::string(int)> namer) { group_namer_ = std::move(namer); }
   size_t pending_receives() const;
   size_t unreceived_messages() const;
 
@@ -107,6 +110,7 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
   std::vector<Waiter> waiters_;
   uint32_t free_waiter_ = kNil;
   SlotPool<InFlight> in_flight_;
+  std::function<std::string(int)> group_namer_;
 };
 
 }  // namespace orrery

@@ -404,6 +404,33 @@ TEST(Jobs, ATraceNamingARankOutsideItsJobIsAnError) {
       << r.status().message();
 }
 
+// A job's groups are named in the job's words: its comm-groups file's id and the job's name,
+// not the system layer's id (job 'b''s group 7 had been "communicator group 2").
+TEST(Jobs, AJobsGroupsAreNamedByJobAndId) {
+  const std::string n = "jobs_group_names";
+  RunOptions o = Machine(n);
+  std::vector<std::vector<Node>> ranks(2);
+  for (int r = 0; r < 2; ++r) {
+    Node c =
+        et::MakeCollNode(1, r == 0 ? "ar" : "ag",
+                         r == 0 ? ChakraProtoMsg::ALL_REDUCE : ChakraProtoMsg::ALL_GATHER, 1 << 20);
+    et::SetStringAttr(&c, "pg_name", "7");
+    ranks[r] = {c};
+  }
+  ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".mis", ranks).ok());
+  ASSERT_TRUE(et::WriteRankFiles(TestTmp(n) + ".fine", {{et::MakeCompNode(1, "c", 1)}}).ok());
+  WriteTestFile(n + ".g.json", R"({"7": [0, 1]})");
+  o.jobs = WriteTestFile(n + ".jobs.yaml", "jobs:\n  - {name: a, workload: " + n +
+                                               ".fine}\n  - {name: b, workload: " + n +
+                                               ".mis, npus: 4-5, comm-groups: " + n + ".g.json}\n");
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("collectives do not line up among communicator group 7 of "
+                                      "job 'b'"),
+            std::string::npos)
+      << r.status().message();
+}
+
 TEST(Jobs, AStuckJobIsNamedByJobAndRank) {
   const std::string n = "jobs_stuck";
   RunOptions o = Machine(n);

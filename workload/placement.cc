@@ -155,6 +155,21 @@ StatusOr<int> Placement::Add(SystemLayer& system, int pg, int copy, std::vector<
   return id;
 }
 
+std::string Placement::GroupName(int id) const {
+  if (id == 0) return dp_.world ? "all NPUs (the copies' data-parallel world)" : "all NPUs";
+  for (const auto& [key, value] : ids_) {
+    if (value != id) continue;
+    const auto& [pg, copy] = key;
+    const std::string whose = copy < 0 ? "every copy"
+                              : jobs() ? "job '" + job_names_[copy] + "'"
+                                       : "copy " + std::to_string(copy);
+    if (pg == 0) return whose + "'s NPUs (its world)";
+    return (copy < 0 ? "data-parallel group " : "communicator group ") + std::to_string(pg) +
+           " of " + whose;
+  }
+  return "communicator group " + std::to_string(id);
+}
+
 int Placement::PeerNpu(int npu, int64_t rank) const {
   if (rank < 0) return static_cast<int>(rank);
   return Npu(Copy(npu), static_cast<int>(rank));

@@ -108,6 +108,9 @@ class Placement {
   // the same root), else in the NPU's own copy.
   int RootNpu(int pg, int root, int npu) const;
 
+  // System-layer group `id` in the user's words: "communicator group 7 of job 'a'", "job 'a''s
+  // NPUs" (its world), "data-parallel group 3 (every copy)", "copy 1's NPUs".
+  std::string GroupName(int id) const;
   // The pg ids of --dp-groups that no comm-group file or METADATA node defined (for a warning).
   std::vector<int> UndefinedDataParallelGroups() const;
   // One line for the summary: "trace of 8 ranks run as 8 copies on 64 NPUs; data-parallel
