@@ -1072,8 +1072,7 @@ Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
     return Status::Ok();  // StartCollective reports it
   }
   const int size = members ? static_cast<int>(members->size()) : num_npus();
-  CollectiveSignature sig{req.type, req.size, req.root, {}, std::nullopt};
-  if (params_.scheduling == SchedulingPolicy::kExplicit) sig.priority = req.explicit_priority;
+  CollectiveSignature sig{req.type, req.size, req.root, {}};
   // The dimensions a world collective runs on, when the trace limits them (entries past the
   // network's dimensions do not count: StartCollective checks them).
   if (req.group == 0 && !req.involved_dims.empty()) {

@@ -12,7 +12,6 @@ bool Same(const CollectiveSignature& a, const CollectiveSignature& b) {
   if (a.type != b.type) return false;
   if (a.type != CollectiveType::kBarrier && a.size != b.size) return false;
   if (a.dims != b.dims) return false;
-  if (a.priority != b.priority) return false;
   return !Rooted(a.type) || a.root == b.root;
 }
 
@@ -29,7 +28,6 @@ std::string Describe(const CollectiveSignature& s) {
     d += on.empty() ? ", on no dimension (involved_dim all false)"
                     : ", on dimension(s) " + on + " (involved_dim)";
   }
-  if (s.priority) d += ", comm_priority " + std::to_string(*s.priority) + " (EXPLICIT)";
   return d;
 }
 
@@ -54,9 +52,8 @@ Status CollectiveOrder::Record(int npu, int group, int group_size, const Collect
         "collectives do not line up among " + where + ": collective #" + std::to_string(pos + 1) +
         " of NPU " + std::to_string(npu) + " is " + label + " (" + Describe(sig) +
         "), but that of NPU " + std::to_string(e.npu) + " is " + e.label + " (" + Describe(e.sig) +
-        "); every member must issue the same collectives (type, size, root, involved dimensions" +
-        std::string(sig.priority ? ", comm_priority under EXPLICIT scheduling" : "") +
-        ") in the same order");
+        "); every member must issue the same collectives (type, size, root, involved dimensions) "
+        "in the same order");
   }
   if (++e.seen == group_size) {
     while (!seq.entries.empty() && seq.entries.front().seen == group_size) {

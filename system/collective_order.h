@@ -14,7 +14,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,9 +30,6 @@ struct CollectiveSignature {
   // The network dimensions it runs on (the trace's involved_dim, one bool per dimension);
   // empty = every dimension.
   std::vector<bool> dims;
-  // comm_priority under EXPLICIT scheduling (members that order their queues differently
-  // wait for each other); nullopt under LIFO and FIFO, which do not read it.
-  std::optional<int> priority;
 };
 
 class CollectiveOrder {

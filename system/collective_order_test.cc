@@ -73,27 +73,6 @@ TEST(CollectiveOrderTest, DifferentTypeSizeOrRootNamesBothNpusAndNodes) {
   EXPECT_NE(s.message().find("root NPU 1"), std::string::npos) << s.message();
 }
 
-// Under EXPLICIT scheduling members that give one collective different comm_priority order
-// their queues differently and wait for each other (the run had stalled with no cause given):
-// a mismatch naming both priorities. Without a priority (LIFO, FIFO) nothing is compared.
-TEST(CollectiveOrderTest, DifferentExplicitPrioritiesAreAMismatch) {
-  CollectiveOrder order;
-  CollectiveSignature one = kAr, five = kAr;
-  one.priority = 1;
-  five.priority = 5;
-  ASSERT_TRUE(order.Record(0, 0, 2, one, "node 1 'A'").ok());
-  Status s = order.Record(1, 0, 2, five, "node 1 'A'");
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("collective #1 of NPU 1 is node 1 'A' (all-reduce of 1024 B, "
-                             "comm_priority 5 (EXPLICIT)), but that of NPU 0 is node 1 'A' "
-                             "(all-reduce of 1024 B, comm_priority 1 (EXPLICIT))"),
-            std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("comm_priority under EXPLICIT scheduling) in the same order"),
-            std::string::npos)
-      << s.message();
-}
-
 TEST(CollectiveOrderTest, SecondPositionIsComparedWithTheSecond) {
   CollectiveOrder order;
   ASSERT_TRUE(order.Record(0, 0, 3, kAr, "a0").ok());
