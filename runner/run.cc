@@ -777,8 +777,9 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
                              sim.now().ToHuman() + " (nothing left to happen)");
     for (const auto& line : net->DescribeStuck(6)) s.Add("  " + line);
     describe_unfinished(&s, 6);
-    for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
+    // A collective some member never issued, before the messages left waiting because of it.
     for (const auto& line : system_layer.DescribeIncompleteCollectives(8)) s.Add("  " + line);
+    for (const auto& line : system_layer.matcher().DescribePending(10)) s.Add("  " + line);
     return s;
   }
   // Every NPU finished, but a message was sent that no receive ever took: in ASTRA-sim the send

@@ -176,12 +176,18 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
   };
   std::map<decltype(without(MessageKey{}, 0)), Bucket> unreceived;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].arrived == 0 || items[i].key.space == TagSpace::kCollective) continue;
+    if (items[i].arrived == 0 || items[i].key.space == TagSpace::kCollective ||
+        items[i].key.space == TagSpace::kRendezvous) {
+      continue;
+    }
     for (int f = 0; f < kFields; ++f) unreceived[without(items[i].key, f)].items.push_back(i);
   }
   std::vector<std::string> near_misses, p2p, collective;
   for (Item& w : items) {
-    if (w.arrived > 0 || w.key.space == TagSpace::kCollective) continue;
+    if (w.arrived > 0 || w.key.space == TagSpace::kCollective ||
+        w.key.space == TagSpace::kRendezvous) {
+      continue;
+    }
     for (int f = 0; f < kFields && !w.paired; ++f) {
       auto found = unreceived.find(without(w.key, f));
       if (found == unreceived.end()) continue;
@@ -221,20 +227,20 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
             : npu(i.key.src) + " sent " + std::to_string(i.arrived) + " message(s) to " +
                   npu(i.key.dst) + " (" + what(i.key) + ") that no one received" +
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);
+    TagSpace space = i.key.space;
     if (i.key.space == TagSpace::kRendezvous) {
       // A ready message goes receiver -> sender; its tag holds the data's tag and space.
-      const MessageKey data{i.key.dst, i.key.src, static_cast<TagSpace>(i.key.tag % 4),
-                            i.key.tag / 4, 0};
-      const std::string message = npu(data.src) + "'s message to " + npu(data.dst) + " (" +
-                                  SpaceName(data.space) + " " + std::to_string(data.tag) + ")";
-      line = i.arrived == 0 ? message + " waits for " + npu(data.dst) +
-                                  " to post its receive (--rendezvous-protocol)" +
-                                  (on_its_way ? "; the ready message is on its way" : "")
-                            : npu(data.dst) + " posted the receive of " + message +
-                                  " (--rendezvous-" + "protocol: it sent the ready message), but " +
-                                  npu(data.src) + " never sent it";
+      space = static_cast<TagSpace>(i.key.tag % 4);
+      // One the receiver sent that no send took: its data receive, posted with it, says so.
+      if (i.arrived > 0) continue;
+      const MessageKey data{i.key.dst, i.key.src, space, i.key.tag / 4, 0};
+      std::string tag = what(data);
+      tag = tag.substr(0, tag.rfind(", "));  // the data's size is not in the ready message
+      line = npu(data.src) + "'s message to " + npu(data.dst) + " (" + tag + ") waits for " +
+             npu(data.dst) + " to post its receive (--rendezvous-protocol)" +
+             (on_its_way ? "; the ready message is on its way" : "");
     }
-    (i.key.space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));
+    (space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));
   }
   // The trace's own sends and receives first: a collective's streams usually wait because of them.
   std::vector<std::string> out;
