@@ -441,10 +441,14 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   if (params.empty()) return Status::Error("--fit leaves no parameter to fit");
   std::vector<double> u0;
   for (const Param& p : params) u0.push_back(p.From(*p.value));
+  // LL128's efficiency follows Simple's only where Simple's is a parameter (--fit LL leaves both
+  // as the profile has them; dgx-a100's LL128 is not Simple's x 120/128).
+  const bool tied = simple != nullptr && ll128 != nullptr &&
+                    std::any_of(params.begin(), params.end(),
+                                [&](const Param& p) { return p.value == &simple->efficiency; });
   auto set = [&](const std::vector<double>& u) {
     for (size_t i = 0; i < u.size(); ++i) *params[i].value = params[i].To(u[i]);
-    if (simple != nullptr && ll128 != nullptr)
-      ll128->efficiency = kLl128Payload * simple->efficiency;
+    if (tied) ll128->efficiency = kLl128Payload * simple->efficiency;
   };
   // A parameter no row depends on (LL's where every row runs Simple) stays as it was: the
   // objective cannot place it, and a simplex would carry it off along the flat direction. It is
@@ -472,10 +476,12 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   };
   std::vector<double> u = u0;  // the whole point; the fitted parameters move
   for (size_t i = 0; i < params.size(); ++i) fitted[i] = matters(i, u0);
+  std::vector<bool> moved(params.size(), false);  // in a round's fit
   for (int round = 0; round < 4; ++round) {
     std::vector<size_t> seen;
     for (size_t i = 0; i < params.size(); ++i) {
       if (fitted[i]) seen.push_back(i);
+      if (fitted[i]) moved[i] = true;
     }
     auto expand = [&](const std::vector<double>& v) {
       std::vector<double> w = u;
@@ -519,7 +525,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   set(u);  // leave the fitted values in `model`, and the kept ones exactly as they were
   CalibrationResult result;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (fitted[i]) continue;
+    if (moved[i]) continue;  // (one found to matter only after the last round is kept too)
     *params[i].value = originals[i];
     result.kept.push_back(params[i].name);
     // LL128's efficiency follows Simple's only where Simple's was fitted.

@@ -307,6 +307,21 @@ TEST(Calibrate, KeepsWhatNoRowDependsOn) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->model.protocols[0].latency_us, 0);
 
+  // --fit LL leaves LL128's efficiency as the profile has it (it had become Simple's x 120/128).
+  const std::string own = profile("kept_ll128", 10, 0.9);
+  std::ofstream(own + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+                                       "protocols:\n  LL: {latency-us: 5, efficiency: 0.02}\n"
+                                       "  LL128: {latency-us: 20, efficiency: 0.5}\n"
+                                       "  Simple: {latency-us: 10, efficiency: 0.9}\n";
+  o.machine = own;
+  o.fit = {"LL"};
+  r = Calibrate(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->model.protocols.size(), 3u);
+  EXPECT_EQ(r->model.protocols[1].name, "LL128");
+  EXPECT_EQ(r->model.protocols[1].efficiency, 0.5);
+  o.fit.clear();
+
   // A protocol that wins rows only far from where it starts (LL's floor at 1000 us, where the
   // small rows were measured at its 5 us) is fitted, not kept: kept means no value the fit
   // could reach changes a row.
