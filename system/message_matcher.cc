@@ -255,6 +255,15 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
     out.push_back("... and " + std::to_string(total - out.size()) +
                   " more waiting receive(s) or unreceived message(s)");
   }
+  const bool rendezvous = std::any_of(items.begin(), items.end(), [](const Item& i) {
+    return i.arrived == 0 && i.key.space == TagSpace::kRendezvous;
+  });
+  if (rendezvous) {
+    out.push_back(
+        "(under --rendezvous-protocol a send completes only once its receive is posted, as in "
+        "MPI: a trace whose receives wait for its sends, such as a ring that sends before it "
+        "receives, cannot run; it runs without --rendezvous-protocol)");
+  }
   return out;
 }
 

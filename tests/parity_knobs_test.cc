@@ -147,8 +147,12 @@ TEST(ParityKnobsTest, RendezvousStuckRunsAreReported) {
                                  "receive (--rendezvous-protocol)"),
                 std::string::npos)
           << BackendName(backend) << ": " << m;
-      // Once: the ready message NPU 1 sent is not a second line; no encoded tag shows.
+      // Once: the ready message NPU 1 sent is not a second line; no encoded tag shows. A send
+      // that waits for its receive says what rendezvous requires.
       EXPECT_EQ(m.find("ready message"), std::string::npos) << m;
+      EXPECT_EQ(m.find("a send completes only once its receive is posted") != std::string::npos,
+                !receive)
+          << m;
       EXPECT_EQ(m.find("rendezvous tag"), std::string::npos) << m;
     }
   }
