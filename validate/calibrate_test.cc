@@ -272,48 +272,42 @@ TEST(Calibrate, KeepsTheStepLatencyAndFitsTheFloorBesideIt) {
 // and is named as kept: the simplex had carried such values off along the flat direction (LL's
 // floor 5.0 -> 8.9 us on #290's 8-GPU log), changing the profile's small sizes for nothing.
 TEST(Calibrate, KeepsWhatNoRowDependsOn) {
-  auto profile = [](const std::string& name, double simple_latency, double simple_efficiency) {
-    const std::string dir = Profile(name, simple_latency, simple_efficiency);
+  // A ring profile whose nccl.yaml has these protocols (YAML lines under "protocols:").
+  auto profile = [](const std::string& name, const std::string& protocols) {
+    const std::string dir = Profile(name, 10, 0.9);
     std::ofstream(dir + "/nccl.yaml")
-        << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
-           "protocols:\n  LL: {latency-us: 5, efficiency: 0.02}\n"
-           "  Simple: {latency-us: "
-        << simple_latency << ", efficiency: " << simple_efficiency << "}\n";
+        << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\nprotocols:\n"
+        << protocols;
     return dir;
   };
+  const std::string ll = "  LL: {latency-us: 5, efficiency: 0.02}\n";
+  const std::string truth = ll + "  Simple: {latency-us: 40, efficiency: 0.6}\n";
   std::vector<uint64_t> sizes;
   for (uint64_t s = uint64_t{1} << 26; s <= (uint64_t{1} << 30); s *= 2) sizes.push_back(s);
   CalibrateOptions o;
-  o.measurements = SimulatedLog("kept_truth.log", profile("kept_truth", 40, 0.6), sizes);
-  o.machine = profile("kept_start", 10, 0.9);
+  o.measurements = SimulatedLog("kept_truth.log", profile("kept_truth", truth), sizes);
+  o.machine = profile("kept_start", ll + "  Simple: {latency-us: 10, efficiency: 0.9}\n");
   StatusOr<CalibrationResult> r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->model.protocols.size(), 2u);
-  const NcclProtocol& ll = r->model.protocols[0];
-  ASSERT_EQ(ll.name, "LL");
-  EXPECT_EQ(ll.latency_us, 5);
-  EXPECT_EQ(ll.efficiency, 0.02);
+  ASSERT_EQ(r->model.protocols[0].name, "LL");
+  EXPECT_EQ(r->model.protocols[0].latency_us, 5);
+  EXPECT_EQ(r->model.protocols[0].efficiency, 0.02);
   EXPECT_EQ(r->kept, (std::vector<std::string>{"LL latency-us", "LL efficiency"}));
   EXPECT_NEAR(r->model.protocols[1].efficiency, 0.6, 0.01);
   EXPECT_LT(r->validations[0].geomean_abs_error, 0.01);
 
   // Exactly as they were: a latency of 0 stays 0 (the fit's transform had written 0.05).
-  const std::string zero = profile("kept_zero", 10, 0.9);
-  std::ofstream(zero + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
-                                        "protocols:\n  LL: {latency-us: 0, efficiency: 0.02}\n"
-                                        "  Simple: {latency-us: 10, efficiency: 0.9}\n";
-  o.machine = zero;
+  o.machine = profile("kept_zero",
+                      "  LL: {latency-us: 0, efficiency: 0.02}\n"
+                      "  Simple: {latency-us: 10, efficiency: 0.9}\n");
   r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->model.protocols[0].latency_us, 0);
 
   // --fit LL leaves LL128's efficiency as the profile has it (it had become Simple's x 120/128).
-  const std::string own = profile("kept_ll128", 10, 0.9);
-  std::ofstream(own + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
-                                       "protocols:\n  LL: {latency-us: 5, efficiency: 0.02}\n"
-                                       "  LL128: {latency-us: 20, efficiency: 0.5}\n"
-                                       "  Simple: {latency-us: 10, efficiency: 0.9}\n";
-  o.machine = own;
+  o.machine = profile("kept_ll128", ll + "  LL128: {latency-us: 20, efficiency: 0.5}\n"
+                                         "  Simple: {latency-us: 10, efficiency: 0.9}\n");
   o.fit = {"LL"};
   r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -327,12 +321,10 @@ TEST(Calibrate, KeepsWhatNoRowDependsOn) {
   // could reach changes a row.
   std::vector<uint64_t> small;
   for (uint64_t s = 1024; s <= (uint64_t{1} << 26); s *= 4) small.push_back(s);
-  o.measurements = SimulatedLog("kept_small.log", profile("kept_small_truth", 40, 0.6), small);
-  const std::string far = profile("kept_far", 40, 0.6);
-  std::ofstream(far + "/nccl.yaml") << "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
-                                       "protocols:\n  LL: {latency-us: 1000, efficiency: 0.02}\n"
-                                       "  Simple: {latency-us: 40, efficiency: 0.6}\n";
-  o.machine = far;
+  o.measurements = SimulatedLog("kept_small.log", profile("kept_small_truth", truth), small);
+  o.machine = profile("kept_far",
+                      "  LL: {latency-us: 1000, efficiency: 0.02}\n"
+                      "  Simple: {latency-us: 40, efficiency: 0.6}\n");
   r = Calibrate(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->kept.empty()) << r->kept.front();
