@@ -756,7 +756,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
 }
 
 StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::istream& f,
-                                               int gpus_hint, const std::string& collective_hint) {
+                                               int gpus_hint, const std::string& collective_hint,
+                                               int default_gpus) {
   // Lines starting with '#' are comments (a table's source), before the header or between rows.
   // CRLF endings, a byte-order mark and spaces around names and values are allowed.
   std::string line;
@@ -818,6 +819,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
                          "count (nodes x GPUs per node) as 'gpus', or give --gpus when every row " +
                          "has one");
   }
+  if (gpus_hint <= 0 && nodes_col < 0) gpus_hint = default_gpus;
   std::map<int, NcclMeasurement> by_gpus;
   while (NextLine(f, &line, &n)) {
     line = Trim(line);
@@ -924,7 +926,8 @@ double NcclBusFactor(const std::string& c, int n) {
 }
 
 StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& path, int gpus,
-                                                            const std::string& collective) {
+                                                            const std::string& collective,
+                                                            int default_gpus) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return Status::Error(path +
@@ -950,7 +953,8 @@ StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& p
   }
   // nccl-tests' name (alltoall_perf) for the collective Chakra and Orrery call all_to_all.
   const std::string name = collective == "all_to_all" ? "alltoall" : collective;
-  return IsNcclCsv(path) ? LoadCsv(path, f, gpus, name) : LoadLog(path, f, gpus, name);
+  return IsNcclCsv(path) ? LoadCsv(path, f, gpus, name, default_gpus)
+                         : LoadLog(path, f, gpus, name);
 }
 
 bool IsNcclCsv(const std::string& path) {

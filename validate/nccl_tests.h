@@ -84,9 +84,11 @@ double NcclBusFactor(const std::string& collective, int n);
 // without `#  Rank` lines (0 = such an input is an error). A log's count is its highest rank + 1
 // (posted logs sometimes keep only some Rank lines); a different nonzero `gpus` is an error.
 // `collective` is for inputs that do not name theirs ("" = must be named in the file, or the
-// CSV name contains it).
+// CSV name contains it). `default_gpus` (a profile's NPUs) stands in for `gpus` in a CSV with
+// neither a `gpus` nor a `nodes` column; rows on several node counts need their GPU counts.
 StatusOr<std::vector<NcclMeasurement>> LoadNcclMeasurements(const std::string& path, int gpus,
-                                                            const std::string& collective = "");
+                                                            const std::string& collective = "",
+                                                            int default_gpus = 0);
 // Whether LoadNcclMeasurements reads `path` as a CSV table (by its extension).
 bool IsNcclCsv(const std::string& path);
 

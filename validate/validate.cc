@@ -377,9 +377,9 @@ StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpu
 }
 
 StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementOptions& o) const {
-  const int gpus = o.gpus > 0 ? o.gpus : IsNcclCsv(o.measurements) ? npus_ : 0;
-  StatusOr<std::vector<NcclMeasurement>> ms =
-      LoadNcclMeasurements(o.measurements, gpus, o.collective);
+  // A CSV without GPU counts runs on the profile's NPUs (unless it has node counts).
+  StatusOr<std::vector<NcclMeasurement>> ms = LoadNcclMeasurements(
+      o.measurements, o.gpus, o.collective, IsNcclCsv(o.measurements) ? npus_ : 0);
   if (!ms.ok()) return ms;
   for (const NcclMeasurement& m : *ms) {
     if (o.gpus > 0 && m.gpus_from_file && m.gpus != o.gpus) {

@@ -859,6 +859,22 @@ TEST(Validate, AnAllGatherSizeOfNoWholePartsIsAnError) {
       << r.status().message();
 }
 
+// A CSV with node counts but no GPU counts is refused by validate too (the profile's NPU count
+// had stood in for every row, and rows on 1 and 2 nodes met a confusing message).
+TEST(Validate, ACsvOfNodeCountsNeedsItsGpuCounts) {
+  const std::string profile = WriteProfile("nodes_only", kSwitch8, 1);
+  StatusOr<ValidationReport> r =
+      ValidateCsv(profile, "nodes_only_all_reduce.csv",
+                  "size_bytes,nodes,time_us\n1048576,1,100\n1048576,2,90\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("a 'nodes' column but no 'gpus' column"), std::string::npos)
+      << r.status().message();
+  // Without node counts the profile's NPUs stand in, as before.
+  r = ValidateCsv(profile, "plain_all_reduce.csv", "size_bytes,time_us\n1048576,100\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rows.front().gpus, 8);
+}
+
 // A size measured several times (nccl-tests -d all) is said in a note: every row counts.
 TEST(Validate, RepeatedSizesAreSaid) {
   const std::string log = Tmp("dup-all_reduce.log");
