@@ -136,9 +136,10 @@ int GenerateLlmMain(int argc, char** argv) {
       "ZeRO-1 (Megatron-LM's --use-distributed-optimizer): reduce-scatter the gradients, each "
       "replica updates its shard, all-gather the parameters")(
       "peak-tflops", po::value(&peak)->default_value("989"),
-      "the roofline giving each compute node's duration_micros: peak rate, TFLOPS (default: H100 "
-      "SXM dense BF16)")("mem-bw-gbps", po::value(&bandwidth)->default_value("3350"),
-                         "and memory bandwidth, GB/s (default: H100 SXM)");
+      "the roofline giving each compute node's duration_micros: peak rate, TFLOPS, 0.001 to 1e9 "
+      "(default: H100 SXM dense BF16)")("mem-bw-gbps", po::value(&bandwidth)->default_value("3350"),
+                                        "and memory bandwidth, GB/s, 0.001 to 1e9 (default: H100 "
+                                        "SXM)");
   po::variables_map vm;
   try {
     po::store(ParseFlags(argc, argv, desc), vm);

@@ -264,6 +264,17 @@ std::string BaseFingerprint(const SweepSpec& spec) {
       for (const char* key : {"nccl-model", "custom-file"}) {
         if (doc[key] && doc[key].IsScalar()) note(dir, doc[key].Scalar());
       }
+      // A custom collective's rank ETs (relative to the working directory, as ASTRA-sim reads
+      // them).
+      for (const auto& kv : doc) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        const std::string suffix = "-implementation-custom";
+        if (key.size() > suffix.size() &&
+            key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+            kv.second.IsScalar()) {
+          note_trace("", kv.second.Scalar());
+        }
+      }
       if (doc["jobs"] && doc["jobs"].IsSequence()) {
         for (const YAML::Node& job : doc["jobs"]) {
           if (job.IsMap() && job["comm-groups"] && job["comm-groups"].IsScalar()) {

@@ -408,6 +408,37 @@ TEST(Sweep, ResumeSeesATraceRewrittenUnderItsName) {
   }
 }
 
+// A custom collective's ETs, which the system file names, are part of the base: rewriting them
+// runs every point again.
+TEST(Sweep, ResumeSeesACustomCollectivesEts) {
+  const std::string name = "recustom";
+  const std::string prefix = Tmp(name);
+  WriteSpec(name);  // the network file: a ring of 4 NPUs
+  auto write_algorithm = [&](uint64_t bytes) {
+    std::vector<std::vector<ChakraProtoMsg::Node>> ranks(4);
+    for (int r = 0; r < 4; ++r) {
+      ranks[r] = {et::MakeSendNode(1, (r + 1) % 4, bytes, 0),
+                  et::MakeRecvNode(2, (r + 3) % 4, bytes, 0)};
+    }
+    ASSERT_TRUE(et::WriteRankFiles(prefix + ".algo", ranks).ok());
+  };
+  write_algorithm(4096);
+  std::ofstream(prefix + ".custom.json")
+      << R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 1, "all-reduce-implementation-custom": ")"
+      << prefix << R"(.algo", "collective-optimization": "baseline", "local-mem-bw": 1600})";
+  const std::string path = prefix + ".spec.yaml";
+  std::ofstream(path) << "base:\n  system: " << name << ".custom.json\n  network: " << name
+                      << ".net.yml\n  workload: {collective: all_reduce, size: 1048576}\n"
+                      << "grid:\n  network.bandwidth: [[50.0], [100.0]]\n";
+  StatusOr<SweepSpec> spec = LoadSweepSpec(path);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  RunPoints(*spec, Tmp("recustom.out"), 1);
+  EXPECT_FALSE(RunPoints(*spec, Tmp("recustom.out"), 1, /*resume=*/true).base_changed);
+  write_algorithm(8192);
+  EXPECT_TRUE(RunPoints(*spec, Tmp("recustom.out"), 1, /*resume=*/true).base_changed);
+}
+
 // A row is reused only when all its parameter columns are the point's: point 0 of an edited spec
 // that no longer sets network.bandwidth (so runs at the base's 50 GB/s) is run again, not taken
 // from the row that ran it at 10 GB/s.

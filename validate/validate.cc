@@ -808,7 +808,8 @@ MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* des
       "leave out smaller sizes (bytes)")(
       "gpus", po::value(&gpus_),
       "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
-      "profile's), a log without '#  Rank' lines")("only-gpus", po::value(&only_), only_gpus_help)(
+      "profile's, unless it has a nodes column), a log without '#  Rank' lines")(
+      "only-gpus", po::value(&only_), only_gpus_help)(
       "collective", po::value(&o->collective), "collective of an input that does not name it")(
       "in-place", po::bool_switch(&o->in_place),
       "compare the in-place times (nccl-tests' second group of columns) instead of the "
