@@ -345,7 +345,12 @@ StatusOr<CollectiveChoice> NcclTuner::Choose(const CollectiveRequest& req) {
     t.size = req.size;
     t.group = req.group;
     t.group_size = static_cast<int>(members->size());
-    t.choice = options_[picked.first.option]->name;
+    // NCCL runs all-to-all, gather and scatter as point-to-point sends, whatever algorithm the
+    // cost tables were read under: named p2p with the protocol that timed them.
+    const bool p2p = req.type == CollectiveType::kAllToAll || req.type == CollectiveType::kGather ||
+                     req.type == CollectiveType::kScatter;
+    t.choice = p2p ? "p2p/" + options_[picked.first.option]->choice.protocol
+                   : options_[picked.first.option]->name;
     t.predicted = picked.second;
     t.shared = same != by_shape_.end();
     tuned_.push_back(t);

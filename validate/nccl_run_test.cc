@@ -486,7 +486,7 @@ TEST(NcclRun, AForcedAlgorithmLeavesOtherCollectivesAlone) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->nccl_choices.size(), 3u);
   EXPECT_EQ(r->nccl_choices[0].choice, "nvls/Simple");
-  EXPECT_EQ(r->nccl_choices[1].choice.rfind("ring/", 0), 0u) << r->nccl_choices[1].choice;
+  EXPECT_EQ(r->nccl_choices[1].choice.rfind("p2p/", 0), 0u) << r->nccl_choices[1].choice;
   EXPECT_EQ(r->nccl_choices[2].choice.rfind("ring/", 0), 0u) << r->nccl_choices[2].choice;
   // An all-reduce across two nodes under nvls: the one real reason is given, and the choices
   // the forced algorithm left out are counted on one line, not listed as reasons.
