@@ -285,14 +285,12 @@ void EmitKeepingQuotes(YAML::Emitter& e, const YAML::Node& n) {
           other_type = end != text.c_str() && *end == '\0';
         }
       }
-      if (quoted && !other_type) {
+      if (quoted && !other_type) {  // a boolean or null, as YAML reads it unquoted
         try {
           const YAML::Node plain = YAML::Load(n.Scalar());
-          double number;
           bool flag;
-          other_type = plain.IsNull() ||
-                       (plain.IsScalar() && (YAML::convert<double>::decode(plain, number) ||
-                                             YAML::convert<bool>::decode(plain, flag)));
+          other_type =
+              plain.IsNull() || (plain.IsScalar() && YAML::convert<bool>::decode(plain, flag));
         } catch (const YAML::Exception&) {
         }
       }

@@ -99,12 +99,8 @@ bool IsFileKey(const std::string& p) {
 }
 
 bool IsParamName(const std::string& p) {
-  if (std::find(kWholeParams.begin(), kWholeParams.end(), p) != kWholeParams.end()) return true;
-  for (const char* prefix : {"system.", "network.", "memory."}) {
-    const size_t n = std::strlen(prefix);
-    if (p.size() > n && p.compare(0, n, prefix) == 0) return true;
-  }
-  return false;
+  return std::find(kWholeParams.begin(), kWholeParams.end(), p) != kWholeParams.end() ||
+         IsFileKey(p);
 }
 
 // For a parameter system.<key>, network.<key> or memory.<key> whose key that kind of config
@@ -215,24 +211,25 @@ std::string BaseFingerprint(const SweepSpec& spec) {
     return std::string(hex);
   };
   std::map<std::string, std::string> files;  // path -> hash, each file once
-  std::vector<std::string> pending;
-  auto note = [&](const std::string& dir, const std::string& value) {
-    const std::string file = Join(dir, value);
+  std::vector<std::string> pending;          // hashed files whose own references to follow
+  // Hashes `file` if it is a regular file not hashed yet; whether it was.
+  auto hash_new = [&](const std::string& file) {
     struct stat st {};
-    if (value.empty() || files.count(file) != 0 || stat(file.c_str(), &st) != 0 ||
-        !S_ISREG(st.st_mode)) {
-      return;
+    if (files.count(file) != 0 || stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return false;
     }
     files[file] = fnv(FileText(file).value_or(""));
-    pending.push_back(file);
+    return true;
+  };
+  auto note = [&](const std::string& dir, const std::string& value) {
+    if (!value.empty() && hash_new(Join(dir, value))) pending.push_back(Join(dir, value));
   };
   // A trace prefix: its rank files <prefix>.0.et, <prefix>.1.et, ... up to the first missing.
   auto note_trace = [&](const std::string& dir, const std::string& prefix) {
+    if (prefix.empty()) return;
     for (int rank = 0;; ++rank) {
       const std::string file = Join(dir, prefix + "." + std::to_string(rank) + ".et");
-      struct stat st {};
-      if (prefix.empty() || stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-      if (files.count(file) == 0) files[file] = fnv(FileText(file).value_or(""));
+      if (files.count(file) == 0 && !hash_new(file)) return;
     }
   };
   std::string out =

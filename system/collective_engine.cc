@@ -934,13 +934,8 @@ void NpuSystem::ProceedToNextPhase(Stream* stream) {
   }
   PhaseSpec& phase = stream->phases_[stream->next_phase_++];
   // A channel ring's peers depend on its channel (the stream): set here, where it starts, for
-  // the algorithm and for what the run records. Rooted collectives and barriers run their own
-  // algorithms (MakePhaseAlgorithm), whatever phase.algorithm says.
-  const bool rooted_or_barrier =
-      phase.type == CollectiveType::kBroadcast || phase.type == CollectiveType::kReduce ||
-      phase.type == CollectiveType::kGather || phase.type == CollectiveType::kScatter ||
-      phase.type == CollectiveType::kBarrier;
-  if (phase.algorithm.kind == AlgorithmKind::kChannelRing && !rooted_or_barrier) {
+  // the algorithm and for what the run records.
+  if (phase.algorithm.kind == AlgorithmKind::kChannelRing) {
     SetChannelRingPeers(
         &phase, stream->id(),
         phase.channel_ring_node > 0 ? phase.channel_ring_node : layer_.topology().NpusPerNode());

@@ -144,20 +144,18 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
            std::tie(y.dst, y.src, y.space, y.tag, y.size, b.arrived);
   });
   auto npu = [](int n) { return "NPU " + std::to_string(n); };
-  auto what = [&](const MessageKey& k) {
+  auto tag_of = [&](const MessageKey& k) {
     if (k.space == TagSpace::kCollective) {
       // A stream's tag: its group in the high 32 bits, its number in the low.
       const int group = static_cast<int>(k.tag >> 32);
       return "collective stream " + std::to_string(static_cast<uint32_t>(k.tag)) +
-             (group == 0
-                  ? std::string()
-                  : " of " + (group_namer_ ? group_namer_(group)
-                                           : "communicator group " + std::to_string(group))) +
-             ", " + std::to_string(k.size) + " B";
+             (group == 0 ? std::string()
+                         : " of " + (group_namer_ ? group_namer_(group)
+                                                  : "communicator group " + std::to_string(group)));
     }
-    return std::string(SpaceName(k.space)) + " " + std::to_string(k.tag) + ", " +
-           std::to_string(k.size) + " B";
+    return std::string(SpaceName(k.space)) + " " + std::to_string(k.tag);
   };
+  auto what = [&](const MessageKey& k) { return tag_of(k) + ", " + std::to_string(k.size) + " B"; };
   auto waits = [&](const MessageKey& k) {
     return npu(k.dst) + " waits to receive from " + npu(k.src) + " (" + what(k) + ")";
   };
@@ -198,8 +196,7 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
       const MessageKey& k = a.key;
       const std::string sent =
           f == kSize  ? npu(k.src) + " sent it " + std::to_string(k.size) + " B with that tag"
-          : f == kTag ? npu(k.src) + " sent it that size with " + SpaceName(k.space) + " " +
-                            std::to_string(k.tag)
+          : f == kTag ? npu(k.src) + " sent it that size with " + tag_of(k)
           : f == kSrc ? npu(k.src) + " sent " + npu(k.dst) + " that message instead"
                       : npu(k.src) + " sent that message to " + npu(k.dst);
       near_misses.push_back(waits(w.key) + ", but " + sent +
@@ -216,6 +213,9 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
   }
   for (const Item& i : items) {
     if (i.paired) continue;
+    // A ready message the receiver sent that no send took: its data receive, posted with it,
+    // is the line that says so.
+    if (i.key.space == TagSpace::kRendezvous && i.arrived > 0) continue;
     // Each waiting receive takes one message in flight, if any is left.
     auto sent = moving.find(i.key);
     const bool on_its_way = i.arrived == 0 && sent != moving.end();
@@ -229,15 +229,13 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);
     TagSpace space = i.key.space;
     if (i.key.space == TagSpace::kRendezvous) {
-      // A ready message goes receiver -> sender; its tag holds the data's tag and space.
-      space = static_cast<TagSpace>(i.key.tag % 4);
-      // One the receiver sent that no send took: its data receive, posted with it, says so.
-      if (i.arrived > 0) continue;
-      const MessageKey data{i.key.dst, i.key.src, space, i.key.tag / 4, 0};
-      std::string tag = what(data);
-      tag = tag.substr(0, tag.rfind(", "));  // the data's size is not in the ready message
-      line = npu(data.src) + "'s message to " + npu(data.dst) + " (" + tag + ") waits for " +
-             npu(data.dst) + " to post its receive (--rendezvous-protocol)" +
+      // A ready message goes receiver -> sender; its tag is the data's tag * 4 + its space.
+      const int64_t tag = i.key.tag;
+      space = static_cast<TagSpace>(((tag % 4) + 4) % 4);
+      const MessageKey data{i.key.dst, i.key.src, space, (tag - static_cast<int64_t>(space)) / 4,
+                            0};
+      line = npu(data.src) + "'s message to " + npu(data.dst) + " (" + tag_of(data) +
+             ") waits for " + npu(data.dst) + " to post its receive (--rendezvous-protocol)" +
              (on_its_way ? "; the ready message is on its way" : "");
     }
     (space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));

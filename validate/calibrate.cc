@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "config/network_config.h"
+#include "config/schema.h"
 #include "validate/nccl_tests.h"
 #include "workload/executor.h"
 
@@ -555,10 +556,8 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
     out = tmpl;
     scratch = true;
-  } else if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
+  } else if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {  // (a file there: refused above)
     return Status::Error(out + ": cannot create the profile directory: " + std::strerror(errno));
-  } else if (struct stat st; stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-    return Status::Error("--out " + out + " is a file; give a directory for the fitted profile");
   }
   std::vector<std::string> written;
   for (const char* stem : {"system", "network", "memory"}) {
@@ -579,8 +578,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     names += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i];
   }
-  std::string kept;
-  for (const std::string& k : result.kept) kept += (kept.empty() ? "" : ", ") + k;
+  const std::string kept = JoinNames(result.kept);
   const std::string comment =
       "# Fitted by orrery calibrate from " + o.machine + "/nccl.yaml on " + names +
       (only.empty() ? "" : " (GPUs " + only + ")") + ": mean |log-time error| " + rms + ".\n" +
@@ -642,9 +640,8 @@ int CalibrateMain(int argc, char** argv) {
   }
   std::fputs(FormatNcclModel(r->model, "# fitted nccl.yaml\n").c_str(), stdout);
   if (!r->kept.empty()) {
-    std::string kept;
-    for (const std::string& k : r->kept) kept += (kept.empty() ? "" : ", ") + k;
-    std::printf("kept as they were (no row of the input depends on them): %s\n", kept.c_str());
+    std::printf("kept as they were (no row of the input depends on them): %s\n",
+                JoinNames(r->kept).c_str());
   }
   std::fputs(FormatValidations(r->validations).c_str(), stdout);
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());

@@ -124,9 +124,8 @@ std::string CollectiveIn(const std::string& text, std::string* several = nullptr
       {"gather", "gather"},
       {"scatter", "scatter"},
       {"hypercube", "hypercube"}};
-  std::string t;
-  for (char c : text)
-    t += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string t = Lower(text);
+  std::replace(t.begin(), t.end(), '-', '_');
   struct Match {
     size_t begin, end;
     const char* name;
@@ -297,16 +296,6 @@ TableLayout LayoutOf(const std::vector<std::string>& columns, int line) {
 // The start of a data row in `w` behind a launcher's prefix this reader does not strip (a
 // kubectl pod name, a timestamp): the first field of three that read as a size, a count and a
 // type; 0 when there is none.
-size_t RowStart(const std::vector<std::string>& w);
-
-// Whether `w` holds a data row's start (a size, a count and a type) anywhere RowStart looks.
-bool LooksLikeRow(const std::vector<std::string>& w) {
-  uint64_t u = 0;
-  const size_t s = RowStart(w);
-  return w.size() > s + 2 && ParseUnsigned(w[s], &u) && ParseUnsigned(w[s + 1], &u) &&
-         std::isalpha(static_cast<unsigned char>(w[s + 2][0]));
-}
-
 size_t RowStart(const std::vector<std::string>& w) {
   uint64_t u = 0;
   for (size_t i = 0; i + 2 < w.size() && i < 8; ++i) {
@@ -318,11 +307,18 @@ size_t RowStart(const std::vector<std::string>& w) {
   return 0;
 }
 
+// Whether `w` holds a data row's start (a size, a count and a type) anywhere RowStart looks.
+bool LooksLikeRow(const std::vector<std::string>& w) {
+  uint64_t u = 0;
+  const size_t s = RowStart(w);
+  return w.size() > s + 2 && ParseUnsigned(w[s], &u) && ParseUnsigned(w[s + 1], &u) &&
+         std::isalpha(static_cast<unsigned char>(w[s + 2][0]));
+}
+
 // One run of an nccl-tests binary in a log: its header, Rank lines and table. Logs that hold
 // several (a job script running all_reduce_perf at 8 then at 16 GPUs) give one measurement each.
 struct LogRun {
   NcclMeasurement m;
-  std::set<std::string> hosts;
   std::map<std::string, int> host_ranks;  // host -> its Rank lines
   std::set<int> ranks, groups;
   int n_threads = 0, n_gpus = 0;
@@ -452,7 +448,6 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
             if (w[j] == "Group") run->groups.insert(std::atoi(w[j + 1].c_str()));
           }
           if (!host.empty()) {
-            run->hosts.insert(host);
             ++run->host_ranks[host];
             if (device >= 0 && !run->host_devices.insert({host, device}).second) {
               run->hosts_ambiguous = true;
@@ -717,7 +712,7 @@ StatusOr<std::vector<NcclMeasurement>> LoadLog(const std::string& path, std::ist
     // Hosts count the nodes only when every rank's line is there (a posted log may keep some)
     // and no host repeats a device (names cut at their first '.').
     m.nodes = static_cast<int>(run.ranks.size()) == from_ranks && !run.hosts_ambiguous
-                  ? static_cast<int>(run.hosts.size())
+                  ? static_cast<int>(run.host_ranks.size())
                   : 0;
     if (run.millis) {
       for (NcclRow& r : m.rows) {
@@ -767,13 +762,9 @@ StatusOr<std::vector<NcclMeasurement>> LoadCsv(const std::string& path, std::ist
     if (!line.empty() && line[0] != '#') break;
   }
   const std::vector<std::string> header = CsvFields(line);
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
   auto col = [&](const char* name) {  // any case: "GPUs" is gpus
     for (size_t i = 0; i < header.size(); ++i) {
-      if (lower(header[i]) == lower(name)) return static_cast<int>(i);
+      if (Lower(header[i]) == Lower(name)) return static_cast<int>(i);
     }
     return -1;
   };

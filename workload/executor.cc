@@ -727,8 +727,9 @@ void NpuExecutor::Complete(uint32_t node) {
   started_.EraseAt(at);
   const Time took = system_.sim().now() - started;
   const std::optional<Track> track = TrackOf(node, slot);
-  if (params_.replay_only && !trace_.is_cpu_op(node).value_or(false) &&
-      track != std::optional<Track>(Track::kGpu)) {
+  // What ASTRA-sim's issue_replay also counts as GPU time: every node that is not a CPU op.
+  if (params_.replay_only && track != std::optional<Track>(Track::kGpu) &&
+      !trace_.is_cpu_op(node).value_or(false)) {
     stats_.replayed_non_compute += took;
   }
   if (track) {

@@ -59,16 +59,7 @@ std::pair<int, int> AnalyticalUnawareNetwork::DimAndHops(int src, int dst) const
 
 int AnalyticalUnawareNetwork::Hops(int src, int dst) const { return DimAndHops(src, dst).second; }
 
-Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size) const {
-  double serialization_ns = 0;
-  const Time delay = DelayOf(src, dst, size, &serialization_ns);
-  if (size.count() > 0 && serialization_ns < 1) {
-    zero_time_.Note(src, size.count(), serialization_ns);
-  }
-  return delay;
-}
-
-Time AnalyticalUnawareNetwork::DelayOf(int src, int dst, Bytes size, double* serialization) const {
+Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size, double* serialization) const {
   // One walk over the dimensions: the lowest that differs (ASTRA-sim's), and for addresses that
   // differ in a higher dimension too, every differing one. ASTRA-sim charges the lowest alone,
   // which none of its algorithms meets (each phase stays in one dimension), but Orrery's do (a
@@ -96,7 +87,7 @@ Time AnalyticalUnawareNetwork::DelayOf(int src, int dst, Bytes size, double* ser
                "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
   if (differ > 1) {
     const double serialization_ns = static_cast<double>(size.count()) / bytes_per_ns;
-    *serialization = serialization_ns;
+    if (serialization != nullptr) *serialization = serialization_ns;
     return Time::FromNsTruncated(latency_ns + serialization_ns);
   }
   // ASTRA-sim sums in double ns and truncates the sum once to integer ns.
@@ -104,7 +95,7 @@ Time AnalyticalUnawareNetwork::DelayOf(int src, int dst, Bytes size, double* ser
     lowest->cached_size = size.count();
     lowest->cached_serialization_ns = static_cast<double>(size.count()) / lowest->bytes_per_ns;
   }
-  *serialization = lowest->cached_serialization_ns;
+  if (serialization != nullptr) *serialization = lowest->cached_serialization_ns;
   return Time::FromNsTruncated(lowest_hops * lowest->latency_ns + lowest->cached_serialization_ns);
 }
 
@@ -114,7 +105,7 @@ void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandle
   // A sender's last message, again: a ring sends to one neighbour in equal pieces.
   LastSend& last = last_[static_cast<size_t>(src) % last_.size()];
   if (last.src != src || last.dst != dst || last.size != size.count()) {
-    last.delay = DelayOf(src, dst, size, &last.serialization_ns);
+    last.delay = Delay(src, dst, size, &last.serialization_ns);
     last.src = src;
     last.dst = dst;
     last.size = size.count();

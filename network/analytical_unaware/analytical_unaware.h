@@ -34,8 +34,9 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
 
   // Hops ASTRA-sim counts between `src` and `dst` in their lowest differing dimension.
   int Hops(int src, int dst) const;
-  // The whole-ns delay a message of `size` bytes takes from `src` to `dst` (src != dst).
-  Time Delay(int src, int dst, Bytes size) const;
+  // The whole-ns delay a message of `size` bytes takes from `src` to `dst` (src != dst), and
+  // its serialization time in ns (before truncation) when `serialization` is given.
+  Time Delay(int src, int dst, Bytes size, double* serialization = nullptr) const;
 
  private:
   struct Dim {
@@ -64,8 +65,6 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   };
 
   void OnEvent(uint64_t slot) override;
-  // Delay without noting a zero-time message: its serialization time goes to `serialization`.
-  Time DelayOf(int src, int dst, Bytes size, double* serialization) const;
   // (lowest differing dimension, hops in it); (-1, 0) when src == dst.
   std::pair<int, int> DimAndHops(int src, int dst) const;
   // Hops from coordinate `ca` to `cb` (ca != cb) along one dimension.
@@ -75,7 +74,7 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
   Topology topology_;
   int num_npus_;
   std::vector<Dim> dims_;
-  mutable ZeroTimeBytes zero_time_;  // noted by Delay
+  ZeroTimeBytes zero_time_;  // noted by Send
   SlotPool<InFlight> in_flight_;
   // Per sender, by NPU id modulo its size (4096 entries: 128 KiB whatever the machine).
   std::vector<LastSend> last_ = std::vector<LastSend>(4096);
