@@ -231,12 +231,26 @@ void DerivedCriticalPath(const RankTimeline& t, const AnalyzeOptions& o, RankRep
   add("host", cursor - first);
 }
 
+// The simulator's critical path in the same kinds as a derived one: its GPU compute segments
+// are compute (memory when the node is an imported memcpy or memset), CPU segments host work,
+// collectives, sends and receives communication, remote memory memory.
 void RecordedCriticalPath(const RankTimeline& t, RankReport* r) {
   CriticalPathSummary& p = r->critical_path;
   p.source = "recorded";
   for (const PathSegment& s : *t.recorded_path) {
     const int64_t d = s.end_ns - s.start_ns;
-    p.by_kind_ns[s.kind] += d;
+    const std::string& name = (*t.names)[s.name];
+    std::string kind = "communication";
+    if (s.kind == "GPU compute") {
+      const bool copy =
+          name.find(": Memcpy") != std::string::npos || name.find(": Memset") != std::string::npos;
+      kind = copy ? "memory" : "compute";
+    } else if (s.kind == "CPU") {
+      kind = "host";
+    } else if (s.kind == "remote memory") {
+      kind = "memory";
+    }
+    p.by_kind_ns[kind] += d;
     p.total_ns += d;
     ++p.segments;
   }
