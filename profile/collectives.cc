@@ -45,14 +45,11 @@ bool CollectiveOfName(const std::string& name, CollectiveSpec::Kind* kind,
   return false;
 }
 
-CollectiveFinder::CollectiveFinder(const KinetoTrace& t) : t_(t) {
-  for (size_t i = 0; i < t.runtime.size(); ++i) {
-    if (t.runtime[i].correlation >= 0) runtime_of_.emplace(t.runtime[i].correlation, i);
-  }
-  for (const CpuOp& op : t.cpu) ops_of_thread_[op.tid].ops.push_back(&op);
+CpuOpStacks::CpuOpStacks(const KinetoTrace& t) {
+  for (const CpuOp& op : t.cpu) threads_[op.tid].ops.push_back(&op);
   // Each op's enclosing op on its thread: t.cpu is by start, the longer first, so a sweep with
   // a stack of open ops finds it.
-  for (auto& [tid, thread] : ops_of_thread_) {
+  for (auto& [tid, thread] : threads_) {
     std::vector<size_t> open;
     thread.parent.assign(thread.ops.size(), kNoParent);
     for (size_t i = 0; i < thread.ops.size(); ++i) {
@@ -65,10 +62,10 @@ CollectiveFinder::CollectiveFinder(const KinetoTrace& t) : t_(t) {
   }
 }
 
-std::vector<const CpuOp*> CollectiveFinder::Stack(int64_t tid, int64_t ns) const {
+std::vector<const CpuOp*> CpuOpStacks::Stack(int64_t tid, int64_t ns) const {
   std::vector<const CpuOp*> stack;
-  const auto it = ops_of_thread_.find(tid);
-  if (it == ops_of_thread_.end()) return stack;
+  const auto it = threads_.find(tid);
+  if (it == threads_.end()) return stack;
   const Thread& thread = it->second;
   const auto end = std::upper_bound(thread.ops.begin(), thread.ops.end(), ns,
                                     [](int64_t v, const CpuOp* op) { return v < op->start_ns; });
@@ -79,6 +76,12 @@ std::vector<const CpuOp*> CollectiveFinder::Stack(int64_t tid, int64_t ns) const
     if (thread.ops[i]->end_ns >= ns) stack.push_back(thread.ops[i]);
   }
   return stack;
+}
+
+CollectiveFinder::CollectiveFinder(const KinetoTrace& t) : t_(t), stacks_(t) {
+  for (size_t i = 0; i < t.runtime.size(); ++i) {
+    if (t.runtime[i].correlation >= 0) runtime_of_.emplace(t.runtime[i].correlation, i);
+  }
 }
 
 namespace {
@@ -125,7 +128,7 @@ StatusOr<CollectiveSpec> CollectiveFinder::Find(size_t gpu_index, int rank, int 
   const auto launch = runtime_of_.find(k.correlation);
   if (launch != runtime_of_.end()) {
     const RuntimeCall& call = t_.runtime[launch->second];
-    for (const CpuOp* op : Stack(call.tid, call.start_ns)) {
+    for (const CpuOp* op : stacks_.Stack(call.tid, call.start_ns)) {
       const std::string& name = t_.names[op->name];
       const CommArgs* c = op->comm >= 0 ? &t_.comms[static_cast<size_t>(op->comm)] : nullptr;
       if (c != nullptr && !c->collective.empty() && c->collective != "wait") {
@@ -180,9 +183,9 @@ StatusOr<CollectiveSpec> CollectiveFinder::Find(size_t gpu_index, int rank, int 
     if (size < 0 && spec.type == et::CollectiveType::kAllGather) size = gather_ratio;
     if (size > 0 && size < world && world % size == 0) {
       spec.group = AlignedBlock(rank, static_cast<int>(size));
-      spec.group_note = "its group's ranks are not recorded; it spans " + std::to_string(size) +
-                        " ranks, taken as the aligned block " + std::to_string(spec.group.front()) +
-                        ".." + std::to_string(spec.group.back());
+      spec.group_note =
+          "its group's ranks are not recorded: its size taken from its shape, its "
+          "ranks as the aligned block holding this rank";
     }
   }
   return spec;

@@ -41,6 +41,21 @@ struct CollectiveSpec {
 bool CollectiveOfName(const std::string& name, CollectiveSpec::Kind* kind,
                       et::CollectiveType* type);
 
+// The CPU operators running at a moment on a thread, innermost first.
+class CpuOpStacks {
+ public:
+  explicit CpuOpStacks(const KinetoTrace& t);
+  std::vector<const CpuOp*> Stack(int64_t tid, int64_t ns) const;
+
+ private:
+  static constexpr size_t kNoParent = static_cast<size_t>(-1);
+  struct Thread {
+    std::vector<const CpuOp*> ops;  // by start, the longer first
+    std::vector<size_t> parent;     // the enclosing op's index, or kNoParent
+  };
+  std::unordered_map<int64_t, Thread> threads_;
+};
+
 class CollectiveFinder {
  public:
   explicit CollectiveFinder(const KinetoTrace& t);
@@ -49,17 +64,9 @@ class CollectiveFinder {
   StatusOr<CollectiveSpec> Find(size_t gpu_index, int rank, int world) const;
 
  private:
-  // The CPU operators enclosing time `ns` on thread `tid`, innermost first.
-  std::vector<const CpuOp*> Stack(int64_t tid, int64_t ns) const;
-
   const KinetoTrace& t_;
   std::unordered_map<int64_t, size_t> runtime_of_;  // correlation -> runtime call
-  static constexpr size_t kNoParent = static_cast<size_t>(-1);
-  struct Thread {
-    std::vector<const CpuOp*> ops;  // by start, the longer first
-    std::vector<size_t> parent;     // the enclosing op's index, or kNoParent
-  };
-  std::unordered_map<int64_t, Thread> ops_of_thread_;
+  CpuOpStacks stacks_;
 };
 
 }  // namespace profile

@@ -2,6 +2,7 @@
 // profiles as Chakra execution traces, one per rank.
 #include "profile/import_main.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "common/flags.h"
+#include "profile/et_import.h"
+#include "profile/execution_trace.h"
 #include "profile/importer.h"
 #include "profile/job_check.h"
 #include "profile/kineto.h"
@@ -115,7 +118,26 @@ int ImportMain(int argc, char** argv) {
   for (const KinetoTrace& t : traces) {
     if (t.world_size) world = *t.world_size;
   }
-  StatusOr<ImportResult> r = ImportKinetoTraces(traces, *ranks, world, o);
+  std::vector<ExecutionTrace> ets;
+  for (const std::string& f : et) {
+    StatusOr<ExecutionTrace> e = LoadExecutionTrace(f);
+    if (!e.ok()) return Fail(e.status().message());
+    if (traces.empty() && e->world_size > world) world = static_cast<int>(e->world_size);
+    ets.push_back(std::move(*e));
+  }
+  if (!ets.empty() && !traces.empty() && ets.size() != traces.size()) {
+    return Fail("--et is given " + std::to_string(ets.size()) + " times and --kineto " +
+                std::to_string(traces.size()) +
+                " times: give one execution trace per Kineto trace, in the same order (rank by "
+                "rank), or execution traces alone");
+  }
+  std::vector<int> et_ranks(*ranks);
+  if (traces.empty()) {
+    for (size_t i = 0; i < ets.size(); ++i) et_ranks.push_back(static_cast<int>(i));
+    world = std::max(world, static_cast<int>(ets.size()));
+  }
+  StatusOr<ImportResult> r = ets.empty() ? ImportKinetoTraces(traces, *ranks, world, o)
+                                         : ImportExecutionTraces(ets, view, et_ranks, world, o);
   if (!r.ok()) return Fail(r.status().message());
   for (const RankImport& rank : r->ranks) PrintRank(rank);
   for (const std::string& note : r->notes) std::fprintf(stderr, "note: %s\n", note.c_str());

@@ -10,16 +10,10 @@
 #include "et_feeder/proto/et_def.pb.h"
 #include "et_feeder/writer.h"
 #include "profile/collectives.h"
+#include "profile/import_common.h"
 
 namespace orrery {
 namespace profile {
-
-int64_t RoundCarrying(int64_t ns, int64_t* carry_ns) {
-  const int64_t exact = ns + *carry_ns;
-  int64_t us = exact >= 0 ? (exact + 500) / 1000 : 0;
-  *carry_ns = exact - us * 1000;
-  return us;
-}
 
 namespace {
 
@@ -27,12 +21,6 @@ constexpr uint32_t kNone = 0xFFFFFFFFu;
 
 // Whole microseconds since t0, rounded to nearest (the host chain's absolute times).
 int64_t UsSince(int64_t ns, int64_t t0) { return (std::max<int64_t>(ns - t0, 0) + 500) / 1000; }
-
-// A collective of one kernel, as it will be written (after groups are resolved).
-struct Coll {
-  CollectiveSpec spec;
-  int group_id = 0;  // 0: world
-};
 
 // One node to write. Nodes are made in any order and numbered by (time, kind) at the end.
 struct Node {
@@ -363,35 +351,9 @@ void RankGraph::HostChain() {
   }
 }
 
-// A group none of whose members is missing from the import stays a group; otherwise the
-// collective runs over the whole simulated job (the ranks that stand for it with
-// --replicate-trace), its size scaled so that each rank moves the bytes it moved in its group.
-double WorldScale(et::CollectiveType type, int group, int world) {
-  if (group <= 1 || world <= 1) return 1.0;
-  const double g = group, w = world;
-  switch (type) {
-    case et::CollectiveType::kAllGather:
-    case et::CollectiveType::kGather:
-      return (g - 1) / (w - 1);
-    case et::CollectiveType::kBroadcast:
-    case et::CollectiveType::kReduce:
-    case et::CollectiveType::kScatter:
-    case et::CollectiveType::kBarrier:
-      return 1.0;
-    default:  // all-reduce, reduce-scatter, all-to-all: (n-1)/n of the buffer each
-      return ((g - 1) / g) / ((w - 1) / w);
-  }
-}
-
-std::string GroupText(const std::vector<int>& ranks) {
-  std::string s = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-  return s + "]";
-}
-
 struct RankPlan {
   std::vector<int32_t> coll_of_gpu;  // index into colls, -1 for compute / memory
-  std::vector<Coll> colls;
+  std::vector<PlannedCollective> colls;
 };
 
 // Every NCCL kernel's collective; errors collected for the whole rank.
@@ -413,7 +375,7 @@ Status PlanCollectives(const KinetoTrace& t, int rank, int world, RankPlan* plan
       continue;
     }
     plan->coll_of_gpu[i] = static_cast<int32_t>(plan->colls.size());
-    plan->colls.push_back(Coll{std::move(*c), 0});
+    plan->colls.push_back(PlannedCollective{std::move(*c), 0});
   }
   if (p2p > 0) {
     notes->push_back(t.path + ": " + std::to_string(p2p) +
@@ -423,74 +385,9 @@ Status PlanCollectives(const KinetoTrace& t, int rank, int world, RankPlan* plan
   return problems.Capped(kMaxProblemsPerFile, t.path);
 }
 
-// Group ids over all ranks (ids from 1, by rank list), and the world fallbacks.
-void ResolveGroups(std::vector<RankPlan>* plans, const std::vector<int>& ranks, int world,
-                   ImportResult* result) {
-  std::set<int> imported(ranks.begin(), ranks.end());
-  std::map<std::vector<int>, int> ids;
-  for (RankPlan& p : *plans) {
-    for (Coll& c : p.colls) {
-      if (!c.spec.group.empty() && std::all_of(c.spec.group.begin(), c.spec.group.end(),
-                                               [&](int r) { return imported.count(r) > 0; })) {
-        ids.emplace(c.spec.group, 0);
-      }
-    }
-  }
-  int next = 1;
-  for (auto& [group, id] : ids) {
-    id = next++;
-    std::vector<int> files;  // ranks as file indexes (ranks 0..N-1, or one rank as file 0)
-    for (int r : group) {
-      files.push_back(static_cast<int>(std::distance(imported.begin(), imported.find(r))));
-    }
-    result->groups[id] = files;
-  }
-  std::map<std::string, uint64_t> widened;
-  for (size_t k = 0; k < plans->size(); ++k) {
-    for (Coll& c : (*plans)[k].colls) {
-      if (c.spec.group.empty()) continue;
-      const auto it = ids.find(c.spec.group);
-      if (it != ids.end()) {
-        c.group_id = it->second;
-        continue;
-      }
-      const double scale = WorldScale(c.spec.type, static_cast<int>(c.spec.group.size()), world);
-      c.spec.bytes = static_cast<uint64_t>(static_cast<double>(c.spec.bytes) * scale + 0.5);
-      ++widened[std::string(et::CollectiveTypeName(c.spec.type)) + " on " +
-                std::to_string(c.spec.group.size()) + " ranks " + GroupText(c.spec.group) +
-                (c.spec.group_note.empty() ? "" : " (" + c.spec.group_note + ")")];
-      c.spec.group.clear();
-    }
-  }
-  for (const auto& [what, n] : widened) {
-    result->notes.push_back(
-        std::to_string(n) + " " + what +
-        ": the group has ranks that are not imported, so it runs over the whole simulated job, "
-        "its size scaled to keep the bytes each rank moves");
-  }
-}
+}  // namespace
 
-void SetAttrs(ChakraProtoMsg::Node* n, bool cpu, int64_t stream, const Coll* c) {
-  et::SetBoolAttr(n, "is_cpu_op", cpu);
-  if (stream >= 0) et::SetIntAttr(n, "stream", stream);
-  if (c == nullptr) return;
-  et::SetIntAttr(n, "comm_type", static_cast<int64_t>(c->spec.type));
-  et::SetIntAttr(n, "comm_size", static_cast<int64_t>(c->spec.bytes));
-  if (c->group_id > 0) et::SetStringAttr(n, "pg_name", std::to_string(c->group_id));
-}
-
-// PyTorch's process_group:init, as Chakra's converter writes it: inputs.values is the Python
-// list of the one input, the groups as JSON.
-std::string MetadataValues(const std::map<int, std::vector<int>>& groups) {
-  std::string json = "[";
-  bool first = true;
-  for (const auto& [id, ranks] : groups) {
-    json += std::string(first ? "" : ", ") + "{\"pg_name\": \"" + std::to_string(id) +
-            "\", \"ranks\": " + GroupText(ranks) + "}";
-    first = false;
-  }
-  return "['" + json + "]']";
-}
+namespace {
 
 Status WriteRank(const KinetoTrace& t, RankPlan& plan, const std::string& path,
                  const ImportOptions& o, const ImportResult& result, RankImport* stats) {
@@ -519,8 +416,8 @@ Status WriteRank(const KinetoTrace& t, RankPlan& plan, const std::string& path,
   StatusOr<et::TraceWriter> w = et::TraceWriter::Open(path, md);
   if (!w.ok()) return w.status();
   if (metadata) {
-    if (Status s =
-            w->Write(et::MakeMetadataNode(1, "process_group:init", MetadataValues(result.groups)));
+    if (Status s = w->Write(
+            et::MakeMetadataNode(1, "process_group:init", ProcessGroupInitValues(result.groups)));
         !s.ok()) {
       return s;
     }
@@ -535,7 +432,8 @@ Status WriteRank(const KinetoTrace& t, RankPlan& plan, const std::string& path,
     for (uint32_t d : node.deps) deps.push_back(id_of[d]);
     std::sort(deps.begin(), deps.end());
     for (uint64_t d : deps) n.add_data_deps(d);
-    const Coll* c = node.coll >= 0 ? &plan.colls[static_cast<size_t>(node.coll)] : nullptr;
+    const PlannedCollective* c =
+        node.coll >= 0 ? &plan.colls[static_cast<size_t>(node.coll)] : nullptr;
     if (node.gpu == kNone) {
       n.set_name("host");
       n.set_type(ChakraProtoMsg::COMP_NODE);
@@ -551,7 +449,7 @@ Status WriteRank(const KinetoTrace& t, RankPlan& plan, const std::string& path,
         ++stats->memory;
       }
     }
-    SetAttrs(&n, node.gpu == kNone, node.gpu == kNone ? -1 : node.stream, c);
+    SetNodeAttrs(&n, node.gpu == kNone, node.gpu == kNone ? -1 : node.stream, c);
     if (Status s = w->Write(n); !s.ok()) return s;
   }
   stats->nodes = nodes.size() + (metadata ? 1 : 0);
@@ -570,7 +468,9 @@ StatusOr<ImportResult> ImportKinetoTraces(const std::vector<KinetoTrace>& traces
     problems.Merge(PlanCollectives(traces[i], ranks[i], world, &plans[i], &result.notes));
   }
   if (!problems.ok()) return problems;
-  ResolveGroups(&plans, ranks, world, &result);
+  std::vector<std::vector<PlannedCollective>*> colls;
+  for (RankPlan& p : plans) colls.push_back(&p.colls);
+  ResolveGroups(colls, ranks, world, &result);
   if (Status s = et::MakeTraceDirectory(o.output_prefix); !s.ok()) return s;
   // Files in rank order: file f is the f-th rank imported.
   std::vector<size_t> by_rank(traces.size());
@@ -590,16 +490,7 @@ StatusOr<ImportResult> ImportKinetoTraces(const std::vector<KinetoTrace>& traces
   }
   if (!result.groups.empty() && o.groups == ImportOptions::Groups::kJson) {
     result.comm_groups_path = o.output_prefix + ".comm_groups.json";
-    std::ofstream out(result.comm_groups_path);
-    out << "{";
-    bool first = true;
-    for (const auto& [id, members] : result.groups) {
-      out << (first ? "" : ", ") << "\"" << id << "\": " << GroupText(members);
-      first = false;
-    }
-    out << "}\n";
-    out.close();
-    if (!out) return Status::Error(result.comm_groups_path + ": cannot write the groups");
+    if (Status s = WriteCommGroups(result.groups, result.comm_groups_path); !s.ok()) return s;
   }
   return result;
 }

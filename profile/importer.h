@@ -75,9 +75,5 @@ StatusOr<ImportResult> ImportKinetoTraces(const std::vector<KinetoTrace>& traces
                                           const std::vector<int>& ranks, int world,
                                           const ImportOptions& o);
 
-// Rounds a duration to whole microseconds carrying the remainder, so that the sum of a run of
-// durations stays within half a microsecond of the exact sum (`carry_ns` keeps the remainder).
-int64_t RoundCarrying(int64_t ns, int64_t* carry_ns);
-
 }  // namespace profile
 }  // namespace orrery
