@@ -53,7 +53,9 @@ StatusOr<std::string> Gunzip(const std::string& data, const std::string& path) {
   if (data.size() >= 4) {
     const auto* tail = reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4);
     const size_t isize = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (size_t{tail[3]} << 24);
-    if (isize > guess) guess = isize;
+    // Trusted only when plausible (JSON profiles compress 5-20:1): a truncated file's last
+    // bytes are not its trailer, and the buffer grows when the guess is short.
+    if (isize > guess && isize / 64 <= data.size()) guess = isize;
   }
   out.resize(guess + 1);
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
