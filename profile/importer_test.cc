@@ -53,8 +53,8 @@ Loaded Import(const KinetoText& k, const std::string& name, ImportOptions o = {}
   std::vector<KinetoTrace> traces;
   traces.push_back(std::move(*t));
   o.output_prefix = Tmp(name);
-  StatusOr<ImportResult> r = ImportKinetoTraces(traces, {k.rank < 0 ? 0 : k.rank},
-                                                k.world < 0 ? 1 : k.world, o);
+  StatusOr<ImportResult> r =
+      ImportKinetoTraces(traces, {k.rank < 0 ? 0 : k.rank}, k.world < 0 ? 1 : k.world, o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   Loaded l;
   l.result = std::move(*r);
@@ -217,8 +217,9 @@ TEST(Importer, GroupsGoToAJsonFileOrAMetadataNode) {
   StatusOr<et::Trace> m = et::Trace::Load(et::RankTracePath(o.output_prefix, 0));
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->type(0), et::NodeType::kMetadata);
-  EXPECT_EQ(m->metadata_inputs(0),
-            "['[{\"pg_name\": \"1\", \"ranks\": [0, 1]}, {\"pg_name\": \"2\", \"ranks\": [2, 3]}]']");
+  EXPECT_EQ(
+      m->metadata_inputs(0),
+      "['[{\"pg_name\": \"1\", \"ranks\": [0, 1]}, {\"pg_name\": \"2\", \"ranks\": [2, 3]}]']");
 }
 
 // A group with ranks that are not imported runs over the whole job, its size scaled so that each

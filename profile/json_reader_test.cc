@@ -58,8 +58,8 @@ TEST(JsonReader, MicrosecondsAreReadExactlyAsNanoseconds) {
       {"4458676522690.655", 4458676522690655},
       {"63.813", 63813},
       {"12", 12000},
-      {"0.0004", 0},   // below half a nanosecond
-      {"0.0005", 1},   // half rounds away from zero
+      {"0.0004", 0},  // below half a nanosecond
+      {"0.0005", 1},  // half rounds away from zero
       {"1.9999", 2000},
       {"-2.5", -2500},
       {"1e3", 1000000},  // an exponent: through a double

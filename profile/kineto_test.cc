@@ -64,8 +64,8 @@ TEST(Kineto, KeepsGpuOpsRuntimeCallsCpuOpsAndCollectiveArguments) {
 }
 
 TEST(Kineto, JsonThatIsNoTraceIsRefusedSayingWhatItLooksLike) {
-  StatusOr<KinetoTrace> et = ParseKinetoTrace(R"({"schema": "1.0.1", "pid": 1, "nodes": []})",
-                                              "et.json");
+  StatusOr<KinetoTrace> et =
+      ParseKinetoTrace(R"({"schema": "1.0.1", "pid": 1, "nodes": []})", "et.json");
   ASSERT_FALSE(et.ok());
   EXPECT_EQ(et.status().message(),
             "et.json: JSON, but not a trace: it has no 'traceEvents' (its keys: schema, pid, "

@@ -20,8 +20,8 @@ struct KinetoText {
   std::string extra_top;  // more top-level members, "\"k\": v, "
   std::vector<std::string> events;
 
-  void Kernel(const std::string& name, int stream, double start_us, double dur_us,
-              int correlation, const std::string& more_args = "") {
+  void Kernel(const std::string& name, int stream, double start_us, double dur_us, int correlation,
+              const std::string& more_args = "") {
     Gpu("kernel", name, stream, start_us, dur_us, correlation, more_args);
   }
   void Gpu(const std::string& cat, const std::string& name, int stream, double start_us,
@@ -32,8 +32,7 @@ struct KinetoText {
                      ", \"args\": {\"correlation\": " + std::to_string(correlation) +
                      ", \"stream\": " + std::to_string(stream) + more_args + "}}");
   }
-  void Runtime(const std::string& name, int tid, double start_us, double dur_us,
-               int correlation) {
+  void Runtime(const std::string& name, int tid, double start_us, double dur_us, int correlation) {
     events.push_back("{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" + name +
                      "\", \"pid\": 100, \"tid\": " + std::to_string(tid) +
                      ", \"ts\": " + Num(start_us) + ", \"dur\": " + Num(dur_us) +
@@ -42,9 +41,8 @@ struct KinetoText {
   void CpuOp(const std::string& name, int tid, double start_us, double dur_us,
              const std::string& args = "") {
     events.push_back("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name +
-                     "\", \"pid\": 100, \"tid\": " + std::to_string(tid) +
-                     ", \"ts\": " + Num(start_us) + ", \"dur\": " + Num(dur_us) +
-                     ", \"args\": {" + args + "}}");
+                     "\", \"pid\": 100, \"tid\": " + std::to_string(tid) + ", \"ts\": " +
+                     Num(start_us) + ", \"dur\": " + Num(dur_us) + ", \"args\": {" + args + "}}");
   }
   std::string Json() const {
     std::string s = "{" + extra_top;
