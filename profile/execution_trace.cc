@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "profile/input_file.h"
+#include "profile/json_reader.h"
 #include "profile/json_value.h"
 
 namespace orrery {
@@ -26,24 +27,15 @@ bool AsTensor(const JsonValue& v, EtTensor* t) {
   return true;
 }
 
-// Every tensor of an argument of type `type` ("Tensor(float)", "GenericList[Tensor(float)]",
-// nested lists).
-void Tensors(const JsonValue& value, const std::string& type, std::vector<EtTensor>* out) {
-  if (type.find("Tensor") == std::string::npos) return;
+// Every tensor of an argument ("Tensor(float)", "GenericList[Tensor(float)]", nested lists).
+void Tensors(const JsonValue& value, std::vector<EtTensor>* out) {
   EtTensor t;
   if (AsTensor(value, &t)) {
     out->push_back(t);
     return;
   }
   if (value.is_array()) {
-    for (const JsonValue& item : value.items) Tensors(item, type, out);
-  }
-}
-
-void Arguments(const JsonValue* values, const JsonValue* types, std::vector<EtTensor>* out) {
-  if (values == nullptr || types == nullptr || !values->is_array() || !types->is_array()) return;
-  for (size_t i = 0; i < values->items.size() && i < types->items.size(); ++i) {
-    Tensors(values->items[i], types->items[i].text, out);
+    for (const JsonValue& item : value.items) Tensors(item, out);
   }
 }
 
@@ -55,56 +47,159 @@ int64_t IntOf(const JsonValue* v) {
   return -1;
 }
 
-void ReadAttr(const std::string& name, const JsonValue& value, EtNode* n) {
-  if (name == "rf_id") n->rf_id = IntOf(&value);
-  if (name == "tid") n->tid = IntOf(&value);
-  if (name == "collective_name") n->collective = value.text;
-  if (name == "in_msg_nelems") n->in_msg_nelems = IntOf(&value);
-  if (name == "dtype") n->dtype = value.text;
-  if (name == "pg_name") n->pg_name = value.text;
+// Reads the nodes one at a time, keeping the byte ranges of the members whose meaning depends
+// on others (argument values on their types) and reading only those values that hold tensors.
+class NodeReader {
+ public:
+  NodeReader(JsonReader& r, std::string_view text) : r_(r), text_(text) {}
+  bool Read(EtNode* n);
+
+ private:
+  struct Span {
+    size_t begin = 0, end = 0;
+    bool empty() const { return begin == end; }
+  };
+  bool Capture(Span* s) {
+    r_.Peek();  // skips white space
+    s->begin = r_.offset();
+    if (!r_.Skip()) return false;
+    s->end = r_.offset();
+    return true;
+  }
+  // The value in a span, as a tree (small: one argument list or attribute list).
+  bool Tree(const Span& s, JsonValue* v) {
+    if (s.empty()) return true;
+    StatusOr<JsonValue> t = ParseJson(text_.substr(s.begin, s.end - s.begin), r_.file());
+    if (!t.ok()) return r_.FailAt(s.begin, t.status().message());
+    *v = std::move(*t);
+    return true;
+  }
+  bool Arguments(const Span& values, const Span& types, std::vector<EtTensor>* out);
+  bool ReadArgs(std::string_view key, Span* values, Span* types);
+
+  JsonReader& r_;
+  std::string_view text_;
+};
+
+bool NodeReader::Arguments(const Span& values, const Span& types, std::vector<EtTensor>* out) {
+  JsonValue t;
+  if (!Tree(types, &t)) return false;
+  if (!t.is_array()) return true;
+  bool any = false;
+  for (const JsonValue& x : t.items) any |= x.text.find("Tensor") != std::string::npos;
+  if (!any) return true;  // no tensor argument: the values are not read
+  JsonValue v;
+  if (!Tree(values, &v)) return false;
+  for (size_t i = 0; i < v.items.size() && i < t.items.size(); ++i) {
+    if (t.items[i].text.find("Tensor") != std::string::npos) Tensors(v.items[i], out);
+  }
+  return true;
 }
 
-Status ReadNode(const JsonValue& v, const std::string& path, size_t index, EtNode* n) {
-  const JsonValue* id = v.Find("id");
-  const JsonValue* name = v.Find("name");
-  if (!v.is_object() || id == nullptr || !id->AsInt64() || name == nullptr || !name->is_string()) {
-    return Status::Error(path + ": node " + std::to_string(index) +
-                         " of 'nodes' has no whole-number 'id' and string 'name'");
+// `inputs` / `outputs` of the 1.0.2 layout: {"values": [...], "shapes": [...], "types": [...]}.
+bool NodeReader::ReadArgs(std::string_view key, Span* values, Span* types) {
+  if (r_.Peek() != JsonReader::Type::kObject) return Capture(values);  // 1.0.1: the values
+  if (!r_.EnterObject()) return false;
+  std::string_view k;
+  while (r_.NextKey(&k)) {
+    const bool ok = k == "values" ? Capture(values) : k == "types" ? Capture(types) : r_.Skip();
+    if (!ok) return false;
   }
-  n->id = *id->AsInt64();
-  n->name = name->text;
-  n->parent = IntOf(v.Find("ctrl_deps"));
-  if (n->parent < 0) n->parent = IntOf(v.Find("parent"));
-  const JsonValue* inputs = v.Find("inputs");
-  const JsonValue* outputs = v.Find("outputs");
-  if (inputs != nullptr && inputs->is_object()) {  // 1.0.2 onwards
-    Arguments(inputs->Find("values"), inputs->Find("types"), &n->inputs);
-    if (outputs != nullptr) Arguments(outputs->Find("values"), outputs->Find("types"), &n->outputs);
-    if (const JsonValue* attrs = v.Find("attrs"); attrs != nullptr && attrs->is_array()) {
-      for (const JsonValue& a : attrs->items) {
-        const JsonValue* an = a.Find("name");
-        const JsonValue* av = a.Find("value");
-        if (an != nullptr && av != nullptr) ReadAttr(an->text, *av, n);
+  (void)key;
+  return r_.ok();
+}
+
+bool NodeReader::Read(EtNode* n) {
+  if (r_.Peek() != JsonReader::Type::kObject) return r_.Fail("a node of 'nodes' is not an object");
+  const size_t at = r_.offset();
+  if (!r_.EnterObject()) return false;
+  Span in_values, in_types, out_values, out_types, attrs, id, parent, ctrl, rf, tid, name;
+  std::string_view key;
+  while (r_.NextKey(&key)) {
+    bool ok = true;
+    if (key == "inputs") {
+      ok = ReadArgs(key, &in_values, &in_types);
+    } else if (key == "outputs") {
+      ok = ReadArgs(key, &out_values, &out_types);
+    } else if (key == "input_types") {
+      ok = Capture(&in_types);
+    } else if (key == "output_types") {
+      ok = Capture(&out_types);
+    } else if (key == "attrs") {
+      ok = Capture(&attrs);
+    } else if (key == "id") {
+      ok = Capture(&id);
+    } else if (key == "name") {
+      ok = Capture(&name);
+    } else if (key == "ctrl_deps") {
+      ok = Capture(&ctrl);
+    } else if (key == "parent") {
+      ok = Capture(&parent);
+    } else if (key == "rf_id") {
+      ok = Capture(&rf);
+    } else if (key == "tid") {
+      ok = Capture(&tid);
+    } else if (key == "collective_name" || key == "in_msg_nelems" || key == "dtype" ||
+               key == "pg_name") {
+      // 1.0.1 writes attributes as keys: kept as a one-member attribute list.
+      Span v;
+      ok = Capture(&v);
+      JsonValue x;
+      if (ok && (ok = Tree(v, &x))) {
+        if (key == "collective_name") n->collective = x.text;
+        if (key == "in_msg_nelems") n->in_msg_nelems = IntOf(&x);
+        if (key == "dtype") n->dtype = x.text;
+        if (key == "pg_name") n->pg_name = x.text;
       }
+    } else {
+      ok = r_.Skip();
     }
-    const JsonValue* values = inputs->Find("values");
-    if (n->name.find("process_group:init") != std::string::npos && values != nullptr &&
-        values->is_array() && !values->items.empty()) {
-      n->groups_json = values->items[0].text;
-    }
-    // record_param_comms without attributes (1.0.2): its collective is a string argument.
-    if (n->collective.empty() && n->name == "record_param_comms" && values != nullptr &&
-        values->is_array()) {
-      for (const JsonValue& x : values->items) {
-        if (x.is_string() && x.text.find("cuda") == std::string::npos) n->collective = x.text;
-      }
-    }
-  } else {  // 1.0.1: arguments and attributes as keys
-    Arguments(inputs, v.Find("input_types"), &n->inputs);
-    Arguments(outputs, v.Find("output_types"), &n->outputs);
-    for (const auto& [k, x] : v.members) ReadAttr(k, x, n);
+    if (!ok) return false;
   }
-  return Status::Ok();
+  if (!r_.ok()) return false;
+  JsonValue v;
+  if (!Tree(id, &v) || !v.AsInt64()) return r_.FailAt(at, "a node has no whole-number 'id'");
+  n->id = *v.AsInt64();
+  JsonValue nm;
+  if (!Tree(name, &nm) || !nm.is_string()) {
+    return r_.FailAt(at, "node " + std::to_string(n->id) + " has no string 'name'");
+  }
+  n->name = std::move(nm.text);
+  for (const Span* s : {&ctrl, &parent}) {
+    JsonValue p;
+    if (n->parent < 0 && Tree(*s, &p)) n->parent = IntOf(&p);
+  }
+  JsonValue x;
+  if (Tree(rf, &x)) n->rf_id = IntOf(&x);
+  if (Tree(tid, &x)) n->tid = IntOf(&x);
+  if (!Arguments(in_values, in_types, &n->inputs)) return false;
+  if (!Arguments(out_values, out_types, &n->outputs)) return false;
+  JsonValue a;
+  if (!Tree(attrs, &a)) return false;
+  for (const JsonValue& attr : a.items) {
+    const JsonValue* an = attr.Find("name");
+    const JsonValue* av = attr.Find("value");
+    if (an == nullptr || av == nullptr) continue;
+    if (an->text == "rf_id") n->rf_id = IntOf(av);
+    if (an->text == "tid") n->tid = IntOf(av);
+    if (an->text == "collective_name") n->collective = av->text;
+    if (an->text == "in_msg_nelems") n->in_msg_nelems = IntOf(av);
+    if (an->text == "dtype") n->dtype = av->text;
+    if (an->text == "pg_name") n->pg_name = av->text;
+  }
+  // process_group:init's groups, and a record_param_comms of the 1.0.2 layout (no attributes):
+  // its collective is a string argument.
+  const bool groups = n->name.find("process_group:init") != std::string::npos;
+  const bool rpc = n->collective.empty() && n->name == "record_param_comms";
+  if (groups || rpc) {
+    JsonValue values;
+    if (!Tree(in_values, &values)) return false;
+    if (groups && values.is_array() && !values.items.empty()) n->groups_json = values.items[0].text;
+    for (const JsonValue& s : rpc ? values.items : std::vector<JsonValue>()) {
+      if (s.is_string() && s.text.find("cuda") == std::string::npos) n->collective = s.text;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -112,27 +207,46 @@ Status ReadNode(const JsonValue& v, const std::string& path, size_t index, EtNod
 StatusOr<ExecutionTrace> LoadExecutionTrace(const std::string& path) {
   StatusOr<std::string> text = ReadProfileFile(path);
   if (!text.ok()) return text.status();
-  StatusOr<JsonValue> doc = ParseJson(*text, path);
-  if (!doc.ok()) return doc.status();
-  const JsonValue* nodes = doc->is_object() ? doc->Find("nodes") : nullptr;
-  if (nodes == nullptr || !nodes->is_array()) {
-    const bool kineto = doc->is_object() && doc->Find("traceEvents") != nullptr;
+  ExecutionTrace et;
+  et.path = path;
+  JsonReader r(*text, path);
+  if (r.Peek() != JsonReader::Type::kObject) {
+    return Status::Error(path + ": not a PyTorch execution trace (a JSON object with 'nodes')");
+  }
+  r.EnterObject();
+  std::string_view key;
+  bool saw_nodes = false, saw_events = false;
+  while (r.NextKey(&key)) {
+    if (key == "nodes" && r.Peek() == JsonReader::Type::kArray) {
+      saw_nodes = true;
+      r.EnterArray();
+      NodeReader reader(r, *text);
+      while (r.NextElement()) {
+        et.nodes.emplace_back();
+        if (!reader.Read(&et.nodes.back())) break;
+      }
+    } else if (key == "schema" && r.Peek() == JsonReader::Type::kString) {
+      r.ReadString(&et.schema);
+    } else if (key == "pid" && r.Peek() == JsonReader::Type::kNumber) {
+      r.ReadInt64(&et.pid);
+    } else {
+      saw_events |= key == "traceEvents";
+      r.Skip();
+    }
+    if (!r.ok()) break;
+  }
+  if (!r.ok()) return r.status();
+  if (!r.AtEnd()) {
+    r.Fail("text follows the end of the JSON document");
+    return r.status();
+  }
+  if (!saw_nodes) {
     return Status::Error(path +
                          ": JSON, but not a PyTorch execution trace: it has no 'nodes' "
                          "list" +
-                         std::string(kineto ? "; it is a Kineto profile: give it with --kineto"
-                                            : "; expected ExecutionTraceObserver's output"));
+                         std::string(saw_events ? "; it is a Kineto profile: give it with --kineto"
+                                                : "; expected ExecutionTraceObserver's output"));
   }
-  ExecutionTrace et;
-  et.path = path;
-  if (const JsonValue* s = doc->Find("schema"); s != nullptr) et.schema = s->text;
-  et.pid = IntOf(doc->Find("pid"));
-  et.nodes.resize(nodes->items.size());
-  Status problems;
-  for (size_t i = 0; i < nodes->items.size(); ++i) {
-    problems.Merge(ReadNode(nodes->items[i], path, i, &et.nodes[i]));
-  }
-  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, path);
   std::sort(et.nodes.begin(), et.nodes.end(),
             [](const EtNode& a, const EtNode& b) { return a.id < b.id; });
   for (const EtNode& n : et.nodes) {

@@ -158,6 +158,8 @@ class Loader {
   bool ReadDeviceProperties();
   bool ReadId(int64_t* v);  // a number, or a string holding one; -1 otherwise
   bool ReadStringView(std::string_view* s, std::string* storage);
+  // Whether a kernel name contains "nccl" in any case, once per distinct name.
+  bool IsNcclName(uint32_t id, std::string_view name);
   void Store(Cat cat, std::string_view name, std::string_view cat_text, int64_t pid, int64_t tid,
              int64_t ts, int64_t dur, Args& a);
   void Finish();
@@ -168,7 +170,21 @@ class Loader {
   bool first_ts_set_ = false;
   std::vector<std::string_view> top_keys_;
   std::string scratch_;
+  std::vector<int8_t> nccl_of_name_;  // -1 unknown, 0 no, 1 yes
 };
+
+bool Loader::IsNcclName(uint32_t id, std::string_view name) {
+  if (id >= nccl_of_name_.size()) nccl_of_name_.resize(id + 1, -1);
+  if (nccl_of_name_[id] < 0) {
+    bool found = false;
+    for (size_t i = 0; i + 4 <= name.size() && !found; ++i) {
+      found = (name[i] | 0x20) == 'n' && (name[i + 1] | 0x20) == 'c' &&
+              (name[i + 2] | 0x20) == 'c' && (name[i + 3] | 0x20) == 'l';
+    }
+    nccl_of_name_[id] = found ? 1 : 0;
+  }
+  return nccl_of_name_[id] == 1;
+}
 
 bool Loader::ReadStringView(std::string_view* s, std::string* storage) {
   bool escaped = false;
@@ -187,8 +203,16 @@ bool Loader::ReadId(int64_t* v) {
   *v = -1;
   switch (r_.Peek()) {
     case JsonReader::Type::kNumber: {
-      double d = 0;
-      if (!r_.ReadDouble(&d)) return false;
+      std::string_view text;
+      if (!r_.ReadNumberText(&text)) return false;
+      int64_t x = 0;
+      const auto res = std::from_chars(text.data(), text.data() + text.size(), x);
+      if (res.ec == std::errc() && res.ptr == text.data() + text.size()) {
+        *v = x;
+        return true;
+      }
+      double d = 0;  // a fraction or an exponent
+      std::from_chars(text.data(), text.data() + text.size(), d);
       if (d >= -9.2e18 && d <= 9.2e18) *v = static_cast<int64_t>(d);
       return true;
     }
@@ -420,11 +444,7 @@ void Loader::Store(Cat cat, std::string_view name, std::string_view cat_text, in
       op.kind = cat == Cat::kKernel ? GpuKind::kKernel
                                     : (cat == Cat::kMemcpy ? GpuKind::kMemcpy : GpuKind::kMemset);
       op.comm = comm;
-      if (cat == Cat::kKernel) {
-        std::string lower(name.substr(0, std::min<size_t>(name.size(), 256)));
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        op.nccl = lower.find("nccl") != std::string::npos;
-      }
+      if (cat == Cat::kKernel) op.nccl = IsNcclName(op.name, name);
       t_.gpu.push_back(op);
       break;
     }
