@@ -112,14 +112,22 @@ std::string CompareReports(const ReportFile& measured, const ReportFile& simulat
   char line[512];
   std::set<int> matched;
   for (const ReportRank& m : measured.ranks) {
-    const auto it = std::find_if(simulated.ranks.begin(), simulated.ranks.end(),
-                                 [&](const ReportRank& s) { return s.rank == m.rank; });
+    auto it = std::find_if(simulated.ranks.begin(), simulated.ranks.end(),
+                           [&](const ReportRank& s) { return s.rank == m.rank; });
+    std::string note;
+    if (it == simulated.ranks.end() && measured.ranks.size() == 1) {
+      // One profiled rank is imported as <prefix>.0.et: it ran as NPU 0.
+      it = std::find_if(simulated.ranks.begin(), simulated.ranks.end(),
+                        [](const ReportRank& s) { return s.rank == 0; });
+      note = " (NPU 0: one profiled rank is imported as rank 0)";
+    }
     if (it == simulated.ranks.end()) {
       out += "rank " + std::to_string(m.rank) + ": not in " + simulated.path + "\n";
       continue;
     }
-    matched.insert(m.rank);
-    out += "rank " + std::to_string(m.rank) + ": " + m.source + " against " + it->source + "\n";
+    matched.insert(it->rank);
+    out += "rank " + std::to_string(m.rank) + ": " + m.source + " against " + it->source + note +
+           "\n";
     std::snprintf(line, sizeof line, "  %-44s %14s %14s %14s %9s\n", "field", "measured",
                   "simulated", "difference", "diff %");
     out += line;
