@@ -76,6 +76,8 @@ class NodeReader {
   }
   bool Arguments(const Span& values, const Span& types, std::vector<EtTensor>* out);
   bool ReadArgs(std::string_view key, Span* values, Span* types);
+  // attrs: [{"name": ..., "type": ..., "value": ...}, ...]; only the values read are parsed.
+  bool ReadAttrs(EtNode* n);
 
   JsonReader& r_;
   std::string_view text_;
@@ -109,11 +111,49 @@ bool NodeReader::ReadArgs(std::string_view key, Span* values, Span* types) {
   return r_.ok();
 }
 
+bool NodeReader::ReadAttrs(EtNode* n) {
+  if (r_.Peek() != JsonReader::Type::kArray) return r_.Skip();
+  if (!r_.EnterArray()) return false;
+  while (r_.NextElement()) {
+    if (r_.Peek() != JsonReader::Type::kObject) {
+      if (!r_.Skip()) return false;
+      continue;
+    }
+    if (!r_.EnterObject()) return false;
+    std::string_view key, name;
+    Span value;
+    while (r_.NextKey(&key)) {
+      bool ok = true;
+      if (key == "name" && r_.Peek() == JsonReader::Type::kString) {
+        bool escaped = false;
+        ok = r_.ReadRawString(&name, &escaped);
+      } else if (key == "value") {
+        ok = Capture(&value);
+      } else {
+        ok = r_.Skip();
+      }
+      if (!ok) return false;
+    }
+    const bool wanted = name == "rf_id" || name == "tid" || name == "collective_name" ||
+                        name == "in_msg_nelems" || name == "dtype" || name == "pg_name";
+    if (!wanted || value.empty()) continue;
+    JsonValue v;
+    if (!Tree(value, &v)) return false;
+    if (name == "rf_id") n->rf_id = IntOf(&v);
+    if (name == "tid") n->tid = IntOf(&v);
+    if (name == "collective_name") n->collective = v.text;
+    if (name == "in_msg_nelems") n->in_msg_nelems = IntOf(&v);
+    if (name == "dtype") n->dtype = v.text;
+    if (name == "pg_name") n->pg_name = v.text;
+  }
+  return r_.ok();
+}
+
 bool NodeReader::Read(EtNode* n) {
   if (r_.Peek() != JsonReader::Type::kObject) return r_.Fail("a node of 'nodes' is not an object");
   const size_t at = r_.offset();
   if (!r_.EnterObject()) return false;
-  Span in_values, in_types, out_values, out_types, attrs, id, parent, ctrl, rf, tid, name;
+  Span in_values, in_types, out_values, out_types, id, parent, ctrl, rf, tid, name;
   std::string_view key;
   while (r_.NextKey(&key)) {
     bool ok = true;
@@ -126,7 +166,7 @@ bool NodeReader::Read(EtNode* n) {
     } else if (key == "output_types") {
       ok = Capture(&out_types);
     } else if (key == "attrs") {
-      ok = Capture(&attrs);
+      ok = ReadAttrs(n);
     } else if (key == "id") {
       ok = Capture(&id);
     } else if (key == "name") {
@@ -167,26 +207,13 @@ bool NodeReader::Read(EtNode* n) {
   n->name = std::move(nm.text);
   for (const Span* s : {&ctrl, &parent}) {
     JsonValue p;
-    if (n->parent < 0 && Tree(*s, &p)) n->parent = IntOf(&p);
+    if (n->parent < 0 && !s->empty() && Tree(*s, &p)) n->parent = IntOf(&p);
   }
   JsonValue x;
-  if (Tree(rf, &x)) n->rf_id = IntOf(&x);
-  if (Tree(tid, &x)) n->tid = IntOf(&x);
+  if (!rf.empty() && Tree(rf, &x)) n->rf_id = IntOf(&x);
+  if (!tid.empty() && Tree(tid, &x)) n->tid = IntOf(&x);
   if (!Arguments(in_values, in_types, &n->inputs)) return false;
   if (!Arguments(out_values, out_types, &n->outputs)) return false;
-  JsonValue a;
-  if (!Tree(attrs, &a)) return false;
-  for (const JsonValue& attr : a.items) {
-    const JsonValue* an = attr.Find("name");
-    const JsonValue* av = attr.Find("value");
-    if (an == nullptr || av == nullptr) continue;
-    if (an->text == "rf_id") n->rf_id = IntOf(av);
-    if (an->text == "tid") n->tid = IntOf(av);
-    if (an->text == "collective_name") n->collective = av->text;
-    if (an->text == "in_msg_nelems") n->in_msg_nelems = IntOf(av);
-    if (an->text == "dtype") n->dtype = av->text;
-    if (an->text == "pg_name") n->pg_name = av->text;
-  }
   // process_group:init's groups, and a record_param_comms of the 1.0.2 layout (no attributes):
   // its collective is a string argument.
   const bool groups = n->name.find("process_group:init") != std::string::npos;
