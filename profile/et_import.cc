@@ -407,24 +407,15 @@ StatusOr<ImportResult> ImportExecutionTraces(const std::vector<ExecutionTrace>& 
   std::vector<std::vector<PlannedCollective>*> colls;
   for (EtRank& r : rank_graphs) colls.push_back(&r.colls());
   ResolveGroups(colls, ranks, world, &result);
-  if (Status s = et::MakeTraceDirectory(o.output_prefix); !s.ok()) return s;
-  std::vector<size_t> by_rank(ets.size());
-  for (size_t i = 0; i < by_rank.size(); ++i) by_rank[i] = i;
-  std::sort(by_rank.begin(), by_rank.end(),
-            [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
-  for (size_t f = 0; f < by_rank.size(); ++f) {
-    const size_t i = by_rank[f];
-    RankImport stats;
-    stats.rank = ranks[i];
-    stats.source = ets[i].path + (kineto.empty() ? "" : " + " + kineto[i]->path);
-    stats.path = et::RankTracePath(o.output_prefix, static_cast<int>(f));
-    if (Status s = rank_graphs[i].Write(stats.path, o, result, &stats); !s.ok()) return s;
-    result.ranks.push_back(std::move(stats));
+  std::vector<std::string> sources;
+  for (size_t i = 0; i < ets.size(); ++i) {
+    sources.push_back(ets[i].path + (kineto.empty() ? "" : " + " + kineto[i]->path));
   }
-  if (!result.groups.empty() && o.groups == ImportOptions::Groups::kJson) {
-    result.comm_groups_path = o.output_prefix + ".comm_groups.json";
-    if (Status s = WriteCommGroups(result.groups, result.comm_groups_path); !s.ok()) return s;
-  }
+  const Status s = WriteRanksAndGroups(ranks, sources, o, &result,
+                                       [&](size_t i, const std::string& path, RankImport* stats) {
+                                         return rank_graphs[i].Write(path, o, result, stats);
+                                       });
+  if (!s.ok()) return s;
   return result;
 }
 

@@ -133,5 +133,30 @@ Status WriteCommGroups(const std::map<int, std::vector<int>>& groups, const std:
   return Status::Ok();
 }
 
+Status WriteRanksAndGroups(
+    const std::vector<int>& ranks, const std::vector<std::string>& sources, const ImportOptions& o,
+    ImportResult* result,
+    const std::function<Status(size_t, const std::string&, RankImport*)>& write) {
+  if (Status s = et::MakeTraceDirectory(o.output_prefix); !s.ok()) return s;
+  std::vector<size_t> by_rank(ranks.size());
+  for (size_t i = 0; i < by_rank.size(); ++i) by_rank[i] = i;
+  std::sort(by_rank.begin(), by_rank.end(),
+            [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
+  for (size_t f = 0; f < by_rank.size(); ++f) {
+    const size_t i = by_rank[f];
+    RankImport stats;
+    stats.rank = ranks[i];
+    stats.source = sources[i];
+    stats.path = et::RankTracePath(o.output_prefix, static_cast<int>(f));
+    if (Status s = write(i, stats.path, &stats); !s.ok()) return s;
+    result->ranks.push_back(std::move(stats));
+  }
+  if (!result->groups.empty() && o.groups == ImportOptions::Groups::kJson) {
+    result->comm_groups_path = o.output_prefix + ".comm_groups.json";
+    return WriteCommGroups(result->groups, result->comm_groups_path);
+  }
+  return Status::Ok();
+}
+
 }  // namespace profile
 }  // namespace orrery

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ Status WriteCommGroups(const std::map<int, std::vector<int>>& groups, const std:
 // PyTorch's process_group:init inputs.values for these groups, as Chakra's converter writes it
 // (the Python list of its one input, the groups as JSON).
 std::string ProcessGroupInitValues(const std::map<int, std::vector<int>>& groups);
+
+// Writes every rank's file in rank order (file f, <prefix>.<f>.et, is the f-th rank imported)
+// with `write(i, path, stats)` for input i, into result->ranks; then, with Groups::kJson and
+// groups, the comm-group file. `sources[i]` names input i in the summary.
+Status WriteRanksAndGroups(
+    const std::vector<int>& ranks, const std::vector<std::string>& sources, const ImportOptions& o,
+    ImportResult* result,
+    const std::function<Status(size_t, const std::string&, RankImport*)>& write);
 
 // "[0, 1, 2]".
 std::string GroupText(const std::vector<int>& ranks);

@@ -471,27 +471,13 @@ StatusOr<ImportResult> ImportKinetoTraces(const std::vector<KinetoTrace>& traces
   std::vector<std::vector<PlannedCollective>*> colls;
   for (RankPlan& p : plans) colls.push_back(&p.colls);
   ResolveGroups(colls, ranks, world, &result);
-  if (Status s = et::MakeTraceDirectory(o.output_prefix); !s.ok()) return s;
-  // Files in rank order: file f is the f-th rank imported.
-  std::vector<size_t> by_rank(traces.size());
-  std::iota(by_rank.begin(), by_rank.end(), 0);
-  std::sort(by_rank.begin(), by_rank.end(),
-            [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
-  for (size_t f = 0; f < by_rank.size(); ++f) {
-    const size_t i = by_rank[f];
-    RankImport stats;
-    stats.rank = ranks[i];
-    stats.source = traces[i].path;
-    stats.path = et::RankTracePath(o.output_prefix, static_cast<int>(f));
-    if (Status s = WriteRank(traces[i], plans[i], stats.path, o, result, &stats); !s.ok()) {
-      return s;
-    }
-    result.ranks.push_back(std::move(stats));
-  }
-  if (!result.groups.empty() && o.groups == ImportOptions::Groups::kJson) {
-    result.comm_groups_path = o.output_prefix + ".comm_groups.json";
-    if (Status s = WriteCommGroups(result.groups, result.comm_groups_path); !s.ok()) return s;
-  }
+  std::vector<std::string> sources;
+  for (const KinetoTrace& t : traces) sources.push_back(t.path);
+  const Status s = WriteRanksAndGroups(
+      ranks, sources, o, &result, [&](size_t i, const std::string& path, RankImport* stats) {
+        return WriteRank(traces[i], plans[i], path, o, result, stats);
+      });
+  if (!s.ok()) return s;
   return result;
 }
 
