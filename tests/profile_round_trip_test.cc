@@ -17,6 +17,8 @@
 #include "analyze/analyses.h"
 #include "analyze/timeline.h"
 #include "config/test_files.h"
+#include "profile/et_import.h"
+#include "profile/execution_trace.h"
 #include "profile/importer.h"
 #include "profile/kineto.h"
 #include "profile/test_traces.h"
@@ -116,6 +118,38 @@ TEST(ProfileRoundTrip, ImportSimulateAnalyze) {
       // Peer waits the profile holds and the simulation cannot: communication is shorter.
       EXPECT_LT(simulated.communication_ns, measured.communication_ns);
     }
+  }
+}
+
+// Execution traces hold no times: alone, they are imported as their collectives' skeleton, run,
+// and analysed from the run's timeline (every collective of the trace is a communication op).
+TEST(ProfileRoundTrip, ExecutionTracesAloneRunAndAnalyse) {
+  const std::string dir = profile::TracesDir();
+  ASSERT_FALSE(dir.empty()) << profile::kTracesDirHelp;
+  for (size_t k = 0; k < profile::ExecutionTraces().size(); ++k) {
+    const std::string& et_file = profile::ExecutionTraces()[k].first;
+    SCOPED_TRACE(et_file);
+    StatusOr<profile::ExecutionTrace> et = profile::LoadExecutionTrace(dir + "/" + et_file);
+    ASSERT_TRUE(et.ok()) << et.status().message();
+    std::vector<profile::ExecutionTrace> ets;
+    ets.push_back(std::move(*et));
+    profile::ImportOptions o;
+    o.output_prefix = ::testing::TempDir() + "/et_round_trip/" + std::to_string(k);
+    StatusOr<profile::ImportResult> imported = profile::ImportExecutionTraces(ets, {}, {0}, 2, o);
+    ASSERT_TRUE(imported.ok()) << imported.status().message();
+    RunOptions run;
+    run.workload = o.output_prefix;
+    run.network_config = RunfilePath("examples/profiles/pcie_2gpu.yml");
+    run.system_config = RunfilePath("examples/profiles/nccl_ring_ll.json");
+    run.replicate_trace = true;
+    run.record = true;
+    run.record_chunk_phases = false;
+    StatusOr<RunResult> r = RunSimulation(run);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const std::string timeline = o.output_prefix + ".timeline.json";
+    ASSERT_TRUE(WriteChromeTrace(*r, timeline).ok());
+    const analyze::RankReport a = Analyze(timeline, 0);
+    EXPECT_EQ(static_cast<uint64_t>(a.totals[1].count), imported->ranks[0].collectives);
   }
 }
 
