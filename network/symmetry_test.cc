@@ -138,7 +138,9 @@ TEST(NpuSymmetry, MessagesTimeOnRepresentativeLinks) {
   for (const LinkStats& l : net.Links()) {
     const bool clockwise =
         l.name == "npu0->npu1" || l.name == "npu3->npu4" || l.name == "npu5->npu0";
-    if (clockwise) EXPECT_EQ(l.bytes, 100000u) << l.name;
+    if (clockwise) {
+      EXPECT_EQ(l.bytes, 100000u) << l.name;
+    }
   }
 }
 

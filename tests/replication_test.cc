@@ -55,7 +55,9 @@ void ExpectSameRun(const RunResult& replicated, const RunResult& written, const 
     EXPECT_EQ(a.nodes_done, b.nodes_done) << what << " NPU " << i;
   }
   EXPECT_EQ(replicated.end, written.end) << what;
-  if (events) EXPECT_EQ(replicated.events, written.events) << what;
+  if (events) {
+    EXPECT_EQ(replicated.events, written.events) << what;
+  }
 }
 
 // Runs a replicated case and the same job written out: both must run, and agree.
