@@ -1013,6 +1013,7 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
                          std::to_string(*twice) + " more than once; expected each member once");
   }
   groups_[id] = std::move(members);
+  simulated_members_.erase(id);
   return Status::Ok();
 }
 
@@ -1139,13 +1140,13 @@ int SystemLayer::SimulatedMembers(int group) {
   int count = members ? static_cast<int>(members->size()) : num_npus();
   if (symmetry_ != nullptr) {
     count = 0;
-    for (int m = 0; m < num_npus(); ++m) {
-      if (members && !std::binary_search(members->begin(), members->end(), m)) continue;
-      count += symmetry_->IsRep(m) ? 1 : 0;
+    if (members != nullptr) {
+      for (int m : *members) count += symmetry_->IsRep(m) ? 1 : 0;
+    } else {
+      for (int m = 0; m < num_npus(); ++m) count += symmetry_->IsRep(m) ? 1 : 0;
     }
   }
-  // Groups may be defined later with other members (a METADATA node): cache only the world.
-  if (group == 0) simulated_members_[group] = count;
+  simulated_members_[group] = count;  // AddGroup forgets a group it replaces
   return count;
 }
 
