@@ -164,6 +164,10 @@ int Main(int argc, char** argv) {
       "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
       "strict", po::bool_switch(&o.strict),
       "dependencies on nodes missing from a trace are errors")(
+      "exact", po::bool_switch(&o.exact),
+      "simulate every NPU: no shortcut (by default NPUs whose timelines a symmetry of the run "
+      "makes identical, such as data-parallel copies on a symmetric network, are simulated once "
+      "per orbit; the results are the same)")(
       "replicate-trace", po::bool_switch(&o.replicate_trace),
       "run the trace's N rank files on the network's K*N NPUs as K copies: NPU r runs rank "
       "r % N of copy r / N; sends, receives and groups stay inside a copy, data-parallel groups "
@@ -299,10 +303,17 @@ int Main(int argc, char** argv) {
     o.progress = [t0](const orrery::Progress& p) {
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double done = p.nodes_total > 0 ? static_cast<double>(p.nodes_done) / p.nodes_total : 0;
+      // The time left if the nodes still to do go as fast as those done.
+      const std::string eta =
+          done > 0.01
+              ? ", about " + orrery::Time::FromNsDouble(wall * (1 - done) / done * 1e9).ToHuman() +
+                    " left"
+              : "";
       std::fprintf(stderr,
-                   "\r  simulated %s, %.1f M events, %.1f M events/s, %.1f%% of nodes done ",
+                   "\r  simulated %s, %.1f M events, %.1f M events/s, %.1f%% of nodes done%s ",
                    p.now.ToHuman().c_str(), p.events / 1e6, wall > 0 ? p.events / wall / 1e6 : 0.0,
-                   p.nodes_total > 0 ? 100.0 * p.nodes_done / p.nodes_total : 0.0);
+                   100.0 * done, eta.c_str());
       std::fflush(stderr);
     };
   }
@@ -316,6 +327,8 @@ int Main(int argc, char** argv) {
     if (!s.ok()) return Fail(s.message());
   }
   for (const auto& w : r->warnings) Log().warn("{}", w);
+  for (const auto& note : r->shortcut_notes) Log().info("{}", note);
+  if (!r->shortcut.empty()) Log().info("{}", r->shortcut);
   // Files first: if one cannot be written, the run fails before printing results.
   struct Output {
     const std::string& path;

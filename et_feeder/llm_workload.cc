@@ -154,10 +154,7 @@ int64_t ExpertDpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank, int64_
   return FirstExpertDpGroup(c) + (stage * c.tp + tp_rank) * c.ep + replica % c.ep;
 }
 
-struct Group {
-  int64_t id;
-  std::vector<int64_t> ranks;
-};
+using Group = LlmGroup;
 std::vector<Group> GroupsOf(const LlmConfig& c) {
   std::vector<Group> groups;
   if (c.tp > 1) {
@@ -269,17 +266,8 @@ class RankBuilder {
   std::vector<Node> Build() {
     const std::vector<Group> groups = GroupsOf(c_);
     if (!groups.empty()) {
-      std::ostringstream pgs;
-      pgs << "[[";
-      for (size_t i = 0; i < groups.size(); ++i) {
-        pgs << (i ? ", " : "") << "{\"pg_name\": \"" << groups[i].id << "\", \"ranks\": [";
-        for (size_t j = 0; j < groups[i].ranks.size(); ++j) {
-          pgs << (j ? ", " : "") << groups[i].ranks[j];
-        }
-        pgs << "]}";
-      }
-      pgs << "]]";
-      nodes_.push_back(MakeMetadataNode(next_id_++, "process_group:init", pgs.str()));
+      nodes_.push_back(
+          MakeMetadataNode(next_id_++, "process_group:init", ProcessGroupsInputs(groups)));
     }
     for (const Pass& p : ScheduleOf(c_, stage_)) {
       if (p.forward) {
@@ -935,6 +923,22 @@ LlmShape ShapeOf(const LlmConfig& c) {
 
 std::vector<Node> BuildLlmRank(const LlmConfig& config, int64_t rank) {
   return RankBuilder(config, rank).Build();
+}
+
+std::vector<LlmGroup> LlmGroups(const LlmConfig& config) { return GroupsOf(config); }
+
+std::string ProcessGroupsInputs(const std::vector<LlmGroup>& groups) {
+  std::ostringstream pgs;
+  pgs << "[[";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    pgs << (i ? ", " : "") << "{\"pg_name\": \"" << groups[i].id << "\", \"ranks\": [";
+    for (size_t j = 0; j < groups[i].ranks.size(); ++j) {
+      pgs << (j ? ", " : "") << groups[i].ranks[j];
+    }
+    pgs << "]}";
+  }
+  pgs << "]]";
+  return pgs.str();
 }
 
 std::string LlmCommGroupsJson(const LlmConfig& config) {

@@ -139,6 +139,19 @@ LlmShape ShapeOf(const LlmConfig& config);
 // which a METADATA node (PyTorch's process_group:init) first in the trace declares.
 std::vector<ChakraProtoMsg::Node> BuildLlmRank(const LlmConfig& config, int64_t rank);
 
+// One communicator group: its pg_name and its ranks (NPU ids, ascending).
+struct LlmGroup {
+  int64_t id;
+  std::vector<int64_t> ranks;
+};
+// Every communicator group of the step, numbered from 1: tensor-parallel groups of (stage,
+// replica), data-parallel groups of (stage, tp rank), then with experts the expert-parallel and
+// expert-data-parallel groups (llm_workload.cc says how they are laid out).
+std::vector<LlmGroup> LlmGroups(const LlmConfig& config);
+// The METADATA process_group:init node's inputs for `groups`, as PyTorch writes them:
+// [[{"pg_name": "1", "ranks": [0, 1]}, ...]].
+std::string ProcessGroupsInputs(const std::vector<LlmGroup>& groups);
+
 // The communicator groups, as ASTRA-sim's --comm-group-configuration JSON ({"1": [0, 1], ...}).
 std::string LlmCommGroupsJson(const LlmConfig& config);
 

@@ -13,7 +13,9 @@
 #include <tuple>
 
 #include "common/flags.h"
+#include "et_feeder/llm_copies.h"
 #include "et_feeder/llm_workload.h"
+#include "et_feeder/manifest.h"
 #include "et_feeder/writer.h"
 
 namespace orrery {
@@ -106,8 +108,14 @@ int GenerateLlmMain(int argc, char** argv) {
        "bytes per gradient as reduced across replicas (default 4: Megatron-LM reduces bf16 "
        "models' gradients in fp32)"},
   };
-  desc.add_options()("help,h", "print this help")("output", po::value(&output),
-                                                  "output prefix: NPU r's file is <output>.<r>.et")(
+  desc.add_options()("help,h", "print this help")(
+      "output", po::value(&output),
+      "output prefix: the rank files <output>.<r>.et of one data-parallel copy and "
+      "<output>.manifest.yaml (how the copies fill the NPUs; a run reads both), or with "
+      "--all-ranks NPU r's file <output>.<r>.et")(
+      "all-ranks",
+      "write one file per NPU, NPU r's <output>.<r>.et (what ASTRA-sim reads), instead of one "
+      "copy's files and a manifest; the simulated step is the same")(
       "model", po::value(&model),
       "a preset shape (--list-models); the shape flags override its values, and what the shape "
       "implies (GPT's key-value heads, a 4h or 8h/3 MLP) follows them")(
@@ -276,8 +284,11 @@ int GenerateLlmMain(int argc, char** argv) {
     return 1;
   }
   size_t nodes = 0;
+  int64_t files = 0;
+  const bool all_ranks = vm.count("all-ranks") > 0;
   s = et::MakeTraceDirectory(output);
-  if (s.ok()) s = WriteLlmWorkload(c, output, &nodes);
+  if (s.ok() && all_ranks) s = WriteLlmAllRanks(c, output, &nodes);
+  if (s.ok() && !all_ranks) s = WriteLlmCopies(c, output, &nodes, &files);
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;
@@ -332,10 +343,20 @@ int GenerateLlmMain(int argc, char** argv) {
   if (c.experts > 0 && c.ep > 1) {
     std::printf(", %s per expert all-to-all", Bytes(shape.dispatch_bytes).c_str());
   }
+  const int64_t written = all_ranks ? shape.npus : files;
   std::printf("\n  wrote %s.0.et", output.c_str());
-  if (shape.npus > 1)
-    std::printf(" ... %s.%lld.et", output.c_str(), static_cast<long long>(shape.npus - 1));
-  std::printf(" (up to %zu nodes each) and %s.comm_groups.json\n", nodes, output.c_str());
+  if (written > 1)
+    std::printf(" ... %s.%lld.et", output.c_str(), static_cast<long long>(written - 1));
+  std::printf(" (up to %zu nodes each) and %s.comm_groups.json", nodes, output.c_str());
+  if (written < shape.npus) {
+    const LlmCopyLayout l = CopyLayoutOf(c);
+    std::printf(
+        ",\n  one data-parallel copy of %lld rank%s, and %s: %lld copies fill the %lld NPUs "
+        "(--all-ranks writes a file per NPU)",
+        static_cast<long long>(l.ranks), l.ranks == 1 ? "" : "s", ManifestPath(output).c_str(),
+        static_cast<long long>(l.copies), static_cast<long long>(shape.npus));
+  }
+  std::printf("\n");
   if (c.comm_streams == 2) {
     std::fprintf(stderr,
                  "note: written for two communication streams: run with communication-slots: 2 "

@@ -41,6 +41,7 @@ struct Dimension {
 };
 
 struct PhysicalGraph;  // network/graph.h
+class NpuSymmetry;    // network/symmetry.h
 
 // How the backends move messages, beyond the Topology's links: the packet-level backend's
 // packets, buffers, flow control and routing (network/packet, network/README.md), and how the
@@ -147,9 +148,13 @@ class ZeroTimeBytes {
   void Note(size_t sender, uint64_t size, double serialization_ns) {
     if (sender >= lost_ns_.size()) lost_ns_.resize(sender + 1, 0.0);
     lost_ns_[sender] += serialization_ns;
-    ++messages_;
+    messages_ += multiplicity_;
     largest_ = std::max(largest_, size);
   }
+  // Under a symmetry (Network::UseSymmetry) each message stands for `k` of the full run's, one
+  // per NPU of its orbit; the sender noted is its representative, whose losses each NPU of the
+  // orbit has.
+  void set_multiplicity(uint64_t k) { multiplicity_ = k; }
   std::vector<std::string> Warning(const std::string& backend, Time end) const {
     size_t worst = 0;
     for (size_t i = 0; i < lost_ns_.size(); ++i) {
@@ -171,6 +176,7 @@ class ZeroTimeBytes {
  private:
   std::vector<double> lost_ns_;  // by sender
   uint64_t messages_ = 0;
+  uint64_t multiplicity_ = 1;
   uint64_t largest_ = 0;
 };
 
@@ -222,6 +228,14 @@ class Network {
       const std::vector<int>& members) const {
     return std::nullopt;
   }
+  // Symmetry reduction (network/symmetry.h), before any Send: only the representatives of
+  // `symmetry`'s orbits send, and every link stands for its orbit: a message to another NPU
+  // takes its real route, each link of it timed on the orbit's representative link, which
+  // carries the images of every message the full run would put on any link of the orbit.
+  // Links() reports each link as its representative. False (nothing changed) when the backend
+  // cannot (no such links, a packet-level fabric) or the symmetry does not map its links onto
+  // links alike (a Ring dimension not rotated, a slow link whose images are not slow).
+  virtual bool UseSymmetry(const NpuSymmetry& symmetry) { return false; }
 };
 
 // Numbers ids (links, devices) in the order they are first seen, for RouteSignature: two

@@ -100,8 +100,12 @@ struct NpuPlace {
 std::vector<NpuPlace> NpuPlaces(const RunResult& r) {
   std::vector<NpuPlace> of;
   if (r.copy_ranks > 0) {
+    // Copy c's rank k is NPU (k / I)·I·copies + c·I + k mod I (I = copy_ranks: contiguous).
+    const int interleave = r.copy_interleave > 0 ? r.copy_interleave : r.copy_ranks;
+    const int copies = r.num_npus() / r.copy_ranks;
     for (int npu = 0; npu < r.num_npus(); ++npu) {
-      of.push_back({npu / r.copy_ranks, npu % r.copy_ranks});
+      of.push_back({(npu / interleave) % copies,
+                    npu / (interleave * copies) * interleave + npu % interleave});
     }
   } else if (!r.jobs.empty()) {
     of.resize(r.num_npus());

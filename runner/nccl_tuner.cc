@@ -201,9 +201,33 @@ NcclCall NcclTuner::Call(const CollectiveRequest& req, const std::vector<int>& m
 StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
                                                const std::vector<int>& members, const Option& o,
                                                double efficiency, Time latency, Time limit) const {
+  // With the run's symmetry (runner/symmetry.h), a group it maps onto itself (a data-parallel
+  // group spanning the copies, the world) is probed on its representatives alone; a phase that
+  // breaks the symmetry probes it again in full.
+  const NpuSymmetry* symmetry = groups_ != nullptr ? groups_->symmetry() : nullptr;
+  if (symmetry != nullptr && symmetry->ImagesOf(members) != 1) symmetry = nullptr;
+  if (symmetry != nullptr) {
+    bool broken = false;
+    StatusOr<std::optional<Time>> t =
+        ProbeWith(request, members, o, efficiency, latency, limit, symmetry, &broken);
+    if (!broken) return t;
+  }
+  return ProbeWith(request, members, o, efficiency, latency, limit, nullptr, nullptr);
+}
+
+StatusOr<std::optional<Time>> NcclTuner::ProbeWith(const CollectiveRequest& request,
+                                                   const std::vector<int>& members, const Option& o,
+                                                   double efficiency, Time latency, Time limit,
+                                                   const NpuSymmetry* symmetry,
+                                                   bool* broken) const {
   Simulation sim;
   std::unique_ptr<Network> net = MakeNetwork(backend_, sim, topology_, net_params_);
+  if (symmetry != nullptr && !net->UseSymmetry(*symmetry)) {
+    *broken = true;
+    return std::optional<Time>();
+  }
   SystemLayer layer(sim, *net, params_);
+  layer.SetSymmetry(symmetry);
   if (request.group != 0) {
     Status s = layer.AddGroup(request.group, members);
     if (!s.ok()) return s;
@@ -213,7 +237,10 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
   req.rooted = RootedAlgorithm::kRing;  // NCCL's broadcast and reduce are ring algorithms
   req.size = InflateForEfficiency(req.size, efficiency, params_.preferred_dataset_splits);
   ProbeDriver driver(layer, req);
+  int started = 0;
   for (int m : members) {
+    if (symmetry != nullptr && !symmetry->IsRep(m)) continue;
+    ++started;
     if (latency > Time::Zero()) {
       sim.ScheduleAfter(latency, &driver, static_cast<uint64_t>(m));
     } else {
@@ -221,6 +248,10 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
     }
   }
   sim.Run(limit);
+  if (symmetry != nullptr && layer.broken_symmetry_dim() >= 0) {
+    *broken = true;
+    return std::optional<Time>();
+  }
   if (!driver.error().ok()) return driver.error();
   if (!net->error().ok()) return net->error();
   if (sim.time_overflowed()) {
@@ -228,10 +259,10 @@ StatusOr<std::optional<Time>> NcclTuner::Probe(const CollectiveRequest& request,
         "the collective takes longer than simulated time can hold (about 106 "
         "days): its size, a latency or a bandwidth is out of range");
   }
-  if (driver.done() != static_cast<int>(members.size())) {
+  if (driver.done() != started) {
     if (sim.pending_events() > 0) return std::optional<Time>();  // still running after `limit`
     return Status::Error("the collective did not finish (" + std::to_string(driver.done()) +
-                         " of " + std::to_string(members.size()) + " NPUs)");
+                         " of " + std::to_string(started) + " NPUs)");
   }
   return std::optional<Time>(driver.end());
 }

@@ -104,6 +104,12 @@ class NcclTuner : public CollectiveTuner {
   StatusOr<std::optional<Time>> Probe(const CollectiveRequest& req, const std::vector<int>& members,
                                       const Option& o, double efficiency, Time latency,
                                       Time limit) const;
+  // Probe with `symmetry` (its representatives only; null: every member); *broken when the
+  // symmetry does not hold for this collective (the caller probes in full).
+  StatusOr<std::optional<Time>> ProbeWith(const CollectiveRequest& req,
+                                          const std::vector<int>& members, const Option& o,
+                                          double efficiency, Time latency, Time limit,
+                                          const NpuSymmetry* symmetry, bool* broken) const;
   // The fastest choice for the collective on `members`, and its time; or why none runs.
   StatusOr<std::pair<Chosen, Time>> Pick(const CollectiveRequest& req,
                                          const std::vector<int>& members) const;

@@ -21,74 +21,11 @@
 #include "network/factory.h"
 #include "runner/jobs_config.h"
 #include "runner/nccl_tuner.h"
+#include "runner/options.h"
 #include "workload/breakdown.h"
 #include "workload/executor.h"
 
 namespace orrery {
-
-// What a running simulation reports of itself (RunOptions::progress).
-struct Progress {
-  Time now;
-  uint64_t events = 0;
-  uint64_t nodes_done = 0;
-  uint64_t nodes_total = 0;
-};
-
-struct RunOptions {
-  std::string workload;  // prefix: rank r reads <prefix>.<r>.et
-  std::string system_config;
-  std::string network_config;
-  std::string memory_config;      // optional: default NO_MEMORY_EXPANSION
-  std::string comm_group_config;  // optional ("empty" or "" = none, as ASTRA-sim)
-  Backend backend = Backend::kAnalyticalAware;
-  std::vector<int> queues_per_dim;  // --num-queues-per-dim (one value = every dimension)
-  double injection_scale = 1.0;
-  double compute_scale = 1.0;
-  std::string npu_compute_scale;  // --npu-compute-scale, e.g. "3:1.5,8-15:0.5" (see npu_scale.h)
-  double comm_scale = 1.0;
-  bool rendezvous = false;
-  bool strict = false;  // dangling dependencies are errors
-  // --link-stats: when set, a CSV of every link (WriteLinkStats) is written here after the run.
-  std::string link_stats;
-  bool record = false;  // keep per-node activity and link statistics (timelines, reports)
-  // With `record`, also keep every phase of every chunk (RunResult::phases: the Chrome
-  // timeline's chunk lanes) and every change of a communication queue's length
-  // (RunResult::queues: timelines' counters, reports' queue series). Both grow with the chunks
-  // a run moves (3 million phases and 6.6 million samples, 400 MB, for GPT-3 175B on 128 NPUs);
-  // `orrery` keeps the phases only for --timeline, a sweep neither.
-  bool record_chunk_phases = true;
-  bool record_queue_lengths = true;
-  // --timeline-npus: the NPUs a timeline shows, ids and ranges ("0-7,64"; "" = all). Chunk
-  // phases are kept for these NPUs only; RunResult::timeline_npus carries the set to the
-  // timeline writers. Reports and the summary still cover every NPU.
-  std::string timeline_npus;
-  // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
-  // in place of the system configuration's 'nccl-model' (which is relative to that file).
-  std::string nccl_model;
-  // With an NCCL model: only these algorithms (ring, tree, nvls, nvlstree) and protocols (LL,
-  // LL128, Simple), in NCCL_ALGO's and NCCL_PROTO's syntax ("ring", "nvls,ring", "^nvls"); "" =
-  // any.
-  std::string nccl_algorithm;
-  std::string nccl_protocol;
-  // How a choice nccl_algorithm leaves out is named in errors (validate's flag is --algorithm).
-  std::string nccl_algorithm_flag = "--nccl-algorithm";
-  // --replicate-trace: the trace's N rank files (<prefix>.0.et ..) run on the network's K·N
-  // NPUs as K copies (workload/placement.h); `dp_groups` (--dp-groups) names the communicator
-  // groups that span every copy ("" = the default, "world").
-  bool replicate_trace = false;
-  std::string dp_groups;
-  // --jobs: a jobs file (runner/jobs_config.h) in place of `workload`: several traces sharing the
-  // machine, each on its own NPUs.
-  std::string jobs;
-  // With --jobs: run only this job (an index into the file's jobs) on the NPUs it has in the
-  // full placement, the other jobs' NPUs idle; -1 = every job. AddJobsAlone sets it.
-  int job_alone = -1;
-  // Called now and then during the run (every 2^22 events) with what is known so far.
-  std::function<void(const Progress&)> progress;
-  // With the system config's trace-enabled: 1, called with one line per node issued and per
-  // node completed, in ASTRA-sim's words ("issue,sys->id=0, tick=0, node->id=1, ...").
-  std::function<void(const std::string&)> node_trace;
-};
 
 // One node's execution, with what timelines and reports show of it (RunOptions::record).
 struct NodeRecord {
@@ -187,6 +124,13 @@ struct RunResult {
   // With --replicate-trace: the trace's ranks N (NPU r runs rank r mod N of copy r / N); 0
   // otherwise.
   int copy_ranks = 0;
+  // With a trace manifest's interleaved copies (et_feeder/manifest.h): copy c's rank k is NPU
+  // (k / I)·I·copies + c·I + k mod I; 0 = copy_ranks (contiguous copies).
+  int copy_interleave = 0;
+  // A shortcut the run took (runner/symmetry.h), one line for an info message; "" for none.
+  std::string shortcut;
+  // Why a shortcut stepped aside, for info messages.
+  std::vector<std::string> shortcut_notes;
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "config/schema.h"
-#include "runner/run.h"
+#include "runner/options.h"
 
 namespace orrery {
 

@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "config/system_config.h"
+#include "runner/options.h"
 #include "system/collective_engine.h"
 #include "system/system_params.h"
 

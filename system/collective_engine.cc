@@ -940,6 +940,7 @@ void NpuSystem::ProceedToNextPhase(Stream* stream) {
         &phase, stream->id(),
         phase.channel_ring_node > 0 ? phase.channel_ring_node : layer_.topology().NpusPerNode());
   }
+  if (layer_.symmetry() != nullptr) layer_.CheckPhaseSymmetry(phase);
   stream->current_queue_ = phase.queue;
   stream->initialized_ = false;
   stream->queued_ = layer_.sim().now();
@@ -1012,6 +1013,7 @@ Status SystemLayer::AddGroup(int id, std::vector<int> members) {
                          std::to_string(*twice) + " more than once; expected each member once");
   }
   groups_[id] = std::move(members);
+  simulated_members_.erase(id);
   return Status::Ok();
 }
 
@@ -1066,7 +1068,7 @@ Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
       (members == nullptr || !std::binary_search(members->begin(), members->end(), npu))) {
     return Status::Ok();  // StartCollective reports it
   }
-  const int size = members ? static_cast<int>(members->size()) : num_npus();
+  const int size = SimulatedMembers(req.group);
   CollectiveSignature sig{req.type, req.size, req.root, {}};
   // The dimensions a world collective runs on, when the trace limits them (entries past the
   // network's dimensions do not count: StartCollective checks them).
@@ -1123,6 +1125,93 @@ void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t co
   // for the ready message, and a stuck run's report then read it after it was freed.)
   matcher_.Recv(key, sink, cookie);
   matcher_.Send(HandshakeKey(key), nullptr, 0);
+}
+
+void SystemLayer::SetSymmetry(const NpuSymmetry* symmetry) {
+  symmetry_ = symmetry;
+  matcher_.set_symmetry(symmetry);
+  simulated_members_.clear();
+}
+
+int SystemLayer::SimulatedMembers(int group) {
+  auto it = simulated_members_.find(group);
+  if (it != simulated_members_.end()) return it->second;
+  const std::vector<int>* members = group != 0 ? GroupMembers(group) : nullptr;
+  int count = members ? static_cast<int>(members->size()) : num_npus();
+  if (symmetry_ != nullptr) {
+    count = 0;
+    if (members != nullptr) {
+      for (int m : *members) count += symmetry_->IsRep(m) ? 1 : 0;
+    } else {
+      for (int m = 0; m < num_npus(); ++m) count += symmetry_->IsRep(m) ? 1 : 0;
+    }
+  }
+  simulated_members_[group] = count;  // AddGroup forgets a group it replaces
+  return count;
+}
+
+bool SystemLayer::CheckPhaseSymmetry(const PhaseSpec& p) {
+  // Which shifts of the ring the algorithm runs alike: `multiple` 0 = only none.
+  int multiple = 1;
+  switch (p.type) {
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce:
+    case CollectiveType::kGather:
+    case CollectiveType::kScatter:
+      multiple = 0;
+      break;
+    case CollectiveType::kBarrier:
+      break;
+    default:
+      switch (p.algorithm.kind) {
+        case AlgorithmKind::kHalvingDoubling:
+        case AlgorithmKind::kOneHalvingDoubling:
+        case AlgorithmKind::kDoubleBinaryTree:
+          multiple = 0;
+          break;
+        case AlgorithmKind::kChannelRing: {
+          const int node = p.channel_ring_node > 0 ? p.channel_ring_node : topology().NpusPerNode();
+          multiple = node > 0 && p.ring_size % node == 0 ? node : p.ring_size;
+          break;
+        }
+        default:
+          break;
+      }
+  }
+  // The ring, ascending: the members; or the dimension's line through this NPU; or every NPU.
+  const bool flattened = p.members == nullptr && IsFlattened(p.algorithm.kind);
+  const auto key =
+      std::make_tuple(static_cast<const void*>(p.members), p.members ? 0 : p.base,
+                      p.members ? 0 : p.stride, p.ring_size, multiple * 2 + (flattened ? 1 : 0));
+  auto cached = phase_symmetry_.find(key);
+  if (cached != phase_symmetry_.end()) return cached->second;
+  std::vector<int> ring(static_cast<size_t>(p.ring_size));
+  for (int i = 0; i < p.ring_size; ++i) ring[i] = flattened ? i : p.Member(i);
+  bool holds = true;
+  for (int d = 0; d < symmetry_->num_dims() && holds; ++d) {
+    if (symmetry_->Period(d) == 1) continue;
+    std::vector<int> image(ring.size());
+    for (size_t i = 0; i < ring.size(); ++i) image[i] = symmetry_->Apply(d, 1, ring[i]);
+    std::vector<int> sorted = image;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t shift = static_cast<size_t>(
+        std::lower_bound(sorted.begin(), sorted.end(), image[0]) - sorted.begin());
+    for (size_t i = 0; i < image.size() && holds; ++i) {
+      holds = image[i] == sorted[(i + shift) % sorted.size()];
+    }
+    if (holds && shift != 0) holds = multiple > 0 && shift % static_cast<size_t>(multiple) == 0;
+    if (!holds && broken_dim_ < 0) {
+      broken_dim_ = d;
+      broken_reason_ = std::string(CollectiveTypeName(p.type)) + " phase (" +
+                       AlgorithmName(p.algorithm.kind) + ") over " + std::to_string(p.ring_size) +
+                       " NPUs from NPU " + std::to_string(ring.front()) +
+                       ", which the symmetry of dimension " + std::to_string(d) +
+                       " does not map onto itself";
+      sim_.Abort();
+    }
+  }
+  phase_symmetry_[key] = holds;
+  return holds;
 }
 
 Time SystemLayer::ReductionDelay(uint64_t size) const {

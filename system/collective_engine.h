@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "common/small_object_pool.h"
 #include "common/status.h"
 #include "network/network.h"
+#include "network/symmetry.h"
 #include "system/collective_order.h"
 #include "system/custom_collective.h"
 #include "system/loggp.h"
@@ -380,7 +382,32 @@ class SystemLayer {
   void SendData(const MessageKey& key, MessageSink* on_sent, uint64_t cookie);
   void RecvData(const MessageKey& key, MessageSink* sink, uint64_t cookie);
 
+  // Symmetry reduction (network/symmetry.h; the network must use it too): only `symmetry`'s
+  // representatives start collectives and send; messages to other NPUs are matched as their
+  // images (MessageMatcher::set_symmetry) and a group's order is checked among its simulated
+  // members. Every phase a representative starts is checked to map onto the phase its images
+  // would run (CheckPhaseSymmetry); the first that does not aborts the run and says which
+  // generator failed, for the caller to run without it.
+  void SetSymmetry(const NpuSymmetry* symmetry);
+  const NpuSymmetry* symmetry() const { return symmetry_; }
+  // The dimension whose generator a phase broke, or -1; and the phase, for a message.
+  int broken_symmetry_dim() const { return broken_dim_; }
+  const std::string& broken_symmetry_reason() const { return broken_reason_; }
+  // Whether phase `p` (as an NPU starts it) maps onto itself under every generator: its ring of
+  // members, ascending, goes to a rotation of the ring its images use, by a shift the algorithm
+  // allows (any for the ring-like ones, a whole number of nodes for channelRing, none for the
+  // trees, halving-doubling and the rooted collectives, whose steps depend on the index).
+  bool CheckPhaseSymmetry(const PhaseSpec& p);
+
  private:
+  // A group's members that run (all of them without a symmetry).
+  int SimulatedMembers(int group);
+  const NpuSymmetry* symmetry_ = nullptr;
+  int broken_dim_ = -1;
+  std::string broken_reason_;
+  std::map<std::tuple<const void*, int, int, int, int>, bool> phase_symmetry_;
+  std::map<int, int> simulated_members_;
+
   Simulation& sim_;
   Network& net_;
   SystemParams params_;

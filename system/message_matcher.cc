@@ -41,9 +41,14 @@ void MessageMatcher::OnDelivered(uint64_t token) {
   in_flight_[static_cast<uint32_t>(token)].live = false;
   in_flight_.Release(static_cast<uint32_t>(token));
   if (m.on_sent != nullptr) m.on_sent->OnMessage(m.cookie);
+  MessageKey key = m.key;
+  if (symmetry_ != nullptr && !symmetry_->IsRep(key.dst)) {
+    key.src = symmetry_->ToRep(key.dst, key.src);
+    key.dst = symmetry_->Rep(key.dst);
+  }
   // The sink above may have sent or received (and so moved the table): look the key up now.
   size_t at;
-  Slot& s = slots_.FindOrInsert(m.key, &at);
+  Slot& s = slots_.FindOrInsert(key, &at);
   if (s.head == kNil) {
     if (s.arrived++ == 0) {
       s.first_unreceived_sender = m.on_sent;

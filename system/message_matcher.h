@@ -21,6 +21,7 @@
 #include "common/slot_pool.h"
 #include "common/units.h"
 #include "network/network.h"
+#include "network/symmetry.h"
 
 namespace orrery {
 
@@ -75,6 +76,11 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
   size_t pending_receives() const;
   size_t unreceived_messages() const;
 
+  // Symmetry reduction (network/symmetry.h): only representatives run, so a message delivered to
+  // another NPU y is matched as its image under the symmetry that takes y to its
+  // representative: from ToRep(y, src) to Rep(y), same tag and size. Null: none.
+  void set_symmetry(const NpuSymmetry* symmetry) { symmetry_ = symmetry; }
+
   void OnDelivered(uint64_t token) override;
   void OnEvent(uint64_t arg) override;
 
@@ -111,6 +117,7 @@ class MessageMatcher : public DeliveryHandler, public EventTarget {
   uint32_t free_waiter_ = kNil;
   SlotPool<InFlight> in_flight_;
   std::function<std::string(int)> group_namer_;
+  const NpuSymmetry* symmetry_ = nullptr;
 };
 
 }  // namespace orrery

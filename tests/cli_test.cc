@@ -1287,13 +1287,40 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       gen.out.find("16 NPUs = dp 2 × tp 4 × pp 2; 1F1B, 3 micro-batches of 1 (global batch 6)"),
       std::string::npos)
       << gen.out;
-  EXPECT_NE(gen.out.find(prefix + ".0.et ... " + prefix + ".15.et"), std::string::npos) << gen.out;
+  // By default one data-parallel copy's files (pp 2 × tp 4 ranks, copy-local) and a manifest.
+  EXPECT_NE(gen.out.find(prefix + ".0.et ... " + prefix + ".7.et"), std::string::npos) << gen.out;
+  EXPECT_NE(gen.out.find(prefix + ".manifest.yaml: 2 copies fill the 16 NPUs"), std::string::npos)
+      << gen.out;
+  EXPECT_FALSE(std::filesystem::exists(prefix + ".8.et"));
   EXPECT_NE(gen.err.find("roofline-enabled"), std::string::npos) << gen.err;
-  const std::string groups = Slurp(prefix + ".comm_groups.json");
+  const std::string manifest = Slurp(prefix + ".manifest.yaml");
+  for (const char* line : {"npus: 16\n", "copies: 2\n", "interleave: 4\n",
+                           "data-parallel-groups: \"world,5,6,7,8,9,10,11,12\"\n"}) {
+    EXPECT_NE(manifest.find(line), std::string::npos) << line << " in\n" << manifest;
+  }
+  // Copy 0's groups in copy-local ranks: its tensor-parallel groups; the data-parallel ones as
+  // the copy's one member each.
+  const std::string local_groups = Slurp(prefix + ".comm_groups.json");
+  EXPECT_NE(local_groups.find("\"1\": [0, 1, 2, 3]"), std::string::npos) << local_groups;
+  EXPECT_NE(local_groups.find("\"3\": [4, 5, 6, 7]"), std::string::npos) << local_groups;
+  EXPECT_NE(local_groups.find("\"5\": [0]"), std::string::npos) << local_groups;
+  EXPECT_EQ(local_groups.find("\"2\""), std::string::npos) << local_groups;
+
+  // --all-ranks: every NPU's file, as ASTRA-sim reads them; the earlier manifest goes.
+  const std::string all = Tmp("llm_dir/all/llm");
+  const Outcome gen_all = Orrery(
+      "generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
+      "--micro-batches 3 --seq-length 1024 --all-ranks --output " +
+      all);
+  ASSERT_EQ(gen_all.exit_code, 0) << gen_all.err;
+  EXPECT_NE(gen_all.out.find(all + ".0.et ... " + all + ".15.et"), std::string::npos)
+      << gen_all.out;
+  EXPECT_FALSE(std::filesystem::exists(all + ".manifest.yaml"));
+  const std::string groups = Slurp(all + ".comm_groups.json");
   EXPECT_NE(groups.find("\"1\": [0, 1, 2, 3]"), std::string::npos) << groups;
   EXPECT_NE(groups.find("\"5\": [0, 4]"), std::string::npos) << groups;
 
-  const Outcome info = Orrery("trace-info " + prefix + ".15.et");
+  const Outcome info = Orrery("trace-info " + all + ".15.et");
   ASSERT_EQ(info.exit_code, 0) << info.err;
   // The last stage: 3 micro-batches × (4 layers × 4 + 1 LM head + 3 cross entropy) all-reduces
   // of its tensor-parallel group (group 4: stage 1, replica 1), and one of every weight over its
@@ -1310,6 +1337,18 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   EXPECT_NE(run.out.find("sys[15] finished"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("summary: 16 NPUs, step time"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("all-reduce 10485760 B on 4 NPUs"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("workload: manifest " + prefix +
+                         ".manifest.yaml: 8 rank files run as 2 data-parallel copies on 16 NPUs"),
+            std::string::npos)
+      << run.out;
+  // The manifest's copies are the full set of files, NPU for NPU.
+  const Outcome run_all = Orrery("--workload-configuration=" + all + machine);
+  ASSERT_EQ(run_all.exit_code, 0) << run_all.err;
+  std::string without_workload = run.out;
+  without_workload.erase(without_workload.find("  workload: "),
+                         without_workload.find('\n', without_workload.find("  workload: ")) -
+                             without_workload.find("  workload: ") + 1);
+  EXPECT_EQ(without_workload, run_all.out);
 
   const Outcome bad = Orrery(
       "generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --tp x "

@@ -106,7 +106,7 @@ Status NpuExecutor::AtNode(uint32_t node, const Status& s) const {
 }
 
 void NpuExecutor::Fail(Status s) {
-  if (error_.ok()) error_ = s.WithContext(trace_.path());
+  if (error_.ok()) error_ = s.WithContext(params_.file != nullptr ? *params_.file : trace_.path());
   system_.sim().Abort();
 }
 

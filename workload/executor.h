@@ -81,6 +81,9 @@ struct WorkloadParams {
   // a node of the trace while running), and the collectives' joins and point-to-point messages,
   // for timelines, reports and the critical path; the breakdown does not need them.
   bool keep_activities = true;
+  // The file this NPU runs, for messages, when its trace was loaded from another file with the
+  // same bytes (runner/trace_set.h); null: the trace's own path.
+  const std::string* file = nullptr;
   // trace-enabled: called with a line per node issued and completed (RunOptions::node_trace).
   std::function<void(const std::string&)> trace_nodes;
 };
@@ -135,6 +138,8 @@ class NpuExecutor : public EventTarget,
   // First error met while issuing (bad node attributes, unsupported operations).
   const Status& error() const { return error_; }
   int npu() const { return npu_; }
+  // Nodes of this NPU's trace (progress reports).
+  uint64_t total_nodes() const { return trace_.size(); }
   // With track-local-mem: the tensors this NPU held; nullptr otherwise.
   const LocalMemoryTracker* memory_tracker() const { return memory_tracker_.get(); }
   // Why this NPU did not finish: running nodes and what blocks the others.

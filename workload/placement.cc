@@ -55,16 +55,19 @@ std::string FormatDataParallelGroups(const DataParallelGroups& dp) {
   return out.empty() ? "none" : out;
 }
 
-Placement::Placement(int ranks, int copies, DataParallelGroups dp)
+Placement::Placement(int ranks, int copies, DataParallelGroups dp, int interleave)
     : dp_(std::move(dp)),
       copy_npus_(copies),
       trace_base_(copies, 0),
       copy_of_npu_(static_cast<size_t>(ranks) * copies),
       rank_of_npu_(static_cast<size_t>(ranks) * copies),
       num_traces_(ranks) {
+  if (interleave <= 0) interleave = ranks;
+  ORRERY_CHECK(ranks % interleave == 0, "a copy's interleave must divide its ranks");
+  interleave_ = interleave;
   for (int c = 0; c < copies; ++c) {
     for (int r = 0; r < ranks; ++r) {
-      const int npu = c * ranks + r;
+      const int npu = (r / interleave) * interleave * copies + c * interleave + r % interleave;
       copy_npus_[c].push_back(npu);
       copy_of_npu_[npu] = c;
       rank_of_npu_[npu] = r;
@@ -88,8 +91,11 @@ Placement::Placement(std::vector<JobPlacement> jobs, int num_npus)
 }
 
 std::string Placement::Scope() const {
-  return jobs() ? "--jobs keeps sends, receives and groups inside a job"
-                : "--replicate-trace keeps sends, receives and groups inside a copy";
+  if (jobs()) return "--jobs keeps sends, receives and groups inside a job";
+  if (!manifest_.empty()) {
+    return "the manifest " + manifest_ + " keeps sends, receives and groups inside a copy";
+  }
+  return "--replicate-trace keeps sends, receives and groups inside a copy";
 }
 
 std::string Placement::NameOf(int npu) const {
@@ -204,6 +210,11 @@ std::string Placement::Describe() const {
     dp = "none (independent jobs)";
   } else {
     std::replace(dp.begin(), dp.end(), ',', ' ');
+  }
+  if (!manifest_.empty()) {
+    return "manifest " + manifest_ + ": " + std::to_string(ranks()) +
+           (ranks() == 1 ? " rank file" : " rank files") + " run as " + std::to_string(copies()) +
+           " data-parallel copies on " + std::to_string(num_npus()) + " NPUs";
   }
   return "trace of " + std::to_string(ranks()) + (ranks() == 1 ? " rank" : " ranks") + " run as " +
          std::to_string(copies()) + (copies() == 1 ? " copy" : " copies") + " on " +

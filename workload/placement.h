@@ -56,7 +56,15 @@ struct JobPlacement {
 class Placement {
  public:
   // --replicate-trace: `copies` copies of a trace of `ranks` ranks; copy c on NPUs c·N .. c·N+N-1.
-  Placement(int ranks, int copies, DataParallelGroups dp);
+  // With an `interleave` I dividing N (a trace manifest's, et_feeder/manifest.h), copy c's rank r
+  // runs on NPU (r / I)·I·copies + c·I + r mod I instead (0 = N: the contiguous copies above).
+  Placement(int ranks, int copies, DataParallelGroups dp, int interleave = 0);
+  // The copies come from a trace manifest (its path, for messages and Describe).
+  void set_manifest(std::string path) { manifest_ = std::move(path); }
+  const std::string& manifest() const { return manifest_; }
+  // Copies: the ranks of a copy that sit together (the constructor's interleave; ranks() when
+  // the copies are contiguous). 0 with jobs.
+  int interleave() const { return interleave_; }
   // --jobs: job j (copy j) runs its ranks on its NPUs; NPUs of no job are idle; no group spans
   // jobs (each job's world is its own NPUs). The NPU lists must be disjoint and in
   // [0, num_npus) (CheckJobs says so first).
@@ -90,6 +98,11 @@ class Placement {
   // "copy 1, rank 5" / "job 'b', rank 5" for NPU names in messages.
   std::string NameOf(int npu) const;
 
+  // Forgets every group defined so far, for another simulation of the same placement.
+  void ForgetGroups() {
+    ids_.clear();
+    next_id_ = 1;
+  }
   // The system-layer group (0 = every NPU) that trace group `pg` (0 = the trace's world) is for
   // NPU `npu`, or nullopt when no comm-group file or METADATA node has defined it yet. A
   // per-copy world is defined on first use.
@@ -130,6 +143,8 @@ class Placement {
   // (pg, copy) -> system-layer group id; copy -1 for a data-parallel group.
   std::map<std::pair<int, int>, int> ids_;
   int next_id_ = 1;
+  int interleave_ = 0;
+  std::string manifest_;  // the trace manifest the copies come from; "" for --replicate-trace
 };
 
 // "0-7,16-23": an NPU list, sorted, written as ranges (as --npu-compute-scale reads them).

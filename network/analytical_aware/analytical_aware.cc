@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "network/analytical_aware/forwarding.h"
+#include "network/symmetry.h"
 
 namespace orrery {
 
@@ -234,12 +235,68 @@ void AnalyticalAwareNetwork::Forward(uint32_t chunk) {
   const Hop h = NextHop(c);
   c.next_npu = h.npu;
   c.next_switch_dim = h.switch_dim;
-  Link& l = links_[h.link];
+  // With a symmetry the chunk takes its own route, timed on each link's orbit representative.
+  const uint32_t link = canonical_.empty() ? h.link : canonical_[h.link];
+  Link& l = links_[link];
   if (l.busy == dims_[l.dim].lanes) {
     l.waiting.Push(chunks_, chunk);
   } else {
-    Transmit(h.link, chunk);
+    Transmit(link, chunk);
   }
+}
+
+bool AnalyticalAwareNetwork::UseSymmetry(const NpuSymmetry& symmetry) {
+  if (symmetry.num_npus() != num_npus_ || symmetry.num_dims() != static_cast<int>(dims_.size())) {
+    return false;
+  }
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    const Dim& p = dims_[d];
+    if (p.lazy) return false;  // links built on first use: no table to map them in
+    if (symmetry.Period(static_cast<int>(d)) == 1) continue;
+    if (p.type == BlockType::kMesh) return false;
+    if (p.type == BlockType::kRing) {
+      // Only a rotation keeps the ring's links and their directions.
+      int shift = -1;
+      for (int v = 0; v < p.npus; ++v) {
+        const int to = Coord(symmetry.Apply(static_cast<int>(d), 1, v * p.stride), p);
+        const int s = (to - v + p.npus) % p.npus;
+        if (shift >= 0 && s != shift) return false;
+        shift = s;
+      }
+    }
+  }
+  auto bandwidth = [this](const Link& l) {
+    return l.slow == kNone ? dims_[l.dim].bandwidth : slow_[l.slow].bandwidth;
+  };
+  std::vector<uint32_t> canonical(links_.size());
+  for (uint32_t i = 0; i < links_.size(); ++i) {
+    const Link& l = links_[i];
+    canonical[i] = i;
+    if (l.kind == LinkKind::kAbsent) continue;
+    const Dim& p = dims_[l.dim];
+    const int rep = symmetry.Rep(l.npu);
+    uint32_t slot = (i - p.first_link) % static_cast<uint32_t>(p.links_per_npu);
+    int peer = -1;
+    if (l.kind == LinkKind::kNpuToNpu) {
+      peer = symmetry.ToRep(l.npu, l.peer);
+      if (p.type == BlockType::kFullyConnected) {
+        const int a = Coord(rep, p), b = Coord(peer, p);
+        slot = static_cast<uint32_t>(b < a ? b : b - 1);
+      }
+    }
+    const uint32_t to = p.first_link + static_cast<uint32_t>(rep) * p.links_per_npu + slot;
+    const Link& target = links_[to];
+    if (target.npu != rep || target.kind != l.kind || target.dim != l.dim ||
+        (peer >= 0 && target.peer != peer) ||
+        bandwidth(target).bytes_per_sec() != bandwidth(l).bytes_per_sec()) {
+      return false;
+    }
+    canonical[i] = to;
+  }
+  canonical_ = std::move(canonical);
+  symmetry_ = &symmetry;
+  zero_time_.set_multiplicity(static_cast<uint64_t>(symmetry.OrbitSize()));
+  return true;
 }
 
 void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
@@ -265,7 +322,10 @@ void AnalyticalAwareNetwork::Transmit(uint32_t link, uint32_t chunk) {
   delays.For(size);
   const Time arrival = delays.arrival();
   const Time busy = delays.busy();
-  if (busy == Time() && size > 0) zero_time_.Note(c.npu, size, delays.serialization_ns());
+  if (busy == Time() && size > 0) {
+    zero_time_.Note(symmetry_ != nullptr ? symmetry_->Rep(c.npu) : c.npu, size,
+                    delays.serialization_ns());
+  }
   l.busy_ps += busy.ps() / p.lanes;
   // Arrival first, then link-free: at equal times they run in this order, as in ASTRA-sim.
   sim_.ScheduleAfter(arrival, this, (uint64_t{chunk} << 1) | kArrival);
@@ -331,8 +391,11 @@ std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {
   std::vector<LinkStats> out;
   out.reserve(links_.size());
   const std::string no_prefix;
-  for (const Link& l : links_) {
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const Link& l = links_[i];
     if (l.kind == LinkKind::kAbsent) continue;
+    // With a symmetry, a link carried what its orbit's representative did.
+    const Link& carried = canonical_.empty() ? l : links_[canonical_[i]];
     const std::string prefix = dims_.size() == 1 ? no_prefix : "d" + std::to_string(l.dim) + ":";
     std::string name;
     switch (l.kind) {
@@ -348,7 +411,8 @@ std::vector<LinkStats> AnalyticalAwareNetwork::Links() const {
       case LinkKind::kAbsent:
         break;
     }
-    out.push_back(LinkStats{prefix + name, l.bytes, Time::FromPs(l.busy_ps), std::nullopt});
+    out.push_back(
+        LinkStats{prefix + name, carried.bytes, Time::FromPs(carried.busy_ps), std::nullopt});
   }
   return out;
 }

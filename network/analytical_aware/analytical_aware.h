@@ -64,6 +64,8 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   std::optional<std::vector<int64_t>> RouteSignature(
       const std::vector<int>& members) const override;
 
+  bool UseSymmetry(const NpuSymmetry& symmetry) override;
+
   size_t num_links() const { return links_.size(); }
   // Messages sent and not yet delivered.
   size_t in_flight() const { return chunks_.in_use(); }
@@ -152,6 +154,9 @@ class AnalyticalAwareNetwork final : public Network, private EventTarget {
   uint64_t pipeline_mtu_;
   std::vector<Dim> dims_;
   std::vector<Link> links_;
+  // With a symmetry (UseSymmetry): every link's orbit representative; empty otherwise.
+  std::vector<uint32_t> canonical_;
+  const NpuSymmetry* symmetry_ = nullptr;
   // Links slowed by ScaleLinkBandwidths: one lane's bandwidth and store-and-forward delays each.
   struct SlowLink {
     Bandwidth bandwidth;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/status.h"
+#include "network/symmetry.h"
 
 namespace orrery {
 
@@ -124,6 +125,12 @@ void AnalyticalUnawareNetwork::OnEvent(uint64_t slot) {
   // Free the slot first: the handler may Send again and reuse it.
   in_flight_.Release(static_cast<uint32_t>(slot));
   m.handler->OnDelivered(m.token);
+}
+
+bool AnalyticalUnawareNetwork::UseSymmetry(const NpuSymmetry& symmetry) {
+  // Only representatives send: each message stands for one per NPU of its orbit.
+  zero_time_.set_multiplicity(static_cast<uint64_t>(symmetry.OrbitSize()));
+  return true;
 }
 
 }  // namespace orrery

@@ -32,6 +32,11 @@ class AnalyticalUnawareNetwork final : public Network, private EventTarget {
     return zero_time_.Warning("analytical-unaware", end);
   }
 
+  // A message's time depends only on its two ends' coordinates in their lowest differing
+  // dimension: any symmetry that keeps hop counts (runner/symmetry.h adds no generator on a Mesh
+  // and rotations only on a Ring) leaves it alike.
+  bool UseSymmetry(const NpuSymmetry& symmetry) override;
+
   // Hops ASTRA-sim counts between `src` and `dst` in their lowest differing dimension.
   int Hops(int src, int dst) const;
   // The whole-ns delay a message of `size` bytes takes from `src` to `dst` (src != dst), and
