@@ -48,7 +48,7 @@ Status WriteChakraTimeline(const RunResult& r, const std::string& path);
 std::string ChakraTimelineName(const std::string& name, et::NodeType type);
 
 // Per NPU breakdown, per collective statistics, per link traffic, per queue length over time
-// (see README "Report").
+// (docs/outputs.md).
 Status WriteReportJson(const RunResult& r, const std::string& path);
 // The same as CSV files: <prefix>.npus.csv, .collectives.csv, .links.csv and .queues.csv.
 Status WriteReportCsv(const RunResult& r, const std::string& prefix);

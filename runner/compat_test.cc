@@ -19,8 +19,7 @@ class CompatTest : public ::testing::TestWithParam<std::tuple<Case, Backend>> {}
 
 TEST_P(CompatTest, MatchesAstraSim) {
   const std::string dir = CompatDir();
-  ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
-                               "../shared/compat)";
+  ASSERT_FALSE(dir.empty()) << SharedDirMissing("compat");
   const auto& [c, backend] = GetParam();
   RunOptions o = CompatOptions(dir, c);
   o.backend = backend;
@@ -52,8 +51,7 @@ void ExpectEveryNpu(const RunResult& r, int npus, int64_t finish_ns, int64_t exp
 
 TEST(CompatParity, CollectivesOverlappingSendsOnTwoDimensions) {
   const std::string dir = CompatDir();
-  ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
-                               "../shared/compat)";
+  ASSERT_FALSE(dir.empty()) << SharedDirMissing("compat");
   // ../shared/compat/parity/mixed_p2p_2d/README.md: "sys[i] finished, 2184658 cycles, exposed
   // communication 514658 cycles" on every NPU (1.67 ms of GPU compute each).
   const std::string p = dir + "/parity/mixed_p2p_2d/";
