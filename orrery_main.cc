@@ -123,6 +123,7 @@ int Main(int argc, char** argv) {
   std::string queues = "1";
   std::string logging_config, logging_folder;
   std::string timeline, timeline_chakra, report, report_csv, log_level = "info", log_file;
+  std::string timeline_chunks = "on";
   bool rendezvous = false;
   bool jobs_alone = false;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
@@ -189,6 +190,9 @@ int Main(int argc, char** argv) {
       "write ASTRA-sim's issue/callback lines (Chakra timeline_visualizer input) to this file")(
       "timeline-npus", po::value(&o.timeline_npus),
       "the NPUs the timelines show, ids and ranges, e.g. 0-7,64 (default: all); for large runs")(
+      "timeline-chunks", po::value(&timeline_chunks)->default_value("on"),
+      "on: --timeline shows every collective's chunk phases in lanes of their own; off: leaves "
+      "them out (and does not keep them), for large runs")(
       "report", po::value(&report),
       "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this file")(
       "report-csv", po::value(&report_csv),
@@ -294,7 +298,14 @@ int Main(int argc, char** argv) {
   }
   o.record =
       !timeline.empty() || !timeline_chakra.empty() || !report.empty() || !report_csv.empty();
-  o.record_chunk_phases = !timeline.empty();  // only the Chrome trace shows them
+  if (timeline_chunks != "on" && timeline_chunks != "off") {
+    return Fail("--timeline-chunks is '" + timeline_chunks + "'; expected on or off");
+  }
+  if (timeline_chunks == "off" && timeline.empty()) {
+    return Fail("--timeline-chunks off leaves chunk lanes out of a --timeline, but none is given");
+  }
+  // Only the Chrome trace shows them.
+  o.record_chunk_phases = !timeline.empty() && timeline_chunks == "on";
   o.record_queue_lengths = !timeline.empty() || !report.empty() || !report_csv.empty();
   const auto t0 = std::chrono::steady_clock::now();
   // A progress line on long runs, only when a person is watching stderr.

@@ -78,11 +78,12 @@ bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(dou
   return true;
 }
 
-// Reads {latency-us, efficiency[, protocols][, chunk-overhead-kib, channels][, step-latency-us]}
-// into the pointers (null: the key is not valid here); problems go to `errors`.
+// Reads {latency-us, efficiency[, protocols][, chunk-overhead-kib, channels][, step-latency-us,
+// network-step-latency-us]} into the pointers (null: the keys are not valid here; `steps`, a
+// protocol's, takes the step latencies); problems go to `errors`.
 void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
                double* latency_us, double* efficiency, std::vector<std::string>* protocols,
-               NcclChunking* chunking, double* step_latency_us, std::vector<std::string>* errors) {
+               NcclChunking* chunking, NcclProtocol* steps, std::vector<std::string>* errors) {
   if (!n.IsMap()) {
     errors->push_back(At(path, n) + ": " + what +
                       ": expected a map with latency-us and efficiency");
@@ -101,10 +102,11 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
       ReadNumber(
           kv.second, where, [](double v) { return v > 0 && v <= 1; }, "a share in (0, 1]",
           efficiency, errors);
-    } else if (key == "step-latency-us" && step_latency_us != nullptr) {
+    } else if ((key == "step-latency-us" || key == "network-step-latency-us") && steps != nullptr) {
       ReadNumber(
           kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "microseconds in [0, 1e6)",
-          step_latency_us, errors);
+          key == "step-latency-us" ? &steps->step_latency_us : &steps->network_step_latency_us,
+          errors);
     } else if (key == "chunk-overhead-kib" && chunking != nullptr) {
       chunking->modelled = ReadNumber(
           kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "KiB in [0, 1e6)",
@@ -135,7 +137,7 @@ void ReadEntry(const std::string& path, const std::string& what, const YAML::Nod
       errors->push_back(where + " is unknown; valid: latency-us, efficiency" +
                         (protocols != nullptr ? ", protocols" : "") +
                         (chunking != nullptr ? ", chunk-overhead-kib, channels" : "") +
-                        (step_latency_us != nullptr ? ", step-latency-us" : ""));
+                        (steps != nullptr ? ", step-latency-us, network-step-latency-us" : ""));
     }
   }
 }
@@ -196,7 +198,7 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
         NcclProtocol p;
         p.name = name;
         ReadEntry(path, "protocol " + name, e.second, &p.latency_us, &p.efficiency, nullptr,
-                  nullptr, &p.step_latency_us, &errors);
+                  nullptr, &p, &errors);
         m.protocols.push_back(p);
       }
     }
@@ -246,6 +248,9 @@ std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {
     out += "  " + p.name + ": {latency-us: " + Num(p.latency_us) +
            ", efficiency: " + Num(p.efficiency);
     if (p.step_latency_us > 0) out += ", step-latency-us: " + Num(p.step_latency_us);
+    if (p.network_step_latency_us > 0) {
+      out += ", network-step-latency-us: " + Num(p.network_step_latency_us);
+    }
     out += "}\n";
   }
   return out;
@@ -327,7 +332,7 @@ StatusOr<std::vector<NcclChoice>> Choices(const NcclModel& m, const std::string&
       for (const std::string& q : a.protocols) allowed = allowed || q == p.name;
       if (!allowed || protocols->count(p.name) == 0) continue;
       out.push_back({a.name, p.name, a.latency_us + p.latency_us, a.efficiency, p.efficiency,
-                     p.step_latency_us, a.chunking});
+                     p.step_latency_us, a.chunking, p.network_step_latency_us});
     }
   }
   if (out.empty()) {
@@ -416,9 +421,31 @@ std::string NcclDoesNotRun(const std::string& algorithm, const NcclCall& call) {
   return "";
 }
 
+int StepsAcrossNodes(const std::string& algorithm, const NcclCall& call) {
+  if (call.nodes <= 1) return 0;
+  if (algorithm == "ring") {
+    switch (call.kind) {
+      case NcclKind::kAllReduce:
+        return 2 * (call.nodes - 1);
+      case NcclKind::kSplit:
+        return call.nodes - 1;
+      case NcclKind::kOther:
+        break;
+    }
+    return 0;
+  }
+  if ((algorithm == "tree" || algorithm == "nvlstree") && call.kind == NcclKind::kAllReduce) {
+    int log2 = 0;
+    while ((2 << log2) <= call.nodes) ++log2;
+    return 2 * log2;
+  }
+  return 0;
+}
+
 double LatencyAt(const NcclChoice& c, const NcclCall& call) {
-  if (c.algorithm != "ring") return c.latency_us;
-  return c.latency_us + RingStepsInNode(call) * c.step_latency_us;
+  const double across = StepsAcrossNodes(c.algorithm, call) * c.network_step_latency_us;
+  if (c.algorithm != "ring") return c.latency_us + across;
+  return c.latency_us + RingStepsInNode(call) * c.step_latency_us + across;
 }
 
 StatusOr<std::map<std::string, std::vector<std::string>>> NcclImplementations(

@@ -31,6 +31,11 @@ struct NcclProtocol {
   // What each of a ring's steps inside a node waits beyond LL's handshake, which the simulated
   // hop already carries (LatencyAt); a constant of the protocol, not fitted.
   double step_latency_us = 0;
+  // What each of a ring's steps across the network waits beyond what the simulated crossing
+  // carries (LatencyAt): NCCL's per-step latency of the protocol over the network plus the
+  // network plugin's reported latency (tuning.cc: hwLat[NET] + latencyInter, twice for
+  // Simple's flush), less the profile network's own latency per crossing. Not fitted.
+  double network_step_latency_us = 0;
 };
 
 // NCCL's NVLS chunk schedule (enqueue.cc, calcCollChunking), for nvls and nvlstree. NCCL moves an
@@ -67,6 +72,7 @@ struct NcclChoice {
   double protocol_efficiency = 1;   // p.efficiency
   double step_latency_us = 0;       // p.step_latency_us
   NcclChunking chunking;
+  double network_step_latency_us = 0;  // p.network_step_latency_us
   // Both shares, before chunking: EfficiencyAt gives a collective's.
   double efficiency() const { return algorithm_efficiency * protocol_efficiency; }
 };
@@ -94,10 +100,20 @@ struct NcclCall {
 // or all-gather, 0 for anything else (NCCL's cost model has no such steps for them).
 int RingStepsInNode(const NcclCall& call);
 
+// The steps of NCCL's `algorithm` for this collective that cross the network, as its cost model
+// counts them (tuning.cc): a ring's nInterSteps, 2·(nodes - 1) for an all-reduce and nodes - 1
+// for a reduce-scatter or all-gather; a tree's or NVLS-tree's 2·log2(nodes) (rounded down, as
+// log2i) for an all-reduce; 0 for anything else and on one node.
+int StepsAcrossNodes(const std::string& algorithm, const NcclCall& call);
+
 // The per-collective floor of choice `c` on that collective, µs: c.latency_us, plus for a ring
-// c.step_latency_us per ring step inside a node. NCCL's own cost model charges every ring step a
-// per-protocol latency (tuning.cc, hwLat for NVLink: LL 0.47, LL128 1.9, Simple 3.4 µs); the
-// simulated hop carries LL's, and step-latency-us the rest.
+// c.step_latency_us per ring step inside a node, plus c.network_step_latency_us per step across
+// the network (StepsAcrossNodes). NCCL's own cost model charges every step a per-protocol
+// latency (tuning.cc, hwLat; a ring's on NVLink LL 0.47, LL128 1.9, Simple 3.4 µs; over the
+// network LL 2.7, LL128 4.0, Simple 14 µs plus the network plugin's reported latency); the
+// simulated hop carries LL's inside a node and the network's latency across it, and the two
+// keys the rest. Paid once per collective: NCCL pipelines a channel's slices one behind the
+// other, so the steps' latencies add up once, along the first slice's way.
 double LatencyAt(const NcclChoice& c, const NcclCall& call);
 
 // The chunk NCCL's NVLS schedule takes for a collective of `bytes` (NCCL's count: the whole

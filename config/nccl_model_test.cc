@@ -393,5 +393,62 @@ TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
       << bad.status().message();
 }
 
+// Steps across the network pay the protocol's network step latency once each (NCCL's cost model,
+// tuning.cc): a ring's nInterSteps (an all-reduce 2 x (nodes - 1), a reduce-scatter or
+// all-gather nodes - 1), a tree's or NVLS-tree's 2 x log2(nodes) rounded down (all-reduce only).
+TEST(NcclModel, StepsAcrossTheNetworkPayTheNetworkStepLatency) {
+  auto m = LoadNcclModel(
+      Write("net_steps.yaml",
+            "algorithms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+            "  tree: {latency-us: 10, efficiency: 1}\n"
+            "  nvlstree: {latency-us: 20, efficiency: 1, protocols: [Simple]}\nprotocols:\n"
+            "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: 3, "
+            "network-step-latency-us: 50}\n"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto c = Choices(*m, "");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->size(), 3u);  // ring, tree, nvlstree; Simple each
+  const NcclChoice &ring = (*c)[0], &tree = (*c)[1], &nvlstree = (*c)[2];
+  EXPECT_DOUBLE_EQ(ring.network_step_latency_us, 50);
+  EXPECT_EQ(StepsAcrossNodes("ring", AllReduce(1 << 20, 8, 1)), 0);
+  EXPECT_EQ(StepsAcrossNodes("ring", AllReduce(1 << 20, 8, 4)), 6);
+  EXPECT_EQ(StepsAcrossNodes("ring", Split(1 << 20, 8, 4)), 3);
+  EXPECT_EQ(StepsAcrossNodes("tree", AllReduce(1 << 20, 8, 2)), 2);
+  EXPECT_EQ(StepsAcrossNodes("tree", AllReduce(1 << 20, 8, 5)), 4);  // log2i(5) = 2
+  EXPECT_EQ(StepsAcrossNodes("nvlstree", AllReduce(1 << 20, 8, 32)), 10);
+  EXPECT_EQ(StepsAcrossNodes("tree", Split(1 << 20, 8, 4)), 0);
+  EXPECT_EQ(StepsAcrossNodes("nvls", AllReduce(1 << 20, 8, 1)), 0);
+  NcclCall other = AllReduce(1 << 20, 8, 4);
+  other.kind = NcclKind::kOther;  // all-to-all: NCCL's sends, not a ring
+  EXPECT_EQ(StepsAcrossNodes("ring", other), 0);
+  // 4 nodes of 8: a ring all-gather has 4 x 7 steps inside nodes and 3 across the network.
+  EXPECT_DOUBLE_EQ(LatencyAt(ring, Split(1 << 20, 8, 4)), 30 + 28 * 3 + 3 * 50);
+  // A ring all-reduce: 2 x 28 inside and 2 x 3 across.
+  EXPECT_DOUBLE_EQ(LatencyAt(ring, AllReduce(1 << 20, 8, 4)), 30 + 56 * 3 + 6 * 50);
+  // Trees pay their 2 x log2(4) network steps, not the ring's steps inside a node.
+  EXPECT_DOUBLE_EQ(LatencyAt(tree, AllReduce(1 << 20, 8, 4)), 10 + 30 + 4 * 50);
+  EXPECT_DOUBLE_EQ(LatencyAt(nvlstree, AllReduce(1 << 20, 8, 4)), 20 + 30 + 4 * 50);
+  // One node: no network steps.
+  EXPECT_DOUBLE_EQ(LatencyAt(ring, Split(1 << 20, 8, 1)), 30 + 7 * 3);
+  // Written back and read again.
+  auto again = LoadNcclModel(Write("net_steps2.yaml", FormatNcclModel(*m, "")));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_DOUBLE_EQ(again->protocols[0].network_step_latency_us, 50);
+  EXPECT_DOUBLE_EQ(again->protocols[0].step_latency_us, 3);
+  auto bad = LoadNcclModel(Write(
+      "net_steps3.yaml",
+      "algorithms:\n  ring: {latency-us: 0, efficiency: 1, network-step-latency-us: 2}\n"
+      "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8, network-step-latency-us: x}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("net_steps3.yaml:2: algorithm ring key "
+                                        "'network-step-latency-us' is unknown"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("net_steps3.yaml:4: protocol Simple key "
+                                        "'network-step-latency-us': bad value 'x'"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace orrery

@@ -199,6 +199,18 @@ class Network {
     (void)piece;
     Send(src, dst, size, handler, token);
   }
+  // A message the trace names itself (a Chakra send or receive, a custom collective's, or the
+  // ready message of one under --rendezvous-protocol), which ASTRA-sim hands to its network as
+  // it is (sim_send). Moved as SendInPieces when `piece` > 0, else as Send, except by the
+  // congestion-unaware backend: ASTRA-sim's charges a message between NPUs whose addresses
+  // differ in several dimensions the lowest of them alone (its MultiDimTopology::send), and
+  // so does Orrery's for these messages, while its own algorithms' messages cross every
+  // dimension (network/README.md, "analytical-unaware").
+  virtual void SendTraceMessage(int src, int dst, Bytes size, uint64_t piece,
+                                DeliveryHandler* handler, uint64_t token) {
+    if (piece != 0) return SendInPieces(src, dst, size, piece, handler, token);
+    Send(src, dst, size, handler, token);
+  }
   // Traffic carried so far, per link (empty for backends that do not model links).
   virtual std::vector<LinkStats> Links() const { return {}; }
   // When the simulation ran out of events with messages undelivered: what holds them, in at

@@ -14,10 +14,18 @@
 
 #include "common/json.h"
 #include "report/breakdown.h"
+#include "report/output_files.h"
 
 namespace orrery {
 
 namespace {
+
+using report_internal::FileWriter;
+using report_internal::NeedsRecording;
+using report_internal::NpuPlace;
+using report_internal::NpuPlaces;
+using report_internal::Ns;
+using report_internal::PathKind;
 
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -26,27 +34,12 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-// Microseconds with nanosecond precision, as Chrome traces want ("ts", "dur").
-std::string Us(Time t) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64, t.ps() / 1000000,
-                (t.ps() / 1000) % 1000);
-  return buf;
-}
-// A slice's duration as its ends print (each in whole ns): ts + dur is the printed end, as in
-// the report and the Chakra timeline (the picosecond span truncated on its own could be 1 ns
-// short, leaving gaps in the critical path's track).
-std::string UsBetween(Time start, Time end) {
-  return Us(Time::FromNs(end.WholeNs() - start.WholeNs()));
-}
-
 std::string Num(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
-std::string Ns(Time t) { return std::to_string(t.WholeNs()); }
 // A span's whole ns as its ends print (end_ns - start_ns), so that durations printed beside their
 // ends agree with them and the critical path's add up to the step time (the picosecond span
 // truncated on its own could be 1 ns off).
@@ -61,61 +54,6 @@ Status Save(const std::string& path, const std::string& text) {
   f.close();
   if (!f) return Status::Error(path + ": write failed: " + std::strerror(errno));
   return Status::Ok();
-}
-
-// Text written to a file as it is made, about 1 MiB at a time, so that a report of millions
-// of rows is not first built whole in memory (GPT-3 175B on 128 NPUs: an 80 MB report).
-class FileWriter {
- public:
-  explicit FileWriter(const std::string& path) : path_(path), f_(path, std::ios::binary) {}
-  bool opened() const { return static_cast<bool>(f_); }
-  FileWriter& operator+=(const std::string& text) {
-    buffer_ += text;
-    if (buffer_.size() >= (1u << 20)) Flush();
-    return *this;
-  }
-  Status Close() {
-    Flush();
-    f_.close();
-    if (!f_) return Status::Error(path_ + ": write failed: " + std::strerror(errno));
-    return Status::Ok();
-  }
-
- private:
-  void Flush() {
-    f_ << buffer_;
-    buffer_.clear();
-  }
-  std::string path_;
-  std::ofstream f_;
-  std::string buffer_;
-};
-
-// With --jobs or --replicate-trace: each NPU's job (index into r.jobs) or copy, and its rank
-// there; owner -1 for an idle NPU. Empty otherwise.
-struct NpuPlace {
-  int owner = -1;
-  int rank = -1;
-};
-std::vector<NpuPlace> NpuPlaces(const RunResult& r) {
-  std::vector<NpuPlace> of;
-  if (r.copy_ranks > 0) {
-    // Copy c's rank k is NPU (k / I)·I·copies + c·I + k mod I (I = copy_ranks: contiguous).
-    const int interleave = r.copy_interleave > 0 ? r.copy_interleave : r.copy_ranks;
-    const int copies = r.num_npus() / r.copy_ranks;
-    for (int npu = 0; npu < r.num_npus(); ++npu) {
-      of.push_back({(npu / interleave) % copies,
-                    npu / (interleave * copies) * interleave + npu % interleave});
-    }
-  } else if (!r.jobs.empty()) {
-    of.resize(r.num_npus());
-    for (size_t j = 0; j < r.jobs.size(); ++j) {
-      for (size_t rank = 0; rank < r.jobs[j].npus.size(); ++rank) {
-        of[r.jobs[j].npus[rank]] = {static_cast<int>(j), static_cast<int>(rank)};
-      }
-    }
-  }
-  return of;
 }
 
 // What the owner is called in reports: "job" (--jobs) or "copy" (--replicate-trace).
@@ -147,313 +85,7 @@ std::string PlaceCsv(const RunResult& r, const std::vector<NpuPlace>& of, int np
   return "," + owner + "," + std::to_string(p.rank);
 }
 
-// NPU `npu`'s name in the timeline: "NPU 4", "NPU 4 (train, rank 1)", "NPU 4 (idle)" or
-// "NPU 13 (copy 1, rank 5)".
-std::string NpuName(const RunResult& r, const std::vector<NpuPlace>& of, int npu) {
-  std::string name = "NPU " + std::to_string(npu);
-  if (of.empty()) return name;
-  const NpuPlace& p = of[npu];
-  if (p.owner < 0) return name + " (idle)";
-  const std::string owner =
-      r.copy_ranks > 0 ? "copy " + std::to_string(p.owner) : r.jobs[p.owner].name;
-  return name + " (" + owner + ", rank " + std::to_string(p.rank) + ")";
-}
-
-Status NeedsRecording(const RunResult& r) {
-  if (static_cast<int>(r.activity.size()) != r.num_npus()) {
-    return Status::Error("internal: the run was not recorded (RunOptions::record)");
-  }
-  return Status::Ok();
-}
-
-constexpr int kTidCpu = 1, kTidGpu = 2, kTidComm = 3, kTidMemory = 4, kTidRecv = 10,
-              kTidChunks = 1000;
-// Threads of lanes, in ranges that do not meet: receive lanes from kTidRecv (past 989 of them,
-// from kTidManyReceives), chunk lanes from kTidChunks (past 98999, from kTidManyChunks), and the
-// second and later lanes of a track whose nodes overlap (communication-slots > 1, and the like)
-// at kTidMoreLanes + 100000 x (its first lane's thread) + lane.
-constexpr int kTidMoreLanes = 1000000, kTidManyReceives = 2000000, kTidManyChunks = 3000000;
-
-std::string CollectiveLabel(const NodeRecord& a) {
-  return a.collective ? et::CollectiveTypeName(*a.collective) : "";
-}
-
-// What a critical-path segment's node was doing.
-const char* PathKind(const CriticalPathStep& s) {
-  switch (s.type) {
-    case et::NodeType::kCommColl:
-      if (s.track == Track::kComm) return "collective";
-      break;
-    case et::NodeType::kCommSend:
-      return "send";
-    case et::NodeType::kCommRecv:
-      return "receive";
-    default:
-      break;
-  }
-  return TrackName(s.track);
-}
-
 }  // namespace
-
-Status WriteChromeTrace(const RunResult& r, const std::string& path) {
-  if (Status s = NeedsRecording(r); !s.ok()) return s;
-  // Each event is kept as where its text comes from, and its text is made as it is written:
-  // a timeline of millions of events (GPT-3 175B on 128 NPUs: 10 million, 1.3 GB) is then not
-  // held twice in memory.
-  enum class Kind : uint8_t { kNode, kChunk, kQueue, kPortQueue, kPath };
-  struct Ev {
-    int64_t ts;
-    int pid;
-    int tid;
-    Kind kind;
-    const void* record;            // NodeRecord, ChunkPhaseRecord, QueueSample, ...
-    const void* series = nullptr;  // kPortQueue: its QueueSeries
-  };
-  std::vector<Ev> events;
-  std::vector<std::string> meta;
-  // With --jobs or --replicate-trace, each NPU's process names its job or copy and its rank:
-  // "NPU 4 (train, rank 1)", "NPU 13 (copy 1, rank 5)".
-  const std::vector<NpuPlace> place_of = NpuPlaces(r);
-  for (int npu = 0; npu < r.num_npus(); ++npu) {
-    if (!r.TimelineShows(npu)) continue;
-    const std::string pid = std::to_string(npu);
-    const std::string name = NpuName(r, place_of, npu);
-    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
-                   R"(,"tid":0,"args":{"name":)" + JsonString(name) + "}}");
-    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
-                   R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
-    // Nodes of one track may overlap (receives; collectives with communication-slots > 1): each
-    // takes the first lane of its track free at its start (records come in completion order,
-    // so a lane's nodes never overlap), and a lane is a thread.
-    std::map<int, std::vector<int64_t>> lane_end;  // per first lane's thread
-    // tid -> (name, sort index), as lanes are taken; a track's lanes sort together, in the order
-    // CPU, GPU compute, communication, remote memory, receives, chunks.
-    std::map<int, std::pair<std::string, int64_t>> threads;
-    for (const NodeRecord& a : r.activity[npu]) {
-      int base = kTidComm;
-      const char* track = "communication";
-      switch (a.track) {
-        case Track::kCpu:
-          base = kTidCpu;
-          track = "CPU";
-          break;
-        case Track::kGpu:
-          base = kTidGpu;
-          track = "GPU compute";
-          break;
-        case Track::kComm:
-          break;
-        case Track::kMemory:
-          base = kTidMemory;
-          track = "remote memory";
-          break;
-        case Track::kRecv:
-          base = kTidRecv;
-          track = "receives";
-          break;
-      }
-      std::vector<int64_t>& ends = lane_end[base];
-      size_t lane = 0;
-      while (lane < ends.size() && ends[lane] > a.start.ps()) ++lane;
-      if (lane == ends.size()) ends.push_back(0);
-      ends[lane] = a.end.ps();
-      const int l = static_cast<int>(std::min<size_t>(lane, 99999));
-      int tid = base;
-      std::string name = track;
-      if (base == kTidRecv) {
-        tid = lane < 990 ? kTidRecv + l : kTidManyReceives + l;
-        name += " " + std::to_string(lane);
-      } else if (lane > 0) {
-        tid = kTidMoreLanes + 100000 * base + l;
-        name += " " + std::to_string(lane + 1);
-      }
-      const int64_t order = base == kTidRecv ? 5 : base;
-      threads.emplace(
-          tid, std::make_pair(std::move(name), order * 1000000 + static_cast<int64_t>(lane)));
-      events.push_back(Ev{a.start.ps(), npu, tid, Kind::kNode, &a});
-    }
-    // Chunk phases of collectives: the system layer's view, one lane per concurrent stream.
-    if (npu < static_cast<int>(r.phases.size())) {
-      std::vector<const ChunkPhaseRecord*> phases;
-      for (const ChunkPhaseRecord& c : r.phases[npu]) phases.push_back(&c);
-      std::stable_sort(phases.begin(), phases.end(),
-                       [](const ChunkPhaseRecord* a, const ChunkPhaseRecord* b) {
-                         return a->started < b->started;
-                       });
-      std::vector<int64_t> chunk_lane_end;
-      for (const ChunkPhaseRecord* c : phases) {
-        size_t lane = 0;
-        while (lane < chunk_lane_end.size() && chunk_lane_end[lane] > c->started.ps()) ++lane;
-        if (lane == chunk_lane_end.size()) chunk_lane_end.push_back(0);
-        chunk_lane_end[lane] = c->ended.ps();
-        const int tid = lane < 99000 ? kTidChunks + static_cast<int>(lane)
-                                     : kTidManyChunks + static_cast<int>(lane);
-        threads.emplace(tid, std::make_pair("chunks " + std::to_string(lane),
-                                            6 * int64_t{1000000} + static_cast<int64_t>(lane)));
-        events.push_back(Ev{c->started.ps(), npu, tid, Kind::kChunk, c});
-      }
-    }
-    // Queue lengths as counters (HTA's augmented counters).
-    if (npu < static_cast<int>(r.queues.size())) {
-      for (const QueueSample& q : r.queues[npu]) {
-        events.push_back(Ev{q.t.ps(), npu, 0, Kind::kQueue, &q});
-      }
-    }
-    for (const auto& [tid, thread] : threads) {
-      const auto& [name, sort] = thread;
-      meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid + R"(,"tid":)" +
-                     std::to_string(tid) + R"(,"args":{"name":")" + name + "\"}}");
-      meta.push_back(R"({"ph":"M","name":"thread_sort_index","pid":)" + pid + R"(,"tid":)" +
-                     std::to_string(tid) + R"(,"args":{"sort_index":)" + std::to_string(sort) +
-                     "}}");
-    }
-  }
-  // Output-queue depths (packet backend) as counters of one more process, after the NPUs.
-  if (!r.port_queues.empty()) {
-    const int qpid = r.num_npus();
-    const std::string pid = std::to_string(qpid);
-    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
-                   R"(,"tid":0,"args":{"name":"network queues, bytes"}})");
-    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
-                   R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
-    for (const QueueSeries& q : r.port_queues) {
-      for (const QueueSeries::Sample& s : q.samples) {
-        events.push_back(Ev{s.time.ps(), qpid, 0, Kind::kPortQueue, &s, &q});
-      }
-    }
-  }
-  // The critical path as one more process, sorted above the NPUs.
-  if (!r.critical_path.empty()) {
-    const int cpid = r.num_npus() + (r.port_queues.empty() ? 0 : 1);
-    const std::string pid = std::to_string(cpid);
-    meta.push_back(R"({"ph":"M","name":"process_name","pid":)" + pid +
-                   R"(,"tid":0,"args":{"name":"critical path"}})");
-    meta.push_back(R"({"ph":"M","name":"process_sort_index","pid":)" + pid +
-                   R"(,"tid":0,"args":{"sort_index":-1}})");
-    meta.push_back(R"({"ph":"M","name":"thread_name","pid":)" + pid +
-                   R"(,"tid":1,"args":{"name":"NPU: node"}})");
-    for (const CriticalPathStep& c : r.critical_path) {
-      events.push_back(Ev{c.start.ps(), cpid, 1, Kind::kPath, &c});
-    }
-  }
-  std::stable_sort(events.begin(), events.end(), [](const Ev& a, const Ev& b) {
-    return std::tie(a.ts, a.pid, a.tid) < std::tie(b.ts, b.pid, b.tid);
-  });
-  FileWriter out(path);
-  if (!out.opened()) return Status::Error(path + ": cannot write: " + std::strerror(errno));
-  out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-  bool first = true;
-  for (const std::string& m : meta) {
-    out += (first ? "" : ",\n") + m;
-    first = false;
-  }
-  // The text of one event, as the Trace Event Format has it.
-  auto text = [](const Ev& e) -> std::string {
-    const std::string pid = std::to_string(e.pid);
-    switch (e.kind) {
-      case Kind::kNode: {
-        const NodeRecord& a = *static_cast<const NodeRecord*>(e.record);
-        std::string args = R"("node_id":)" + std::to_string(a.id) + R"(,"type":")" +
-                           et::NodeTypeName(a.type) + "\"";
-        if (a.bytes > 0) args += R"(,"bytes":)" + std::to_string(a.bytes);
-        if (a.peer >= 0) args += R"(,"peer":)" + std::to_string(a.peer);
-        if (a.collective) {
-          args += R"(,"collective":")" + CollectiveLabel(a) + R"(","group":)" +
-                  JsonString(a.group.empty() ? "all" : a.group) + R"(,"group_size":)" +
-                  std::to_string(a.group_size);
-        }
-        const std::string cat = a.collective ? "collective" : TrackName(a.track);
-        return R"({"ph":"X","name":)" + JsonString(a.name) + R"(,"cat":")" + cat + R"(","pid":)" +
-               pid + R"(,"tid":)" + std::to_string(e.tid) + R"(,"ts":)" + Us(a.start) +
-               R"(,"dur":)" + UsBetween(a.start, a.end) + R"(,"args":{)" + args + "}}";
-      }
-      case Kind::kChunk: {
-        const ChunkPhaseRecord& c = *static_cast<const ChunkPhaseRecord*>(e.record);
-        const std::string name = std::string("chunk ") + std::to_string(c.stream) + " " +
-                                 CollectiveTypeName(c.type) + " " + std::to_string(c.phase + 1) +
-                                 "/" + std::to_string(c.num_phases);
-        const std::string args =
-            R"("node_id":)" + std::to_string(c.node_id) + R"(,"stream":)" +
-            std::to_string(c.stream) + R"(,"phase":)" + std::to_string(c.phase + 1) +
-            R"(,"phases":)" + std::to_string(c.num_phases) + R"(,"type":")" +
-            CollectiveTypeName(c.type) + R"(","algorithm":")" + c.algorithm + R"(","queue":)" +
-            std::to_string(c.queue) + R"(,"npus":)" + std::to_string(c.ring_size) + R"(,"bytes":)" +
-            std::to_string(c.bytes) + R"(,"send_to":)" + std::to_string(c.receiver) +
-            R"(,"receive_from":)" + std::to_string(c.sender) + R"(,"queued_us":)" +
-            UsBetween(c.queued, c.started);
-        return R"({"ph":"X","name":)" + JsonString(name) + R"(,"cat":"chunk","pid":)" + pid +
-               R"(,"tid":)" + std::to_string(e.tid) + R"(,"ts":)" + Us(c.started) + R"(,"dur":)" +
-               UsBetween(c.started, c.ended) + R"(,"args":{)" + args + "}}";
-      }
-      case Kind::kQueue: {
-        const QueueSample& q = *static_cast<const QueueSample*>(e.record);
-        return R"({"ph":"C","name":"queue )" + std::to_string(q.queue) + R"( length","pid":)" +
-               pid + R"(,"tid":0,"ts":)" + Us(q.t) + R"(,"args":{"streams":)" +
-               std::to_string(q.length) + "}}";
-      }
-      case Kind::kPortQueue: {
-        const QueueSeries& q = *static_cast<const QueueSeries*>(e.series);
-        const QueueSeries::Sample& s = *static_cast<const QueueSeries::Sample*>(e.record);
-        return R"({"ph":"C","name":)" + JsonString(q.link) + R"(,"pid":)" + pid +
-               R"(,"tid":0,"ts":)" + Us(s.time) + R"(,"args":{"bytes":)" + std::to_string(s.bytes) +
-               "}}";
-      }
-      case Kind::kPath: {
-        const CriticalPathStep& c = *static_cast<const CriticalPathStep*>(e.record);
-        std::string args = R"("npu":)" + std::to_string(c.npu) + R"(,"node_id":)" +
-                           std::to_string(c.node_id) + R"(,"kind":")" + PathKind(c) +
-                           R"(","after":")" + PathLinkName(c.link) + "\"";
-        if (c.from_npu >= 0) {
-          args += R"(,"after_npu":)" + std::to_string(c.from_npu) + R"(,"after_node_id":)" +
-                  std::to_string(c.from_node_id);
-        }
-        return R"({"ph":"X","name":)" + JsonString("NPU " + std::to_string(c.npu) + ": " + c.name) +
-               R"(,"cat":"critical path","pid":)" + pid + R"(,"tid":1,"ts":)" + Us(c.start) +
-               R"(,"dur":)" + UsBetween(c.start, c.end) + R"(,"args":{)" + args + "}}";
-      }
-    }
-    return "";
-  };
-  for (const Ev& e : events) {
-    out += (first ? "" : ",\n") + text(e);
-    first = false;
-  }
-  out += "\n]}\n";
-  return out.Close();
-}
-
-Status WriteChakraTimeline(const RunResult& r, const std::string& path) {
-  if (Status s = NeedsRecording(r); !s.ok()) return s;
-  struct Line {
-    int64_t tick;
-    int kind;  // 0 = callback, 1 = issue: at equal ticks a node ends before the next starts
-    int npu;
-    size_t seq;
-    std::string text;
-  };
-  std::vector<Line> lines;
-  for (int npu = 0; npu < r.num_npus(); ++npu) {
-    if (!r.TimelineShows(npu)) continue;
-    for (const NodeRecord& a : r.activity[npu]) {
-      const std::string rest = ", node->id=" + std::to_string(a.id) + ", node->name=" + a.name +
-                               ", node->type=" + et::NodeTypeName(a.type);
-      const std::string sys = "sys->id=" + std::to_string(npu);
-      lines.push_back(Line{a.start.WholeNs(), 1, npu, lines.size(),
-                           "issue," + sys + ", tick=" + Ns(a.start) + rest});
-      // A node that took no time ends after its own issue (and before what it released).
-      lines.push_back(Line{a.end.WholeNs(), a.end.WholeNs() == a.start.WholeNs() ? 1 : 0, npu,
-                           lines.size(), "callback," + sys + ", tick=" + Ns(a.end) + rest});
-    }
-  }
-  std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
-    return std::tie(a.tick, a.kind, a.npu, a.seq) < std::tie(b.tick, b.kind, b.npu, b.seq);
-  });
-  FileWriter out(path);
-  if (!out.opened()) return Status::Error(path + ": cannot write: " + std::strerror(errno));
-  for (const Line& l : lines) out += l.text + "\n";
-  return out.Close();
-}
 
 Status WriteReportJson(const RunResult& r, const std::string& path) {
   if (Status s = NeedsRecording(r); !s.ok()) return s;

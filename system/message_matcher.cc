@@ -26,11 +26,28 @@ void MessageMatcher::FreeWaiter(uint32_t i) {
   free_waiter_ = i;
 }
 
+namespace {
+
+// A ready message (--rendezvous-protocol) carries its data's tag space in its tag (data tag * 4
+// + space; collective_engine.cc, HandshakeKey), of either sign.
+TagSpace SpaceOfReadyMessage(int64_t tag) { return static_cast<TagSpace>(((tag % 4) + 4) % 4); }
+
+// The messages a trace names itself, which ASTRA-sim hands to its network as they are: its
+// sends and receives, its custom collectives', and the ready messages of those.
+bool IsTraceMessage(const MessageKey& key) {
+  const TagSpace space =
+      key.space == TagSpace::kRendezvous ? SpaceOfReadyMessage(key.tag) : key.space;
+  return space == TagSpace::kNative || space == TagSpace::kCustom;
+}
+
+}  // namespace
+
 void MessageMatcher::Send(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
   const uint32_t idx = in_flight_.Acquire();
   in_flight_[idx] = InFlight{key, on_sent, cookie, true};
-  if (p2p_piece_ != 0 && key.space == TagSpace::kNative) {
-    net_.SendInPieces(key.src, key.dst, Bytes(key.size), p2p_piece_, this, idx);
+  if (IsTraceMessage(key)) {
+    const uint64_t piece = key.space == TagSpace::kNative ? p2p_piece_ : 0;
+    net_.SendTraceMessage(key.src, key.dst, Bytes(key.size), piece, this, idx);
   } else {
     net_.Send(key.src, key.dst, Bytes(key.size), this, idx);
   }
@@ -236,7 +253,7 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
     if (i.key.space == TagSpace::kRendezvous) {
       // A ready message goes receiver -> sender; its tag is the data's tag * 4 + its space.
       const int64_t tag = i.key.tag;
-      space = static_cast<TagSpace>(((tag % 4) + 4) % 4);
+      space = SpaceOfReadyMessage(tag);
       const MessageKey data{i.key.dst, i.key.src, space, (tag - static_cast<int64_t>(space)) / 4,
                             0};
       line = npu(data.src) + "'s message to " + npu(data.dst) + " (" + tag_of(data) +

@@ -149,6 +149,29 @@ TEST(Cli, TimelineReportAndLogFileAreWritten) {
   EXPECT_NE(line.find("43.000"), line.rfind("43.000")) << line;  // mean and slowest NPU
 }
 
+// --timeline-chunks off leaves the chunk lanes out of a timeline (for large runs), and only them.
+TEST(Cli, TimelineChunksOffLeavesChunkLanesOut) {
+  const std::string base = Tmp("chunks");
+  const std::string args = Args("chunks", 4, AllReduceRanks(4));
+  const Outcome on = Orrery(args + " --timeline=" + base + ".on.json");
+  const Outcome off = Orrery(args + " --timeline=" + base + ".off.json --timeline-chunks off");
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(on.out, off.out);
+  const std::string with = Slurp(base + ".on.json"), without = Slurp(base + ".off.json");
+  EXPECT_NE(with.find("\"cat\":\"chunk\""), std::string::npos);
+  EXPECT_NE(with.find("\"name\":\"chunks 0\""), std::string::npos);
+  EXPECT_EQ(without.find("\"cat\":\"chunk\""), std::string::npos);
+  EXPECT_EQ(without.find("\"name\":\"chunks 0\""), std::string::npos);
+  EXPECT_NE(without.find("\"cat\":\"collective\""), std::string::npos);
+  EXPECT_NE(without.find("\"cat\":\"critical path\""), std::string::npos);
+  ExpectCleanFailure(Orrery(args + " --timeline=" + base + ".json --timeline-chunks no"),
+                     {"--timeline-chunks is 'no'; expected on or off"});
+  ExpectCleanFailure(Orrery(args + " --timeline-chunks off"),
+                     {"--timeline-chunks off leaves chunk lanes out of a --timeline, but none is "
+                      "given"});
+}
+
 TEST(Cli, TimelineNpusSelectsTheNpusShown) {
   const std::string base = Tmp("shown");
   const std::string args = Args("shown", 4, AllReduceRanks(4));
@@ -159,8 +182,8 @@ TEST(Cli, TimelineNpusSelectsTheNpusShown) {
   EXPECT_NE(chakra.find("callback,sys->id=3, tick=48000"), std::string::npos) << chakra;
   EXPECT_EQ(chakra.find("sys->id=0,"), std::string::npos) << chakra;
   const std::string chrome = Slurp(base + ".trace.json");
-  EXPECT_NE(chrome.find("\"pid\":2,"), std::string::npos);
-  EXPECT_EQ(chrome.find("\"pid\":1,"), std::string::npos);
+  EXPECT_NE(chrome.find("\"pid\":3,"), std::string::npos);  // NPU 2 (pids count from 1)
+  EXPECT_EQ(chrome.find("\"pid\":2,"), std::string::npos);  // NPU 1
   // Without a timeline it selects nothing: an error before the run, as is an NPU not there.
   Outcome bad = Orrery(args + " --timeline-npus 1");
   ExpectCleanFailure(bad, {"--timeline-npus '1'", "no --timeline or --timeline-chakra"});

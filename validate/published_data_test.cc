@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,31 @@ TEST(PublishedData, AwsP5EfaAllToAllIsPredicted) {
   }
   EXPECT_EQ(large, 10u);
   std::printf("p5-h100-efa on the held-out all-to-all: %.1f%% over 35 rows\n", 100 * e.all);
+}
+
+// All-gather across 2 to 32 AWS p5 nodes (validate/measured/aws-p5-efa-all_gather.csv, the same
+// repository as the all-reduce table p5-h100-efa is fitted on; held out). NCCL runs it as its
+// ring (8 GPUs a node, no CollNet: neither NVLS nor PAT applies), whose per-step latency across
+// the network dominates up to hundreds of MiB on many nodes: 255 steps on 32 nodes, 31 of them
+// over EFA. Before the profile modelled NCCL's pipelined slices (32 active, not 4 waves of 8) and
+// its steps across the network (network-step-latency-us, from NCCL's constants and the latency
+// aws-ofi-nccl reports), the rows drifted as nodes grew: 12.6% on 2 nodes to 33% on 32, 41-66%
+// slow at 32-512 MiB on 32 nodes. Within the EFA target (10%) overall, and on every node
+// count within 12%.
+TEST(PublishedData, AwsP5EfaAllGatherIsPredicted) {
+  Errors e = ExpectTargets("validate/measured/aws-p5-efa-all_gather.csv", "p5-h100-efa", 35, 0.10);
+  std::map<int, std::vector<double>> by_gpus;
+  for (const ValidationRow& row : e.table) {
+    by_gpus[row.gpus].push_back(row.error);
+    EXPECT_EQ(row.choice.rfind("ring/", 0), 0u) << row.gpus << " GPUs, " << row.size;
+  }
+  ASSERT_EQ(by_gpus.size(), 5u);
+  for (const auto& [gpus, errors] : by_gpus) {
+    EXPECT_LE(GeomeanAbs(errors), 0.12) << gpus << " GPUs";
+    std::printf("p5-h100-efa on the held-out all-gather, %d GPUs: %.1f%%\n", gpus,
+                100 * GeomeanAbs(errors));
+  }
+  std::printf("p5-h100-efa on the held-out all-gather: %.1f%% over 35 rows\n", 100 * e.all);
 }
 
 // One node of the multi-node profiles: nccl-tests on 8 GPUs runs as a communicator group of the

@@ -60,12 +60,14 @@ std::pair<int, int> AnalyticalUnawareNetwork::DimAndHops(int src, int dst) const
 
 int AnalyticalUnawareNetwork::Hops(int src, int dst) const { return DimAndHops(src, dst).second; }
 
-Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size, double* serialization) const {
+Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size, double* serialization,
+                                     Crossing crossing) const {
   // One walk over the dimensions: the lowest that differs (ASTRA-sim's), and for addresses that
-  // differ in a higher dimension too, every differing one. ASTRA-sim charges the lowest alone,
-  // which none of its algorithms meets (each phase stays in one dimension), but Orrery's do (a
-  // flat or channel ring across nodes, direct all-to-all, point-to-point sends): such a message
-  // crosses every differing dimension, their hops' latencies, and its bytes once at the slowest.
+  // differ in a higher dimension too, every differing one. ASTRA-sim charges the lowest alone
+  // (MultiDimTopology::send), which its per-dimension algorithms never meet (each phase stays in
+  // one dimension) but Orrery's do (a flat or channel ring across nodes, direct all-to-all):
+  // such a message crosses every differing dimension, their hops' latencies, and its bytes once
+  // at the slowest. A trace's own messages (kLowestDimension) keep ASTRA-sim's charge.
   const Dim* lowest = nullptr;
   int lowest_hops = 0, differ = 0, a = src, b = dst;
   double latency_ns = 0, bytes_per_ns = 0;
@@ -86,7 +88,7 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size, double* seria
   }
   ORRERY_CHECK(lowest != nullptr,
                "a message needs src != dst (both are NPU " + std::to_string(src) + ")");
-  if (differ > 1) {
+  if (differ > 1 && crossing == Crossing::kEveryDimension) {
     const double serialization_ns = static_cast<double>(size.count()) / bytes_per_ns;
     if (serialization != nullptr) *serialization = serialization_ns;
     return Time::FromNsTruncated(latency_ns + serialization_ns);
@@ -102,22 +104,68 @@ Time AnalyticalUnawareNetwork::Delay(int src, int dst, Bytes size, double* seria
 
 void AnalyticalUnawareNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
                                     uint64_t token) {
+  Schedule(src, dst, size, Crossing::kEveryDimension, handler, token);
+}
+
+void AnalyticalUnawareNetwork::SendTraceMessage(int src, int dst, Bytes size, uint64_t /*piece*/,
+                                                DeliveryHandler* handler, uint64_t token) {
+  Schedule(src, dst, size, Crossing::kLowestDimension, handler, token);
+}
+
+void AnalyticalUnawareNetwork::Schedule(int src, int dst, Bytes size, Crossing crossing,
+                                        DeliveryHandler* handler, uint64_t token) {
   CheckSendEndpoints(src, dst, num_npus_);
   // A sender's last message, again: a ring sends to one neighbour in equal pieces.
   LastSend& last = last_[static_cast<size_t>(src) % last_.size()];
-  if (last.src != src || last.dst != dst || last.size != size.count()) {
-    last.delay = Delay(src, dst, size, &last.serialization_ns);
+  if (last.src != src || last.dst != dst || last.size != size.count() ||
+      last.crossing != crossing) {
+    last.delay = Delay(src, dst, size, &last.serialization_ns, crossing);
     last.src = src;
     last.dst = dst;
     last.size = size.count();
+    last.crossing = crossing;
+    last.narrowed = crossing == Crossing::kLowestDimension && DifferingDims(src, dst) > 1;
   }
   if (size.count() > 0 && last.serialization_ns < 1) {
     zero_time_.Note(src, size.count(), last.serialization_ns);
+  }
+  if (last.narrowed && narrowed_.messages++ == 0) {
+    narrowed_.first_src = src;
+    narrowed_.first_dst = dst;
+    narrowed_.first_size = size.count();
   }
   const Time delay = last.delay;
   const uint32_t slot = in_flight_.Acquire();
   in_flight_[slot] = InFlight{handler, token};
   sim_.ScheduleAfter(delay, this, slot);
+}
+
+int AnalyticalUnawareNetwork::DifferingDims(int src, int dst) const {
+  int differ = 0, a = src, b = dst;
+  for (const Dim& dim : dims_) {
+    differ += a % dim.npus != b % dim.npus;
+    a /= dim.npus;
+    b /= dim.npus;
+  }
+  return differ;
+}
+
+std::vector<std::string> AnalyticalUnawareNetwork::Warnings(Time end) const {
+  std::vector<std::string> out = zero_time_.Warning("analytical-unaware", end);
+  if (narrowed_.messages == 0) return out;
+  const Narrowed& n = narrowed_;
+  const int d = DimAndHops(n.first_src, n.first_dst).first;
+  out.push_back(std::to_string(n.messages) + " point-to-point message" +
+                (n.messages == 1 ? "" : "s") + " of the trace (the first NPU " +
+                std::to_string(n.first_src) + " to NPU " + std::to_string(n.first_dst) + ", " +
+                std::to_string(n.first_size) +
+                " B) went between NPUs that differ in several dimensions and, as in ASTRA-sim's "
+                "congestion-unaware backend, took dimension " +
+                std::to_string(d) +
+                "'s time alone (the lowest that differs), not that of every dimension they cross; "
+                "the analytical-aware and packet backends route them across every dimension "
+                "(network/README.md, analytical-unaware)");
+  return out;
 }
 
 void AnalyticalUnawareNetwork::OnEvent(uint64_t slot) {

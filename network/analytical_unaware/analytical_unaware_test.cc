@@ -1,5 +1,6 @@
 #include "network/analytical_unaware/analytical_unaware.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -98,10 +99,11 @@ TEST(AnalyticalUnaware, FullyConnectedIsOneHop) {
 }
 
 // A message whose addresses differ in one dimension takes ASTRA-sim's time on it. One that
-// differs in several (which ASTRA-sim's per-dimension algorithms never send, but flat and
-// channel rings, direct all-to-all and sends across nodes do) crosses each: every differing
-// dimension's hops and latency, and its bytes once at the slowest of their bandwidths (ASTRA-sim
-// charges the lowest differing dimension alone, so a send across nodes ran at NVLink's rate).
+// differs in several (which ASTRA-sim's per-dimension algorithms never send, but Orrery's flat
+// and channel rings and direct all-to-all do) crosses each: every differing dimension's hops and
+// latency, and its bytes once at the slowest of their bandwidths (ASTRA-sim charges the lowest
+// differing dimension alone, so such a ring ran across nodes at NVLink's rate). The trace's own
+// messages keep ASTRA-sim's charge (TraceMessagesTakeTheLowestDifferingDimensionAlone).
 TEST(AnalyticalUnaware, MultiDimCrossesEveryDifferingDimension) {
   Simulation sim;
   // dim 0: Ring of 4 (1 B/ns, 100 ns); dim 1: Switch of 2 (2 B/ns, 50 ns). id = a0 + 4 * a1.
@@ -136,6 +138,48 @@ TEST(AnalyticalUnaware, MultiDimCrossesEveryDifferingDimension) {
   EXPECT_EQ(three_net.Delay(1, 5, Bytes(1000)), Time::FromNs(600));
   EXPECT_EQ(three_net.Delay(1, 29, Bytes(1000)), Time::FromNs(5100));
   EXPECT_EQ(three_net.Delay(1, 17, Bytes(1000)), Time::FromNs(6000));
+}
+
+// A message the trace names itself (a Chakra send, a custom collective's) is ASTRA-sim's own
+// traffic, which its congestion-unaware backend charges in the lowest differing dimension alone
+// (MultiDimTopology::send): Orrery's does the same for it, and says so once at the end.
+TEST(AnalyticalUnaware, TraceMessagesTakeTheLowestDifferingDimensionAlone) {
+  Simulation sim;
+  // dim 0: Ring of 4 (1 B/ns, 100 ns); dim 1: Switch of 2 (2 B/ns, 50 ns). id = a0 + 4 * a1.
+  Topology t{{Dim(BlockType::kRing, 4, kOneBytePerNs, Time::FromNs(100)),
+              Dim(BlockType::kSwitch, 2, Bandwidth::FromBytesPerSec(2e9), Time::FromNs(50))}};
+  AnalyticalUnawareNetwork net(sim, t);
+  using Crossing = AnalyticalUnawareNetwork::Crossing;
+  // 1 = (1,0) -> 7 = (3,1): ring hops min(2, 2) = 2 in dimension 0 alone: 2 * 100 + 1000 / 1
+  // = 1200 (crossing both: 2 * 100 + 2 * 50 + 1000 = 1300, MultiDimCrossesEveryDifferingDimension).
+  EXPECT_EQ(net.Delay(1, 7, Bytes(1000), nullptr, Crossing::kLowestDimension), Time::FromNs(1200));
+  // One differing dimension: the same either way. 1 -> 5 = (1,1): 2 * 50 + 1000 / 2 = 600.
+  EXPECT_EQ(net.Delay(1, 5, Bytes(1000), nullptr, Crossing::kLowestDimension), Time::FromNs(600));
+  Recorder r(sim);
+  net.SendTraceMessage(1, 7, Bytes(1000), /*piece=*/0, &r, 1);    // 1200
+  net.Send(1, 7, Bytes(1000), &r, 2);                             // 1300: Orrery's algorithms
+  net.SendTraceMessage(1, 5, Bytes(1000), /*piece=*/256, &r, 3);  // 600, one dimension
+  net.SendTraceMessage(3, 4, Bytes(1000), /*piece=*/0, &r, 4);    // (3,0) -> (0,1): 1 hop, 1100
+  sim.Run();
+  ASSERT_EQ(r.got.size(), 4u);
+  EXPECT_EQ(r.got[0], std::make_pair(uint64_t{3}, Time::FromNs(600)));
+  EXPECT_EQ(r.got[1], std::make_pair(uint64_t{4}, Time::FromNs(1100)));
+  EXPECT_EQ(r.got[2], std::make_pair(uint64_t{1}, Time::FromNs(1200)));
+  EXPECT_EQ(r.got[3], std::make_pair(uint64_t{2}, Time::FromNs(1300)));
+  // Two trace messages crossed both dimensions (1 -> 7 and 3 -> 4); the run hears of it once.
+  const std::vector<std::string> w = net.Warnings(Time::FromNs(1300));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("2 point-to-point messages of the trace (the first NPU 1 to NPU 7, 1000 B) "
+                      "went between NPUs that differ in several dimensions"),
+            std::string::npos)
+      << w[0];
+  EXPECT_NE(w[0].find("took dimension 0's time alone"), std::string::npos) << w[0];
+  // A run whose trace messages each stay in one dimension hears nothing.
+  AnalyticalUnawareNetwork quiet(sim, t);
+  quiet.SendTraceMessage(1, 5, Bytes(1000), 0, &r, 5);
+  quiet.Send(1, 7, Bytes(1000), &r, 6);
+  sim.Run();
+  EXPECT_TRUE(quiet.Warnings(sim.now()).empty());
 }
 
 TEST(AnalyticalUnaware, TruncatesTheSumOnceToWholeNs) {
