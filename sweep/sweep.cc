@@ -255,8 +255,9 @@ std::string BaseFingerprint(const SweepSpec& spec) {
     const std::string file = pending.back();
     pending.pop_back();
     try {
-      const YAML::Node doc = YAML::LoadFile(file);
-      if (!doc.IsMap()) continue;
+      const StatusOr<YAML::Node> read = ReadYamlDocument(file);
+      if (!read.ok() || !read->IsMap()) continue;
+      const YAML::Node doc = *read;
       const std::string dir = DirOf(file);
       for (const char* key : {"nccl-model", "custom-file"}) {
         if (doc[key] && doc[key].IsScalar()) note(dir, doc[key].Scalar());
@@ -537,27 +538,11 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   SweepSpec spec;
   spec.path = path;
   spec.dir = DirOf(path);
-  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
-  YAML::Node root;
-  try {
-    // Every document, so that a second one (after '---', or text after '...') is not dropped
-    // unread.
-    // An empty document after the first (a trailing '---') holds nothing and is accepted, as
-    // in config files (ParseYamlDocument).
-    std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path);
-    while (docs.size() > 1 && docs.back().IsNull()) docs.pop_back();
-    if (docs.size() > 1) {
-      return Status::Error(Where(path, docs[1]) + ": a second YAML document (after '---' or " +
-                           "'...'); a sweep spec is one document: remove the separator, or " +
-                           "merge its keys into the first");
-    }
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::BadFile&) {
-    return Status::Error(path + ": cannot read the sweep spec: " + std::strerror(errno));
-  } catch (const YAML::ParserException& e) {
-    return Status::Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                         std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
-  }
+  // The shared loader: one document (a second one, after '---', is not dropped unread), its
+  // syntax errors at their line and column, aliases bounded (config/yaml_aliases.h).
+  StatusOr<YAML::Node> document = ReadYamlDocument(path);
+  if (!document.ok()) return document.status();
+  const YAML::Node root = *document;
   if (!root.IsMap())
     return Status::Error(path + ": a sweep spec is a map with 'base' and 'grid' or 'points'");
   if (Status dup = DuplicateKeys(root, path); !dup.ok()) return dup;

@@ -1089,10 +1089,12 @@ TEST(Sweep, BadSpecsAreNamed) {
                         << second;
     spec = LoadSweepSpec(path);
     ASSERT_FALSE(spec.ok()) << second;
+    // The shared loader's words, as for every other YAML file (ParseYamlDocument).
     EXPECT_EQ(spec.status().message(),
               path + ":" + std::to_string(line) +
-                  ": a second YAML document (after '---' or '...'); a sweep spec is one "
-                  "document: remove the separator, or merge its keys into the first")
+                  ": a second YAML document (a map) starts here; expected one document per file "
+                  "(a second one, after '---' or after the first one's closing bracket, would "
+                  "not be read)")
         << second;
   }
 

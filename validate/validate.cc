@@ -142,12 +142,9 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
   // counts: Network).
   StatusOr<Topology> topo = LoadNetworkConfig(p.network_);
   if (!topo.ok()) return topo.status();
-  YAML::Node net;
-  try {
-    net = YAML::LoadFile(p.network_);
-  } catch (const YAML::Exception& e) {
-    return Status::Error(p.network_ + ": " + e.what());
-  }
+  StatusOr<YAML::Node> read = ReadYamlDocument(p.network_);
+  if (!read.ok()) return read.status();
+  YAML::Node net = *read;
   const YAML::Node counts = net["npus_count"];
   if (!counts || !counts.IsSequence() || counts.size() == 0) {
     return Status::Error(p.network_ +
@@ -220,7 +217,9 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
                          "; compare it on a profile of that layout");
   }
   if (gpus == npus_ || InOneNode(gpus)) return network_;
-  YAML::Node net = YAML::LoadFile(network_);
+  StatusOr<YAML::Node> read = ReadYamlDocument(network_);
+  if (!read.ok()) return read.status();
+  YAML::Node net = *read;
   const YAML::Node counts = net["npus_count"];
   const YAML::Node topology = net["topology"];
   const bool one_switch = counts.size() == 1 && topology.IsSequence() && topology.size() == 1 &&
@@ -252,12 +251,9 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
 StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, double latency_us,
                                                double efficiency) {
   if (algorithm.empty() && latency_us < 0 && efficiency < 0) return system_;
-  YAML::Node sys;
-  try {
-    sys = YAML::LoadFile(system_);
-  } catch (const YAML::Exception& e) {
-    return Status::Error(system_ + ": " + e.what());
-  }
+  StatusOr<YAML::Node> read = ReadYamlDocument(system_);
+  if (!read.ok()) return read.status();
+  YAML::Node sys = *read;
   // This file runs one explicit choice: the profile's NCCL model (a path relative to the
   // profile, which this scratch file is not in) does not apply to it.
   sys.remove("nccl-model");
