@@ -351,6 +351,10 @@ Status MakeDirs(const std::string& path) {
     if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
       return Status::Error(cur + ": cannot create directory: " + std::strerror(errno));
     }
+    struct stat st;  // "f/" of a file fails stat; "f" says what it is
+    if (stat(cur.substr(0, cur.size() - 1).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      return Status::Error(cur + ": cannot create directory: a file is in the way");
+    }
   }
   return Status::Ok();
 }
@@ -721,6 +725,17 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   }
   if (o.shards > 1 && o.out.empty()) {
     out += ".shard-" + std::to_string(o.shard) + "-of-" + std::to_string(o.shards);
+  }
+
+  // The output's directory, made when missing (as mkdir -p), whatever the workload: generated
+  // collectives and overridden configs made it on the way, a plain trace's points did not
+  // and every row failed to be written.
+  if (const std::string dir = DirOf(out); !dir.empty() && dir != ".") {
+    if (Status made = MakeDirs(dir); !made.ok()) {
+      return Status::Error("the sweep's output " + out + " (" +
+                           (o.out.empty() ? "the spec's 'output'" : std::string("--out")) +
+                           "): " + made.message());
+    }
   }
 
   Table table;

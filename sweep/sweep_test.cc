@@ -1153,5 +1153,61 @@ TEST(Sweep, BadSpecsAreNamed) {
   EXPECT_NE(capped.find("... and 10 more problems in " + path), std::string::npos) << capped;
 }
 
+// An output whose folder is missing is made (as mkdir -p), for every kind of workload: a
+// generated collective, a trace, a trace with a config override, a jobs file. (A trace's points
+// had made nothing, and their rows could not be written.)
+TEST(Sweep, AMissingOutputFolderIsMadeForEveryWorkloadKind) {
+  const std::string dir = Tmp("outkinds");
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1600 })";
+  std::ofstream(dir + "/net.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  ASSERT_TRUE(
+      et::WriteRankFiles(dir + "/t", {{et::MakeCompNode(1, "c", 3)}, {et::MakeCompNode(1, "c", 3)}})
+          .ok());
+  std::ofstream(dir + "/jobs.yml") << "jobs:\n  - workload: " << dir << "/t\n";
+  const std::pair<const char*, const char*> kinds[] = {
+      {"generated",
+       "  workload: {collective: all_reduce, size: 4096}\ngrid: {backend: "
+       "[analytical-aware]}\n"},
+      {"trace", "  workload: t\ngrid: {backend: [analytical-aware]}\n"},
+      {"override", "  workload: t\ngrid: {network.bandwidth: [[50.0]]}\n"},
+      {"jobs", "  jobs: jobs.yml\ngrid: {backend: [analytical-aware]}\n"},
+  };
+  for (const auto& [kind, rest] : kinds) {
+    const std::string spec = dir + "/" + kind + ".sweep.yaml";
+    std::ofstream(spec) << "base:\n  system: system.json\n  network: net.yml\n"
+                        << rest << "output: missing_" << kind << "/deeper/out\n";
+    StatusOr<SweepSpec> loaded = LoadSweepSpec(spec);
+    ASSERT_TRUE(loaded.ok()) << kind << ": " << loaded.status().message();
+    StatusOr<SweepSummary> s = RunSweep(*loaded, SweepOptions{});
+    ASSERT_TRUE(s.ok()) << kind << ": " << s.status().message();
+    EXPECT_EQ(s->failed, 0) << kind;
+    EXPECT_EQ(s->csv, dir + "/missing_" + kind + "/deeper/out.csv");
+    const std::vector<std::string> lines = Lines(Slurp(s->csv));
+    ASSERT_EQ(lines.size(), 2u) << kind;
+    EXPECT_EQ(Column(lines[0], lines[1], "status"), "ok") << kind;
+  }
+  // Where the folder cannot be made (a file in the way), the sweep stops before any point runs.
+  std::ofstream(dir + "/afile") << "x";
+  const std::string spec = dir + "/blocked.sweep.yaml";
+  std::ofstream(spec) << "base:\n  system: system.json\n  network: net.yml\n  workload: t\n"
+                      << "grid: {backend: [analytical-aware]}\noutput: afile/out\n";
+  StatusOr<SweepSpec> loaded = LoadSweepSpec(spec);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  StatusOr<SweepSummary> blocked = RunSweep(*loaded, SweepOptions{});
+  ASSERT_FALSE(blocked.ok());
+  const std::string& m = blocked.status().message();
+  EXPECT_NE(m.find("the sweep's output " + dir + "/afile/out (the spec's 'output'): "),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("outkinds/afile/: cannot create directory: a file is in the way"),
+            std::string::npos)
+      << m;
+}
+
 }  // namespace
 }  // namespace orrery
