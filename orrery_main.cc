@@ -113,6 +113,8 @@ int Main(int argc, char** argv) {
   std::string timeline, timeline_chakra, report, report_csv, log_level = "info", log_file;
   bool rendezvous = false;
   bool jobs_alone = false;
+  bool dry_run = false;
+  std::string max_memory;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
   desc.add_options()("help,h", "print this help")("version", "print the version")(
       "workload-configuration", po::value(&o.workload),
@@ -178,6 +180,14 @@ int Main(int argc, char** argv) {
       "report-csv", po::value(&report_csv),
       "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv, "
       "<prefix>.queues.csv, <prefix>.critical_path.csv")(
+      "dry-run", po::bool_switch(&dry_run),
+      "load the inputs, print the run's estimated cost (chunks, messages, events, memory, wall "
+      "time) and stop without running it")(
+      "max-memory", po::value(&max_memory),
+      "the memory a run may be estimated to need, e.g. 16G (default: the machine's available "
+      "memory, at most 4 GiB); past it the run stops before it starts")(
+      "force", po::bool_switch(&o.budget.force),
+      "run even when the estimated wall time is over an hour")(
       "log-level", po::value(&log_level)->default_value("info"),
       "diagnostics shown: trace, debug, info, warn, error, off")(
       "log-file", po::value(&log_file), "also write diagnostics to this file")(
@@ -238,6 +248,15 @@ int Main(int argc, char** argv) {
       }
     }
   }
+  if (vm.count("max-memory")) {
+    const int64_t bytes = orrery::ParseByteCount(max_memory);
+    if (bytes <= 0) {
+      return Fail("--max-memory is '" + max_memory +
+                  "'; expected a size in bytes, or with K, M, G or T (binary units), e.g. 16G");
+    }
+    o.budget.max_memory = static_cast<uint64_t>(bytes);
+  }
+  o.estimate_only = dry_run;
   orrery::StatusOr<orrery::Backend> b = orrery::ParseBackend(backend);
   if (!b.ok()) return Fail("--network-backend: " + b.status().message());
   o.backend = *b;
@@ -295,6 +314,10 @@ int Main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");
   if (!r.ok()) return Fail(r.status().message());
+  if (dry_run) {
+    std::fputs(orrery::DescribeRunCost(*r->estimate).c_str(), stdout);
+    return 0;
+  }
   if (jobs_alone) {
     const orrery::Status s = orrery::AddJobsAlone(o, &*r);
     if (!s.ok()) return Fail(s.message());

@@ -679,6 +679,29 @@ StatusOr<RunResult> RunSimulation(const RunOptions& o) {
           std::to_string(n) + " NPUs); give one algorithm per dimension to span them all");
     }
   }
+  {
+    // The run's cost, from its inputs (runner/estimate.h), before anything grows with it.
+    CostInputs in;
+    in.topology = &*topology;
+    in.net = &net_params;
+    in.params = &*params;
+    in.backend = o.backend;
+    in.replay_only = system->replay_only;
+    in.comm_slots = system->communication_slots;
+    in.npu_trace = npu_trace;
+    in.system_config = o.system_config;
+    for (const auto& t : traces) in.loaded_bytes += t->MemoryBytes();
+    in.group_size = [&](int npu, std::string_view pg) {
+      const StatusOr<int> g = ParseGroup(pg);
+      if (!g.ok()) return 0;
+      const std::optional<int> id = placement ? placement->Lookup(*g, npu) : std::optional(*g);
+      const std::vector<int>* m = id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
+      return m != nullptr ? static_cast<int>(m->size()) : 0;
+    };
+    result.estimate = EstimateRunCost(in);
+    if (o.estimate_only) return result;
+    if (Status within = CheckRunBudget(*result.estimate, o.budget); !within.ok()) return within;
+  }
   RemoteMemory memory(sim, memory_config, n);
   // Only when it keeps something: the system layer makes a record for every phase and queue
   // change it reports (a sweep keeps neither).

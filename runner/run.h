@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "et_feeder/trace.h"
 #include "network/factory.h"
+#include "runner/estimate.h"
 #include "runner/jobs_config.h"
 #include "runner/nccl_tuner.h"
 #include "workload/breakdown.h"
@@ -83,6 +84,11 @@ struct RunOptions {
   // With --jobs: run only this job (an index into the file's jobs) on the NPUs it has in the
   // full placement, the other jobs' NPUs idle; -1 = every job. AddJobsAlone sets it.
   int job_alone = -1;
+  // Before the run starts, its cost is estimated from the inputs (runner/estimate.h) and checked
+  // against `budget`: past it, RunSimulation returns an error naming what makes the run large and
+  // the flag that allows it. With `estimate_only` (--dry-run) it returns the estimate alone.
+  RunBudget budget;
+  bool estimate_only = false;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
   // With the system config's trace-enabled: 1, called with one line per node issued and per
@@ -187,6 +193,7 @@ struct RunResult {
   // With --replicate-trace: the trace's ranks N (NPU r runs rank r mod N of copy r / N); 0
   // otherwise.
   int copy_ranks = 0;
+  std::optional<RunCost> estimate;  // the cost estimated before the run (runner/estimate.h)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 
