@@ -135,6 +135,12 @@ struct LlmShape {
 };
 LlmShape ShapeOf(const LlmConfig& config);
 
+// About how many nodes a rank's trace holds (after CheckLlmConfig): micro-batches × layers per
+// stage × nodes per layer and pass (8, or 14 with sequence parallelism or experts) × passes (2,
+// 3 with recomputation). CheckLlmConfig refuses past 5e7; generate-llm estimates its files' size
+// from it.
+long double LlmNodesPerRank(const LlmConfig& config);
+
 // NPU `rank`'s nodes, in issue order; ids from 0. The collectives name their groups (pg_name),
 // which a METADATA node (PyTorch's process_group:init) first in the trace declares.
 std::vector<ChakraProtoMsg::Node> BuildLlmRank(const LlmConfig& config, int64_t rank);

@@ -184,7 +184,7 @@ RunCost EstimateRunCost(const CostInputs& in) {
                         per_message * static_cast<double>(cost.messages) +
                         kEventsPerPacketHop * static_cast<double>(cost.packets);
   cost.events = events >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(events);
-  cost.wall_seconds = events / kEventsPerSecond;
+  cost.wall_seconds = kSecondsPerRun + events / kEventsPerSecond;
   cost.memory_bytes = SatAdd(SatAdd(in.loaded_bytes, peak),
                              SatAdd(SatMul(static_cast<uint64_t>(cost.npus), kBytesPerNpu),
                                     SatMul(cost.nodes, kBytesPerNode)));

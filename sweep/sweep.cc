@@ -23,6 +23,7 @@
 #include "et_feeder/writer.h"
 #include "memory/memory_config.h"
 #include "report/breakdown.h"
+#include "runner/estimate.h"
 #include "runner/jobs_config.h"
 #include "runner/run.h"
 #include "workload/placement.h"
@@ -711,6 +712,40 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   return spec;
 }
 
+namespace {
+
+// The first point's estimate, times the points, against the sweep's budget: `jobs` points run
+// side by side (their memory adds up), the wall time is the points' over the jobs. Ok when the
+// first point cannot be estimated (its row will say why).
+Status CheckSweepBudget(const Prepared& first, size_t points, int jobs, const SweepOptions& o,
+                        SweepSummary* summary) {
+  if (!first.error.empty()) return Status::Ok();
+  RunOptions run = first.run;
+  run.estimate_only = true;
+  StatusOr<RunResult> r = RunSimulation(run);
+  if (!r.ok() || !r->estimate) return Status::Ok();
+  const RunCost& point = *r->estimate;
+  const uint64_t side_by_side = std::min<uint64_t>(points, static_cast<uint64_t>(jobs));
+  RunCost all = point;
+  all.memory_bytes = point.memory_bytes > UINT64_MAX / side_by_side
+                         ? UINT64_MAX
+                         : point.memory_bytes * side_by_side;
+  all.wall_seconds = point.wall_seconds * static_cast<double>(points) / side_by_side;
+  summary->estimate =
+      "estimate: " + std::to_string(points) + " points, " + std::to_string(side_by_side) +
+      " at once: about " + HumanBytes(all.memory_bytes) + " of memory and " +
+      HumanSeconds(all.wall_seconds) + " of wall time; the first point:\n" + DescribeRunCost(point);
+  Status within = CheckRunBudget(all, o.budget);
+  if (within.ok()) return within;
+  return Status::Error("this sweep of " + std::to_string(points) + " points (" +
+                       std::to_string(side_by_side) + " at once, --jobs) would take about " +
+                       HumanSeconds(all.wall_seconds) + " and " + HumanBytes(all.memory_bytes) +
+                       ", from its first point's estimate (" + HumanSeconds(point.wall_seconds) +
+                       ", " + HumanBytes(point.memory_bytes) + "): " + within.message());
+}
+
+}  // namespace
+
 StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
     return Status::Error("shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) +
@@ -802,7 +837,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   // Prepare every point's files first, one at a time (generated workloads are shared).
   std::vector<Prepared> prepared(todo.size());
   std::map<std::string, std::string> generated;  // collective/size/npus -> prefix
-  for (size_t i = 0; i < todo.size(); ++i) {
+  auto prepare = [&](size_t i) {
     const SweepPoint& p = *todo[i];
     Prepared& pr = prepared[i];
     try {
@@ -971,11 +1006,29 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     } catch (const std::exception& e) {
       pr.error = e.what();
     }
+  };
+  const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
+  // The sweep's cost before any point runs: the first point's estimate times the points
+  // (runner/estimate.h); every point's run checks its own share of the budget too.
+  if (!todo.empty()) {
+    prepare(0);
+    Status within = CheckSweepBudget(prepared[0], todo.size(), jobs, o, &summary);
+    if (o.dry_run) {
+      if (!within.ok()) summary.estimate += "past the budget: " + within.message() + "\n";
+      return summary;
+    }
+    if (!within.ok()) return within;
+  }
+  for (size_t i = 1; i < todo.size(); ++i) prepare(i);
+  for (Prepared& pr : prepared) {
+    pr.run.budget = o.budget;
+    // Points run side by side share the memory.
+    const uint64_t memory = o.budget.max_memory > 0 ? o.budget.max_memory : DefaultMemoryBudget();
+    pr.run.budget.max_memory = std::max<uint64_t>(memory / static_cast<uint64_t>(jobs), 1);
   }
 
   // What these rows run on, for a later --resume to compare.
   if (Status s = WriteBaseFile(summary.base, fingerprint); !s.ok()) return s;
-  const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
   std::FILE* stream = nullptr;
   if (!todo.empty()) {
     // Rows go to the CSV as points finish (so an interruption keeps them); the file is

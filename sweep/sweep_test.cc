@@ -1209,5 +1209,45 @@ TEST(Sweep, AMissingOutputFolderIsMadeForEveryWorkloadKind) {
       << m;
 }
 
+// A grid of 100,000 points is refused before any point runs, from its first point's estimate
+// times the points; --dry-run (dry_run) gives the estimate instead, and runs nothing.
+TEST(Sweep, AGridPastTheBudgetIsRefusedBeforeAnyPointRuns) {
+  const std::string spec = WriteSpec("huge_grid");
+  std::string sizes, bandwidths;
+  for (int i = 0; i < 1000; ++i) sizes += (i ? ", " : "") + std::to_string(1048576 + i);
+  for (int i = 0; i < 100; ++i) bandwidths += (i ? ", [" : "[") + std::to_string(10 + i) + ".0]";
+  std::string text = Slurp(spec);
+  text = text.substr(0, text.find("grid:")) + "grid:\n  network.bandwidth: [" + bandwidths +
+         "]\n  workload.size: [" + sizes + "]\n";
+  std::ofstream(spec) << text;
+  // Points of 4096 chunks: about 0.1 s each, so 100,000 of them take hours.
+  const std::string system = Tmp("huge_grid.system.json");
+  std::string sys = Slurp(system);
+  sys.replace(sys.find("\"preferred-dataset-splits\": 4"), 29,
+              "\"preferred-dataset-splits\": 4096");
+  std::ofstream(system) << sys;
+  StatusOr<SweepSpec> loaded = LoadSweepSpec(spec);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->points.size(), 100000u);
+  SweepOptions o;
+  o.jobs = 2;
+  o.out = Tmp("huge_grid_out/r");
+  StatusOr<SweepSummary> s = RunSweep(*loaded, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("this sweep of 100000 points (2 at once, --jobs) would "
+                                      "take about "),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("Give --force"), std::string::npos) << s.status().message();
+  EXPECT_NE(access((o.out + ".csv").c_str(), F_OK), 0);  // no point ran
+  o.dry_run = true;
+  s = RunSweep(*loaded, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->estimate.find("estimate: 100000 points, 2 at once"), std::string::npos)
+      << s->estimate;
+  EXPECT_NE(s->estimate.find("past the budget: "), std::string::npos) << s->estimate;
+  EXPECT_EQ(s->ran, 0);
+}
+
 }  // namespace
 }  // namespace orrery
