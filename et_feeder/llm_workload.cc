@@ -268,7 +268,7 @@ class RankBuilder {
 
   std::vector<Node> Build() {
     const std::vector<Group> groups = GroupsOf(c_);
-    if (!groups.empty()) {
+    if (!groups.empty() && c_.metadata_node) {
       std::ostringstream pgs;
       pgs << "[[";
       for (size_t i = 0; i < groups.size(); ++i) {

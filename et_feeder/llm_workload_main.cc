@@ -112,7 +112,10 @@ int GenerateLlmMain(int argc, char** argv) {
       "a preset shape (--list-models); the shape flags override its values, and what the shape "
       "implies (GPT's key-value heads, a 4h or 8h/3 MLP) follows them")(
       "list-models", "list the presets and exit")(
-      "force", "write the files even when they would come to more than 4 GiB");
+      "force", "write the files even when they would come to more than 4 GiB")(
+      "astra-sim",
+      "write what ASTRA-sim 2.0 runs: no METADATA node (it aborts on one); the groups are in "
+      "<output>.comm_groups.json only, for its --comm-group-configuration");
   for (const Whole& w : kWhole) desc.add_options()(w.flag, po::value(&whole_text[w.flag]), w.help);
   std::string streams;
   desc.add_options()("mlp", po::value(&mlp), "gelu (GPT: two matrices) or swiglu (Llama: three)")(
@@ -297,6 +300,7 @@ int GenerateLlmMain(int argc, char** argv) {
       return 1;
     }
   }
+  c.metadata_node = vm.count("astra-sim") == 0;
   size_t nodes = 0;
   s = et::MakeTraceDirectory(output);
   if (s.ok()) s = WriteLlmWorkload(c, output, &nodes);
