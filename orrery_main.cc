@@ -249,12 +249,8 @@ int Main(int argc, char** argv) {
     }
   }
   if (vm.count("max-memory")) {
-    const int64_t bytes = orrery::ParseByteCount(max_memory);
-    if (bytes <= 0) {
-      return Fail("--max-memory is '" + max_memory +
-                  "'; expected a size in bytes, or with K, M, G or T (binary units), e.g. 16G");
-    }
-    o.budget.max_memory = static_cast<uint64_t>(bytes);
+    const orrery::Status set = orrery::SetMaxMemory(max_memory, "", &o.budget);
+    if (!set.ok()) return Fail(set.message());
   }
   o.estimate_only = dry_run;
   orrery::StatusOr<orrery::Backend> b = orrery::ParseBackend(backend);

@@ -277,6 +277,17 @@ int64_t ParseByteCount(const std::string& text) {
   return bytes >= 9.2e18 ? -1 : static_cast<int64_t>(bytes);
 }
 
+Status SetMaxMemory(const std::string& text, const std::string& command, RunBudget* budget) {
+  const int64_t bytes = ParseByteCount(text);
+  if (bytes <= 0) {
+    return Status::Error(command + "--max-memory is '" + text +
+                         "'; expected a size in bytes, or with K, M, G or T (binary units), "
+                         "e.g. 16G");
+  }
+  budget->max_memory = static_cast<uint64_t>(bytes);
+  return Status::Ok();
+}
+
 std::string DescribeRunCost(const RunCost& c) {
   char line[256];
   std::string out = "estimate: " + std::to_string(c.npus) + " NPUs, " + std::to_string(c.nodes) +

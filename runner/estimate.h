@@ -101,5 +101,7 @@ std::string HumanSeconds(double seconds);
 
 // A byte count as --max-memory takes it: "8G", "512M", "8GB", "1e9", "4096"; -1 when invalid.
 int64_t ParseByteCount(const std::string& text);
+// --max-memory's value into budget->max_memory; the error names `command` ("", "sweep: ").
+Status SetMaxMemory(const std::string& text, const std::string& command, RunBudget* budget);
 
 }  // namespace orrery

@@ -133,12 +133,8 @@ int SweepMain(int argc, char** argv) {
   o.dry_run = dry_run;
   o.budget.force = force;
   if (vm.count("max-memory")) {
-    const int64_t bytes = ParseByteCount(max_memory);
-    if (bytes <= 0) {
-      return Fail("sweep: --max-memory is '" + max_memory +
-                  "'; expected a size in bytes, or with K, M, G or T (binary units), e.g. 16G");
-    }
-    o.budget.max_memory = static_cast<uint64_t>(bytes);
+    const Status set = SetMaxMemory(max_memory, "sweep: ", &o.budget);
+    if (!set.ok()) return Fail(set.message());
   }
   o.jobs = jobs;
   o.out = out;
