@@ -3,6 +3,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -17,7 +18,14 @@ class AliasCounter : public YAML::EventHandler {
  public:
   explicit AliasCounter(uint64_t limit) : limit_(limit) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  // yaml-cpp 0.7 makes no progress on a stray ',', ']' or '}' where a document should start: it
+  // returns an empty document at the same place again and again (YAML::LoadAll never ends).
+  struct Stalled {
+    YAML::Mark mark;
+  };
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (documents_++ > 0 && mark.pos == last_start_) throw Stalled{mark};
+    last_start_ = mark.pos;
     sizes_.clear();
     names_.clear();
     open_.clear();
@@ -82,6 +90,8 @@ class AliasCounter : public YAML::EventHandler {
   }
 
   const uint64_t limit_;
+  uint64_t documents_ = 0;
+  int last_start_ = -1;
   std::vector<uint64_t> sizes_;  // by anchor id: its node's size, aliases expanded
   std::vector<std::string> names_;
   std::vector<Open> open_;
@@ -95,14 +105,18 @@ class AliasCounter : public YAML::EventHandler {
 }  // namespace
 
 Status CheckYamlAliases(const std::string& text, const std::string& path, uint64_t limit) {
-  // Most files have no alias at all: no '*' outside a quoted string or comment is the fast path.
-  if (text.find('*') == std::string::npos) return Status::Ok();
   std::istringstream in(text);
   AliasCounter counter(limit);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(counter) && !counter.over()) {
     }
+  } catch (const AliasCounter::Stalled& s) {
+    const size_t at = static_cast<size_t>(std::max(s.mark.pos, 0));
+    return Status::Error(path + ":" + std::to_string(s.mark.line + 1) + ":" +
+                         std::to_string(s.mark.column + 1) + ": not valid YAML/JSON: '" +
+                         (at < text.size() ? text.substr(at, 1) : std::string("?")) +
+                         "' where a value should start (a stray separator or closing bracket)");
   } catch (const YAML::Exception&) {
     return Status::Ok();  // the loader reports the syntax error with its line and column
   }

@@ -71,6 +71,24 @@ TEST(AliasBombTest, CountsExpandedNodesFromFirstPrinciples) {
   EXPECT_TRUE(CheckYamlAliases("a: [*\n", "t.yml").ok());
 }
 
+// yaml-cpp 0.7 returns an empty document at a stray ',' ']' or '}' again and again: its
+// LoadAll never ended (found by fuzzing the comm-group loader). The shared loader refuses it.
+TEST(AliasBombTest, AStraySeparatorWhereADocumentStartsIsRefusedNotLoopedOn) {
+  for (const std::string& text :
+       {std::string(", 5, 6, 7]}\n"), std::string("a: 1\n]\n"), std::string("}")}) {
+    const StatusOr<YAML::Node> doc = ParseYamlDocument(text, "g.json");
+    ASSERT_FALSE(doc.ok()) << text;
+    EXPECT_NE(doc.status().message().find("not valid YAML/JSON"), std::string::npos)
+        << doc.status().message();
+  }
+  const std::string p = Write("stray_groups.json", ", 5, 6, 7]}\n");
+  const Status s = LoadCommGroupConfig(p, 8).status();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(p + ":1:1: not valid YAML/JSON: ',' where a value should start"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(AliasBombTest, EveryConfigReaderRefusesIt) {
   const int kLevels = 20;
   {
