@@ -34,7 +34,7 @@ for t in $targets; do
       while read -r f; do cp "$f" "$work/"; done
   fi
   log="$artifacts/log"
-  if "$bin/fuzz/$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if "$bin/fuzz/$name" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -artifact_prefix="$artifacts/" "$work" "${seeds[@]}" >"$log" 2>&1; then
     passed=$((passed + 1))
     echo "fuzz: $base: $(grep -o 'Done [0-9]* runs' "$log" | tail -1) in ${seconds} s, no crash"
