@@ -179,7 +179,9 @@ int SweepMain(int argc, char** argv) {
     estimate.dry_run = true;
     estimate.progress = false;
     StatusOr<SweepSummary> e = RunSweep(*spec, estimate);
-    if (e.ok() && !e->estimate.empty()) {
+    // Only for a sweep of a minute or more (the first line says how long): small sweeps print
+    // as they did.
+    if (e.ok() && !e->estimate.empty() && e->estimate_seconds >= 60) {
       std::fprintf(stderr, "%s", e->estimate.substr(0, e->estimate.find('\n') + 1).c_str());
     }
   }

@@ -78,9 +78,10 @@ struct SweepSummary {
   int ran = 0;
   int failed = 0;
   bool interrupted = false;
-  std::string csv, json;  // files written
-  std::string estimate;   // the sweep's estimated cost, as --dry-run prints it
-  std::string base;       // PREFIX.base: what the rows ran on (--resume compares it)
+  std::string csv, json;        // files written
+  std::string estimate;         // the sweep's estimated cost, as --dry-run prints it
+  double estimate_seconds = 0;  // its wall time
+  std::string base;             // PREFIX.base: what the rows ran on (--resume compares it)
 };
 
 StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& options);
