@@ -731,6 +731,7 @@ Status CheckSweepBudget(const Prepared& first, size_t points, int jobs, const Sw
                          ? UINT64_MAX
                          : point.memory_bytes * side_by_side;
   all.wall_seconds = point.wall_seconds * static_cast<double>(points) / side_by_side;
+  summary->estimate_seconds = all.wall_seconds;
   summary->estimate =
       "estimate: " + std::to_string(points) + " points, " + std::to_string(side_by_side) +
       " at once: about " + HumanBytes(all.memory_bytes) + " of memory and " +
