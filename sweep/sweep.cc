@@ -646,7 +646,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         }
         spec.param_names.push_back(it->first.Scalar());
         values.emplace_back();
-        for (const YAML::Node& v : it->second) {
+        // A copy: `it->second` is a member of a proxy that dies with the full expression, and a
+        // range-for over it read freed stack (ASan, under fuzz:sweep_spec).
+        const YAML::Node list = it->second;
+        for (const YAML::Node& v : list) {
           if (const std::string bad = BadValue(it->first.Scalar(), v); !bad.empty()) {
             problems.Add(Where(path, v) + ": grid value of " + bad);
           }
