@@ -88,6 +88,8 @@ NpuCost CostOfNpu(const CostInputs& in, int npu) {
     const et::NodeType type = t.type(i);
     if (in.replay_only || t.is_cpu_op(i).value_or(false)) continue;
     const uint64_t size = SatMulDouble(t.comm_size(i).value_or(0), sp.comm_scale);
+    // Past 2^53 bytes the system layer refuses the node itself, with a better message.
+    if (size > (uint64_t{1} << 53)) continue;
     if (type == et::NodeType::kCommSend) {
       ++c.messages;
       if (packet) c.packets = SatAdd(c.packets, PacketsPerMessage(in, size));
