@@ -110,6 +110,8 @@ TEST(Docs, EveryPackageHasAReadme) {
                               "network/analytical_aware",
                               "network/analytical_unaware",
                               "network/packet",
+                              "profile",
+                              "analyze",
                               "report",
                               "runner",
                               "scripts",
