@@ -126,6 +126,8 @@ int Main(int argc, char** argv) {
   std::string timeline_chunks = "on";
   bool rendezvous = false;
   bool jobs_alone = false;
+  bool dry_run = false;
+  std::string max_memory;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
   desc.add_options()("help,h", "print this help")("version", "print the version")(
       "workload-configuration", po::value(&o.workload),
@@ -198,6 +200,14 @@ int Main(int argc, char** argv) {
       "report-csv", po::value(&report_csv),
       "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv, "
       "<prefix>.queues.csv, <prefix>.critical_path.csv")(
+      "dry-run", po::bool_switch(&dry_run),
+      "load the inputs, print the run's estimated cost (chunks, messages, events, memory, wall "
+      "time) and stop without running it")(
+      "max-memory", po::value(&max_memory),
+      "the memory a run may be estimated to need, e.g. 16G (default: the machine's available "
+      "memory, at most 4 GiB); past it the run stops before it starts")(
+      "force", po::bool_switch(&o.budget.force),
+      "run even when the estimated wall time is over an hour")(
       "log-level", po::value(&log_level)->default_value("info"),
       "diagnostics shown: trace, debug, info, warn, error, off")(
       "log-file", po::value(&log_file), "also write diagnostics to this file")(
@@ -262,6 +272,11 @@ int Main(int argc, char** argv) {
       }
     }
   }
+  if (vm.count("max-memory")) {
+    const orrery::Status set = orrery::SetMaxMemory(max_memory, "", &o.budget);
+    if (!set.ok()) return Fail(set.message());
+  }
+  o.estimate_only = dry_run;
   orrery::StatusOr<orrery::Backend> b = orrery::ParseBackend(backend);
   if (!b.ok()) return Fail("--network-backend: " + b.status().message());
   o.backend = *b;
@@ -333,6 +348,10 @@ int Main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");
   if (!r.ok()) return Fail(r.status().message());
+  if (dry_run) {
+    std::fputs(orrery::DescribeRunCost(*r->estimate).c_str(), stdout);
+    return 0;
+  }
   if (jobs_alone) {
     const orrery::Status s = orrery::AddJobsAlone(o, &*r);
     if (!s.ok()) return Fail(s.message());

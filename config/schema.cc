@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/yaml_aliases.h"
+
 namespace orrery {
 namespace {
 
@@ -371,6 +373,7 @@ Status ReadConfigText(const std::string& path, std::string* out) {
 }  // namespace
 
 StatusOr<YAML::Node> ParseYamlDocument(const std::string& text, const std::string& path) {
+  if (Status aliases = CheckYamlAliases(text, path); !aliases.ok()) return aliases;
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);

@@ -265,7 +265,7 @@ class RankBuilder {
 
   std::vector<Node> Build() {
     const std::vector<Group> groups = GroupsOf(c_);
-    if (!groups.empty()) {
+    if (!groups.empty() && c_.metadata_node) {
       nodes_.push_back(
           MakeMetadataNode(next_id_++, "process_group:init", ProcessGroupsInputs(groups)));
     }
@@ -873,10 +873,7 @@ Status CheckLlmConfig(LlmConfig* config) {
     }
   }
   // The files' size: refuse what would fill a disk by mistake.
-  const long double passes_per_layer = c.recompute ? 3 : 2;
-  const long double nodes_per_layer_pass = c.sequence_parallel || c.experts > 0 ? 14 : 8;
-  const long double nodes_per_rank = static_cast<long double>(c.micro_batches) * (c.layers / c.pp) *
-                                     nodes_per_layer_pass * passes_per_layer;
+  const long double nodes_per_rank = LlmNodesPerRank(c);
   if (nodes_per_rank > 5e7L) {
     s.Merge(Status::Error("generate-llm: about " +
                           std::to_string(static_cast<int64_t>(nodes_per_rank)) +
@@ -919,6 +916,13 @@ LlmShape ShapeOf(const LlmConfig& c) {
                  (c.layers * s.layer_forward_flops * (passes + (c.recompute ? 1 : 0)) +
                   s.head_forward_flops * passes);
   return s;
+}
+
+long double LlmNodesPerRank(const LlmConfig& c) {
+  const long double passes_per_layer = c.recompute ? 3 : 2;
+  const long double nodes_per_layer_pass = c.sequence_parallel || c.experts > 0 ? 14 : 8;
+  return static_cast<long double>(c.micro_batches) * (c.layers / std::max<int64_t>(c.pp, 1)) *
+         nodes_per_layer_pass * passes_per_layer;
 }
 
 std::vector<Node> BuildLlmRank(const LlmConfig& config, int64_t rank) {

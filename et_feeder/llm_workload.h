@@ -81,6 +81,10 @@ struct LlmConfig {
   bool distributed_optimizer = false;  // ZeRO-1: reduce-scatter gradients, all-gather parameters
   int64_t element_bytes = 2;           // activations and parameters (bf16)
   int64_t grad_bytes = 4;              // gradients as reduced (Megatron-LM reduces bf16's in fp32)
+  // A METADATA node (PyTorch's process_group:init) first in each rank's trace, declaring the
+  // communicator groups (they are in <output>.comm_groups.json too). ASTRA-sim 2.0 aborts on
+  // it (et_feeder/astra_sim_compat.h), so --astra-sim leaves it out.
+  bool metadata_node = true;
   // The roofline that gives duration_micros (runs with roofline-enabled use num_ops instead).
   double peak_tflops = 989.0;   // H100 SXM, dense BF16
   double mem_bw_gbps = 3350.0;  // H100 SXM HBM3, 1e9 B/s
@@ -134,6 +138,12 @@ struct LlmShape {
   double step_flops = 0;
 };
 LlmShape ShapeOf(const LlmConfig& config);
+
+// About how many nodes a rank's trace holds (after CheckLlmConfig): micro-batches × layers per
+// stage × nodes per layer and pass (8, or 14 with sequence parallelism or experts) × passes (2,
+// 3 with recomputation). CheckLlmConfig refuses past 5e7; generate-llm estimates its files' size
+// from it.
+long double LlmNodesPerRank(const LlmConfig& config);
 
 // NPU `rank`'s nodes, in issue order; ids from 0. The collectives name their groups (pg_name),
 // which a METADATA node (PyTorch's process_group:init) first in the trace declares.

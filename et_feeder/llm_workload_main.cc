@@ -119,7 +119,11 @@ int GenerateLlmMain(int argc, char** argv) {
       "model", po::value(&model),
       "a preset shape (--list-models); the shape flags override its values, and what the shape "
       "implies (GPT's key-value heads, a 4h or 8h/3 MLP) follows them")(
-      "list-models", "list the presets and exit");
+      "list-models", "list the presets and exit")(
+      "force", "write the files even when they would come to more than 4 GiB")(
+      "astra-sim",
+      "write what ASTRA-sim 2.0 runs: no METADATA node (it aborts on one); the groups are in "
+      "<output>.comm_groups.json only, for its --comm-group-configuration");
   for (const Whole& w : kWhole) desc.add_options()(w.flag, po::value(&whole_text[w.flag]), w.help);
   std::string streams;
   desc.add_options()("mlp", po::value(&mlp), "gelu (GPT: two matrices) or swiglu (Llama: three)")(
@@ -283,6 +287,28 @@ int GenerateLlmMain(int argc, char** argv) {
     for (const std::string& p : s.problems()) std::fprintf(stderr, "error: %s\n", p.c_str());
     return 1;
   }
+  // What the files come to, before a byte is written: about 100 B per node (91 B measured on
+  // GPT-shaped ranks), so --layers 100000 on 64 NPUs is 11 GB, which is refused unless forced.
+  {
+    constexpr long double kBytesPerNode = 100;
+    constexpr long double kMaxBytes = 4.0L * (1u << 30);
+    const long double npus = static_cast<long double>(c.dp) * c.tp * c.pp;
+    const long double bytes = LlmNodesPerRank(c) * npus * kBytesPerNode;
+    if (bytes > kMaxBytes && vm.count("force") == 0) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.3Lg GB", bytes / 1e9);
+      std::fprintf(stderr,
+                   "error: generate-llm: would write about %.3Lg nodes per NPU in %.0Lf files, "
+                   "about %s (--layers %lld, --micro-batches %lld, dp %lld × tp %lld × pp %lld); "
+                   "more than 4 GiB: give --force to write it anyway, or fewer layers, "
+                   "micro-batches or NPUs\n",
+                   LlmNodesPerRank(c), npus, text, static_cast<long long>(c.layers),
+                   static_cast<long long>(c.micro_batches), static_cast<long long>(c.dp),
+                   static_cast<long long>(c.tp), static_cast<long long>(c.pp));
+      return 1;
+    }
+  }
+  c.metadata_node = vm.count("astra-sim") == 0;
   size_t nodes = 0;
   int64_t files = 0;
   const bool all_ranks = vm.count("all-ranks") > 0;

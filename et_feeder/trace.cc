@@ -167,6 +167,18 @@ AttrKey KeyOf(const std::string& name) {
   }
 }
 
+// An attribute's value as protobuf's text format, e.g. "int64_val: 1048576" (long lists cut).
+std::string AttributeValueText(const AttributeProto& attr) {
+  AttributeProto value = attr;
+  value.clear_name();
+  value.clear_doc_string();
+  std::string text = value.ShortDebugString();
+  if (text.empty()) return "no value";
+  constexpr size_t kMaxChars = 80;
+  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + " ...";
+  return text;
+}
+
 // Name of the oneof member an attribute carries, e.g. "double_val".
 std::string ValueCaseName(const AttributeProto& attr) {
   if (attr.value_case() == AttributeProto::VALUE_NOT_SET) return "no value";
@@ -446,6 +458,7 @@ class TraceLoader {
     }
     rec.type = static_cast<uint8_t>(type);
 
+    CheckDuplicateAttributes(node, offset);
     uint64_t slot_values[Trace::kNumSlots] = {};
     for (const AttributeProto& attr : node.attr()) {
       const AttrKey key = KeyOf(attr.name());
@@ -474,14 +487,39 @@ class TraceLoader {
     dep_begin_.push_back(dep_ids_.size());
   }
 
+  // An attribute name given twice on one node (comm_size twice, say) is ambiguous: feeder_v3
+  // takes the first, silently, whatever the second says. Refused, naming both values.
+  void CheckDuplicateAttributes(const ChakraProtoMsg::Node& node, size_t offset) {
+    const auto& attrs = node.attr();
+    const int k = attrs.size();
+    if (k < 2) return;
+    by_name_.resize(static_cast<size_t>(k));
+    for (int i = 0; i < k; ++i) by_name_[static_cast<size_t>(i)] = i;
+    // Stable: of equal names, the earlier attribute comes first.
+    std::stable_sort(by_name_.begin(), by_name_.end(),
+                     [&](int a, int b) { return attrs[a].name() < attrs[b].name(); });
+    for (size_t i = 1; i < by_name_.size(); ++i) {
+      const AttributeProto& first = attrs[by_name_[i - 1]];
+      const AttributeProto& second = attrs[by_name_[i]];
+      if (first.name() != second.name()) continue;
+      if (i >= 2 && attrs[by_name_[i - 2]].name() == first.name()) continue;  // said once
+      AddProblem(Where(node.id(), offset) + ": attribute '" + first.name() +
+                 "' is given more than once (" + AttributeValueText(first) + ", then " +
+                 AttributeValueText(second) +
+                 "); expected each attribute once (ASTRA-sim's feeder would silently take the "
+                 "first)");
+    }
+  }
+
   void AddSideString(std::vector<Trace::SideEntry>* table, uint32_t node, const std::string& s) {
     table->push_back(
         {node, static_cast<uint32_t>(trace_.side_chars_.size()), static_cast<uint32_t>(s.size())});
     trace_.side_chars_.insert(trace_.side_chars_.end(), s.begin(), s.end());
   }
 
-  // Converts one attribute the simulator reads; the first occurrence of a name wins (feeder_v3
-  // scans the attribute list and stops at the first match).
+  // Converts one attribute the simulator reads. A name given twice is refused
+  // (CheckDuplicateAttributes); the guards below keep the first, so that a refused node is
+  // stored consistently until the load fails.
   void ReadAttribute(AttrKey key, const AttributeProto& attr, uint64_t id, size_t offset,
                      uint32_t file_index, Trace::NodeRecord* rec, uint64_t* slot_values) {
     switch (key) {
@@ -888,6 +926,7 @@ class TraceLoader {
   std::vector<size_t> offsets_;
   std::vector<uint64_t> dep_ids_;
   std::vector<size_t> dep_begin_;
+  std::vector<int> by_name_;  // CheckDuplicateAttributes' scratch: a node's attributes by name
   // perm_[sorted index] = file index.
   std::vector<uint32_t> perm_;
 };

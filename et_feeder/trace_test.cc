@@ -238,15 +238,31 @@ TEST(TraceTest, BoolConvertsToIntegerAndIntegerZeroOneToIsCpuOp) {
   EXPECT_EQ(t.is_cpu_op(1), std::optional<bool>(false));
 }
 
-TEST(TraceTest, FirstAttributeOfANameWins) {
-  Node n = MakeNode(1, "dup", ChakraProtoMsg::COMM_COLL_NODE);
-  SetIntAttr(&n, "comm_size", 10);
-  SetIntAttr(&n, "comm_size", 20);
+TEST(TraceTest, AnAttributeGivenTwiceIsRefusedNamingBothValues) {
+  Node n = MakeNode(7, "dup", ChakraProtoMsg::COMM_COLL_NODE);
+  SetIntAttr(&n, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+  SetIntAttr(&n, "comm_size", 1048576);
   SetStringAttr(&n, "pg_name", "first");
+  SetUint64Attr(&n, "comm_size", 4096);  // another encoding: still the same attribute
   SetStringAttr(&n, "pg_name", "second");
-  const Trace t = WriteAndLoad("firstwins.0.et", {n});
-  EXPECT_EQ(t.comm_size(0), std::optional<uint64_t>(10));
-  EXPECT_EQ(t.pg_name(0), std::optional<std::string_view>("first"));
+  SetStringAttr(&n, "pg_name", "third");  // a third one adds nothing to the message
+  SetIntAttr(&n, "rf_id", 1);             // an attribute the simulator does not read ...
+  SetIntAttr(&n, "rf_id", 2);             // ... is just as ambiguous
+  const std::string err = LoadErrorOf("dupattr.0.et", {n});
+  EXPECT_THAT(err, HasSubstr("dupattr.0.et: node 7 (message at byte 8): attribute 'comm_size' is "
+                             "given more than once (int64_val: 1048576, then uint64_val: 4096)"));
+  EXPECT_THAT(err, HasSubstr("attribute 'pg_name' is given more than once (string_val: \"first\", "
+                             "then string_val: \"second\")"));
+  EXPECT_THAT(err, HasSubstr("attribute 'rf_id' is given more than once (int64_val: 1, then "
+                             "int64_val: 2)"));
+  EXPECT_THAT(err, HasSubstr("expected each attribute once"));
+  EXPECT_EQ(err.find("third"), std::string::npos) << err;
+  // Once each, with the same value, is fine; a name differing only in case is another name.
+  Node ok = MakeNode(1, "ok", ChakraProtoMsg::COMP_NODE);
+  SetIntAttr(&ok, "num_ops", 5);
+  SetIntAttr(&ok, "NUM_OPS", 6);
+  const Trace t = WriteAndLoad("dupattr_ok.0.et", {ok});
+  EXPECT_EQ(t.num_ops(0), std::optional<uint64_t>(5));
 }
 
 struct BadAttr {

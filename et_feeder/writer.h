@@ -102,7 +102,7 @@ ChakraProtoMsg::Node MakeMetadataNode(uint64_t id, const std::string& name,
 void AddDataDeps(ChakraProtoMsg::Node* node, std::initializer_list<uint64_t> ids);
 void AddCtrlDeps(ChakraProtoMsg::Node* node, std::initializer_list<uint64_t> ids);
 
-// ---- Attribute setters: each appends one attribute (Chakra keeps the first of a name). ----
+// ---- Attribute setters: each appends one attribute (Trace::Load refuses a name twice). ----
 
 // The ten protobuf integer encodings of AttributeProto.
 enum class IntEncoding {

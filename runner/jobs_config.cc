@@ -105,7 +105,9 @@ StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path, int num_npu
     }
     for (auto it = job.begin(); it != job.end(); ++it) {
       const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
-      const YAML::Node& value = it->second;
+      // A copy (a handle): `it->second` belongs to a proxy that dies at the semicolon; a
+      // reference to it read freed stack (ASan, under fuzz:jobs).
+      const YAML::Node value = it->second;
       const std::string at = file->Where(it->first);
       bool known = false;
       for (const std::string& k : kJobKeys) known = known || k == key;

@@ -8,6 +8,7 @@
 
 #include "common/units.h"
 #include "network/factory.h"
+#include "runner/estimate.h"
 
 namespace orrery {
 
@@ -70,6 +71,11 @@ struct RunOptions {
   // With --jobs: run only this job (an index into the file's jobs) on the NPUs it has in the
   // full placement, the other jobs' NPUs idle; -1 = every job. AddJobsAlone sets it.
   int job_alone = -1;
+  // Before the run starts, its cost is estimated from the inputs (runner/estimate.h) and checked
+  // against `budget`: past it, RunSimulation returns an error naming what makes the run large and
+  // the flag that allows it. With `estimate_only` (--dry-run) it returns the estimate alone.
+  RunBudget budget;
+  bool estimate_only = false;
   // Called now and then during the run (every 2^22 events) with what is known so far.
   std::function<void(const Progress&)> progress;
   // With the system config's trace-enabled: 1, called with one line per node issued and per

@@ -258,6 +258,36 @@ Status Simulate(const RunOptions& o, const Machine& m, TraceSet& set, const NpuS
   if (!tuner) {
     for (std::string& w : ImplementationListWarnings(o, m)) result.warnings.push_back(std::move(w));
   }
+  // The executors' NPUs: every NPU, or with a symmetry its representatives.
+  std::vector<int> npus;
+  for (int r = 0; r < n; ++r) {
+    if (symmetry == nullptr || symmetry->IsRep(r)) npus.push_back(r);
+  }
+  {
+    // The run's cost, from its inputs (runner/estimate.h), before anything grows with it: the
+    // NPUs simulated (with a symmetry, one per orbit).
+    CostInputs in;
+    in.topology = &m.topology;
+    in.net = &m.net_params;
+    in.params = &m.params;
+    in.backend = o.backend;
+    in.replay_only = m.system.replay_only;
+    in.comm_slots = m.system.communication_slots;
+    for (int r : npus) in.npu_trace.push_back(set.npu_trace[r]);
+    in.system_config = o.system_config;
+    for (const auto& t : set.traces) in.loaded_bytes += t->MemoryBytes();
+    const Placement* placed = set.placement.get();
+    in.group_size = [&](int npu, std::string_view pg) {
+      const StatusOr<int> g = ParseGroup(pg);
+      if (!g.ok()) return 0;
+      const std::optional<int> id = placed ? placed->Lookup(*g, npu) : std::optional(*g);
+      const std::vector<int>* members = id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
+      return members != nullptr ? static_cast<int>(members->size()) : 0;
+    };
+    result.estimate = EstimateRunCost(in);
+    if (o.estimate_only) return Status::Ok();
+    if (Status within = CheckRunBudget(*result.estimate, o.budget); !within.ok()) return within;
+  }
   RemoteMemory memory(sim, m.memory, n);
   // Only when it keeps something: the system layer makes a record for every phase and queue
   // change it reports (a sweep keeps neither).
@@ -270,10 +300,6 @@ Status Simulate(const RunOptions& o, const Machine& m, TraceSet& set, const NpuS
   Placement* placement = set.placement.get();
   if (placement != nullptr) {
     system_layer.set_group_namer([placement](int id) { return placement->GroupName(id); });
-  }
-  std::vector<int> npus;
-  for (int r = 0; r < n; ++r) {
-    if (symmetry == nullptr || symmetry->IsRep(r)) npus.push_back(r);
   }
   if (symmetry != nullptr) {
     result.shortcut = std::to_string(n) + " NPUs simulated as " + std::to_string(npus.size()) +

@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "et_feeder/trace.h"
 #include "network/factory.h"
+#include "runner/estimate.h"
 #include "runner/jobs_config.h"
 #include "runner/nccl_tuner.h"
 #include "runner/options.h"
@@ -131,6 +132,7 @@ struct RunResult {
   std::string shortcut;
   // Why a shortcut stepped aside, for info messages.
   std::vector<std::string> shortcut_notes;
+  std::optional<RunCost> estimate;  // the cost estimated before the run (runner/estimate.h)
   int num_npus() const { return static_cast<int>(npus.size()); }
 };
 

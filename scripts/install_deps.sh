@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap bazel-rules-java bazel-platforms
   g++ protobuf-compiler libprotobuf-dev libyaml-cpp-dev libboost-program-options-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev zlib1g-dev python3
+  clang libclang-rt-dev libomp-dev
 )
 missing=()
 for p in "${packages[@]}"; do

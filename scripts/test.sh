@@ -19,7 +19,7 @@ bazel_rc=${PIPESTATUS[0]}
 
 # Count test cases from each target's JUnit XML; a target with no XML (did not build, crashed
 # before writing it) counts as one failure.
-python3 - "$log" <<'PY'
+counts=$(python3 - "$log" <<'PY'
 import os, re, sys, xml.etree.ElementTree as ET
 log = open(sys.argv[1]).read()
 targets = re.findall(r'^(//\S+)\s+(?:\(cached\) )?(PASSED|FAILED|FAILED TO BUILD|NO STATUS|TIMEOUT|FLAKY)', log, re.M)
@@ -45,9 +45,38 @@ for target, status in targets:
     failed += fails
 if not targets:
     failed += 1
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+print(f"{passed} {failed}")
 PY
-rc=$?
+)
+passed=${counts% *} failed=${counts#* }
 rm -f "$log"
-[ $rc -eq 0 ] && [ $bazel_rc -eq 0 ] || exit 1
+[ "$bazel_rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
+
+# The fast tests (small and medium) again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (ORRERY_SANITIZE=1; off by default until the whole fast suite has been seen clean under them,
+# docs/robustness.md), then every fuzz target for a bounded time (ORRERY_FUZZ_SECONDS, 0 = none).
+if [ "${ORRERY_SANITIZE:-0}" != 0 ]; then
+  if bazel test //... -c opt --config=asan --config=ubsan --test_size_filters=small,medium \
+      --test_env=ORRERY_COMPAT_DIR="$ORRERY_COMPAT_DIR" --test_output=errors; then
+    passed=$((passed + 1))
+    echo "sanitizers: the small and medium tests pass under ASan and UBSan"
+  else
+    failed=$((failed + 1))
+    echo "sanitizers: a test failed under ASan or UBSan (above)" >&2
+  fi
+fi
+fuzz_seconds="${ORRERY_FUZZ_SECONDS:-20}"
+if [ "$fuzz_seconds" != 0 ]; then
+  fuzz_log=$(mktemp)
+  scripts/fuzz.sh "$fuzz_seconds" 2>&1 | tee "$fuzz_log"
+  fuzz_counts=$(tail -1 "$fuzz_log")
+  rm -f "$fuzz_log"
+  if [[ "$fuzz_counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    passed=$((passed + BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[2]))
+  else
+    failed=$((failed + 1))
+  fi
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -87,7 +87,8 @@ int SweepMain(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "merge") return MergeMain(argc - 1, argv + 1);
   std::string spec_path, out, shard_text;
   int jobs = 0;
-  bool resume = false, quiet = false;
+  bool resume = false, quiet = false, dry_run = false, force = false;
+  std::string max_memory;
   po::options_description desc(
       "orrery sweep SPEC.yaml: run every point of a design-space study (see docs/sweeps.md)");
   desc.add_options()("help,h", "print this help")("jobs", po::value(&jobs)->default_value(0),
@@ -98,9 +99,15 @@ int SweepMain(int argc, char** argv) {
       "with --shard, other shards' rows stay in the file")(
       "shard", po::value(&shard_text),
       "run slice I of N (points with index % N == I), e.g. 0/4; default from "
-      "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set")(
-      "quiet", po::bool_switch(&quiet), "no progress line")("spec", po::value(&spec_path),
-                                                            "the sweep spec (YAML)");
+      "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set")("quiet", po::bool_switch(&quiet),
+                                                               "no progress line")(
+      "dry-run", po::bool_switch(&dry_run),
+      "print the sweep's estimated cost (its first point's, times the points) and stop")(
+      "max-memory", po::value(&max_memory),
+      "the memory the points run at once may be estimated to need, e.g. 16G (default: the "
+      "machine's available memory, at most 4 GiB)")(
+      "force", po::bool_switch(&force), "run even when the estimated wall time is over an hour")(
+      "spec", po::value(&spec_path), "the sweep spec (YAML)");
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
@@ -123,6 +130,12 @@ int SweepMain(int argc, char** argv) {
                 "; expected 0 (all cores) to 4096 parallel points");
   }
   SweepOptions o;
+  o.dry_run = dry_run;
+  o.budget.force = force;
+  if (vm.count("max-memory")) {
+    const Status set = SetMaxMemory(max_memory, "sweep: ", &o.budget);
+    if (!set.ok()) return Fail(set.message());
+  }
   o.jobs = jobs;
   o.out = out;
   o.resume = resume;
@@ -159,8 +172,25 @@ int SweepMain(int argc, char** argv) {
   o.interrupted = &g_interrupted;
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
+  // Not silent about its size: the estimate first (RunSweep stops there when it is past the
+  // budget), on stderr, with the points' progress.
+  if (!dry_run && !quiet) {
+    SweepOptions estimate = o;
+    estimate.dry_run = true;
+    estimate.progress = false;
+    StatusOr<SweepSummary> e = RunSweep(*spec, estimate);
+    // Only for a sweep of a minute or more (the first line says how long): small sweeps print
+    // as they did.
+    if (e.ok() && !e->estimate.empty() && e->estimate_seconds >= 60) {
+      std::fprintf(stderr, "%s", e->estimate.substr(0, e->estimate.find('\n') + 1).c_str());
+    }
+  }
   StatusOr<SweepSummary> r = RunSweep(*spec, o);
   if (!r.ok()) return Fail(r.status().message());
+  if (dry_run) {
+    std::fputs(r->estimate.c_str(), stdout);
+    return 0;
+  }
   std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
               r->points, r->points == 1 ? "" : "s", r->ran, r->skipped, r->failed, r->csv.c_str(),
               r->json.c_str());

@@ -23,6 +23,7 @@
 #include "et_feeder/writer.h"
 #include "memory/memory_config.h"
 #include "report/breakdown.h"
+#include "runner/estimate.h"
 #include "runner/jobs_config.h"
 #include "runner/run.h"
 #include "workload/placement.h"
@@ -255,8 +256,9 @@ std::string BaseFingerprint(const SweepSpec& spec) {
     const std::string file = pending.back();
     pending.pop_back();
     try {
-      const YAML::Node doc = YAML::LoadFile(file);
-      if (!doc.IsMap()) continue;
+      const StatusOr<YAML::Node> read = ReadYamlDocument(file);
+      if (!read.ok() || !read->IsMap()) continue;
+      const YAML::Node doc = *read;
       const std::string dir = DirOf(file);
       for (const char* key : {"nccl-model", "custom-file"}) {
         if (doc[key] && doc[key].IsScalar()) note(dir, doc[key].Scalar());
@@ -349,6 +351,10 @@ Status MakeDirs(const std::string& path) {
     cur += part + "/";
     if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
       return Status::Error(cur + ": cannot create directory: " + std::strerror(errno));
+    }
+    struct stat st;  // "f/" of a file fails stat; "f" says what it is
+    if (stat(cur.substr(0, cur.size() - 1).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      return Status::Error(cur + ": cannot create directory: a file is in the way");
     }
   }
   return Status::Ok();
@@ -537,27 +543,11 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   SweepSpec spec;
   spec.path = path;
   spec.dir = DirOf(path);
-  if (const std::string why = NotARegularFile(path); !why.empty()) return Status::Error(why);
-  YAML::Node root;
-  try {
-    // Every document, so that a second one (after '---', or text after '...') is not dropped
-    // unread.
-    // An empty document after the first (a trailing '---') holds nothing and is accepted, as
-    // in config files (ParseYamlDocument).
-    std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path);
-    while (docs.size() > 1 && docs.back().IsNull()) docs.pop_back();
-    if (docs.size() > 1) {
-      return Status::Error(Where(path, docs[1]) + ": a second YAML document (after '---' or " +
-                           "'...'); a sweep spec is one document: remove the separator, or " +
-                           "merge its keys into the first");
-    }
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::BadFile&) {
-    return Status::Error(path + ": cannot read the sweep spec: " + std::strerror(errno));
-  } catch (const YAML::ParserException& e) {
-    return Status::Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                         std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
-  }
+  // The shared loader: one document (a second one, after '---', is not dropped unread), its
+  // syntax errors at their line and column, aliases bounded (config/yaml_aliases.h).
+  StatusOr<YAML::Node> document = ReadYamlDocument(path);
+  if (!document.ok()) return document.status();
+  const YAML::Node root = *document;
   if (!root.IsMap())
     return Status::Error(path + ": a sweep spec is a map with 'base' and 'grid' or 'points'");
   if (Status dup = DuplicateKeys(root, path); !dup.ok()) return dup;
@@ -656,7 +646,10 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
         }
         spec.param_names.push_back(it->first.Scalar());
         values.emplace_back();
-        for (const YAML::Node& v : it->second) {
+        // A copy: `it->second` is a member of a proxy that dies with the full expression, and a
+        // range-for over it read freed stack (ASan, under fuzz:sweep_spec).
+        const YAML::Node list = it->second;
+        for (const YAML::Node& v : list) {
           if (const std::string bad = BadValue(it->first.Scalar(), v); !bad.empty()) {
             problems.Add(Where(path, v) + ": grid value of " + bad);
           }
@@ -722,6 +715,41 @@ StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
   return spec;
 }
 
+namespace {
+
+// The first point's estimate, times the points, against the sweep's budget: `jobs` points run
+// side by side (their memory adds up), the wall time is the points' over the jobs. Ok when the
+// first point cannot be estimated (its row will say why).
+Status CheckSweepBudget(const Prepared& first, size_t points, int jobs, const SweepOptions& o,
+                        SweepSummary* summary) {
+  if (!first.error.empty()) return Status::Ok();
+  RunOptions run = first.run;
+  run.estimate_only = true;
+  StatusOr<RunResult> r = RunSimulation(run);
+  if (!r.ok() || !r->estimate) return Status::Ok();
+  const RunCost& point = *r->estimate;
+  const uint64_t side_by_side = std::min<uint64_t>(points, static_cast<uint64_t>(jobs));
+  RunCost all = point;
+  all.memory_bytes = point.memory_bytes > UINT64_MAX / side_by_side
+                         ? UINT64_MAX
+                         : point.memory_bytes * side_by_side;
+  all.wall_seconds = point.wall_seconds * static_cast<double>(points) / side_by_side;
+  summary->estimate_seconds = all.wall_seconds;
+  summary->estimate =
+      "estimate: " + std::to_string(points) + " points, " + std::to_string(side_by_side) +
+      " at once: about " + HumanBytes(all.memory_bytes) + " of memory and " +
+      HumanSeconds(all.wall_seconds) + " of wall time; the first point:\n" + DescribeRunCost(point);
+  Status within = CheckRunBudget(all, o.budget);
+  if (within.ok()) return within;
+  return Status::Error("this sweep of " + std::to_string(points) + " points (" +
+                       std::to_string(side_by_side) + " at once, --jobs) would take about " +
+                       HumanSeconds(all.wall_seconds) + " and " + HumanBytes(all.memory_bytes) +
+                       ", from its first point's estimate (" + HumanSeconds(point.wall_seconds) +
+                       ", " + HumanBytes(point.memory_bytes) + "): " + within.message());
+}
+
+}  // namespace
+
 StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
     return Status::Error("shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) +
@@ -736,6 +764,17 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   }
   if (o.shards > 1 && o.out.empty()) {
     out += ".shard-" + std::to_string(o.shard) + "-of-" + std::to_string(o.shards);
+  }
+
+  // The output's directory, made when missing (as mkdir -p), whatever the workload: generated
+  // collectives and overridden configs made it on the way, a plain trace's points did not
+  // and every row failed to be written.
+  if (const std::string dir = DirOf(out); !dir.empty() && dir != ".") {
+    if (Status made = MakeDirs(dir); !made.ok()) {
+      return Status::Error("the sweep's output " + out + " (" +
+                           (o.out.empty() ? "the spec's 'output'" : std::string("--out")) +
+                           "): " + made.message());
+    }
   }
 
   Table table;
@@ -802,7 +841,7 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
   // Prepare every point's files first, one at a time (generated workloads are shared).
   std::vector<Prepared> prepared(todo.size());
   std::map<std::string, std::string> generated;  // collective/size/npus -> prefix
-  for (size_t i = 0; i < todo.size(); ++i) {
+  auto prepare = [&](size_t i) {
     const SweepPoint& p = *todo[i];
     Prepared& pr = prepared[i];
     try {
@@ -971,11 +1010,29 @@ StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& o) {
     } catch (const std::exception& e) {
       pr.error = e.what();
     }
+  };
+  const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
+  // The sweep's cost before any point runs: the first point's estimate times the points
+  // (runner/estimate.h); every point's run checks its own share of the budget too.
+  if (!todo.empty()) {
+    prepare(0);
+    Status within = CheckSweepBudget(prepared[0], todo.size(), jobs, o, &summary);
+    if (o.dry_run) {
+      if (!within.ok()) summary.estimate += "past the budget: " + within.message() + "\n";
+      return summary;
+    }
+    if (!within.ok()) return within;
+  }
+  for (size_t i = 1; i < todo.size(); ++i) prepare(i);
+  for (Prepared& pr : prepared) {
+    pr.run.budget = o.budget;
+    // Points run side by side share the memory.
+    const uint64_t memory = o.budget.max_memory > 0 ? o.budget.max_memory : DefaultMemoryBudget();
+    pr.run.budget.max_memory = std::max<uint64_t>(memory / static_cast<uint64_t>(jobs), 1);
   }
 
   // What these rows run on, for a later --resume to compare.
   if (Status s = WriteBaseFile(summary.base, fingerprint); !s.ok()) return s;
-  const int jobs = o.jobs > 0 ? o.jobs : omp_get_num_procs();
   std::FILE* stream = nullptr;
   if (!todo.empty()) {
     // Rows go to the CSV as points finish (so an interruption keeps them); the file is

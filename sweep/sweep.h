@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "runner/estimate.h"
 
 namespace orrery {
 
@@ -55,6 +56,11 @@ struct SweepOptions {
   int shards = 1;
   bool progress = false;                      // a progress line on stderr
   const volatile int* interrupted = nullptr;  // set by a signal handler: start no new points
+  // The sweep's budget (runner/estimate.h): its first point's estimate times the points must fit
+  // (memory of the points run at once, wall time over the jobs), and each point's run must fit
+  // its share. With dry_run, RunSweep stops after the estimate (SweepSummary::estimate).
+  RunBudget budget;
+  bool dry_run = false;
 };
 
 struct SweepSummary {
@@ -72,8 +78,10 @@ struct SweepSummary {
   int ran = 0;
   int failed = 0;
   bool interrupted = false;
-  std::string csv, json;  // files written
-  std::string base;       // PREFIX.base: what the rows ran on (--resume compares it)
+  std::string csv, json;        // files written
+  std::string estimate;         // the sweep's estimated cost, as --dry-run prints it
+  double estimate_seconds = 0;  // its wall time
+  std::string base;             // PREFIX.base: what the rows ran on (--resume compares it)
 };
 
 StatusOr<SweepSummary> RunSweep(const SweepSpec& spec, const SweepOptions& options);

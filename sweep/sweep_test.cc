@@ -1089,10 +1089,12 @@ TEST(Sweep, BadSpecsAreNamed) {
                         << second;
     spec = LoadSweepSpec(path);
     ASSERT_FALSE(spec.ok()) << second;
+    // The shared loader's words, as for every other YAML file (ParseYamlDocument).
     EXPECT_EQ(spec.status().message(),
               path + ":" + std::to_string(line) +
-                  ": a second YAML document (after '---' or '...'); a sweep spec is one "
-                  "document: remove the separator, or merge its keys into the first")
+                  ": a second YAML document (a map) starts here; expected one document per file "
+                  "(a second one, after '---' or after the first one's closing bracket, would "
+                  "not be read)")
         << second;
   }
 
@@ -1149,6 +1151,102 @@ TEST(Sweep, BadSpecsAreNamed) {
   EXPECT_NE(capped.find("unknown key 'typo19'"), std::string::npos) << capped;
   EXPECT_EQ(capped.find("unknown key 'typo20'"), std::string::npos) << capped;
   EXPECT_NE(capped.find("... and 10 more problems in " + path), std::string::npos) << capped;
+}
+
+// An output whose folder is missing is made (as mkdir -p), for every kind of workload: a
+// generated collective, a trace, a trace with a config override, a jobs file. (A trace's points
+// had made nothing, and their rows could not be written.)
+TEST(Sweep, AMissingOutputFolderIsMadeForEveryWorkloadKind) {
+  const std::string dir = Tmp("outkinds");
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/system.json") << R"({
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "collective-optimization": "localBWAware", "local-mem-bw": 1600 })";
+  std::ofstream(dir + "/net.yml")
+      << "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+  ASSERT_TRUE(
+      et::WriteRankFiles(dir + "/t", {{et::MakeCompNode(1, "c", 3)}, {et::MakeCompNode(1, "c", 3)}})
+          .ok());
+  std::ofstream(dir + "/jobs.yml") << "jobs:\n  - workload: " << dir << "/t\n";
+  const std::pair<const char*, const char*> kinds[] = {
+      {"generated",
+       "  workload: {collective: all_reduce, size: 4096}\ngrid: {backend: "
+       "[analytical-aware]}\n"},
+      {"trace", "  workload: t\ngrid: {backend: [analytical-aware]}\n"},
+      {"override", "  workload: t\ngrid: {network.bandwidth: [[50.0]]}\n"},
+      {"jobs", "  jobs: jobs.yml\ngrid: {backend: [analytical-aware]}\n"},
+  };
+  for (const auto& [kind, rest] : kinds) {
+    const std::string spec = dir + "/" + kind + ".sweep.yaml";
+    std::ofstream(spec) << "base:\n  system: system.json\n  network: net.yml\n"
+                        << rest << "output: missing_" << kind << "/deeper/out\n";
+    StatusOr<SweepSpec> loaded = LoadSweepSpec(spec);
+    ASSERT_TRUE(loaded.ok()) << kind << ": " << loaded.status().message();
+    StatusOr<SweepSummary> s = RunSweep(*loaded, SweepOptions{});
+    ASSERT_TRUE(s.ok()) << kind << ": " << s.status().message();
+    EXPECT_EQ(s->failed, 0) << kind;
+    EXPECT_EQ(s->csv, dir + "/missing_" + kind + "/deeper/out.csv");
+    const std::vector<std::string> lines = Lines(Slurp(s->csv));
+    ASSERT_EQ(lines.size(), 2u) << kind;
+    EXPECT_EQ(Column(lines[0], lines[1], "status"), "ok") << kind;
+  }
+  // Where the folder cannot be made (a file in the way), the sweep stops before any point runs.
+  std::ofstream(dir + "/afile") << "x";
+  const std::string spec = dir + "/blocked.sweep.yaml";
+  std::ofstream(spec) << "base:\n  system: system.json\n  network: net.yml\n  workload: t\n"
+                      << "grid: {backend: [analytical-aware]}\noutput: afile/out\n";
+  StatusOr<SweepSpec> loaded = LoadSweepSpec(spec);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  StatusOr<SweepSummary> blocked = RunSweep(*loaded, SweepOptions{});
+  ASSERT_FALSE(blocked.ok());
+  const std::string& m = blocked.status().message();
+  EXPECT_NE(m.find("the sweep's output " + dir + "/afile/out (the spec's 'output'): "),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("outkinds/afile/: cannot create directory: a file is in the way"),
+            std::string::npos)
+      << m;
+}
+
+// A grid of 100,000 points is refused before any point runs, from its first point's estimate
+// times the points; --dry-run (dry_run) gives the estimate instead, and runs nothing.
+TEST(Sweep, AGridPastTheBudgetIsRefusedBeforeAnyPointRuns) {
+  const std::string spec = WriteSpec("huge_grid");
+  std::string sizes, bandwidths;
+  for (int i = 0; i < 1000; ++i) sizes += (i ? ", " : "") + std::to_string(1048576 + i);
+  for (int i = 0; i < 100; ++i) bandwidths += (i ? ", [" : "[") + std::to_string(10 + i) + ".0]";
+  std::string text = Slurp(spec);
+  text = text.substr(0, text.find("grid:")) + "grid:\n  network.bandwidth: [" + bandwidths +
+         "]\n  workload.size: [" + sizes + "]\n";
+  std::ofstream(spec) << text;
+  // Points of 4096 chunks: about 0.1 s each, so 100,000 of them take hours.
+  const std::string system = Tmp("huge_grid.system.json");
+  std::string sys = Slurp(system);
+  sys.replace(sys.find("\"preferred-dataset-splits\": 4"), 29,
+              "\"preferred-dataset-splits\": 4096");
+  std::ofstream(system) << sys;
+  StatusOr<SweepSpec> loaded = LoadSweepSpec(spec);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->points.size(), 100000u);
+  SweepOptions o;
+  o.jobs = 2;
+  o.out = Tmp("huge_grid_out/r");
+  StatusOr<SweepSummary> s = RunSweep(*loaded, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("this sweep of 100000 points (2 at once, --jobs) would "
+                                      "take about "),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("Give --force"), std::string::npos) << s.status().message();
+  EXPECT_NE(access((o.out + ".csv").c_str(), F_OK), 0);  // no point ran
+  o.dry_run = true;
+  s = RunSweep(*loaded, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->estimate.find("estimate: 100000 points, 2 at once"), std::string::npos)
+      << s->estimate;
+  EXPECT_NE(s->estimate.find("past the budget: "), std::string::npos) << s->estimate;
+  EXPECT_EQ(s->ran, 0);
 }
 
 }  // namespace

@@ -68,7 +68,9 @@ void MessageMatcher::OnDelivered(uint64_t token) {
   Slot& s = slots_.FindOrInsert(key, &at);
   if (s.head == kNil) {
     if (s.arrived++ == 0) {
-      s.first_unreceived_sender = m.on_sent;
+      // Only a sink still there when the report asks it (ASan found a stream freed by then).
+      s.first_unreceived_sender =
+          m.on_sent != nullptr && m.on_sent->LivesForTheRun() ? m.on_sent : nullptr;
       s.first_unreceived_cookie = m.cookie;
     }
     return;

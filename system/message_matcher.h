@@ -31,6 +31,9 @@ class MessageSink {
   virtual void OnMessage(uint64_t cookie) = 0;
   // Names what `cookie` stands for (e.g. "node 7 (send_grad)"), for reports; empty if unknown.
   virtual std::string DescribeCookie(uint64_t /*cookie*/) const { return {}; }
+  // Whether the sink lives until the run's reports are written, so that a report may ask it to
+  // DescribeCookie: a collective's chunk stream is gone (and its memory reused) by then.
+  virtual bool LivesForTheRun() const { return false; }
 };
 
 // kCustom: the messages of custom (MSCCL-style) collectives, see custom_collective.h.

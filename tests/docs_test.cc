@@ -88,7 +88,8 @@ TEST(Docs, ReadmeIsOnePageThatLinksTheDocs) {
                            "package map; the rest belongs in docs/";
   for (const char* doc :
        {"getting-started", "cli", "workloads", "machines", "packet-backend", "outputs", "sweeps",
-        "validation", "astra-sim-differences", "bad-input", "benchmarks", "architecture"}) {
+        "validation", "astra-sim-differences", "bad-input", "benchmarks", "architecture",
+        "robustness"}) {
     const std::string link = std::string("(docs/") + doc + ".md)";
     EXPECT_NE(readme.find(link), std::string::npos) << "README.md does not link " << link;
   }
@@ -103,6 +104,7 @@ TEST(Docs, EveryPackageHasAReadme) {
                               "et_feeder",
                               "et_feeder/proto",
                               "examples",
+                              "fuzz",
                               "memory",
                               "network",
                               "network/analytical_aware",

@@ -142,12 +142,9 @@ StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
   // counts: Network).
   StatusOr<Topology> topo = LoadNetworkConfig(p.network_);
   if (!topo.ok()) return topo.status();
-  YAML::Node net;
-  try {
-    net = YAML::LoadFile(p.network_);
-  } catch (const YAML::Exception& e) {
-    return Status::Error(p.network_ + ": " + e.what());
-  }
+  StatusOr<YAML::Node> read = ReadYamlDocument(p.network_);
+  if (!read.ok()) return read.status();
+  YAML::Node net = *read;
   const YAML::Node counts = net["npus_count"];
   if (!counts || !counts.IsSequence() || counts.size() == 0) {
     return Status::Error(p.network_ +
@@ -220,7 +217,9 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
                          "; compare it on a profile of that layout");
   }
   if (gpus == npus_ || InOneNode(gpus)) return network_;
-  YAML::Node net = YAML::LoadFile(network_);
+  StatusOr<YAML::Node> read = ReadYamlDocument(network_);
+  if (!read.ok()) return read.status();
+  YAML::Node net = *read;
   const YAML::Node counts = net["npus_count"];
   const YAML::Node topology = net["topology"];
   const bool one_switch = counts.size() == 1 && topology.IsSequence() && topology.size() == 1 &&
@@ -252,12 +251,9 @@ StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& sou
 StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, double latency_us,
                                                double efficiency) {
   if (algorithm.empty() && latency_us < 0 && efficiency < 0) return system_;
-  YAML::Node sys;
-  try {
-    sys = YAML::LoadFile(system_);
-  } catch (const YAML::Exception& e) {
-    return Status::Error(system_ + ": " + e.what());
-  }
+  StatusOr<YAML::Node> read = ReadYamlDocument(system_);
+  if (!read.ok()) return read.status();
+  YAML::Node sys = *read;
   // This file runs one explicit choice: the profile's NCCL model (a path relative to the
   // profile, which this scratch file is not in) does not apply to it.
   sys.remove("nccl-model");
@@ -588,23 +584,48 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
     for (const NcclRow& row : m.rows) todo.push_back({plans.size(), &row});
     plans.push_back(std::move(plan));
   }
-  std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(todo.size(),
+  // A size a measurement repeats (several runs in one log) is simulated once: the same inputs
+  // give the same time, and a log of one row repeated 200,000 times is one simulation.
+  std::vector<size_t> distinct_of(todo.size());  // row -> its simulation
+  std::vector<size_t> distinct;                  // simulation -> its first row
+  {
+    std::map<std::pair<size_t, uint64_t>, size_t> first;  // (measurement, size) -> simulation
+    std::vector<uint64_t> repeated(ms->size(), 0);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      const auto key = std::make_pair(todo[i].first, todo[i].second->size);
+      auto [it, added] = first.emplace(key, distinct.size());
+      if (added) distinct.push_back(i);
+      if (!added) ++repeated[todo[i].first];
+      distinct_of[i] = it->second;
+    }
+    for (size_t m = 0; m < ms->size(); ++m) {
+      if (repeated[m] == 0) continue;
+      report.notes.push_back((*ms)[m].source + ": " + std::to_string(repeated[m]) + " row" +
+                             (repeated[m] > 1 ? "s repeat sizes" : " repeats a size") +
+                             " of earlier rows; each size is simulated once and compared with "
+                             "every row of it");
+    }
+  }
+  std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(distinct.size(),
                                                            Status::Error("not simulated"));
   std::vector<double> cost;  // the bytes the GPUs move, roughly: largest first
-  for (const auto& [m, row] : todo) cost.push_back(static_cast<double>(row->size) * (*ms)[m].gpus);
+  for (size_t i : distinct) {
+    cost.push_back(static_cast<double>(todo[i].second->size) * (*ms)[todo[i].first].gpus);
+  }
   ForEachIndex(
-      todo.size(), o.jobs,
-      [&](size_t i) {
+      distinct.size(), o.jobs,
+      [&](size_t d) {
+        const size_t i = distinct[d];
         const int gpus = (*ms)[todo[i].first].gpus;
         const uint64_t size = todo[i].second->size;
         const Plan& plan = plans[todo[i].first];
         if (sim->nccl() != nullptr) {
-          simulated[i] = sim->NcclTimeUs(report.collective, gpus, size, plan.algorithm,
+          simulated[d] = sim->NcclTimeUs(report.collective, gpus, size, plan.algorithm,
                                          plan.protocol, plan.network);
         } else {
           StatusOr<double> us =
               sim->TimeUs(report.collective, gpus, size, plan.system, plan.network);
-          simulated[i] = us.ok()
+          simulated[d] = us.ok()
                              ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
                              : StatusOr<ProfileSimulator::Tuned>(us.status());
         }
@@ -613,15 +634,16 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   std::vector<double> errors;
   for (size_t i = 0; i < todo.size(); ++i) {
     const NcclMeasurement& m = (*ms)[todo[i].first];
-    if (!simulated[i].ok()) return simulated[i].status().WithContext(m.source);
+    const StatusOr<ProfileSimulator::Tuned>& sim_row = simulated[distinct_of[i]];
+    if (!sim_row.ok()) return sim_row.status().WithContext(m.source);
     ValidationRow v;
     v.source = m.source;
     v.gpus = m.gpus;
     v.size = todo[i].second->size;
     v.measured_us = todo[i].second->time_us;
-    v.collective_us = simulated[i]->time_us;
+    v.collective_us = sim_row->time_us;
     v.simulated_us = std::max(v.collective_us, m.harness_floor_us);
-    v.choice = simulated[i]->choice;
+    v.choice = sim_row->choice;
     v.error = (v.simulated_us - v.measured_us) / v.measured_us;
     errors.push_back(v.error);
     report.rows.push_back(v);

@@ -1070,5 +1070,31 @@ TEST(Validate, ASizePastWhatIsSimulatedIsAnError) {
       << r.status().message();
 }
 
+// A log repeating one row 200,000 times is one simulation: every row is compared (with the
+// same simulated time as a log of that row alone), and a note says the sizes were counted once.
+TEST(Validate, RepeatedSizesAreSimulatedOnce) {
+  const std::string profile =
+      WriteProfile("repeated",
+                   "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\n"
+                   "latency: [ 500.0 ]\n",
+                   1);
+  StatusOr<ValidationReport> once =
+      ValidateCsv(profile, "once_all_reduce.csv", "gpus,size_bytes,time_us\n4,1048576,100\n");
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  std::string csv = "gpus,size_bytes,time_us\n";
+  for (int i = 0; i < 200000; ++i) csv += "4,1048576,100\n";
+  StatusOr<ValidationReport> r = ValidateCsv(profile, "repeated_all_reduce.csv", csv);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->rows.size(), 200000u);
+  EXPECT_EQ(r->rows.back().simulated_us, once->rows[0].simulated_us);
+  bool noted = false;
+  for (const std::string& n : r->notes) {
+    noted = noted || n.find(
+                         "199999 rows repeat sizes of earlier rows; each size is simulated "
+                         "once") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+}
+
 }  // namespace
 }  // namespace orrery

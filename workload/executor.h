@@ -152,6 +152,7 @@ class NpuExecutor : public EventTarget,
   void OnCollectiveDone(uint64_t node) override;  // collective finished
   void OnMessage(uint64_t node) override;         // send arrived / receive matched
   std::string DescribeCookie(uint64_t node) const override;
+  bool LivesForTheRun() const override { return true; }
   void OnMemoryDone(uint64_t node) override;  // remote memory access finished
 
  private:
