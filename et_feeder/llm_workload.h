@@ -24,10 +24,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "compute/gpu_model.h"
 #include "et_feeder/proto/et_def.pb.h"
 
 namespace orrery {
@@ -36,6 +38,10 @@ namespace et {
 enum class PipelineSchedule { kOneFOneB, kGpipe };
 enum class GradSync { kPerLayer, kEnd };
 enum class Mlp { kGelu, kSwiglu };
+// How attention runs: fused (FlashAttention: no s² matrix in memory, causal blocks skipped) or
+// unfused (Megatron-LM before FlashAttention: two batched GEMMs over the whole s² scores and a
+// softmax, mask and dropout on them in memory).
+enum class Attention { kFlash, kUnfused };
 
 struct LlmConfig {
   // The model.
@@ -61,6 +67,14 @@ struct LlmConfig {
   int64_t micro_batches = 0;  // per pipeline, per step; 0: global_batch_size, or 4·pp (1 if pp = 1)
   int64_t global_batch_size = 0;  // 0: micro_batches · micro_batch_size · dp
   int64_t dp = 1, tp = 1, pp = 1;
+  // Context parallelism (Megatron-Core's --context-parallel-size): each sequence is split over cp
+  // ranks (cp consecutive ranks after the tensor-parallel ones), which exchange their keys and
+  // values around a ring for attention; gradients are reduced over dp × cp ranks.
+  int64_t cp = 1;
+  // Uneven pipeline stages (Megatron-Core's --decoder-first/last-pipeline-num-layers): 0 = an
+  // even share; the stages given none share the rest evenly.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
   // Megatron-LM's --sequence-parallel: outside the tensor-parallel products each rank keeps 1/tp
   // of the sequence, so each all-reduce becomes a reduce-scatter and the next product's input an
   // all-gather, and a pipeline hand-off carries 1/tp of the activations.
@@ -79,11 +93,28 @@ struct LlmConfig {
   // each hold their one slot with a collective the other has not reached).
   int comm_streams = 1;
   bool distributed_optimizer = false;  // ZeRO-1: reduce-scatter gradients, all-gather parameters
+  // Megatron-LM's --overlap-param-gather (with the distributed optimizer): each layer's
+  // parameters are all-gathered at the start of the step, beside the forward passes, each layer's
+  // first forward waiting for its own, instead of after the optimizer.
+  bool overlap_param_gather = false;
+  // Megatron-LM's --tp-comm-overlap (with sequence parallelism): each tensor-parallel all-gather
+  // and reduce-scatter runs beside the product it feeds or drains (userbuffers' pipelined
+  // chunks), the next node waiting for both.
+  bool tp_comm_overlap = false;
+  // FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, with the
+  // casts of their inputs and output gradients; attention, the LM head and the optimizer stay
+  // BF16. Needs a GPU model.
+  bool fp8 = false;
+  Attention attention = Attention::kFlash;
   int64_t element_bytes = 2;           // activations and parameters (bf16)
   int64_t grad_bytes = 4;              // gradients as reduced (Megatron-LM reduces bf16's in fp32)
   // The roofline that gives duration_micros (runs with roofline-enabled use num_ops instead).
   double peak_tflops = 989.0;   // H100 SXM, dense BF16
   double mem_bw_gbps = 3350.0;  // H100 SXM HBM3, 1e9 B/s
+  // The physical compute model (--gpu-model): when set, duration_micros come from it
+  // (et_feeder/llm_compute.h) and each layer also runs its memory-bound work (norms, activation,
+  // residuals, casts) as compute nodes; without it, the roofline above, as before.
+  std::optional<GpuModel> gpu;
 };
 
 // "gelu" or "swiglu", as --mlp spells them.
@@ -105,7 +136,9 @@ Status CheckLlmConfig(LlmConfig* config);
 // What the configuration comes to (after CheckLlmConfig).
 struct LlmShape {
   int64_t npus = 0;
-  int64_t layers_per_stage = 0;
+  int64_t layers_per_stage = 0;  // of the stages without --first/last-stage-layers
+  int64_t first_stage_layers = 0;  // stage 0's and the last stage's
+  int64_t last_stage_layers = 0;
   int64_t layers_per_chunk = 0;  // per virtual stage: layers_per_stage / virtual_stages
   int64_t last_stage = 0;
   int64_t padded_vocab = 0;
@@ -130,6 +163,9 @@ struct LlmShape {
   int64_t DenseStageParams(int64_t stage) const;
   int64_t ExpertStageParams() const { return layers_per_stage * expert_params; }
   int64_t StageParams(int64_t stage) const { return DenseStageParams(stage) + ExpertStageParams(); }
+  // Layers of a stage, and its first layer.
+  int64_t LayersOf(int64_t stage) const;
+  int64_t FirstLayerOf(int64_t stage) const;
   // FLOPs of one whole step summed over every NPU (for checking against Megatron-LM's formula).
   double step_flops = 0;
 };
@@ -146,6 +182,10 @@ std::string LlmCommGroupsJson(const LlmConfig& config);
 // written to the largest file through `max_nodes` when given.
 Status WriteLlmWorkload(const LlmConfig& config, const std::string& prefix,
                         size_t* max_nodes = nullptr);
+
+// The configuration generate-llm's flags describe (`args` without the command's name; no
+// --output needed), checked as CheckLlmConfig checks it: every problem in the Status.
+StatusOr<LlmConfig> LlmConfigFromFlags(const std::vector<std::string>& args);
 
 // `orrery generate-llm ...` (--help lists the flags). Returns the process exit code.
 int GenerateLlmMain(int argc, char** argv);
