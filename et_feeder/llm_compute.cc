@@ -74,16 +74,6 @@ Elementwise LayerElementwise(const LlmConfig& c, bool backward) {
   // The activation: GELU reads and writes f; SwiGLU reads the gate and the input, writes f.
   w.bytes += tokens * f * (c.mlp == Mlp::kSwiglu ? 3 : 2) * e;
   w.kernels += 1;
-  if (c.fp8) {
-    // Each product's input cast to FP8 (read e, write 1): forward the inputs of qkv, projection,
-    // fc1 and fc2; backward their output gradients.
-    const double qkv = static_cast<double>(c.hidden / c.heads) * (c.heads + 2 * c.kv_heads) / c.tp;
-    const double gates = c.mlp == Mlp::kSwiglu ? 2 : 1;
-    const double cast = backward ? tokens * (qkv + h + gates * f + h)
-                                 : tokens * (h + h / c.tp + h + f);
-    w.bytes += cast * (e + 1);
-    w.kernels += 4;
-  }
   if (backward) {
     // The adjoints read what the forward read and write the gradients: twice the bytes.
     w.bytes *= 2;

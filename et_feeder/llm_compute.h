@@ -47,8 +47,8 @@ struct Elementwise {
   int kernels = 0;
   double Seconds(const GpuModel& g) const { return g.MemorySeconds(bytes, kernels); }
 };
-// A layer's norms, activation, residual additions (and dropout on GPT) and, with FP8, the casts
-// of the products' inputs (forward) or output gradients (backward).
+// A layer's norms, activation, residual additions (and dropout on GPT). FP8's casts of the
+// products' inputs are in the GPU model's FP8 GEMM efficiency (measured with them).
 Elementwise LayerElementwise(const LlmConfig& c, bool backward);
 // The LM head's cross entropy over the rank's share of the vocabulary (logits in FP32).
 Elementwise HeadElementwise(const LlmConfig& c, int64_t padded_vocab, bool backward);

@@ -1162,6 +1162,41 @@ LlmShape ShapeOf(const LlmConfig& c) {
   return s;
 }
 
+double PublishedStepFlops(const LlmConfig& c, FlopsConvention convention) {
+  const double tokens = static_cast<double>(c.global_batch_size) * c.seq_length;
+  const double s = static_cast<double>(c.seq_length), h = static_cast<double>(c.hidden);
+  const double layers = static_cast<double>(c.layers), v = static_cast<double>(c.vocab);
+  switch (convention) {
+    case FlopsConvention::kMegatron:
+      return 72 * tokens * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h));
+    case FlopsConvention::kMegatronRecompute:
+      return 96 * tokens * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h));
+    case FlopsConvention::kSixN: {
+      const LlmShape shape = ShapeOf(c);
+      // ShapeOf counts per tensor-parallel rank; every expert once.
+      const double layer = static_cast<double>(shape.layer_params + shape.expert_params * c.ep) *
+                           static_cast<double>(c.tp);
+      const double embeddings =
+          static_cast<double>(shape.embedding_params + shape.head_params) * c.tp;
+      return 6 * (layer * layers + embeddings) * tokens;
+    }
+  }
+  return 0;
+}
+
+bool ParseFlopsConvention(const std::string& name, FlopsConvention* out) {
+  if (name == "megatron") {
+    *out = FlopsConvention::kMegatron;
+  } else if (name == "megatron-recompute") {
+    *out = FlopsConvention::kMegatronRecompute;
+  } else if (name == "6n") {
+    *out = FlopsConvention::kSixN;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 std::vector<Node> BuildLlmRank(const LlmConfig& config, int64_t rank) {
   return RankBuilder(config, rank).Build();
 }

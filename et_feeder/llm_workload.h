@@ -171,6 +171,20 @@ struct LlmShape {
 };
 LlmShape ShapeOf(const LlmConfig& config);
 
+// The FLOP-count conventions published throughput tables use, for one whole step of `c` (after
+// CheckLlmConfig), B = global batch, s = sequence, L = layers, h = hidden, V = --vocab:
+//   kMegatron           72·B·s·L·h²·(1 + s/6h + V/12Lh)   (Narayanan et al. 2021, eq. 3 without
+//                                                           recomputation; model FLOPs)
+//   kMegatronRecompute  96·B·s·L·h²·(1 + s/6h + V/16Lh)   (the same with full recomputation: a
+//                                                           fourth forward pass of the layers)
+//   kSixN               6·N·B·s, N = every weight of the model as generated (layers, embedding,
+//                       untied LM head at the padded vocabulary)
+// A table's TFLOPS per GPU (or MFU × peak) is step FLOPs / (step time × GPUs) under its convention.
+enum class FlopsConvention { kMegatron, kMegatronRecompute, kSixN };
+double PublishedStepFlops(const LlmConfig& c, FlopsConvention convention);
+// "megatron", "megatron-recompute", "6n" (false for anything else).
+bool ParseFlopsConvention(const std::string& name, FlopsConvention* out);
+
 // NPU `rank`'s nodes, in issue order; ids from 0. The collectives name their groups (pg_name),
 // which a METADATA node (PyTorch's process_group:init) first in the trace declares.
 std::vector<ChakraProtoMsg::Node> BuildLlmRank(const LlmConfig& config, int64_t rank);

@@ -1,5 +1,7 @@
 #include "validate/validate.h"
 
+#include "validate/training.h"
+
 #include <omp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -914,6 +916,13 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
 }
 
 int ValidateMain(int argc, char** argv) {
+  // validate --training RUNS.yaml: whole training steps against published throughput.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--training" || arg.rfind("--training=", 0) == 0) {
+      return TrainingValidateMain(argc, argv);
+    }
+  }
   namespace po = boost::program_options;
   ValidateOptions o;
   std::vector<std::string> more;
