@@ -859,6 +859,13 @@ Status CheckParallelFeatures(const LlmConfig& c) {
         "--tp-comm-overlap with --sequence-parallel and --tp > 1 (Megatron-LM overlaps the "
         "sequence-parallel all-gathers and reduce-scatters)");
   }
+  if (c.overlap_param_gather && c.cp > 1 && c.comm_streams == 2) {
+    bad("overlap-param-gather", "given",
+        "no --overlap-param-gather with --cp > 1 on two communication streams (--comm-streams 2, "
+        "--overlap-grad-reduce): the step's first parameter all-gathers and the context-parallel "
+        "exchanges reach the same NPUs in different orders, which a run on the system layer's "
+        "queues cannot finish");
+  }
   if (c.overlap_param_gather && !c.distributed_optimizer) {
     bad("overlap-param-gather", "given",
         "--overlap-param-gather with --distributed-optimizer (it gathers the optimizer's shards)");
