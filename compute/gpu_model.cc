@@ -80,9 +80,8 @@ double GpuModel::WaveEfficiency(int64_t m, int64_t n) const {
 
 double GpuModel::GemmSeconds(int64_t m, int64_t k, int64_t n, Precision p, int64_t batch) const {
   const double flops = 2.0 * static_cast<double>(m) * k * n * batch;
-  const double efficiency =
-      (p == Precision::kFp8 ? gemm_efficiency_fp8 : gemm_efficiency_bf16) *
-      WaveEfficiency(m * batch, n);
+  const double efficiency = (p == Precision::kFp8 ? gemm_efficiency_fp8 : gemm_efficiency_bf16) *
+                            WaveEfficiency(m * batch, n);
   const double element = p == Precision::kFp8 ? 1 : 2;
   const double bytes =
       (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n) *
@@ -93,8 +92,7 @@ double GpuModel::GemmSeconds(int64_t m, int64_t k, int64_t n, Precision p, int64
 }
 
 double GpuModel::AttentionSeconds(double flops, bool backward) const {
-  const double efficiency =
-      backward ? attention_backward_efficiency : attention_forward_efficiency;
+  const double efficiency = backward ? attention_backward_efficiency : attention_forward_efficiency;
   return flops / (peak_tflops_bf16 * 1e12 * efficiency) + kernel_overhead_us * 1e-6;
 }
 

@@ -31,11 +31,11 @@ enum class Precision { kBf16, kFp8 };
 
 struct GpuModel {
   std::string name;
-  double peak_tflops_bf16 = 0;  // dense tensor-core peak, BF16/FP16 (datasheet)
-  double peak_tflops_fp8 = 0;   // dense FP8 (datasheet); 0 = no FP8 tensor cores
-  double memory_bandwidth_gbps = 0;  // HBM, 1e9 B/s (datasheet)
-  double memory_efficiency = 1;      // share of it a streaming kernel reaches (measured)
-  int64_t sms = 1;                   // streaming multiprocessors (datasheet)
+  double peak_tflops_bf16 = 0;         // dense tensor-core peak, BF16/FP16 (datasheet)
+  double peak_tflops_fp8 = 0;          // dense FP8 (datasheet); 0 = no FP8 tensor cores
+  double memory_bandwidth_gbps = 0;    // HBM, 1e9 B/s (datasheet)
+  double memory_efficiency = 1;        // share of it a streaming kernel reaches (measured)
+  int64_t sms = 1;                     // streaming multiprocessors (datasheet)
   int64_t tile_m = 128, tile_n = 256;  // a GEMM thread block's output tile
   double gemm_efficiency_bf16 = 1;     // a full wave's share of peak (measured)
   double gemm_efficiency_fp8 = 1;

@@ -47,8 +47,8 @@ TEST(GpuModel, GemmIsComputeOrMemoryBoundPlusOverhead) {
   // 1000e9 × 0.5 B/s = 196.6 ns, against 4.19e6 FLOPs / (1e14 × 0.8 × 1/4) = 209.7 ns.
   const double compute = 2.0 * 128 * 128 * 128 / (1e14 * 0.8 * 0.25);
   const double memory = 3.0 * 128 * 128 * 2 / 5e11;
-  EXPECT_NEAR(g.GemmSeconds(128, 128, 128, Precision::kBf16),
-              std::max(compute, memory) + 2e-6, 1e-15);
+  EXPECT_NEAR(g.GemmSeconds(128, 128, 128, Precision::kBf16), std::max(compute, memory) + 2e-6,
+              1e-15);
   // k = 1, an outer product: memory-bound.
   EXPECT_NEAR(g.GemmSeconds(4096, 1, 4096, Precision::kBf16),
               (4096.0 + 4096 + 4096.0 * 4096) * 2 / 5e11 + 2e-6, 1e-15);
@@ -77,9 +77,10 @@ TEST(GpuModel, LoadsAFileAndNamesEveryBadKey) {
   EXPECT_EQ(g->sms, 4);
   EXPECT_DOUBLE_EQ(g->gemm_efficiency_bf16, 0.8);
 
-  const std::string bad = WriteTemp(
-      "bad.yaml", "peak-tflops-bf16: 100\nmemory-bandwidth-gbps: 1000\ngemm-efficiency-bf16: 1.5\n"
-                  "sm: 4\n");
+  const std::string bad =
+      WriteTemp("bad.yaml",
+                "peak-tflops-bf16: 100\nmemory-bandwidth-gbps: 1000\ngemm-efficiency-bf16: 1.5\n"
+                "sm: 4\n");
   StatusOr<GpuModel> b = LoadGpuModel(bad);
   ASSERT_FALSE(b.ok());
   const std::string m = b.status().message();

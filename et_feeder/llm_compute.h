@@ -26,9 +26,7 @@ struct Work {
 // Ranks that hold a copy of a stage's weights for one tensor-parallel rank: dp × cp.
 inline int64_t Replicas(const LlmConfig& c) { return c.dp * c.cp; }
 // Tokens of a micro-batch one rank computes: b·s / cp.
-inline int64_t RankTokens(const LlmConfig& c) {
-  return c.micro_batch_size * c.seq_length / c.cp;
-}
+inline int64_t RankTokens(const LlmConfig& c) { return c.micro_batch_size * c.seq_length / c.cp; }
 
 // A forward GEMM's passes: forward X·W (m, k, n); the input gradient dY·Wᵀ (m, n, k); the weight
 // gradient Xᵀ·dY (k, m, n); both backward products.

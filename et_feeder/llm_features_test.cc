@@ -30,7 +30,9 @@ std::string StringAttr(const Node& n, const std::string& name) {
   }
   return "";
 }
-bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 const Node* Named(const std::vector<Node>& nodes, const std::string& name) {
   for (const Node& n : nodes) {
     if (n.name() == name) return &n;
@@ -99,7 +101,8 @@ TEST(LlmFeatures, ContextParallelismSplitsTheSequence) {
   // METADATA node declares.
   const std::string group = StringAttr(*gather, "pg_name");
   ASSERT_FALSE(group.empty());
-  EXPECT_TRUE(Has(rank1[0].inputs().values(), "{\"pg_name\": \"" + group + "\", \"ranks\": [1, 3]}"))
+  EXPECT_TRUE(
+      Has(rank1[0].inputs().values(), "{\"pg_name\": \"" + group + "\", \"ranks\": [1, 3]}"))
       << rank1[0].inputs().values();
   // The ring's part of attention waits for the exchange; the rank's own block does not.
   const Node* own = Named(rank1, "fwd_mb0_layer0_attention_own");
@@ -204,9 +207,8 @@ TEST(LlmFeatures, ParametersAreGatheredBesideTheForwardPasses) {
   const Node* first_forward = Named(r, "fwd_mb0_layer3_qkv");
   ASSERT_NE(first_forward, nullptr);
   EXPECT_TRUE(DependsOn(*first_forward, gather->id()));
-  const auto optimizer = std::find_if(r.begin(), r.end(), [](const Node& n) {
-    return n.name() == "optimizer_step";
-  });
+  const auto optimizer =
+      std::find_if(r.begin(), r.end(), [](const Node& n) { return n.name() == "optimizer_step"; });
   ASSERT_NE(optimizer, r.end());
   for (auto it = optimizer; it != r.end(); ++it) EXPECT_FALSE(Has(it->name(), "param_all_gather"));
   EXPECT_LT(gather - r.data(), first_forward - r.data());
@@ -324,9 +326,8 @@ TEST(LlmFeatures, FlagsParse) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->cp, 2);
   EXPECT_TRUE(c->tp_comm_overlap);
-  StatusOr<LlmConfig> gather = LlmConfigFromFlags({"--model", "llama3-8b", "--dp", "2",
-                                                    "--distributed-optimizer",
-                                                    "--overlap-param-gather"});
+  StatusOr<LlmConfig> gather = LlmConfigFromFlags(
+      {"--model", "llama3-8b", "--dp", "2", "--distributed-optimizer", "--overlap-param-gather"});
   ASSERT_TRUE(gather.ok()) << gather.status().message();
   EXPECT_TRUE(gather->overlap_param_gather);
   EXPECT_EQ(c->grad_sync, GradSync::kPerLayer);

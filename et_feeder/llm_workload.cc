@@ -82,9 +82,7 @@ struct LayerWork {
 
 // Tokens a rank holds outside the tensor-parallel products: the micro-batch's, or 1/tp of them
 // with sequence parallelism.
-int64_t LocalTokens(const LlmConfig& c) {
-  return RankTokens(c) / (c.sequence_parallel ? c.tp : 1);
-}
+int64_t LocalTokens(const LlmConfig& c) { return RankTokens(c) / (c.sequence_parallel ? c.tp : 1); }
 
 LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
   const int64_t tokens = RankTokens(c);
@@ -315,9 +313,7 @@ class RankBuilder {
   bool last_virtual_stage(int64_t vs) const { return vs == c_.pp * c_.virtual_stages - 1; }
   bool last_micro_batch(int64_t m) const { return m == c_.micro_batches - 1; }
   // The rank of this one's tensor-parallel rank and replica on the stage of virtual stage vs.
-  int64_t Peer(int64_t vs) const {
-    return rank_ + (vs % c_.pp - stage_) * Replicas(c_) * c_.tp;
-  }
+  int64_t Peer(int64_t vs) const { return rank_ + (vs % c_.pp - stage_) * Replicas(c_) * c_.tp; }
   std::string PassName(const char* pass, int64_t m, int64_t chunk) const {
     return pass + std::string("_mb") + std::to_string(m) +
            (c_.virtual_stages > 1 ? "_chunk" + std::to_string(chunk) : "");
@@ -346,11 +342,10 @@ class RankBuilder {
   // when there is one (LlmConfig::gpu), else the roofline of the work.
   uint64_t Compute(const std::string& name, Work w, int64_t times = 1, double physical = -1) {
     const int64_t flops = w.flops * times, bytes = w.bytes * times;
-    const double seconds =
-        c_.gpu && physical >= 0
-            ? physical
-            : std::max(static_cast<double>(flops) / (c_.peak_tflops * 1e12),
-                       static_cast<double>(bytes) / (c_.mem_bw_gbps * 1e9));
+    const double seconds = c_.gpu && physical >= 0
+                               ? physical
+                               : std::max(static_cast<double>(flops) / (c_.peak_tflops * 1e12),
+                                          static_cast<double>(bytes) / (c_.mem_bw_gbps * 1e9));
     Node n = MakeCompNode(next_id_++, name, static_cast<uint64_t>(std::llround(seconds * 1e6)));
     SetIntAttr(&n, "num_ops", flops);
     SetIntAttr(&n, "tensor_size", bytes);
@@ -535,8 +530,8 @@ class RankBuilder {
       Compute(p + "_attention", layer_.attention, times, Attn(backward));
       return;
     }
-    const int64_t kv_bytes = RankTokens(c_) * 2 * c_.kv_heads * s_.head_dim / c_.tp *
-                             c_.element_bytes;
+    const int64_t kv_bytes =
+        RankTokens(c_) * 2 * c_.kv_heads * s_.head_dim / c_.tp * c_.element_bytes;
     const int64_t group = CpGroup(c_, stage_, tp_rank_, replica_);
     Node gather = MakeCollective(p + "_kv_allgather", ChakraProtoMsg::ALL_GATHER, kv_bytes, group,
                                  /*data_parallel=*/false);
@@ -678,7 +673,8 @@ class RankBuilder {
       }
       MemoryBound(q + "_elementwise", LayerElementwise(c_, true));
       TpGather(q + "_attention");
-      Compute(q + "_projection", layer_.projection, 2, Gemm(layer_.projection, GemmPass::kBackward));
+      Compute(q + "_projection", layer_.projection, 2,
+              Gemm(layer_.projection, GemmPass::kBackward));
       Attention(q, /*backward=*/true);
       const uint64_t qkv = ColumnParallelBackward(q + "_qkv", layer_.qkv);
       if (reduce) {
@@ -892,8 +888,10 @@ Status CheckUnevenStages(const LlmConfig& c) {
         "0 with --experts");
   } else if (rest < even || (even == 0 && rest != 0) || (even > 0 && rest % even != 0)) {
     bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
-        "a count that leaves the other " + std::to_string(even) + " stages an equal share, at "
-        "least one each, of --layers (" + std::to_string(c.layers) + ")");
+        "a count that leaves the other " + std::to_string(even) +
+            " stages an equal share, at "
+            "least one each, of --layers (" +
+            std::to_string(c.layers) + ")");
   }
   return s;
 }

@@ -106,8 +106,8 @@ struct LlmConfig {
   // BF16. Needs a GPU model.
   bool fp8 = false;
   Attention attention = Attention::kFlash;
-  int64_t element_bytes = 2;           // activations and parameters (bf16)
-  int64_t grad_bytes = 4;              // gradients as reduced (Megatron-LM reduces bf16's in fp32)
+  int64_t element_bytes = 2;  // activations and parameters (bf16)
+  int64_t grad_bytes = 4;     // gradients as reduced (Megatron-LM reduces bf16's in fp32)
   // The roofline that gives duration_micros (runs with roofline-enabled use num_ops instead).
   double peak_tflops = 989.0;   // H100 SXM, dense BF16
   double mem_bw_gbps = 3350.0;  // H100 SXM HBM3, 1e9 B/s
@@ -136,7 +136,7 @@ Status CheckLlmConfig(LlmConfig* config);
 // What the configuration comes to (after CheckLlmConfig).
 struct LlmShape {
   int64_t npus = 0;
-  int64_t layers_per_stage = 0;  // of the stages without --first/last-stage-layers
+  int64_t layers_per_stage = 0;    // of the stages without --first/last-stage-layers
   int64_t first_stage_layers = 0;  // stage 0's and the last stage's
   int64_t last_stage_layers = 0;
   int64_t layers_per_chunk = 0;  // per virtual stage: layers_per_stage / virtual_stages

@@ -163,8 +163,9 @@ Status ParseGenerateLlmFlags(int argc, char** argv, bool need_output, LlmConfig*
       "tp-comm-overlap",
       "Megatron-LM's --tp-comm-overlap (with --sequence-parallel): each tensor-parallel "
       "all-gather and reduce-scatter beside the product it feeds or drains")(
-      "fp8", "FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, "
-             "with the casts of their inputs; needs --gpu-model")(
+      "fp8",
+      "FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, "
+      "with the casts of their inputs; needs --gpu-model")(
       "attention", po::value(&attention)->default_value("flash"),
       "with --gpu-model: flash (fused, FlashAttention) or unfused (Megatron-LM before "
       "FlashAttention: batched products over the whole s² scores, softmax and dropout in memory)")(
@@ -400,8 +401,8 @@ int GenerateLlmMain(int argc, char** argv) {
       "  %lld NPUs = dp %lld%s × tp %lld × pp %lld; %s, %lld micro-batches of %lld (global batch "
       "%lld)%s%s\n",
       static_cast<long long>(shape.npus), static_cast<long long>(c.dp),
-      c.cp > 1 ? (" × cp " + std::to_string(c.cp)).c_str() : "",
-      static_cast<long long>(c.tp), static_cast<long long>(c.pp),
+      c.cp > 1 ? (" × cp " + std::to_string(c.cp)).c_str() : "", static_cast<long long>(c.tp),
+      static_cast<long long>(c.pp),
       c.schedule == PipelineSchedule::kGpipe
           ? "GPipe"
           : (c.virtual_stages > 1

@@ -113,8 +113,9 @@ TrainingRun ReadRun(const std::string& path, const YAML::Node& n, Status* s) {
   run.line = static_cast<int>(n.Mark().line) + 1;
   const std::string where = path + ":" + std::to_string(run.line);
   if (!n.IsMap()) {
-    s->Add(where + ": a run is not a map; expected name, source, machine, gpus, generate, "
-                   "measured, held_out");
+    s->Add(where +
+           ": a run is not a map; expected name, source, machine, gpus, generate, "
+           "measured, held_out");
     return run;
   }
   if (n["name"]) Text(n["name"], where + ": name", &run.name, s);
@@ -139,7 +140,8 @@ TrainingRun ReadRun(const std::string& path, const YAML::Node& n, Status* s) {
       double g = 0;
       if (Positive(kv.second, at, &g, s)) {
         if (g != std::floor(g) || g > (1 << 20)) {
-          s->Add(at + " is '" + kv.second.Scalar() + "'; expected a whole number from 1 to 1048576");
+          s->Add(at + " is '" + kv.second.Scalar() +
+                 "'; expected a whole number from 1 to 1048576");
         } else {
           run.gpus = static_cast<int>(g);
         }
@@ -168,8 +170,9 @@ TrainingRun ReadRun(const std::string& path, const YAML::Node& n, Status* s) {
     if (given.count(needed) == 0) s->Add(who + ": '" + needed + "' is missing");
   }
   if (given.count("held_out") == 0) {
-    s->Add(who + ": 'held_out' is missing: say whether the run set any parameter (false, with "
-                 "'sets') or none (true)");
+    s->Add(who +
+           ": 'held_out' is missing: say whether the run set any parameter (false, with "
+           "'sets') or none (true)");
   } else if (!run.held_out && run.sets.empty()) {
     s->Add(who + ": held_out is false but 'sets' does not say what the run was used to set");
   }

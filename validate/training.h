@@ -37,8 +37,8 @@ struct TrainingRun {
   // "tflops_per_gpu", "mfu"), its value, and for FLOP rates the convention and peak.
   std::string measured_kind;
   double measured_value = 0;
-  std::string flops;         // tflops_per_gpu, mfu: megatron | megatron-recompute | 6n
-  double peak_tflops = 0;    // mfu: the peak it is a share of (0: the profile GPU's BF16 peak)
+  std::string flops;       // tflops_per_gpu, mfu: megatron | megatron-recompute | 6n
+  double peak_tflops = 0;  // mfu: the peak it is a share of (0: the profile GPU's BF16 peak)
   bool held_out = true;
   std::string sets;  // what this run was used to set, when not held out
   int line = 0;      // in the runs file
@@ -49,12 +49,12 @@ struct TrainingRun {
 StatusOr<std::vector<TrainingRun>> LoadTrainingRuns(const std::string& path);
 
 struct TrainingOptions {
-  std::string runs;                 // the runs file
-  std::string machines;             // where machine names are looked up ("" = beside the file:
-                                    // ../machines, then configs/machines from the working dir)
-  std::vector<std::string> only;    // run only these names (empty = all)
-  int jobs = 0;                     // runs simulated at once (0 = all cores)
-  std::string work_dir;             // scratch ("" = a fresh directory under /tmp, removed)
+  std::string runs;               // the runs file
+  std::string machines;           // where machine names are looked up ("" = beside the file:
+                                  // ../machines, then configs/machines from the working dir)
+  std::vector<std::string> only;  // run only these names (empty = all)
+  int jobs = 0;                   // runs simulated at once (0 = all cores)
+  std::string work_dir;           // scratch ("" = a fresh directory under /tmp, removed)
   bool progress = false;
 };
 

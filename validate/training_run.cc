@@ -119,10 +119,10 @@ StatusOr<double> MeasuredStep(const TrainingRun& r, const et::LlmConfig& c, cons
     return Status::Error("unknown FLOP convention '" + r.flops + "'");
   }
   const double flops = et::PublishedStepFlops(c, convention);
-  const double tflops = r.measured_kind == "mfu"
-                            ? r.measured_value * (r.peak_tflops > 0 ? r.peak_tflops
-                                                                    : g.peak_tflops_bf16)
-                            : r.measured_value;
+  const double tflops =
+      r.measured_kind == "mfu"
+          ? r.measured_value * (r.peak_tflops > 0 ? r.peak_tflops : g.peak_tflops_bf16)
+          : r.measured_value;
   return flops / (tflops * 1e12 * gpus);
 }
 
@@ -137,8 +137,9 @@ void SimulateRun(const TrainingOptions& o, const std::string& dir, TrainingResul
   const std::string gpu_file = *profile + "/gpu.yaml";
   if (!HasFlag(words, "--gpu-model")) {
     if (!fs::exists(gpu_file)) {
-      return fail(*profile + " has no gpu.yaml (the compute model) and 'generate' gives no "
-                             "--gpu-model");
+      return fail(*profile +
+                  " has no gpu.yaml (the compute model) and 'generate' gives no "
+                  "--gpu-model");
     }
     words.push_back("--gpu-model");
     words.push_back(gpu_file);
@@ -147,8 +148,10 @@ void SimulateRun(const TrainingOptions& o, const std::string& dir, TrainingResul
   if (!c.ok()) return fail("generate: " + c.status().message());
   const et::LlmShape shape = et::ShapeOf(*c);
   if (shape.npus != r.gpus) {
-    return fail("generate makes " + std::to_string(shape.npus) + " NPUs (dp × cp × tp × pp), but "
-                "gpus is " + std::to_string(r.gpus));
+    return fail("generate makes " + std::to_string(shape.npus) +
+                " NPUs (dp × cp × tp × pp), but "
+                "gpus is " +
+                std::to_string(r.gpus));
   }
   StatusOr<double> measured = MeasuredStep(r, *c, *c->gpu);
   if (!measured.ok()) return fail(measured.status().message());
@@ -187,7 +190,8 @@ StatusOr<TrainingReport> ValidateTraining(const TrainingOptions& o) {
     if (!known) return Status::Error(o.runs + ": no run is named '" + name + "' (--run)");
   }
   for (TrainingRun& r : *runs) {
-    if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), r.name) == o.only.end()) continue;
+    if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), r.name) == o.only.end())
+      continue;
     report.runs.push_back({});
     report.runs.back().run = std::move(r);
   }
@@ -254,7 +258,8 @@ std::string FormatTraining(const TrainingReport& r) {
                   Percent(t.error).c_str(), t.run.held_out ? "yes" : "no");
     out << line;
   }
-  std::snprintf(line, sizeof line, "held-out runs: geomean error %.1f%% over %d; largest |error| "
+  std::snprintf(line, sizeof line,
+                "held-out runs: geomean error %.1f%% over %d; largest |error| "
                 "%.1f%% (%s)\n",
                 100 * r.held_out_geomean_abs_error, r.held_out, 100 * r.max_abs_error,
                 r.worst.empty() ? "none" : r.worst.c_str());
@@ -269,15 +274,16 @@ std::string FormatTraining(const TrainingReport& r) {
 Status WriteTrainingJson(const TrainingReport& r, const std::string& path) {
   std::ostringstream f;
   f.precision(12);
-  f << "{\n  \"input\": " << JsonString(r.input) << ",\n  \"geomean_abs_error\": "
-    << r.geomean_abs_error << ",\n  \"held_out_geomean_abs_error\": "
-    << r.held_out_geomean_abs_error << ",\n  \"max_abs_error\": " << r.max_abs_error
-    << ",\n  \"failed\": " << r.failed << ",\n  \"runs\": [";
+  f << "{\n  \"input\": " << JsonString(r.input)
+    << ",\n  \"geomean_abs_error\": " << r.geomean_abs_error
+    << ",\n  \"held_out_geomean_abs_error\": " << r.held_out_geomean_abs_error
+    << ",\n  \"max_abs_error\": " << r.max_abs_error << ",\n  \"failed\": " << r.failed
+    << ",\n  \"runs\": [";
   for (size_t i = 0; i < r.runs.size(); ++i) {
     const TrainingResult& t = r.runs[i];
     f << (i ? "," : "") << "\n    {\"name\": " << JsonString(t.run.name)
-      << ", \"source\": " << JsonString(t.run.source) << ", \"machine\": "
-      << JsonString(t.machine_dir.empty() ? t.run.machine : t.machine_dir)
+      << ", \"source\": " << JsonString(t.run.source)
+      << ", \"machine\": " << JsonString(t.machine_dir.empty() ? t.run.machine : t.machine_dir)
       << ", \"gpus\": " << t.run.gpus << ", \"held_out\": " << (t.run.held_out ? "true" : "false");
     if (t.ok()) {
       f << ", \"measured_s\": " << t.measured_s << ", \"predicted_s\": " << t.predicted_s
@@ -302,8 +308,7 @@ int TrainingValidateMain(int argc, char** argv) {
   po::options_description desc(
       "orrery validate --training RUNS.yaml: generate each published training run's step, "
       "simulate it on its machine profile and report the error (docs/training-validation.md)");
-  desc.add_options()("help,h", "print this help")("training", po::value(&o.runs),
-                                                  "the runs file")(
+  desc.add_options()("help,h", "print this help")("training", po::value(&o.runs), "the runs file")(
       "report", po::value(&report), "also write the results as JSON here")(
       "jobs", po::value(&jobs)->default_value("0"), "runs simulated at once (0 = all cores)")(
       "run", po::value(&o.only)->composing(), "only this run (may be given more than once)")(

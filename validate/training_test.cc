@@ -52,18 +52,19 @@ std::string RunEntry(const std::string& name, const std::string& generate, const
   return b;
 }
 
-const char kModel[] = "--layers 2 --hidden 256 --heads 4 --vocab 1000 --seq-length 128 --dp 2 "
-                      "--global-batch-size 8";
+const char kModel[] =
+    "--layers 2 --hidden 256 --heads 4 --vocab 1000 --seq-length 128 --dp 2 "
+    "--global-batch-size 8";
 
 TEST(Training, PredictsWhatTheSimulatorRunsAndConvertsTheFigures) {
   const std::string root = ::testing::TempDir() + "/training_ok";
   TinyProfile(root);
-  const std::string runs = Write(
-      root + "/training/runs.yaml",
-      "runs:\n" + RunEntry("step", kModel, "{step_time_s: 0.01}") +
-          RunEntry("tokens", kModel, "{tokens_per_s_per_gpu: 2000}") +
-          RunEntry("tflops", kModel, "{tflops_per_gpu: 10, flops: megatron}") +
-          RunEntry("bad", std::string(kModel) + " --pipeline 2", "{step_time_s: 1}"));
+  const std::string runs =
+      Write(root + "/training/runs.yaml",
+            "runs:\n" + RunEntry("step", kModel, "{step_time_s: 0.01}") +
+                RunEntry("tokens", kModel, "{tokens_per_s_per_gpu: 2000}") +
+                RunEntry("tflops", kModel, "{tflops_per_gpu: 10, flops: megatron}") +
+                RunEntry("bad", std::string(kModel) + " --pipeline 2", "{step_time_s: 1}"));
   TrainingOptions o;
   o.runs = runs;
   o.jobs = 2;

@@ -1,7 +1,5 @@
 #include "validate/validate.h"
 
-#include "validate/training.h"
-
 #include <omp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +33,7 @@
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
+#include "validate/training.h"
 
 namespace orrery {
 
