@@ -23,11 +23,14 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/analyze_main.h"
+#include "analyze/compare.h"
 #include "common/flags.h"
 #include "common/status.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/text_workload.h"
 #include "et_feeder/trace_info.h"
+#include "profile/import_main.h"
 #include "report/outputs.h"
 #include "runner/run.h"
 #include "sweep/sweep.h"
@@ -105,6 +108,15 @@ int Main(int argc, char** argv) {
   }
   if (argc >= 2 && std::string(argv[1]) == "calibrate") {
     return orrery::CalibrateMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "import") {
+    return orrery::profile::ImportMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "analyze") {
+    return orrery::analyze::AnalyzeMain(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "compare") {
+    return orrery::analyze::CompareMain(argc - 1, argv + 1);
   }
   orrery::RunOptions o;
   std::string backend = "analytical-aware";
@@ -204,7 +216,11 @@ int Main(int argc, char** argv) {
            "files)\n"
            "       orrery trace-info PATH [--json FILE]   (what a Chakra trace holds)\n"
            "       orrery generate-llm --help   (a GPT or Llama training step with data, tensor "
-           "and pipeline parallelism, as Chakra ET files)\n\n"
+           "and pipeline parallelism, as Chakra ET files)\n"
+           "       orrery import --help    (PyTorch profiles to Chakra ET files)\n"
+           "       orrery analyze --help   (where a measured or simulated run's GPU time went)\n"
+           "       orrery compare MEASURED.json SIMULATED.json   (two analyze reports side by "
+           "side)\n\n"
         << desc << "\n";
     return 0;
   }

@@ -54,7 +54,7 @@ TEST(ExamplesTest, Memories) {
 class CompatTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(CompatDir(&dir_)) << "ORRERY_COMPAT_DIR is not set: " << kCompatDirHelp;
+    ASSERT_TRUE(CompatDir(&dir_)) << CompatDirHelp();
     dir_ += "/astra-sim/examples/";
   }
   std::string dir_;

@@ -4,13 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/test_data.h"
 #include "gtest/gtest.h"
 
 namespace orrery {
-
-const char kCompatDirHelp[] =
-    "set ORRERY_COMPAT_DIR to the folder holding astra-sim/examples, e.g. "
-    "bazel test //config/... --test_env=ORRERY_COMPAT_DIR=/work/shared/compat";
 
 std::string WriteTestFile(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/" + name;
@@ -35,10 +32,10 @@ std::string ReadWholeFile(const std::string& path) {
 }
 
 bool CompatDir(std::string* dir) {
-  const char* d = std::getenv("ORRERY_COMPAT_DIR");
-  if (d == nullptr || *d == '\0') return false;
-  *dir = d;
-  return true;
+  *dir = SharedDir("compat");
+  return !dir->empty();
 }
+
+std::string CompatDirHelp() { return SharedDirMissing("compat"); }
 
 }  // namespace orrery

@@ -2,8 +2,8 @@
 //
 //   std::string path = WriteTestFile("bad.json", "{\"endpoint-delay\": -3}");
 //   std::string readme = RunfilePath("configs/README.md");
-//   std::string compat;  // ORRERY_COMPAT_DIR; the test fails when it is unset
-//   ASSERT_TRUE(CompatDir(&compat)) << kCompatDirHelp;
+//   std::string compat;  // ../shared/compat through the runfiles; the test fails without it
+//   ASSERT_TRUE(CompatDir(&compat)) << CompatDirHelp();
 #pragma once
 
 #include <string>
@@ -19,8 +19,9 @@ std::string RunfilePath(const std::string& workspace_relative);
 // The whole file, or "" when it cannot be read.
 std::string ReadWholeFile(const std::string& path);
 
-// Sets *dir to $ORRERY_COMPAT_DIR; false when unset or empty.
+// Sets *dir to the shared corpus ../shared/compat in the runfiles (`@orrery_shared//:compat` in
+// the test's data); false when it is not there, and CompatDirHelp() says why.
 bool CompatDir(std::string* dir);
-extern const char kCompatDirHelp[];
+std::string CompatDirHelp();
 
 }  // namespace orrery

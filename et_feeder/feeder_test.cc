@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_data.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 
@@ -294,11 +295,9 @@ TEST(FeederTest, ClassQueuesMatchOrderedSetsUnderAnyOrderOfOperations) {
 }
 
 TEST(CompatFeederTest, PytorchModelRunsToCompletionWithDataDepsOnly) {
-  const char* dir = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_TRUE(dir != nullptr && *dir != '\0')
-      << "ORRERY_COMPAT_DIR is not set; run with "
-         "--test_env=ORRERY_COMPAT_DIR=<absolute path of shared/compat>";
-  const std::string path = std::string(dir) + "/chakra/pytorch_model.0.et";
+  const std::string dir = SharedDir("compat");
+  ASSERT_FALSE(dir.empty()) << SharedDirMissing("compat");
+  const std::string path = dir + "/chakra/pytorch_model.0.et";
   ASSERT_TRUE(std::ifstream(path).good()) << "compat file " << path << " is missing";
   LoadOptions data_only;
   data_only.dependencies = Dependencies::kDataOnly;

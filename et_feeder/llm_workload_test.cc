@@ -397,8 +397,12 @@ TEST(LlmWorkload, SequenceParallelismGathersAndScattersOverTheSequence) {
       const int64_t type = IntAttr(n, "comm_type");
       ++count[type];
       bytes[type] += IntAttr(n, "comm_size");
-      if (type == ChakraProtoMsg::ALL_GATHER) EXPECT_EQ(IntAttr(n, "comm_size"), act / 2);
-      if (type == ChakraProtoMsg::REDUCE_SCATTER) EXPECT_EQ(IntAttr(n, "comm_size"), act);
+      if (type == ChakraProtoMsg::ALL_GATHER) {
+        EXPECT_EQ(IntAttr(n, "comm_size"), act / 2);
+      }
+      if (type == ChakraProtoMsg::REDUCE_SCATTER) {
+        EXPECT_EQ(IntAttr(n, "comm_size"), act);
+      }
     }
     // Per micro-batch (3): 4 layers of 2 all-gathers and 2 reduce-scatters forward, 4 all-gathers
     // and 2 reduce-scatters backward; the embedding's reduce-scatter and its gradient's

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_data.h"
 #include "et_feeder/writer.h"
 
 namespace orrery {
@@ -685,18 +686,16 @@ TEST(TraceTest, ManySmallTracesAreCheap) {
   EXPECT_LT(t.MemoryBytes(), sizeof(Trace) + 256 + path.size());
 }
 
-// The real ASTRA-sim / Chakra inputs. The directory comes from ORRERY_COMPAT_DIR, which the test
-// runner sets (bazel test --test_env=ORRERY_COMPAT_DIR=/abs/path/to/shared/compat).
+// The real ASTRA-sim / Chakra inputs: ../shared/compat through the runfiles.
 std::string CompatFile(const std::string& relative) {
-  const char* dir = std::getenv("ORRERY_COMPAT_DIR");
-  if (dir == nullptr || *dir == '\0') {
-    ADD_FAILURE() << "ORRERY_COMPAT_DIR is not set; run with "
-                     "--test_env=ORRERY_COMPAT_DIR=<absolute path of shared/compat>";
+  const std::string dir = SharedDir("compat");
+  if (dir.empty()) {
+    ADD_FAILURE() << SharedDirMissing("compat");
     return "";
   }
-  const std::string path = std::string(dir) + "/" + relative;
+  const std::string path = dir + "/" + relative;
   if (!std::ifstream(path).good()) {
-    ADD_FAILURE() << "compat file " << path << " is missing (ORRERY_COMPAT_DIR=" << dir << ")";
+    ADD_FAILURE() << "compat file " << path << " is missing";
     return "";
   }
   return path;

@@ -83,7 +83,7 @@ struct Topology {
     double bandwidth_scale = 1;
     std::string where;  // "file:line" of the key, for messages
   };
-  SlowLinks slow_links;
+  SlowLinks slow_links = {};
 
   int num_npus() const;
   // The NPUs of one node, as NCCL counts nodes: every dimension but the last (the network across

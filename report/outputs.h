@@ -33,7 +33,7 @@ Status WriteChromeTrace(const RunResult& r, const std::string& path);
 Status WriteChakraTimeline(const RunResult& r, const std::string& path);
 
 // Per NPU breakdown, per collective statistics, per link traffic, per queue length over time
-// (see README "Report").
+// (docs/outputs.md).
 Status WriteReportJson(const RunResult& r, const std::string& path);
 // The same as CSV files: <prefix>.npus.csv, .collectives.csv, .links.csv and .queues.csv.
 Status WriteReportCsv(const RunResult& r, const std::string& prefix);

@@ -10,15 +10,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/test_data.h"
 #include "runner/run.h"
 
 namespace orrery {
 
-// ../shared/compat, as scripts/test.sh sets it ("" when unset).
-inline std::string CompatDir() {
-  const char* d = std::getenv("ORRERY_COMPAT_DIR");
-  return d ? d : "";
-}
+// ../shared/compat through the runfiles ("" when the test lacks `@orrery_shared//:compat`).
+inline std::string CompatDir() { return SharedDir("compat"); }
 
 struct CompatCase {
   const char* workload;  // under examples/workload/microbenchmarks/

@@ -18,8 +18,7 @@ class CompatTest : public ::testing::TestWithParam<std::tuple<Case, Backend>> {}
 
 TEST_P(CompatTest, MatchesAstraSim) {
   const std::string dir = CompatDir();
-  ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
-                               "../shared/compat)";
+  ASSERT_FALSE(dir.empty()) << SharedDirMissing("compat");
   const auto& [c, backend] = GetParam();
   RunOptions o = CompatOptions(dir, c);
   o.backend = backend;

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap bazel-rules-java bazel-platforms
   g++ protobuf-compiler libprotobuf-dev libyaml-cpp-dev libboost-program-options-dev
-  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev python3
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev zlib1g-dev python3
 )
 missing=()
 for p in "${packages[@]}"; do

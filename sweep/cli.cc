@@ -89,7 +89,7 @@ int SweepMain(int argc, char** argv) {
   int jobs = 0;
   bool resume = false, quiet = false;
   po::options_description desc(
-      "orrery sweep SPEC.yaml: run every point of a design-space study (see README, Sweeps)");
+      "orrery sweep SPEC.yaml: run every point of a design-space study (see docs/sweeps.md)");
   desc.add_options()("help,h", "print this help")("jobs", po::value(&jobs)->default_value(0),
                                                   "points run at once; 0 = all cores")(
       "out", po::value(&out), "output prefix: PREFIX.csv, PREFIX.json (default: the spec's)")(

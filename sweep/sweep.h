@@ -12,7 +12,7 @@
 // generated single-collective workload, or `jobs` (a jobs file, runner/jobs_config.h) and
 // `jobs-alone`, which add columns per job. Every point is an independent simulation; points run
 // in parallel; each row of the output depends only on its point, so the files are identical
-// whatever the number of jobs. See README "Sweeps".
+// whatever the number of jobs. See docs/sweeps.md.
 #pragma once
 
 #include <cstdint>

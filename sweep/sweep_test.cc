@@ -1109,7 +1109,7 @@ TEST(Sweep, BadSpecsAreNamed) {
   }
 
   // An empty document after the first holds nothing: a trailing '---' is accepted.
-  for (const std::string& empty : {"---\n", "...\n---\n# done\n"}) {
+  for (const char* empty : {"---\n", "...\n---\n# done\n"}) {
     std::ofstream(path) << "base: {system: a.json, network: b.yml}\ngrid: {network.bandwidth: "
                            "[[1]]}\n"
                         << empty;

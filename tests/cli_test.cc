@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_data.h"
 #include "et_feeder/writer.h"
 
 namespace orrery {
@@ -179,7 +180,7 @@ TEST(Cli, UnknownLogLevelListsTheValidOnes) {
 // ('--comm-scal=2' had run as --comm-scale 2), here or in a subcommand.
 TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
   const std::string args = Args("misspelled", 4, AllReduceRanks(4));
-  for (const std::string& flag : {"--network-backed=packet", "--network-backed packet"}) {
+  for (const char* flag : {"--network-backed=packet", "--network-backed packet"}) {
     const Outcome o = Orrery(args + " " + flag);
     EXPECT_NE(o.exit_code, 0) << flag;
     EXPECT_NE(o.err.find("did you mean '--network-backend'?"), std::string::npos) << o.err;
@@ -293,7 +294,7 @@ TEST(Cli, TraceEnabledLogsEveryNodesIssueAndCompletion) {
   ASSERT_NE(system, kSystem);
   const Outcome o = Orrery(Args("trace_enabled", 2, AllReduceRanks(2), system));
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  for (const std::string& line :
+  for (const char* line :
        {"issue,sys->id=1, tick=0, node->id=1, node->name=fwd, node->type=4",
         "callback,sys->id=1, tick=5000, node->id=1, node->name=fwd, node->type=4",
         "issue,sys->id=1, tick=5000, node->id=2, node->name=grad, node->type=7"}) {
@@ -988,9 +989,9 @@ TEST(Cli, HugeNumberOfUnknownKeysIsCapped) {
 // system config, the key, the algorithm and the missing rank and file (not one line per node
 // that talks to the missing rank).
 TEST(Cli, CustomCollectiveWithAMissingRankIsOneMessage) {
-  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  const std::string src = std::string(compat) +
+  const std::string compat = SharedDir("compat");
+  ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
+  const std::string src = compat +
                           "/astra-sim/examples/system/custom_collectives/"
                           "custom_ring_allreduce_8npus_1MB/custom_allreduce";
   const std::string prefix = Tmp("gap_algo");
@@ -1180,9 +1181,9 @@ TEST(Cli, JobsExampleShowsWhatSharingTheTorusCosts) {
 }
 
 TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
-  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  const std::string trace = Slurp(std::string(compat) + "/chakra/pytorch_model.0.et");
+  const std::string compat = SharedDir("compat");
+  ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
+  const std::string trace = Slurp(compat + "/chakra/pytorch_model.0.et");
   ASSERT_GT(trace.size(), 1000000u);
   const std::string prefix = Tmp("pytorch");
   for (int r = 0; r < 4; ++r) Spit(prefix + "." + std::to_string(r) + ".et", trace);
@@ -1214,9 +1215,9 @@ TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
 // The real PyTorch trace is one rank: --replicate-trace runs it on 16 NPUs from its one file,
 // exactly as 16 copies of the file would run.
 TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
-  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  const std::string original = std::string(compat) + "/chakra/pytorch_model";
+  const std::string compat = SharedDir("compat");
+  ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
+  const std::string original = compat + "/chakra/pytorch_model";
   const std::string prefix = Tmp("pytorch16");
   const std::string trace = Slurp(original + ".0.et");
   ASSERT_GT(trace.size(), 1000000u);
@@ -1269,8 +1270,8 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
 // (ids numbered on across NPUs) simulate the same when there is no NONE to write.
 // orrery generate-llm: a preset model with data, tensor and pipeline parallelism on the
 // dgx-h100-ndr profile (2 nodes of 8: each stage's tensor- and data-parallel groups inside a
-// node, the pipeline across), in a directory it makes (as README's `--output /tmp/llama/llama`);
-// its files describe themselves to trace-info; bad flags are named.
+// node, the pipeline across), in a directory it makes (as docs/workloads.md's `--output
+// /tmp/llama/llama`); its files describe themselves to trace-info; bad flags are named.
 TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   const std::string prefix = Tmp("llm_dir/new/llm");
   const Outcome gen = Orrery(
@@ -1494,8 +1495,8 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
       {"--num-npus '-3': expected a whole number from 1 to 1048576"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t")),
                      {"--input FILE, --output PREFIX and --num-npus N are required"});
-  // The output prefix's directory is made as needed (README's `--output /tmp/cnn/cnn`); a file
-  // in its way is named.
+  // The output prefix's directory is made as needed (docs/workloads.md's `--output /tmp/cnn/cnn`);
+  // a file in its way is named.
   const std::string nested = Tmp("text_new_dir/a/b/cnn");
   const Outcome made =
       Orrery("convert-text --input " + model + " --output " + nested + " --num-npus 8");

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_data.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
@@ -492,9 +493,9 @@ TEST(CollectivesEndToEnd, DifferentGroupAtTheSamePositionIsNamedInTheStuckReport
 // backends, no contention) and 7 reductions of 7 us: 14 * 2941 + 7 * 7000 = 90174. The JSON
 // names the ETs relative to ASTRA-sim's root, so the run starts from there (as ASTRA-sim's).
 TEST(CustomCollectives, AstraSimExampleGives90174CyclesOnBothBackends) {
-  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  const std::string root = std::string(compat) + "/astra-sim";
+  const std::string compat = SharedDir("compat");
+  ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
+  const std::string root = compat + "/astra-sim";
   char cwd[4096];
   ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
   ASSERT_EQ(chdir(root.c_str()), 0) << root;
@@ -721,9 +722,9 @@ RunOptions OnFourNpus(const std::string& prefix) {
 // broadcast (all ranks issue it at the same moment: the traces are identical up to it) takes
 // 2 (e + t(S)) on the root and 2 (e + t(S)) + 2e on NPU 3 (v = 3), S its comm_size.
 TEST(ChakraTrace, BroadcastsAreSimulated) {
-  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  const std::string src = std::string(compat) + "/chakra/pytorch_model.0.et";
+  const std::string compat = SharedDir("compat");
+  ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
+  const std::string src = compat + "/chakra/pytorch_model.0.et";
   StatusOr<et::Trace> trace = et::Trace::Load(src);
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   uint64_t kernels = 0, broadcasts = 0;
@@ -777,12 +778,11 @@ TEST(ChakraTrace, BroadcastsAreSimulated) {
 // (timelines, reports) and one that does not give the same breakdown, to the picosecond, and it
 // is the one computed afterwards from the recorded nodes' intervals (workload/breakdown.h).
 TEST(ChakraTrace, TheBreakdownNeedsNoRecordOfEveryNode) {
-  const char* compat = std::getenv("ORRERY_COMPAT_DIR");
-  ASSERT_NE(compat, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
+  const std::string compat = SharedDir("compat");
+  ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
   const std::string prefix = Tmp("pytorch_breakdown");
   std::ofstream(prefix + ".0.et", std::ios::binary)
-      << std::ifstream(std::string(compat) + "/chakra/pytorch_model.0.et", std::ios::binary)
-             .rdbuf();
+      << std::ifstream(compat + "/chakra/pytorch_model.0.et", std::ios::binary).rdbuf();
   RunOptions o = OnFourNpus(prefix);
   o.replicate_trace = true;
   StatusOr<RunResult> plain = RunSimulation(o);

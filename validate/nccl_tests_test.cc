@@ -7,13 +7,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/test_data.h"
+
 namespace orrery {
 namespace {
 
 std::string Validation(const std::string& file) {
-  const char* dir = std::getenv("ORRERY_COMPAT_DIR");  // .../shared/compat
-  EXPECT_NE(dir, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  return std::string(dir ? dir : ".") + "/../validation/" + file;
+  const std::string dir = SharedDir("validation");  // ../shared/validation
+  EXPECT_FALSE(dir.empty()) << SharedDirMissing("validation");
+  return dir + "/" + file;
 }
 
 std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }

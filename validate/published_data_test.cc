@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_data.h"
 #include "validate/calibrate.h"
 #include "validate/nccl_tests.h"
 #include "validate/validate.h"
@@ -18,9 +19,9 @@ namespace orrery {
 namespace {
 
 std::string Validation(const std::string& file) {
-  const char* dir = std::getenv("ORRERY_COMPAT_DIR");  // .../shared/compat
-  EXPECT_NE(dir, nullptr) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it)";
-  return std::string(dir ? dir : ".") + "/../validation/" + file;
+  const std::string dir = SharedDir("validation");  // ../shared/validation
+  EXPECT_FALSE(dir.empty()) << SharedDirMissing("validation");
+  return dir + "/" + file;
 }
 
 // A shipped profile by name, or a profile directory by path.
@@ -105,7 +106,7 @@ TEST(PublishedData, AwsP5Efa) {
 // many nodes at small sizes (32-128 MiB on 16 and 32 nodes 27-51% fast): each GPU then sends 127 or
 // 255 messages of 128 KiB to 1 MiB, and EFA's cost per message is not modelled. Until all-to-all
 // ran as NCCL's sends (direct), ASTRA-sim's ring all-to-all carried each piece through up to n - 1
-// GPUs and their NICs (README.md, "All-to-all").
+// GPUs and their NICs (docs/validation.md, "All-to-all").
 TEST(PublishedData, AwsP5EfaAllToAllIsPredicted) {
   Errors e = ExpectTargets("validate/measured/aws-p5-efa-alltoall.csv", "p5-h100-efa", 35, 0.10);
   size_t large = 0;
@@ -277,7 +278,7 @@ TEST(PublishedData, DgxA100OtherCollectivesOfOneMachine) {
   Errors all_gather = Check(prefix + "all_gather-superbench.log", "dgx-a100");
   EXPECT_EQ(all_gather.rows, 29u);
   EXPECT_LE(all_gather.all, 0.15);
-  EXPECT_GT(all_gather.at_least_1mib, 0.05);  // the miss README.md states
+  EXPECT_GT(all_gather.at_least_1mib, 0.05);  // the miss docs/validation.md states
   for (const Errors* e : {&all_reduce, &reduce_scatter, &all_gather}) {
     EXPECT_GT(e->at_least_1gib, 0);
     EXPECT_LE(e->at_least_1gib, 0.10);
@@ -320,7 +321,7 @@ TEST(PublishedData, DgxA100AllGatherInPlace) {
   EXPECT_GT(e_out.at_least_1gib, 0.05);
   EXPECT_LE(e_in.at_least_1gib, 0.05);
   EXPECT_LT(e_in.at_least_1mib, e_out.at_least_1mib);
-  EXPECT_GT(e_in.at_least_1mib, 0.05);  // the miss README.md states
+  EXPECT_GT(e_in.at_least_1mib, 0.05);  // the miss docs/validation.md states
   std::printf(
       "dgx-a100, SuperBench's all-gather from 1 GiB / 1 MiB / all sizes: out of place %.1f%% / "
       "%.1f%% / %.1f%%, in place %.1f%% / %.1f%% / %.1f%%\n",
@@ -488,7 +489,8 @@ TEST(PublishedData, CalibratingOnALogFromFourBytesFitsEverySize) {
     EXPECT_LE(std::abs(row.error), 0.03) << row.size;
   }
   EXPECT_EQ(large, 6u);
-  // The same host's other collectives on the fitted profile (README.md, "A sibling generation").
+  // The same host's other collectives on the fitted profile (docs/validation.md, "A sibling
+  // generation").
   for (const char* c : {"reduce_scatter", "all_gather"}) {
     const std::string f =
         std::string("validate/measured/a100-8gpu-nvswitch-") + c + "-superbench.log";
@@ -578,7 +580,7 @@ TEST(PublishedData, OneA100HostsAllReduceAndReduceScatterPredictItsAllGather) {
                 in_place ? "in place" : "out of place", 100 * e.at_least_1mib, 100 * e.all);
     EXPECT_EQ(e.rows, 29u);
     EXPECT_LE(e.at_least_1mib, 0.10);
-    EXPECT_GT(e.at_least_1mib, 0.05);  // the miss README.md states
+    EXPECT_GT(e.at_least_1mib, 0.05);  // the miss docs/validation.md states
     EXPECT_LE(e.all, 0.15);
   }
 }
@@ -587,7 +589,7 @@ TEST(PublishedData, OneA100HostsAllReduceAndReduceScatterPredictItsAllGather) {
 // measurements instead of carrying H100's does not get every table within 5% either. The
 // galvatron capture stays just above it, and getting the others close takes a Simple floor of
 // about 99 us, three times H100's fitted 32.8 us, which no H100 table shows: the `-g 8` tables'
-// 8-128 MiB rows run slower than the 8-rank table's (README.md, "A sibling generation").
+// 8-128 MiB rows run slower than the 8-rank table's (docs/validation.md, "A sibling generation").
 TEST(PublishedData, FiveA100TablesFittedTogetherStillMissOne) {
   CalibrateOptions o = DgxA100CalibratedOn("a100-8gpu-nvswitch-all_reduce-oci.log", "");
   o.out = "";

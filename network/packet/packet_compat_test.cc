@@ -40,8 +40,7 @@ class PacketCompatTest : public ::testing::TestWithParam<std::tuple<Case, int>> 
 
 TEST_P(PacketCompatTest, WithinTenPercentOfTheAwareBackend) {
   const std::string dir = CompatDir();
-  ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
-                               "../shared/compat)";
+  ASSERT_FALSE(dir.empty()) << SharedDirMissing("compat");
   const auto& [c, variant] = GetParam();
   RunOptions o = CompatOptions(dir, c);
   o.backend = Backend::kAnalyticalAware;
@@ -80,8 +79,7 @@ class PipelinedCompatTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PipelinedCompatTest, WithinTwoPercentOfThePipelinedAwareBackend) {
   const std::string dir = CompatDir();
-  ASSERT_FALSE(dir.empty()) << "ORRERY_COMPAT_DIR is not set (scripts/test.sh sets it to "
-                               "../shared/compat)";
+  ASSERT_FALSE(dir.empty()) << SharedDirMissing("compat");
   const Case& c = GetParam();
   RunOptions o = CompatOptions(dir, c);
   o.backend = Backend::kPacket;

@@ -185,8 +185,8 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
       const PhysicalGraph::Device& to = t.graph->devices[l.dst];
       const bool relay = to.npu && to.forwards;
       if (!seen.emplace(l.bandwidth.bytes_per_sec(), l.latency.ps(), relay).second) continue;
-      kinds.push_back(
-          {l.bandwidth, l.latency, relay, "link " + t.graph->devices[l.src].name + "->" + to.name});
+      kinds.push_back({l.bandwidth, l.latency, relay,
+                       "link " + t.graph->devices[l.src].name + "->" + to.name, ""});
     }
   } else {
     double npus = 1;
