@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "et_feeder/llm_compute.h"
 #include "et_feeder/manifest.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
@@ -23,8 +24,9 @@ struct CopyRank {
   int64_t rank;
 };
 CopyRank CopyRankOf(const LlmConfig& c, const LlmCopyLayout& l, int64_t npu) {
-  const int64_t stage = npu / (c.dp * c.tp);
-  const int64_t replica = (npu / c.tp) % c.dp;
+  const int64_t replicas = Replicas(c);  // data-parallel replicas x context-parallel ranks
+  const int64_t stage = npu / (replicas * c.tp);
+  const int64_t replica = (npu / c.tp) % replicas;
   const int64_t t = npu % c.tp;
   return CopyRank{replica / l.unit, (stage * l.unit + replica % l.unit) * c.tp + t};
 }
@@ -74,8 +76,11 @@ Status WriteGroupsJson(const std::string& path, const std::vector<LlmGroup>& gro
 
 LlmCopyLayout CopyLayoutOf(const LlmConfig& c) {
   LlmCopyLayout l;
-  l.unit = c.experts > 0 ? c.ep : 1;
-  l.copies = c.dp / l.unit;
+  // A copy holds the replicas a group spans inside the data-parallel ones: an expert-parallel
+  // group's ep, or a context-parallel group's cp (Replicas: dp x cp, the cp ranks of a replica
+  // consecutive).
+  l.unit = c.experts > 0 ? c.ep : c.cp;
+  l.copies = Replicas(c) / l.unit;
   l.interleave = l.unit * c.tp;
   l.ranks = c.pp * l.interleave;
   return l;

@@ -22,10 +22,11 @@ namespace orrery {
 namespace et {
 
 // How the step's NPUs split into copies. A copy is `unit` consecutive replicas of every stage
-// (one replica; ep replicas with experts, since an expert-parallel group spans them), so that
-// every group is either inside a copy or spans every copy alike.
+// (one replica; ep replicas with experts, since an expert-parallel group spans them; the cp
+// ranks of a replica with context parallelism), so that every group is either inside a copy or
+// spans every copy alike.
 struct LlmCopyLayout {
-  int64_t copies = 1;      // dp / unit
+  int64_t copies = 1;      // dp · cp / unit
   int64_t unit = 1;        // replicas per copy
   int64_t ranks = 0;       // ranks per copy: pp · unit · tp
   int64_t interleave = 1;  // unit · tp: a copy's ranks of one stage sit together

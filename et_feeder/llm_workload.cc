@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 
+#include "et_feeder/llm_compute.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 
@@ -67,12 +69,8 @@ int64_t DefaultFfnHidden(Mlp mlp, int64_t hidden) {
 
 // The GEMM X[m×k]·W[k×n]: FLOPs 2mkn, bytes (mk + kn + mn)·e (each operand read once, the result
 // written once).
-struct Work {
-  int64_t flops = 0;
-  int64_t bytes = 0;
-};
 Work Gemm(int64_t m, int64_t k, int64_t n, int64_t e) {
-  return {2 * m * k * n, (m * k + k * n + m * n) * e};
+  return {2 * m * k * n, (m * k + k * n + m * n) * e, m, k, n};
 }
 
 // One layer's forward work per tensor-parallel rank, per micro-batch. With experts, fc1 and fc2
@@ -84,19 +82,18 @@ struct LayerWork {
 
 // Tokens a rank holds outside the tensor-parallel products: the micro-batch's, or 1/tp of them
 // with sequence parallelism.
-int64_t LocalTokens(const LlmConfig& c) {
-  return c.micro_batch_size * c.seq_length / (c.sequence_parallel ? c.tp : 1);
-}
+int64_t LocalTokens(const LlmConfig& c) { return RankTokens(c) / (c.sequence_parallel ? c.tp : 1); }
 
 LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
-  const int64_t tokens = c.micro_batch_size * c.seq_length;
+  const int64_t tokens = RankTokens(c);
   const int64_t e = c.element_bytes;
   const int64_t qkv_width = s.head_dim * (c.heads + 2 * c.kv_heads) / c.tp;
   LayerWork w;
   w.qkv = Gemm(tokens, c.hidden, qkv_width, e);
-  // Q·Kᵀ and the scores times V: 2·b·s²·h each over the rank's heads; as flash attention, the
-  // bytes are Q, K and V read and the context written (no s² matrix in memory).
-  w.attention.flops = 4 * c.micro_batch_size * c.seq_length * c.seq_length * c.hidden / c.tp;
+  // Q·Kᵀ and the scores times V: 2·b·s²·h each over the rank's heads (with context parallelism
+  // the rank's s/cp queries against all s keys); as flash attention, the bytes are Q, K and V
+  // read and the context written (no s² matrix in memory).
+  w.attention.flops = 4 * tokens * c.seq_length * c.hidden / c.tp;
   w.attention.bytes = tokens * (qkv_width + c.hidden / c.tp) * e;
   w.projection = Gemm(tokens, c.hidden / c.tp, c.hidden, e);
   const int64_t gates = c.mlp == Mlp::kSwiglu ? 2 : 1;
@@ -120,7 +117,7 @@ LayerWork LayerWorkOf(const LlmConfig& c, const LlmShape& s) {
 }
 
 Work HeadWorkOf(const LlmConfig& c, const LlmShape& s) {
-  return Gemm(c.micro_batch_size * c.seq_length, c.hidden, s.padded_vocab / c.tp, c.element_bytes);
+  return Gemm(RankTokens(c), c.hidden, s.padded_vocab / c.tp, c.element_bytes);
 }
 
 // The communicator groups, numbered from 1 in this order: tensor-parallel group of (stage,
@@ -130,19 +127,26 @@ Work HeadWorkOf(const LlmConfig& c, const LlmShape& s) {
 // same experts. Only groups of two or more NPUs exist.
 int64_t ExpertDp(const LlmConfig& c) { return c.dp / c.ep; }
 bool HasTpGroups(const LlmConfig& c) { return c.tp > 1; }
-bool HasDpGroups(const LlmConfig& c) { return c.dp > 1; }
+bool HasDpGroups(const LlmConfig& c) { return Replicas(c) > 1; }
+bool HasCpGroups(const LlmConfig& c) { return c.cp > 1; }
 bool HasEpGroups(const LlmConfig& c) { return c.experts > 0 && c.ep > 1; }
 bool HasExpertDpGroups(const LlmConfig& c) { return c.experts > 0 && ExpertDp(c) > 1; }
 // The first id of each kind: after every group of the kinds before it.
-int64_t FirstDpGroup(const LlmConfig& c) { return 1 + (HasTpGroups(c) ? c.pp * c.dp : 0); }
+int64_t FirstDpGroup(const LlmConfig& c) { return 1 + (HasTpGroups(c) ? c.pp * Replicas(c) : 0); }
 int64_t FirstEpGroup(const LlmConfig& c) {
   return FirstDpGroup(c) + (HasDpGroups(c) ? c.pp * c.tp : 0);
+}
+// Context-parallel groups (none with experts): after the data-parallel ones, one per (stage,
+// data-parallel replica, tp rank).
+int64_t FirstCpGroup(const LlmConfig& c) { return FirstEpGroup(c); }
+int64_t CpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank, int64_t replica) {
+  return FirstCpGroup(c) + (stage * c.dp + replica / c.cp) * c.tp + tp_rank;
 }
 int64_t FirstExpertDpGroup(const LlmConfig& c) {
   return FirstEpGroup(c) + (HasEpGroups(c) ? c.pp * c.tp * ExpertDp(c) : 0);
 }
 int64_t TpGroup(const LlmConfig& c, int64_t stage, int64_t replica) {
-  return 1 + stage * c.dp + replica;
+  return 1 + stage * Replicas(c) + replica;
 }
 int64_t DpGroup(const LlmConfig& c, int64_t stage, int64_t tp_rank) {
   return FirstDpGroup(c) + stage * c.tp + tp_rank;
@@ -159,9 +163,11 @@ std::vector<Group> GroupsOf(const LlmConfig& c) {
   std::vector<Group> groups;
   if (c.tp > 1) {
     for (int64_t stage = 0; stage < c.pp; ++stage) {
-      for (int64_t replica = 0; replica < c.dp; ++replica) {
+      for (int64_t replica = 0; replica < Replicas(c); ++replica) {
         Group g{TpGroup(c, stage, replica), {}};
-        for (int64_t t = 0; t < c.tp; ++t) g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+        for (int64_t t = 0; t < c.tp; ++t) {
+          g.ranks.push_back((stage * Replicas(c) + replica) * c.tp + t);
+        }
         groups.push_back(std::move(g));
       }
     }
@@ -173,10 +179,10 @@ std::vector<Group> GroupsOf(const LlmConfig& c) {
       for (int64_t t = 0; t < c.tp; ++t) {
         for (int64_t i = 0; i < count; ++i) {
           Group g{0, {}};
-          for (int64_t replica = 0; replica < c.dp; ++replica) {
-            if (member(replica, i)) g.ranks.push_back((stage * c.dp + replica) * c.tp + t);
+          for (int64_t replica = 0; replica < Replicas(c); ++replica) {
+            if (member(replica, i)) g.ranks.push_back((stage * Replicas(c) + replica) * c.tp + t);
           }
-          g.id = id(stage, t, g.ranks.front() / c.tp % c.dp);
+          g.id = id(stage, t, g.ranks.front() / c.tp % Replicas(c));
           groups.push_back(std::move(g));
         }
       }
@@ -186,6 +192,11 @@ std::vector<Group> GroupsOf(const LlmConfig& c) {
     replica_groups(
         1, [](int64_t, int64_t) { return true; },
         [&](int64_t stage, int64_t t, int64_t) { return DpGroup(c, stage, t); });
+  }
+  if (HasCpGroups(c)) {  // cp consecutive replicas: one data-parallel replica's sequence
+    replica_groups(
+        c.dp, [&](int64_t r, int64_t i) { return r / c.cp == i; },
+        [&](int64_t stage, int64_t t, int64_t r) { return CpGroup(c, stage, t, r); });
   }
   if (HasEpGroups(c)) {  // ep consecutive replicas
     replica_groups(
@@ -260,8 +271,8 @@ class RankBuilder {
         head_(HeadWorkOf(c, s_)),
         rank_(rank),
         tp_rank_(rank % c.tp),
-        replica_((rank / c.tp) % c.dp),
-        stage_(rank / (c.tp * c.dp)) {}
+        replica_((rank / c.tp) % Replicas(c)),
+        stage_(rank / (c.tp * Replicas(c))) {}
 
   std::vector<Node> Build() {
     const std::vector<Group> groups = GroupsOf(c_);
@@ -269,6 +280,7 @@ class RankBuilder {
       nodes_.push_back(
           MakeMetadataNode(next_id_++, "process_group:init", ProcessGroupsInputs(groups)));
     }
+    GatherParamsAtStart();
     for (const Pass& p : ScheduleOf(c_, stage_)) {
       if (p.forward) {
         Forward(p.micro_batch, p.chunk);
@@ -289,7 +301,7 @@ class RankBuilder {
   bool last_virtual_stage(int64_t vs) const { return vs == c_.pp * c_.virtual_stages - 1; }
   bool last_micro_batch(int64_t m) const { return m == c_.micro_batches - 1; }
   // The rank of this one's tensor-parallel rank and replica on the stage of virtual stage vs.
-  int64_t Peer(int64_t vs) const { return rank_ + (vs % c_.pp - stage_) * c_.dp * c_.tp; }
+  int64_t Peer(int64_t vs) const { return rank_ + (vs % c_.pp - stage_) * Replicas(c_) * c_.tp; }
   std::string PassName(const char* pass, int64_t m, int64_t chunk) const {
     return pass + std::string("_mb") + std::to_string(m) +
            (c_.virtual_stages > 1 ? "_chunk" + std::to_string(chunk) : "");
@@ -305,18 +317,52 @@ class RankBuilder {
     AfterWork(&node);
     pending_.clear();
     last_ = node.id();
+    // A collective running beside this node (TpBeside) is waited for by the next one.
+    if (beside_ != kNone && node.type() == ChakraProtoMsg::COMP_NODE) {
+      pending_.push_back(beside_);
+      beside_ = kNone;
+    }
     nodes_.push_back(std::move(node));
     return nodes_.back();
   }
 
-  uint64_t Compute(const std::string& name, Work w, int64_t times = 1) {
+  // A compute node of `times` w's work; its duration the physical model's `physical` seconds
+  // when there is one (LlmConfig::gpu), else the roofline of the work.
+  uint64_t Compute(const std::string& name, Work w, int64_t times = 1, double physical = -1) {
     const int64_t flops = w.flops * times, bytes = w.bytes * times;
-    const double seconds = std::max(static_cast<double>(flops) / (c_.peak_tflops * 1e12),
-                                    static_cast<double>(bytes) / (c_.mem_bw_gbps * 1e9));
+    const double seconds = c_.gpu && physical >= 0
+                               ? physical
+                               : std::max(static_cast<double>(flops) / (c_.peak_tflops * 1e12),
+                                          static_cast<double>(bytes) / (c_.mem_bw_gbps * 1e9));
     Node n = MakeCompNode(next_id_++, name, static_cast<uint64_t>(std::llround(seconds * 1e6)));
     SetIntAttr(&n, "num_ops", flops);
     SetIntAttr(&n, "tensor_size", bytes);
     return Chained(std::move(n)).id();
+  }
+
+  // Physical seconds of a GEMM pass or attention (-1 without a GPU model: the roofline then).
+  double Gemm(const Work& w, GemmPass pass, bool fp8_capable = true) const {
+    return c_.gpu ? GemmSeconds(c_, w, pass, fp8_capable) : -1;
+  }
+  double Attn(bool backward, double share = 1) const {
+    return c_.gpu ? AttentionSeconds(c_, layer_.attention, backward, share) : -1;
+  }
+  // Memory-bound work as a node of its own, with a GPU model only (the roofline's traces keep
+  // their nodes).
+  void MemoryBound(const std::string& name, const Elementwise& e) {
+    if (!c_.gpu) return;
+    Compute(name, {0, static_cast<int64_t>(e.bytes)}, 1, e.Seconds(*c_.gpu));
+  }
+  // With --tp-comm-overlap, a tensor-parallel collective runs beside the next compute node (it
+  // starts after the node before, and the node after waits for both); without it, in line.
+  void TpBeside(Node n) {
+    if (!c_.tp_comm_overlap) {
+      Chained(std::move(n));
+      return;
+    }
+    AfterWork(&n);
+    beside_ = n.id();
+    nodes_.push_back(std::move(n));
   }
 
   // A collective of a communication stream: every collective of a stream waits for the one
@@ -361,7 +407,18 @@ class RankBuilder {
     if (c_.tp > 1) Chained(ReduceNode(name));
   }
   void TpGather(const std::string& name) {
-    if (gathers()) Chained(GatherNode(name));
+    if (gathers()) TpBeside(GatherNode(name));
+  }
+  // A row-parallel product and the reduction of its output: with --tp-comm-overlap the
+  // reduce-scatter runs beside it.
+  void RowParallel(const std::string& name, const std::string& reduce, Work w, double physical) {
+    if (c_.tp > 1 && c_.tp_comm_overlap) {
+      TpBeside(ReduceNode(reduce));
+      Compute(name, w, 1, physical);
+      return;
+    }
+    Compute(name, w, 1, physical);
+    TpReduce(reduce);
   }
   // The experts' all-to-all among the expert-parallel group, on the critical stream.
   void EpAllToAll(const std::string& name) {
@@ -376,7 +433,7 @@ class RankBuilder {
   // (reduce-scattered over the sequence with sequence parallelism, which first all-gathers the
   // product's input again for the weight gradient, beside the input gradient). The next compute
   // waits for both. Returns the weight gradient's node.
-  uint64_t ColumnParallelBackward(const std::string& name, Work w) {
+  uint64_t ColumnParallelBackward(const std::string& name, Work w, bool fp8_capable = true) {
     uint64_t gather = kNone;
     if (gathers()) {
       Node n = GatherNode(name + "_input");
@@ -384,9 +441,11 @@ class RankBuilder {
       gather = n.id();
       nodes_.push_back(std::move(n));
     }
-    const uint64_t input_grad = Compute(name + "_dgrad", w);
+    const uint64_t input_grad =
+        Compute(name + "_dgrad", w, 1, Gemm(w, GemmPass::kInputGrad, fp8_capable));
     if (gather != kNone) pending_.push_back(gather);
-    const uint64_t weight_grad = Compute(name + "_wgrad", w);
+    const uint64_t weight_grad =
+        Compute(name + "_wgrad", w, 1, Gemm(w, GemmPass::kWeightGrad, fp8_capable));
     if (c_.tp > 1) {
       Node n = ReduceNode(name);
       AddDataDeps(&n, {input_grad});
@@ -408,7 +467,7 @@ class RankBuilder {
   // for experts' weights the expert-data-parallel one.
   void ReduceGradients(const std::string& what, int64_t params, uint64_t after,
                        bool experts = false) {
-    const int64_t replicas = experts ? ExpertDp(c_) : c_.dp;
+    const int64_t replicas = experts ? ExpertDp(c_) : Replicas(c_);
     const int64_t group = replicas == 1 ? 0
                           : experts     ? ExpertDpGroup(c_, stage_, tp_rank_, replica_)
                                         : DpGroup(c_, stage_, tp_rank_);
@@ -441,27 +500,103 @@ class RankBuilder {
     nodes_.push_back(std::move(n));
   }
 
+  // Layers of virtual stage vs: an even share, or the first or last stage's own count.
+  int64_t LayersIn(int64_t vs) const {
+    return c_.virtual_stages > 1 ? s_.layers_per_chunk : s_.LayersOf(vs);
+  }
+  int64_t FirstLayerIn(int64_t vs) const {
+    return c_.virtual_stages > 1 ? vs * s_.layers_per_chunk : s_.FirstLayerOf(vs);
+  }
+
+  // Attention, and with context parallelism the ring exchange of keys and values (an all-gather
+  // of the rank's K and V over its context-parallel group) beside the rank's own block; the rest
+  // waits for it. Backward also returns the key and value gradients to their ranks (a
+  // reduce-scatter), which the next product waits for.
+  void Attention(const std::string& p, bool backward) {
+    const int64_t times = backward ? 2 : 1;
+    if (c_.cp == 1) {
+      Compute(p + "_attention", layer_.attention, times, Attn(backward));
+      return;
+    }
+    const int64_t kv_bytes =
+        RankTokens(c_) * 2 * c_.kv_heads * s_.head_dim / c_.tp * c_.element_bytes;
+    const int64_t group = CpGroup(c_, stage_, tp_rank_, replica_);
+    Node gather = MakeCollective(p + "_kv_allgather", ChakraProtoMsg::ALL_GATHER, kv_bytes, group,
+                                 /*data_parallel=*/false);
+    AfterWork(&gather);
+    const uint64_t gathered = gather.id();
+    nodes_.push_back(std::move(gather));
+    Work own = layer_.attention, rest = layer_.attention;
+    own.flops /= c_.cp;
+    own.bytes /= c_.cp;
+    rest.flops -= own.flops;
+    rest.bytes -= own.bytes;
+    const double share = 1.0 / static_cast<double>(c_.cp);
+    const uint64_t first = Compute(p + "_attention_own", own, times, Attn(backward, share));
+    pending_.push_back(gathered);
+    Compute(p + "_attention_ring", rest, times, Attn(backward, 1 - share));
+    if (!backward) return;
+    Node reduce = MakeCollective(p + "_dkv_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
+                                 kv_bytes * c_.cp, group, /*data_parallel=*/false);
+    AddDataDeps(&reduce, {first});
+    pending_.push_back(reduce.id());
+    nodes_.push_back(std::move(reduce));
+  }
+
+  // With --overlap-param-gather, the step starts by all-gathering every layer's parameters (the
+  // distributed optimizer's shards), each layer's first forward waiting for its own.
+  void GatherParamsAtStart() {
+    if (!(c_.overlap_param_gather && c_.distributed_optimizer && Replicas(c_) > 1)) return;
+    const int64_t group = DpGroup(c_, stage_, tp_rank_);
+    const int64_t replicas = Replicas(c_);
+    auto gather = [&](const std::string& what, int64_t params) {
+      Node n = MakeCollective("param_all_gather_" + what, ChakraProtoMsg::ALL_GATHER,
+                              CeilDiv(params, replicas) * c_.element_bytes, group,
+                              /*data_parallel=*/true);
+      if (last_ != kNone) AddDataDeps(&n, {last_});
+      const uint64_t id = n.id();
+      nodes_.push_back(std::move(n));
+      return id;
+    };
+    for (int64_t chunk = 0; chunk < c_.virtual_stages; ++chunk) {
+      const int64_t vs = VirtualStage(chunk);
+      if (first_virtual_stage(vs)) gather("embedding", s_.embedding_params);
+      for (int64_t l = 0; l < LayersIn(vs); ++l) {
+        const int64_t layer = FirstLayerIn(vs) + l;
+        param_gathers_[layer] = gather("layer" + std::to_string(layer), s_.layer_params);
+      }
+      if (last_virtual_stage(vs)) gather("lm_head", s_.head_params);
+    }
+  }
+  void WaitForParams(int64_t layer) {
+    const auto g = param_gathers_.find(layer);
+    if (g == param_gathers_.end()) return;
+    pending_.push_back(g->second);
+    param_gathers_.erase(g);
+  }
+
   void LayerForward(const std::string& pass, int64_t m, int64_t layer) {
     const std::string p = pass + "_mb" + std::to_string(m) + "_layer" + std::to_string(layer);
+    WaitForParams(layer);
     TpGather(p + "_attention");
-    Compute(p + "_qkv", layer_.qkv);
-    Compute(p + "_attention", layer_.attention);
-    Compute(p + "_projection", layer_.projection);
-    TpReduce(p + "_attention");
+    Compute(p + "_qkv", layer_.qkv, 1, Gemm(layer_.qkv, GemmPass::kForward));
+    Attention(p, /*backward=*/false);
+    RowParallel(p + "_projection", p + "_attention", layer_.projection,
+                Gemm(layer_.projection, GemmPass::kForward));
+    MemoryBound(p + "_elementwise", LayerElementwise(c_, false));
     if (c_.experts == 0) {
       TpGather(p + "_mlp");
-      Compute(p + "_fc1", layer_.fc1);
-      Compute(p + "_fc2", layer_.fc2);
-      TpReduce(p + "_mlp");
+      Compute(p + "_fc1", layer_.fc1, 1, Gemm(layer_.fc1, GemmPass::kForward));
+      RowParallel(p + "_fc2", p + "_mlp", layer_.fc2, Gemm(layer_.fc2, GemmPass::kForward));
       return;
     }
     // Megatron-Core's all-to-all token dispatcher: route, send each token to its experts' ranks,
     // gather the expert's tokens over its tensor-parallel ranks, run the experts, and back.
-    Compute(p + "_router", layer_.router);
+    Compute(p + "_router", layer_.router, 1, Gemm(layer_.router, GemmPass::kForward, false));
     EpAllToAll(p + "_dispatch_alltoall");
     TpCollective(p + "_experts_allgather", ChakraProtoMsg::ALL_GATHER, s_.dispatch_bytes);
-    Compute(p + "_experts_fc1", layer_.fc1);
-    Compute(p + "_experts_fc2", layer_.fc2);
+    Compute(p + "_experts_fc1", layer_.fc1, 1, Gemm(layer_.fc1, GemmPass::kForward));
+    Compute(p + "_experts_fc2", layer_.fc2, 1, Gemm(layer_.fc2, GemmPass::kForward));
     TpCollective(p + "_experts_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
                  s_.dispatch_bytes * c_.tp);
     EpAllToAll(p + "_combine_alltoall");
@@ -475,15 +610,14 @@ class RankBuilder {
     } else {
       Receive(p + "_recv_activations", vs - 1, ForwardTag(c_, m, vs - 1));
     }
-    for (int64_t l = 0; l < s_.layers_per_chunk; ++l) {
-      LayerForward("fwd", m, vs * s_.layers_per_chunk + l);
-    }
+    for (int64_t l = 0; l < LayersIn(vs); ++l) LayerForward("fwd", m, FirstLayerIn(vs) + l);
     if (last_virtual_stage(vs)) {
       TpGather(p + "_lm_head");
-      Compute(p + "_lm_head", head_);
+      Compute(p + "_lm_head", head_, 1, Gemm(head_, GemmPass::kForward, false));
+      MemoryBound(p + "_cross_entropy", HeadElementwise(c_, s_.padded_vocab, false));
       for (int i = 0; i < kCrossEntropyAllReduces; ++i) {
         TpAllReduce(p + "_cross_entropy" + std::to_string(i),
-                    c_.micro_batch_size * c_.seq_length * kCrossEntropyBytesPerToken);
+                    RankTokens(c_) * kCrossEntropyBytesPerToken);
       }
     } else {
       Send(p + "_send_activations", vs + 1, ForwardTag(c_, m, vs));
@@ -496,13 +630,14 @@ class RankBuilder {
     const bool reduce = last_micro_batch(m) && c_.grad_sync == GradSync::kPerLayer;
     if (last_virtual_stage(vs)) {
       // Input and weight gradients of each product: each as much work as its forward.
-      const uint64_t head = ColumnParallelBackward(p + "_lm_head", head_);
+      MemoryBound(p + "_cross_entropy", HeadElementwise(c_, s_.padded_vocab, true));
+      const uint64_t head = ColumnParallelBackward(p + "_lm_head", head_, false);
       if (reduce) ReduceGradients("lm_head", s_.head_params, head);
     } else {
       Receive(p + "_recv_gradients", vs + 1, BackwardTag(c_, m, vs));
     }
-    for (int64_t l = s_.layers_per_chunk - 1; l >= 0; --l) {
-      const int64_t layer = vs * s_.layers_per_chunk + l;
+    for (int64_t l = LayersIn(vs) - 1; l >= 0; --l) {
+      const int64_t layer = FirstLayerIn(vs) + l;
       if (c_.recompute) LayerForward("recompute", m, layer);
       const std::string q = "bwd_mb" + std::to_string(m) + "_layer" + std::to_string(layer);
       // Each product's backward: its input and weight gradients, twice its forward work; the
@@ -511,21 +646,24 @@ class RankBuilder {
       uint64_t experts_done = kNone;
       if (c_.experts == 0) {
         TpGather(q + "_mlp");
-        Compute(q + "_fc2", layer_.fc2, 2);
+        Compute(q + "_fc2", layer_.fc2, 2, Gemm(layer_.fc2, GemmPass::kBackward));
         ColumnParallelBackward(q + "_fc1", layer_.fc1);
       } else {
         EpAllToAll(q + "_combine_alltoall");
         TpCollective(q + "_experts_allgather", ChakraProtoMsg::ALL_GATHER, s_.dispatch_bytes);
-        Compute(q + "_experts_fc2", layer_.fc2, 2);
-        experts_done = Compute(q + "_experts_fc1", layer_.fc1, 2);
+        Compute(q + "_experts_fc2", layer_.fc2, 2, Gemm(layer_.fc2, GemmPass::kBackward));
+        experts_done =
+            Compute(q + "_experts_fc1", layer_.fc1, 2, Gemm(layer_.fc1, GemmPass::kBackward));
         TpCollective(q + "_experts_reducescatter", ChakraProtoMsg::REDUCE_SCATTER,
                      s_.dispatch_bytes * c_.tp);
         EpAllToAll(q + "_dispatch_alltoall");
-        Compute(q + "_router", layer_.router, 2);
+        Compute(q + "_router", layer_.router, 2, Gemm(layer_.router, GemmPass::kBackward, false));
       }
+      MemoryBound(q + "_elementwise", LayerElementwise(c_, true));
       TpGather(q + "_attention");
-      Compute(q + "_projection", layer_.projection, 2);
-      Compute(q + "_attention", layer_.attention, 2);
+      Compute(q + "_projection", layer_.projection, 2,
+              Gemm(layer_.projection, GemmPass::kBackward));
+      Attention(q, /*backward=*/true);
       const uint64_t qkv = ColumnParallelBackward(q + "_qkv", layer_.qkv);
       if (reduce) {
         ReduceGradients("layer" + std::to_string(layer), s_.layer_params, qkv);
@@ -557,9 +695,11 @@ class RankBuilder {
     for (const Bucket& b : buckets_) {
       own += c_.distributed_optimizer ? CeilDiv(b.params, b.replicas) : b.params;
     }
-    Compute("optimizer_step",
-            {kAdamFlopsPerParam * own, own * (kAdamStateBytes + c_.grad_bytes + c_.element_bytes)});
-    if (!c_.distributed_optimizer) return;
+    const Work adam{kAdamFlopsPerParam * own,
+                    own * (kAdamStateBytes + c_.grad_bytes + c_.element_bytes)};
+    Compute("optimizer_step", adam, 1,
+            c_.gpu ? c_.gpu->MemorySeconds(static_cast<double>(adam.bytes), 1) : -1);
+    if (!c_.distributed_optimizer || c_.overlap_param_gather) return;
     const uint64_t step = last_;
     for (const Bucket& b : buckets_) {
       if (b.replicas == 1) continue;
@@ -588,6 +728,8 @@ class RankBuilder {
   uint64_t last_dp_collective_ = kNone;  // data parallelism's, with comm_streams 2
   std::vector<uint64_t> pending_;
   std::vector<Bucket> buckets_;
+  uint64_t beside_ = kNone;  // a collective running beside the next compute (TpBeside)
+  std::map<int64_t, uint64_t> param_gathers_;  // layer -> its parameters' all-gather
 };
 
 std::string Flag(const std::string& name) { return "--" + name; }
@@ -601,8 +743,19 @@ int64_t ExpertFfn(const LlmConfig& c) {
 }
 
 int64_t LlmShape::DenseStageParams(int64_t stage) const {
-  return layers_per_stage * layer_params + (stage == 0 ? embedding_params : 0) +
+  return LayersOf(stage) * layer_params + (stage == 0 ? embedding_params : 0) +
          (stage == last_stage ? head_params : 0);
+}
+
+int64_t LlmShape::LayersOf(int64_t stage) const {
+  if (stage == 0 && first_stage_layers > 0) return first_stage_layers;
+  if (stage == last_stage && last_stage_layers > 0) return last_stage_layers;
+  return layers_per_stage;
+}
+
+int64_t LlmShape::FirstLayerOf(int64_t stage) const {
+  if (stage == 0) return 0;
+  return LayersOf(0) + (stage - 1) * layers_per_stage;
 }
 
 std::vector<std::string> LlmPresetNames() {
@@ -662,6 +815,77 @@ std::string ShortNumber(double v) {
 
 }  // namespace
 
+namespace {
+
+// Context parallelism, FP8 and the overlap flags: what each needs of the rest.
+Status CheckParallelFeatures(const LlmConfig& c) {
+  Status s;
+  auto bad = [&](const std::string& flag, const std::string& value, const std::string& valid) {
+    s.Merge(Status::Invalid("generate-llm", "--" + flag, value, valid));
+  };
+  if (c.seq_length % c.cp != 0) {
+    bad("cp", std::to_string(c.cp),
+        "a divisor of --seq-length (" + std::to_string(c.seq_length) +
+            "): each context-parallel rank holds as many tokens");
+  } else if (c.sequence_parallel && (c.seq_length / c.cp) % c.tp != 0) {
+    bad("cp", std::to_string(c.cp),
+        "a divisor of --seq-length / --tp with --sequence-parallel (each rank's tokens split over "
+        "the tensor-parallel ranks)");
+  }
+  if (c.cp > 1 && c.experts > 0) bad("cp", std::to_string(c.cp), "1 with --experts");
+  if (c.fp8 && !c.gpu) {
+    bad("fp8", "given", "--fp8 with --gpu-model (FP8 GEMMs run at the GPU model's FP8 rate)");
+  } else if (c.fp8 && c.gpu->peak_tflops_fp8 <= 0) {
+    bad("fp8", "given", "a GPU model with peak-tflops-fp8 (" + c.gpu->name + " has none)");
+  }
+  if (c.tp_comm_overlap && !(c.sequence_parallel && c.tp > 1)) {
+    bad("tp-comm-overlap", "given",
+        "--tp-comm-overlap with --sequence-parallel and --tp > 1 (Megatron-LM overlaps the "
+        "sequence-parallel all-gathers and reduce-scatters)");
+  }
+  if (c.overlap_param_gather && c.cp > 1 && c.comm_streams == 2) {
+    bad("overlap-param-gather", "given",
+        "no --overlap-param-gather with --cp > 1 on two communication streams (--comm-streams 2, "
+        "--overlap-grad-reduce): the step's first parameter all-gathers and the context-parallel "
+        "exchanges reach the same NPUs in different orders, which a run on the system layer's "
+        "queues cannot finish");
+  }
+  if (c.overlap_param_gather && !c.distributed_optimizer) {
+    bad("overlap-param-gather", "given",
+        "--overlap-param-gather with --distributed-optimizer (it gathers the optimizer's shards)");
+  }
+  return s;
+}
+
+// --first-stage-layers / --last-stage-layers: the other stages share the rest evenly.
+Status CheckUnevenStages(const LlmConfig& c) {
+  Status s;
+  const int64_t first = c.first_stage_layers, last = c.last_stage_layers;
+  const int64_t even = c.pp - (first > 0) - (last > 0);
+  const int64_t rest = c.layers - first - last;
+  auto bad = [&](const std::string& flag, int64_t value, const std::string& valid) {
+    s.Merge(Status::Invalid("generate-llm", "--" + flag, std::to_string(value), valid));
+  };
+  if (c.pp < 2) {
+    bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
+        "0 with --pp 1 (one stage holds every layer)");
+  } else if (c.virtual_stages > 1) {
+    bad("virtual-stages", c.virtual_stages, "1 with --first-stage-layers or --last-stage-layers");
+  } else if (c.experts > 0) {
+    bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
+        "0 with --experts");
+  } else if (rest < even || (even == 0 && rest != 0) || (even > 0 && rest % even != 0)) {
+    bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
+        "a count that leaves the other " + std::to_string(even) +
+            " stages an equal share, at "
+            "least one each, of --layers (" +
+            std::to_string(c.layers) + ")");
+  }
+  return s;
+}
+
+}  // namespace
+
 Status CheckLlmConfig(LlmConfig* config) {
   LlmConfig& c = *config;
   Status s;
@@ -688,6 +912,9 @@ Status CheckLlmConfig(LlmConfig* config) {
   shape_ok &= in_range("dp", c.dp, 1, kMaxDim);
   shape_ok &= in_range("tp", c.tp, 1, kMaxDim);
   shape_ok &= in_range("pp", c.pp, 1, kMaxDim);
+  shape_ok &= in_range("cp", c.cp, 1, kMaxDim);
+  shape_ok &= in_range("first-stage-layers", c.first_stage_layers, 0, 100000);
+  shape_ok &= in_range("last-stage-layers", c.last_stage_layers, 0, 100000);
   if (c.kv_heads != 0) shape_ok &= in_range("kv-heads", c.kv_heads, 1, kMaxDim);
   if (c.ffn_hidden != 0) shape_ok &= in_range("ffn-hidden", c.ffn_hidden, 1, int64_t{1} << 24);
   if (c.micro_batches != 0) shape_ok &= in_range("micro-batches", c.micro_batches, 1, 1000000);
@@ -727,9 +954,9 @@ Status CheckLlmConfig(LlmConfig* config) {
         "a divisor of --heads (" + std::to_string(c.heads) +
             "): query heads share key-value heads");
   }
-  const int64_t npus = c.dp * c.tp * c.pp;
+  const int64_t npus = c.dp * c.cp * c.tp * c.pp;
   if (npus > kMaxDim) {
-    s.Merge(Status::Invalid("generate-llm", "--dp × --tp × --pp", std::to_string(npus),
+    s.Merge(Status::Invalid("generate-llm", "--dp × --cp × --tp × --pp", std::to_string(npus),
                             "at most " + std::to_string(kMaxDim) + " NPUs"));
   }
   if (c.heads % c.tp != 0) {
@@ -772,7 +999,10 @@ Status CheckLlmConfig(LlmConfig* config) {
               ", --moe-ffn-hidden or --ffn-hidden)");
     }
   }
-  if (c.layers % c.pp != 0) {
+  s.Merge(CheckParallelFeatures(c));
+  if (c.first_stage_layers > 0 || c.last_stage_layers > 0) {
+    s.Merge(CheckUnevenStages(c));
+  } else if (c.layers % c.pp != 0) {
     bad("pp", c.pp,
         "a divisor of --layers (" + std::to_string(c.layers) + "): every stage gets as many");
   } else if (c.layers % (c.pp * c.virtual_stages) != 0) {
@@ -887,8 +1117,12 @@ Status CheckLlmConfig(LlmConfig* config) {
 
 LlmShape ShapeOf(const LlmConfig& c) {
   LlmShape s;
-  s.npus = c.dp * c.tp * c.pp;
-  s.layers_per_stage = c.layers / c.pp;
+  s.npus = c.dp * c.cp * c.tp * c.pp;
+  s.first_stage_layers = c.first_stage_layers;
+  s.last_stage_layers = c.pp > 1 ? c.last_stage_layers : 0;
+  const int64_t even = c.pp - (s.first_stage_layers > 0) - (s.last_stage_layers > 0);
+  s.layers_per_stage =
+      even > 0 ? (c.layers - s.first_stage_layers - s.last_stage_layers) / even : 0;
   s.layers_per_chunk = s.layers_per_stage / c.virtual_stages;
   s.last_stage = c.pp - 1;
   s.padded_vocab = CeilDiv(c.vocab, kVocabMultiple * c.tp) * kVocabMultiple * c.tp;
@@ -908,11 +1142,11 @@ LlmShape ShapeOf(const LlmConfig& c) {
   }
   s.embedding_params = s.padded_vocab / c.tp * c.hidden;
   s.head_params = s.padded_vocab / c.tp * c.hidden;
-  s.activation_bytes = c.micro_batch_size * c.seq_length * c.hidden * c.element_bytes;
+  s.activation_bytes = RankTokens(c) * c.hidden * c.element_bytes;
   s.hand_off_bytes = c.sequence_parallel ? s.activation_bytes / c.tp : s.activation_bytes;
   if (c.experts > 0) s.dispatch_bytes = LocalTokens(c) * c.moe_top_k * c.hidden * c.element_bytes;
   const double passes = 3.0;  // forward, and a backward pass of twice its work
-  s.step_flops = static_cast<double>(c.dp) * c.tp * c.micro_batches *
+  s.step_flops = static_cast<double>(Replicas(c)) * c.tp * c.micro_batches *
                  (c.layers * s.layer_forward_flops * (passes + (c.recompute ? 1 : 0)) +
                   s.head_forward_flops * passes);
   return s;
@@ -923,6 +1157,41 @@ long double LlmNodesPerRank(const LlmConfig& c) {
   const long double nodes_per_layer_pass = c.sequence_parallel || c.experts > 0 ? 14 : 8;
   return static_cast<long double>(c.micro_batches) * (c.layers / std::max<int64_t>(c.pp, 1)) *
          nodes_per_layer_pass * passes_per_layer;
+}
+
+double PublishedStepFlops(const LlmConfig& c, FlopsConvention convention) {
+  const double tokens = static_cast<double>(c.global_batch_size) * c.seq_length;
+  const double s = static_cast<double>(c.seq_length), h = static_cast<double>(c.hidden);
+  const double layers = static_cast<double>(c.layers), v = static_cast<double>(c.vocab);
+  switch (convention) {
+    case FlopsConvention::kMegatron:
+      return 72 * tokens * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h));
+    case FlopsConvention::kMegatronRecompute:
+      return 96 * tokens * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h));
+    case FlopsConvention::kSixN: {
+      const LlmShape shape = ShapeOf(c);
+      // ShapeOf counts per tensor-parallel rank; every expert once.
+      const double layer = static_cast<double>(shape.layer_params + shape.expert_params * c.ep) *
+                           static_cast<double>(c.tp);
+      const double embeddings =
+          static_cast<double>(shape.embedding_params + shape.head_params) * c.tp;
+      return 6 * (layer * layers + embeddings) * tokens;
+    }
+  }
+  return 0;
+}
+
+bool ParseFlopsConvention(const std::string& name, FlopsConvention* out) {
+  if (name == "megatron") {
+    *out = FlopsConvention::kMegatron;
+  } else if (name == "megatron-recompute") {
+    *out = FlopsConvention::kMegatronRecompute;
+  } else if (name == "6n") {
+    *out = FlopsConvention::kSixN;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 std::vector<Node> BuildLlmRank(const LlmConfig& config, int64_t rank) {

@@ -24,10 +24,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "compute/gpu_model.h"
 #include "et_feeder/proto/et_def.pb.h"
 
 namespace orrery {
@@ -36,6 +38,10 @@ namespace et {
 enum class PipelineSchedule { kOneFOneB, kGpipe };
 enum class GradSync { kPerLayer, kEnd };
 enum class Mlp { kGelu, kSwiglu };
+// How attention runs: fused (FlashAttention: no s² matrix in memory, causal blocks skipped) or
+// unfused (Megatron-LM before FlashAttention: two batched GEMMs over the whole s² scores and a
+// softmax, mask and dropout on them in memory).
+enum class Attention { kFlash, kUnfused };
 
 struct LlmConfig {
   // The model.
@@ -61,6 +67,14 @@ struct LlmConfig {
   int64_t micro_batches = 0;  // per pipeline, per step; 0: global_batch_size, or 4·pp (1 if pp = 1)
   int64_t global_batch_size = 0;  // 0: micro_batches · micro_batch_size · dp
   int64_t dp = 1, tp = 1, pp = 1;
+  // Context parallelism (Megatron-Core's --context-parallel-size): each sequence is split over cp
+  // ranks (cp consecutive ranks after the tensor-parallel ones), which exchange their keys and
+  // values around a ring for attention; gradients are reduced over dp × cp ranks.
+  int64_t cp = 1;
+  // Uneven pipeline stages (Megatron-Core's --decoder-first/last-pipeline-num-layers): 0 = an
+  // even share; the stages given none share the rest evenly.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
   // Megatron-LM's --sequence-parallel: outside the tensor-parallel products each rank keeps 1/tp
   // of the sequence, so each all-reduce becomes a reduce-scatter and the next product's input an
   // all-gather, and a pipeline hand-off carries 1/tp of the activations.
@@ -85,9 +99,26 @@ struct LlmConfig {
   // communicator groups (they are in <output>.comm_groups.json too). ASTRA-sim 2.0 aborts on
   // it (et_feeder/astra_sim_compat.h), so --astra-sim leaves it out.
   bool metadata_node = true;
+  // Megatron-LM's --overlap-param-gather (with the distributed optimizer): each layer's
+  // parameters are all-gathered at the start of the step, beside the forward passes, each layer's
+  // first forward waiting for its own, instead of after the optimizer.
+  bool overlap_param_gather = false;
+  // Megatron-LM's --tp-comm-overlap (with sequence parallelism): each tensor-parallel all-gather
+  // and reduce-scatter runs beside the product it feeds or drains (userbuffers' pipelined
+  // chunks), the next node waiting for both.
+  bool tp_comm_overlap = false;
+  // FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, with the
+  // casts of their inputs and output gradients; attention, the LM head and the optimizer stay
+  // BF16. Needs a GPU model.
+  bool fp8 = false;
+  Attention attention = Attention::kFlash;
   // The roofline that gives duration_micros (runs with roofline-enabled use num_ops instead).
   double peak_tflops = 989.0;   // H100 SXM, dense BF16
   double mem_bw_gbps = 3350.0;  // H100 SXM HBM3, 1e9 B/s
+  // The physical compute model (--gpu-model): when set, duration_micros come from it
+  // (et_feeder/llm_compute.h) and each layer also runs its memory-bound work (norms, activation,
+  // residuals, casts) as compute nodes; without it, the roofline above, as before.
+  std::optional<GpuModel> gpu;
 };
 
 // "gelu" or "swiglu", as --mlp spells them.
@@ -109,7 +140,9 @@ Status CheckLlmConfig(LlmConfig* config);
 // What the configuration comes to (after CheckLlmConfig).
 struct LlmShape {
   int64_t npus = 0;
-  int64_t layers_per_stage = 0;
+  int64_t layers_per_stage = 0;    // of the stages without --first/last-stage-layers
+  int64_t first_stage_layers = 0;  // stage 0's and the last stage's
+  int64_t last_stage_layers = 0;
   int64_t layers_per_chunk = 0;  // per virtual stage: layers_per_stage / virtual_stages
   int64_t last_stage = 0;
   int64_t padded_vocab = 0;
@@ -134,6 +167,9 @@ struct LlmShape {
   int64_t DenseStageParams(int64_t stage) const;
   int64_t ExpertStageParams() const { return layers_per_stage * expert_params; }
   int64_t StageParams(int64_t stage) const { return DenseStageParams(stage) + ExpertStageParams(); }
+  // Layers of a stage, and its first layer.
+  int64_t LayersOf(int64_t stage) const;
+  int64_t FirstLayerOf(int64_t stage) const;
   // FLOPs of one whole step summed over every NPU (for checking against Megatron-LM's formula).
   double step_flops = 0;
 };
@@ -144,6 +180,20 @@ LlmShape ShapeOf(const LlmConfig& config);
 // 3 with recomputation). CheckLlmConfig refuses past 5e7; generate-llm estimates its files' size
 // from it.
 long double LlmNodesPerRank(const LlmConfig& config);
+
+// The FLOP-count conventions published throughput tables use, for one whole step of `c` (after
+// CheckLlmConfig), B = global batch, s = sequence, L = layers, h = hidden, V = --vocab:
+//   kMegatron           72·B·s·L·h²·(1 + s/6h + V/12Lh)   (Narayanan et al. 2021, eq. 3 without
+//                                                           recomputation; model FLOPs)
+//   kMegatronRecompute  96·B·s·L·h²·(1 + s/6h + V/16Lh)   (the same with full recomputation: a
+//                                                           fourth forward pass of the layers)
+//   kSixN               6·N·B·s, N = every weight of the model as generated (layers, embedding,
+//                       untied LM head at the padded vocabulary)
+// A table's TFLOPS per GPU (or MFU × peak) is step FLOPs / (step time × GPUs) under its convention.
+enum class FlopsConvention { kMegatron, kMegatronRecompute, kSixN };
+double PublishedStepFlops(const LlmConfig& c, FlopsConvention convention);
+// "megatron", "megatron-recompute", "6n" (false for anything else).
+bool ParseFlopsConvention(const std::string& name, FlopsConvention* out);
 
 // NPU `rank`'s nodes, in issue order; ids from 0. The collectives name their groups (pg_name),
 // which a METADATA node (PyTorch's process_group:init) first in the trace declares.
@@ -169,6 +219,10 @@ std::string LlmCommGroupsJson(const LlmConfig& config);
 // written to the largest file through `max_nodes` when given.
 Status WriteLlmWorkload(const LlmConfig& config, const std::string& prefix,
                         size_t* max_nodes = nullptr);
+
+// The configuration generate-llm's flags describe (`args` without the command's name; no
+// --output needed), checked as CheckLlmConfig checks it: every problem in the Status.
+StatusOr<LlmConfig> LlmConfigFromFlags(const std::vector<std::string>& args);
 
 // `orrery generate-llm ...` (--help lists the flags). Returns the process exit code.
 int GenerateLlmMain(int argc, char** argv);

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -54,19 +55,30 @@ std::string Bytes(int64_t b) {
   return buf;
 }
 
-}  // namespace
+// What the command line asks for: a trace, or only the help or the model list.
+struct ParsedFlags {
+  bool help = false;
+  bool list_models = false;
+  std::string help_text;
+  std::string output;
+  bool all_ranks = false;  // --all-ranks: one file per NPU
+  bool force = false;      // --force: write files past 4 GiB
+};
 
-int GenerateLlmMain(int argc, char** argv) {
+// generate-llm's flags into *config (checked by CheckLlmConfig); every problem in the Status.
+Status ParseGenerateLlmFlags(int argc, char** argv, bool need_output, LlmConfig* config,
+                             ParsedFlags* parsed) {
   namespace po = boost::program_options;
+  LlmConfig& c = *config;
+  std::string& output = parsed->output;
   // Numbers are read as text and checked here: boost would take "-1" for 2^64 − 1.
   struct Whole {
     const char* flag;
     int64_t* value;
     const char* help;
   };
-  LlmConfig c;
-  std::string output, model, schedule, grad_sync, mlp, recompute;  // defaults: desc below
-  std::string peak, bandwidth;
+  std::string model, schedule, grad_sync, mlp, recompute, attention;  // defaults: desc below
+  std::string peak, bandwidth, gpu_model;
   po::options_description desc(
       "orrery generate-llm: one training step of a decoder-only transformer (GPT, Llama) with "
       "Megatron-LM's data, tensor and pipeline parallelism, as Chakra ET files "
@@ -91,6 +103,14 @@ int GenerateLlmMain(int argc, char** argv) {
       {"dp", &c.dp, "data-parallel replicas (default 1)"},
       {"tp", &c.tp, "tensor-parallel ranks per stage (default 1)"},
       {"pp", &c.pp, "pipeline stages (default 1)"},
+      {"cp", &c.cp,
+       "context-parallel ranks (default 1): each sequence split over cp ranks, which exchange "
+       "keys and values around a ring for attention (Megatron-Core's --context-parallel-size)"},
+      {"first-stage-layers", &c.first_stage_layers,
+       "layers on the first pipeline stage (default: an even share; Megatron-Core's "
+       "--decoder-first-pipeline-num-layers)"},
+      {"last-stage-layers", &c.last_stage_layers,
+       "layers on the last pipeline stage (default: an even share)"},
       {"virtual-stages", &c.virtual_stages,
        "model chunks per pipeline stage (default 1); more runs Megatron-LM's interleaved 1F1B "
        "(--num-layers-per-virtual-pipeline-stage = layers / (pp × this)); micro-batches must be "
@@ -147,6 +167,26 @@ int GenerateLlmMain(int argc, char** argv) {
       "distributed-optimizer",
       "ZeRO-1 (Megatron-LM's --use-distributed-optimizer): reduce-scatter the gradients, each "
       "replica updates its shard, all-gather the parameters")(
+      "overlap-grad-reduce",
+      "Megatron-LM's --overlap-grad-reduce: --grad-sync layer with --comm-streams 2 (each "
+      "layer's gradients reduced on a stream of their own as the last backward produces them)")(
+      "overlap-param-gather",
+      "Megatron-LM's --overlap-param-gather (with --distributed-optimizer): every layer's "
+      "parameters all-gathered at the step's start, beside the forward passes, each layer's "
+      "first forward waiting for its own")(
+      "tp-comm-overlap",
+      "Megatron-LM's --tp-comm-overlap (with --sequence-parallel): each tensor-parallel "
+      "all-gather and reduce-scatter beside the product it feeds or drains")(
+      "fp8",
+      "FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, "
+      "with the casts of their inputs; needs --gpu-model")(
+      "attention", po::value(&attention)->default_value("flash"),
+      "with --gpu-model: flash (fused, FlashAttention) or unfused (Megatron-LM before "
+      "FlashAttention: batched products over the whole s² scores, softmax and dropout in memory)")(
+      "gpu-model", po::value(&gpu_model),
+      "a GPU model (a machine profile's gpu.yaml, compute/README.md): each node's duration_micros "
+      "from its GEMM, attention and memory rates, and each layer's memory-bound work as nodes; "
+      "without it, the roofline of --peak-tflops and --mem-bw-gbps")(
       "peak-tflops", po::value(&peak)->default_value("989"),
       "the roofline giving each compute node's duration_micros: peak rate, TFLOPS, 0.001 to 1e9 "
       "(default: H100 SXM dense BF16)")("mem-bw-gbps", po::value(&bandwidth)->default_value("3350"),
@@ -157,20 +197,22 @@ int GenerateLlmMain(int argc, char** argv) {
     po::store(ParseFlags(argc, argv, desc), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::fprintf(stderr, "error: generate-llm: %s (see orrery generate-llm --help)\n", e.what());
-    return 1;
+    return Status::Error(std::string("generate-llm: ") + e.what() +
+                         " (see orrery generate-llm --help)");
   }
   if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
+    std::ostringstream text;
+    text << desc << "\n";
+    parsed->help = true;
+    parsed->help_text = text.str();
+    return Status::Ok();
   }
   if (vm.count("list-models")) {
-    std::cout << LlmPresetList();
-    return 0;
+    parsed->list_models = true;
+    return Status::Ok();
   }
-  if (output.empty()) {
-    std::fprintf(stderr, "error: generate-llm: --output PREFIX is required\n");
-    return 1;
+  if (need_output && output.empty()) {
+    return Status::Error("generate-llm: --output PREFIX is required");
   }
   Status s;
   const Status preset = model.empty() ? Status::Ok() : ApplyLlmPreset(model, &c);
@@ -232,8 +274,39 @@ int GenerateLlmMain(int argc, char** argv) {
     s.Merge(Status::Invalid("generate-llm", "--grad-sync", grad_sync, "layer or end"));
   }
   c.distributed_optimizer = vm.count("distributed-optimizer") > 0;
+  c.metadata_node = vm.count("astra-sim") == 0;
+  parsed->all_ranks = vm.count("all-ranks") > 0;
+  parsed->force = vm.count("force") > 0;
+  if (vm.count("overlap-grad-reduce")) {
+    if (vm.count("grad-sync") && !vm["grad-sync"].defaulted() && grad_sync != "layer") {
+      s.Merge(Status::Invalid("generate-llm", "--grad-sync", grad_sync,
+                              "layer with --overlap-grad-reduce, or left out"));
+    }
+    c.grad_sync = GradSync::kPerLayer;
+  }
+  c.overlap_param_gather = vm.count("overlap-param-gather") > 0;
+  c.tp_comm_overlap = vm.count("tp-comm-overlap") > 0;
+  c.fp8 = vm.count("fp8") > 0;
+  if (attention == "flash" || attention == "unfused") {
+    c.attention = attention == "flash" ? Attention::kFlash : Attention::kUnfused;
+  } else {
+    s.Merge(Status::Invalid("generate-llm", "--attention", attention, "flash or unfused"));
+  }
+  if (!gpu_model.empty()) {
+    StatusOr<GpuModel> g = LoadGpuModel(gpu_model);
+    if (g.ok()) {
+      c.gpu = *g;
+    } else {
+      s.Merge(g.status());
+    }
+  }
   c.sequence_parallel = vm.count("sequence-parallel") > 0;
-  if (streams == "1" || streams == "2") {
+  if (vm.count("overlap-grad-reduce") && !vm["comm-streams"].defaulted() && streams != "2") {
+    s.Merge(Status::Invalid("generate-llm", "--comm-streams", streams,
+                            "2 with --overlap-grad-reduce, or left out"));
+  } else if (vm.count("overlap-grad-reduce")) {
+    c.comm_streams = 2;
+  } else if (streams == "1" || streams == "2") {
     c.comm_streams = streams == "1" ? 1 : 2;
   } else {
     s.Merge(Status::Invalid("generate-llm", "--comm-streams", streams, "1 or 2"));
@@ -283,18 +356,57 @@ int GenerateLlmMain(int argc, char** argv) {
     s.Merge(Status::Invalid("generate-llm", flag, u.text,
                             flag == "--experts" ? "a whole number" : "a whole number from 1"));
   }
+  return s;
+}
+
+}  // namespace
+
+StatusOr<LlmConfig> LlmConfigFromFlags(const std::vector<std::string>& args) {
+  std::vector<std::string> words = {"generate-llm"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  LlmConfig c;
+  ParsedFlags parsed;
+  Status s = ParseGenerateLlmFlags(static_cast<int>(argv.size()), argv.data(),
+                                   /*need_output=*/false, &c, &parsed);
+  if (s.ok() && (parsed.help || parsed.list_models)) {
+    s = Status::Error("generate-llm: --help and --list-models make no trace");
+  }
+  if (!s.ok()) return s;
+  return c;
+}
+
+int GenerateLlmMain(int argc, char** argv) {
+  LlmConfig c;
+  ParsedFlags parsed;
+  Status s = ParseGenerateLlmFlags(argc, argv, /*need_output=*/true, &c, &parsed);
+  if (s.ok() && parsed.help) {
+    std::cout << parsed.help_text;
+    return 0;
+  }
+  if (s.ok() && parsed.list_models) {
+    std::cout << LlmPresetList();
+    return 0;
+  }
   if (!s.ok()) {
     for (const std::string& p : s.problems()) std::fprintf(stderr, "error: %s\n", p.c_str());
     return 1;
   }
+  const std::string& output = parsed.output;
+  const bool all_ranks = parsed.all_ranks;
   // What the files come to, before a byte is written: about 100 B per node (91 B measured on
   // GPT-shaped ranks), so --layers 100000 on 64 NPUs is 11 GB, which is refused unless forced.
+  // Without --all-ranks only one data-parallel copy's files are written.
   {
     constexpr long double kBytesPerNode = 100;
     constexpr long double kMaxBytes = 4.0L * (1u << 30);
-    const long double npus = static_cast<long double>(c.dp) * c.tp * c.pp;
-    const long double bytes = LlmNodesPerRank(c) * npus * kBytesPerNode;
-    if (bytes > kMaxBytes && vm.count("force") == 0) {
+    const long double files =
+        all_ranks ? static_cast<long double>(c.dp) * c.cp * c.tp * c.pp
+                  : static_cast<long double>(CopyLayoutOf(c).copies > 1 ? CopyLayoutOf(c).ranks
+                                                                          : ShapeOf(c).npus);
+    const long double bytes = LlmNodesPerRank(c) * files * kBytesPerNode;
+    if (bytes > kMaxBytes && !parsed.force) {
       char text[64];
       std::snprintf(text, sizeof text, "%.3Lg GB", bytes / 1e9);
       std::fprintf(stderr,
@@ -302,16 +414,14 @@ int GenerateLlmMain(int argc, char** argv) {
                    "about %s (--layers %lld, --micro-batches %lld, dp %lld × tp %lld × pp %lld); "
                    "more than 4 GiB: give --force to write it anyway, or fewer layers, "
                    "micro-batches or NPUs\n",
-                   LlmNodesPerRank(c), npus, text, static_cast<long long>(c.layers),
+                   LlmNodesPerRank(c), files, text, static_cast<long long>(c.layers),
                    static_cast<long long>(c.micro_batches), static_cast<long long>(c.dp),
                    static_cast<long long>(c.tp), static_cast<long long>(c.pp));
       return 1;
     }
   }
-  c.metadata_node = vm.count("astra-sim") == 0;
   size_t nodes = 0;
   int64_t files = 0;
-  const bool all_ranks = vm.count("all-ranks") > 0;
   s = et::MakeTraceDirectory(output);
   if (s.ok() && all_ranks) s = WriteLlmAllRanks(c, output, &nodes);
   if (s.ok() && !all_ranks) s = WriteLlmCopies(c, output, &nodes, &files);
@@ -333,10 +443,11 @@ int GenerateLlmMain(int argc, char** argv) {
   std::printf(", vocabulary %lld (padded %lld), sequence %lld\n", static_cast<long long>(c.vocab),
               static_cast<long long>(shape.padded_vocab), static_cast<long long>(c.seq_length));
   std::printf(
-      "  %lld NPUs = dp %lld × tp %lld × pp %lld; %s, %lld micro-batches of %lld (global batch "
+      "  %lld NPUs = dp %lld%s × tp %lld × pp %lld; %s, %lld micro-batches of %lld (global batch "
       "%lld)%s%s\n",
       static_cast<long long>(shape.npus), static_cast<long long>(c.dp),
-      static_cast<long long>(c.tp), static_cast<long long>(c.pp),
+      c.cp > 1 ? (" × cp " + std::to_string(c.cp)).c_str() : "", static_cast<long long>(c.tp),
+      static_cast<long long>(c.pp),
       c.schedule == PipelineSchedule::kGpipe
           ? "GPipe"
           : (c.virtual_stages > 1

@@ -33,6 +33,7 @@
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
+#include "validate/training.h"
 
 namespace orrery {
 
@@ -936,6 +937,13 @@ int MeasurementCommandLine::Parse(int argc, char** argv) {
 }
 
 int ValidateMain(int argc, char** argv) {
+  // validate --training RUNS.yaml: whole training steps against published throughput.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--training" || arg.rfind("--training=", 0) == 0) {
+      return TrainingValidateMain(argc, argv);
+    }
+  }
   namespace po = boost::program_options;
   ValidateOptions o;
   std::vector<std::string> more;
