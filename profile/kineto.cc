@@ -334,7 +334,7 @@ bool Loader::ReadArgs(Cat cat, Args* a) {
       ok = ReadId(&a->node_id);
     } else if (cat == Cat::kOrreryNode && key == "type") {
       ok = ReadStringView(&a->node_type, &scratch_);
-    } else if (cat == Cat::kOrreryPath && key == "npu") {
+    } else if ((cat == Cat::kOrreryNode || cat == Cat::kOrreryPath) && key == "npu") {
       ok = ReadId(&a->npu);
     } else if (cat == Cat::kOrreryPath && key == "kind") {
       ok = ReadStringView(&a->path_kind, &scratch_);
@@ -492,7 +492,9 @@ void Loader::Store(Cat cat, std::string_view name, std::string_view cat_text, in
       SimSlice s;
       s.start_ns = ts;
       s.end_ns = end;
-      s.npu = static_cast<int>(cat == Cat::kOrreryPath ? a.npu : pid);
+      // A node slice names its NPU in its args (Orrery's timelines since their pids start from 1);
+      // earlier timelines had the NPU as the pid.
+      s.npu = static_cast<int>(cat == Cat::kOrreryPath || a.npu >= 0 ? a.npu : pid);
       s.name = t_.names.Intern(name);
       s.node_id = a.node_id;
       if (cat == Cat::kOrreryPath) {

@@ -254,8 +254,9 @@ void AddNpu(const RunResult& r, int npu, const std::string& name, Builder& b) {
 
 std::string NodeText(const Ev& e, const std::string& ids) {
   const NodeRecord& a = *static_cast<const NodeRecord*>(e.record);
-  std::string args =
-      R"("node_id":)" + std::to_string(a.id) + R"(,"type":")" + et::NodeTypeName(a.type) + "\"";
+  // The NPU by its number (its process is NPU + 1), so that a reader needs no pid convention.
+  std::string args = R"("npu":)" + std::to_string(e.pid - 1) + R"(,"node_id":)" +
+                     std::to_string(a.id) + R"(,"type":")" + et::NodeTypeName(a.type) + "\"";
   if (a.bytes > 0) args += R"(,"bytes":)" + std::to_string(a.bytes);
   if (a.peer >= 0) args += R"(,"peer":)" + std::to_string(a.peer);
   if (a.collective) {

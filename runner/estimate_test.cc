@@ -83,6 +83,17 @@ TEST(EstimateTest, ARunPastItsBudgetStopsBeforeItStarts) {
       WriteTestCase("estimate_splits", OneCollective(16, ChakraProtoMsg::ALL_REDUCE, 1 << 20),
                     System(1 << 20), "Ring");
   o.budget.max_memory = uint64_t{4} << 30;
+  // Every NPU runs the same file with a world all-reduce: the symmetry shortcut simulates one
+  // of them (runner/symmetry.h), and the estimate counts that NPU alone, 1/16 of the chunks.
+  StatusOr<RunResult> shortcut = RunSimulation([&] {
+    RunOptions d = o;
+    d.estimate_only = true;
+    return d;
+  }());
+  ASSERT_TRUE(shortcut.ok()) << shortcut.status().message();
+  EXPECT_EQ(shortcut->estimate->chunks, uint64_t{1} << 20);
+  // Every NPU simulated: about 8 GB, refused.
+  o.exact = true;
   StatusOr<RunResult> r = RunSimulation(o);
   ASSERT_FALSE(r.ok());
   const std::string& m = r.status().message();

@@ -10,6 +10,11 @@
 #   scripts/bench.sh trace      # only the real PyTorch trace on 1024 NPUs
 #   scripts/bench.sh profile    # only orrery import / analyze on a 1-million-event profile
 #                                 (HTA_SRC, CHAKRA_SRC: the Python tools' sources, to time them)
+#   scripts/bench.sh scale [--exact] [--only NAME...]
+#                               # only the scale benchmark (docs/scale.md): GPT-3 175B on 1,024 to
+#                                 16,384 NPUs, Llama 3 405B's shape on 16,384 and 65,536, the
+#                                 4,096-NPU ring all-reduce (ASTRA_SIM_BIN: ASTRA-sim's unaware
+#                                 binary, run beside it); one core
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ORRERY_ROOT"
@@ -18,6 +23,11 @@ bazel build -c opt //:orrery //et_feeder:gen_workload >/dev/null 2>&1 || bazel b
 bin="$ORRERY_ROOT/bazel-bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ "${1:-}" = scale ]; then
+  shift
+  "$ORRERY_ROOT/scripts/bench_scale" "$bin" "$work" "$@"
+  exit $?
+fi
 sizes=("$@")
 [ $# -eq 0 ] && sizes=(1024 4096)
 [ "${1:-}" = sweep ] && sizes=()

@@ -14,6 +14,7 @@
 #include "common/flags.h"
 #include "common/json.h"
 #include "compute/gpu_model.h"
+#include "et_feeder/llm_copies.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
@@ -158,7 +159,9 @@ void SimulateRun(const TrainingOptions& o, const std::string& dir, TrainingResul
   out->measured_s = *measured;
   const std::string network = dir + "/network.yaml";
   Status s = WriteScaledNetwork(*profile, r.gpus, network);
-  if (s.ok()) s = et::WriteLlmWorkload(*c, dir + "/step");
+  // One data-parallel copy's files and a manifest: the run simulates one NPU per orbit of the
+  // copies (runner/symmetry.h) where the machine allows.
+  if (s.ok()) s = et::WriteLlmCopies(*c, dir + "/step", nullptr, nullptr);
   if (!s.ok()) return fail(s.message());
   RunOptions run;
   run.workload = dir + "/step";
