@@ -147,6 +147,23 @@ TEST(LlmFeatures, ContextParallelismMistakesAreNamed) {
   EXPECT_TRUE(CheckLlmConfig(&gather).ok());
 }
 
+// The pipeline stage whose rank runs each layer's first forward (of micro-batch 0); a layer run
+// on two stages fails, one run nowhere stays -1.
+std::vector<int> StageOfEachLayer(const LlmConfig& c) {
+  std::vector<int> stage_of(static_cast<size_t>(c.layers), -1);
+  for (int64_t stage = 0; stage < c.pp; ++stage) {
+    for (const Node& n : BuildLlmRank(c, stage)) {
+      for (int l = 0; l < c.layers; ++l) {
+        if (n.name() == "fwd_mb0_layer" + std::to_string(l) + "_qkv") {
+          EXPECT_EQ(stage_of[l], -1) << l;
+          stage_of[l] = static_cast<int>(stage);
+        }
+      }
+    }
+  }
+  return stage_of;
+}
+
 // Uneven stages: 10 layers on 4 stages, 1 on the first and the last, 4 on each other stage.
 TEST(LlmFeatures, FirstAndLastStagesHoldTheirOwnLayers) {
   LlmConfig c = Small();
@@ -162,18 +179,7 @@ TEST(LlmFeatures, FirstAndLastStagesHoldTheirOwnLayers) {
   EXPECT_EQ(s.LayersOf(3), 1);
   EXPECT_EQ(s.ChunkFirstLayer(3), 9);
   // Every layer's forward runs on exactly one stage, in order.
-  std::vector<int> stage_of(10, -1);
-  for (int64_t stage = 0; stage < 4; ++stage) {
-    for (const Node& n : BuildLlmRank(c, stage)) {
-      for (int l = 0; l < 10; ++l) {
-        if (n.name() == "fwd_mb0_layer" + std::to_string(l) + "_qkv") {
-          EXPECT_EQ(stage_of[l], -1) << l;
-          stage_of[l] = static_cast<int>(stage);
-        }
-      }
-    }
-  }
-  EXPECT_EQ(stage_of, (std::vector<int>{0, 1, 1, 1, 1, 2, 2, 2, 2, 3}));
+  EXPECT_EQ(StageOfEachLayer(c), (std::vector<int>{0, 1, 1, 1, 1, 2, 2, 2, 2, 3}));
   // The step's FLOPs do not depend on how the layers are spread.
   LlmConfig even = Small();
   even.layers = 10;
@@ -211,18 +217,7 @@ TEST(LlmFeatures, FirstAndLastVirtualStagesHoldTheirOwnLayers) {
   EXPECT_EQ(s.LayersOf(1), 7);
   EXPECT_EQ(s.DenseStageParams(0), 7 * s.layer_params + s.embedding_params);
   EXPECT_EQ(s.DenseStageParams(1), 7 * s.layer_params + s.head_params);
-  std::vector<int> stage_of(14, -1);
-  for (int64_t stage = 0; stage < 2; ++stage) {
-    for (const Node& n : BuildLlmRank(c, stage)) {
-      for (int l = 0; l < 14; ++l) {
-        if (n.name() == "fwd_mb0_layer" + std::to_string(l) + "_qkv") {
-          EXPECT_EQ(stage_of[l], -1) << l;
-          stage_of[l] = static_cast<int>(stage);
-        }
-      }
-    }
-  }
-  EXPECT_EQ(stage_of, (std::vector<int>{0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(StageOfEachLayer(c), (std::vector<int>{0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}));
   LlmConfig even = Small();
   even.layers = 14;
   even.pp = 2;
