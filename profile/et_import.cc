@@ -5,7 +5,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "common/utf8.h"
 #include "et_feeder/writer.h"
 #include "profile/collectives.h"
 #include "profile/import_common.h"
@@ -342,10 +341,10 @@ Status EtRank::Write(const std::string& path, const ImportOptions& o, const Impo
   md.set_version(et::kDefaultTraceVersion);
   auto* a = md.add_attr();
   a->set_name("schema");
-  a->set_string_val(ValidUtf8("orrery import (PyTorch execution trace " + et_.schema + ")"));
+  a->set_string_val("orrery import (PyTorch execution trace " + et_.schema + ")");
   a = md.add_attr();
   a->set_name("source");
-  a->set_string_val(ValidUtf8(et_.path));
+  a->set_string_val(et_.path);
   StatusOr<et::TraceWriter> w = et::TraceWriter::Open(path, md);
   if (!w.ok()) return w.status();
   std::vector<const OutNode*> order;
@@ -365,7 +364,7 @@ Status EtRank::Write(const std::string& path, const ImportOptions& o, const Impo
   for (const OutNode* x : order) {
     n.Clear();
     n.set_id(x->id);
-    n.set_name(ValidUtf8(x->name));
+    n.set_name(x->name);
     n.set_type(x->type);
     n.set_duration_micros(x->duration_us);
     std::vector<uint64_t> data(x->data);

@@ -7,7 +7,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "common/utf8.h"
 #include "et_feeder/proto/et_def.pb.h"
 #include "et_feeder/writer.h"
 #include "profile/collectives.h"
@@ -413,7 +412,7 @@ Status WriteRank(const KinetoTrace& t, RankPlan& plan, const std::string& path,
   a->set_string_val("orrery import (PyTorch profile)");
   a = md.add_attr();
   a->set_name("source");
-  a->set_string_val(ValidUtf8(t.path));
+  a->set_string_val(t.path);
   StatusOr<et::TraceWriter> w = et::TraceWriter::Open(path, md);
   if (!w.ok()) return w.status();
   if (metadata) {
@@ -439,7 +438,7 @@ Status WriteRank(const KinetoTrace& t, RankPlan& plan, const std::string& path,
       n.set_name("host");
       n.set_type(ChakraProtoMsg::COMP_NODE);
     } else {
-      n.set_name(ValidUtf8(t.names[t.gpu[node.gpu].name]));
+      n.set_name(t.names[t.gpu[node.gpu].name]);
       n.set_type(c != nullptr ? ChakraProtoMsg::COMM_COLL_NODE : ChakraProtoMsg::COMP_NODE);
       if (c != nullptr) {
         ++stats->collectives;
