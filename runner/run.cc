@@ -119,8 +119,7 @@ WorkloadParams MakeWorkloadParams(const RunOptions& o, const Machine& m, Collect
                                   Placement* placement) {
   WorkloadParams wp;
   wp.roofline_enabled = m.system.roofline_enabled;
-  wp.roofline.peak_perf_flops = m.system.peak_perf_tflops * 1e12;
-  wp.roofline.local_mem_bw_bytes_per_s = m.system.local_mem_bw_gbps * 1e9;
+  wp.roofline = m.roofline;
   wp.replay_only = m.system.replay_only;
   wp.compute_scale = o.compute_scale;
   wp.collective_launch_latency = Time::FromNsDouble(m.system.collective_launch_latency_ns);
