@@ -101,6 +101,14 @@ double GpuModel::MemorySeconds(double bytes, int kernels) const {
          kernels * kernel_overhead_us * 1e-6;
 }
 
+RooflineParams GpuModel::Roofline() const {
+  RooflineParams p;
+  p.peak_perf_flops = peak_tflops_bf16 * 1e12 * gemm_efficiency_bf16;
+  p.local_mem_bw_bytes_per_s = memory_bandwidth_gbps * 1e9 * memory_efficiency;
+  p.kernel_overhead_ns = kernel_overhead_us * 1e3;
+  return p;
+}
+
 StatusOr<GpuModel> LoadGpuModel(const std::string& path) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "compute/roofline.h"
 
 namespace orrery {
 
@@ -55,6 +56,11 @@ struct GpuModel {
   double AttentionSeconds(double flops, bool backward) const;
   // Memory-bound work moving `bytes`, in `kernels` kernels.
   double MemorySeconds(double bytes, int kernels = 1) const;
+  // The roofline's rates for a trace's compute nodes, which carry FLOPs and bytes but no shape
+  // or datatype (compute/roofline.h): a full wave of BF16 GEMM tiles (peak × gemm-efficiency-bf16),
+  // streaming at the bandwidth reached, the kernel overhead per node. What it cannot see: tile
+  // and wave quantization, FP8, attention's own rate (generate-llm --gpu-model applies them).
+  RooflineParams Roofline() const;
 };
 
 // Reads a gpu.yaml (keys in compute/README.md); every problem named with its file, line and key.

@@ -67,6 +67,16 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
   return path;
 }
 
+// The roofline's rates: BF16 peak 100 TFLOPS × 0.8, HBM 1000 GB/s × 0.5, 2 us per kernel.
+TEST(GpuModel, RooflineRatesAreWhatTheGpuReaches) {
+  const RooflineParams p = Simple().Roofline();
+  EXPECT_DOUBLE_EQ(p.peak_perf_flops, 80e12);
+  EXPECT_DOUBLE_EQ(p.local_mem_bw_bytes_per_s, 500e9);
+  EXPECT_DOUBLE_EQ(p.kernel_overhead_ns, 2000);
+  // 8e9 FLOP over 1e6 B (compute-bound): 8e9 / 8e13 s = 100 us, + 2 us.
+  EXPECT_EQ(RooflineTime(p, 8000000000ull, 1000000ull), Time::FromNs(102000));
+}
+
 TEST(GpuModel, LoadsAFileAndNamesEveryBadKey) {
   const std::string good = WriteTemp("good.yaml",
                                      "name: test\npeak-tflops-bf16: 100\nmemory-bandwidth-gbps: "

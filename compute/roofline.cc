@@ -24,7 +24,7 @@ Time RooflineTime(const RooflineParams& p, uint64_t num_ops, uint64_t tensor_siz
   if (tensor_size == 0 || num_ops == 0) return Time::Zero();
   const double perf = Perf(p, num_ops, tensor_size);
   if (!(perf > 0)) return Time::Infinite();
-  const double ns = static_cast<double>(num_ops) / perf * 1e9;
+  const double ns = static_cast<double>(num_ops) / perf * 1e9 + p.kernel_overhead_ns;
   return Time::FromNsTruncated(ns);
 }
 

@@ -7,6 +7,11 @@
 // Roofline (ASTRA-sim's equations): intensity = num_ops / tensor_size [FLOP/B];
 // perf = min(peak_perf, local_mem_bw * intensity) [FLOP/s]; time = num_ops / perf, truncated to
 // whole ns. tensor_size == 0 costs nothing (ASTRA-sim skips such nodes).
+//
+// With a GPU model (system key gpu-model; GpuModel::Roofline) the rates are what the GPU reaches,
+// not its datasheet's: peak = BF16 peak × gemm-efficiency-bf16, bandwidth = HBM ×
+// memory-efficiency, and each node adds the model's kernel overhead: time = num_ops / perf +
+// kernel_overhead.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +23,7 @@ namespace orrery {
 struct RooflineParams {
   double peak_perf_flops = 0;           // peak-perf (TFLOPS) * 1e12
   double local_mem_bw_bytes_per_s = 0;  // local-mem-bw (GB/s, decimal) * 1e9
+  double kernel_overhead_ns = 0;        // added to every node it times (0: ASTRA-sim's roofline)
 };
 
 // Whether the node is memory-bound under these parameters.

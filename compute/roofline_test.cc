@@ -28,6 +28,14 @@ TEST(Roofline, TruncatesToWholeNanoseconds) {
   EXPECT_EQ(RooflineTime(p, 10, 3), Time::FromNs(3));
 }
 
+TEST(Roofline, AKernelOverheadIsAddedBeforeTruncating) {
+  // 10 ops / 3 bytes as above: 3 ns, + 1.5 ns of overhead = 4.5 -> 4 ns (truncating each part
+  // alone would give 3 + 1); a skipped node (tensor_size 0) costs nothing still.
+  RooflineParams p{1e18, 1e9, 1.5};
+  EXPECT_EQ(RooflineTime(p, 10, 3), Time::FromNs(4));
+  EXPECT_EQ(RooflineTime(p, 12345, 0), Time::Zero());
+}
+
 TEST(Roofline, ZeroTensorSizeCostsNothing) {
   RooflineParams p{100e12, 1000e9};
   EXPECT_EQ(RooflineTime(p, 12345, 0), Time::Zero());

@@ -131,6 +131,14 @@ Schema<SystemConfig> MakeSystemSchema() {
           "1 = compute nodes take time from the roofline (peak-perf, local-mem-bw) instead of "
           "their recorded duration.")
       .AstraSim(kNonZeroIsOn);
+  s.String("gpu-model", &C::gpu_model)
+      .Help(
+          "Path (relative to this file) of a GPU model, gpu.yaml as in configs/machines/ "
+          "(compute/README.md). With roofline-enabled, compute nodes are timed at the rates the "
+          "GPU reaches instead of peak-perf and local-mem-bw: num_ops / min(BF16 peak x "
+          "gemm-efficiency-bf16, memory bandwidth x memory-efficiency x intensity) + "
+          "kernel-overhead-us. Requires roofline-enabled: 1.")
+      .AstraSim("Not in ASTRA-sim.");
   s.Number("collective-launch-latency", &C::collective_launch_latency_ns)
       .Unit("ns")
       .Min(0)

@@ -34,6 +34,9 @@ struct SystemConfig {
   double peak_perf_tflops = 0;   // TFLOPS (1e12 FLOP/s)
   double local_mem_bw_gbps = 0;  // GB/s, decimal (1e9 B/s)
   bool roofline_enabled = false;
+  // A GPU model (compute/gpu_model.h) whose rates the roofline takes in place of peak-perf and
+  // local-mem-bw; relative to this file's directory. "" = those keys.
+  std::string gpu_model;
   // What real collective libraries add to the network's time (Orrery's; see configs/README.md).
   double collective_launch_latency_ns = 0;  // fixed cost before every collective starts
   double protocol_efficiency = 1;           // payload share of the bytes a collective moves

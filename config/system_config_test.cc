@@ -309,6 +309,7 @@ TEST(SystemConfigTest, KeysAreDeclaredOnceWithMeaning) {
                                              "peak-perf",
                                              "local-mem-bw",
                                              "roofline-enabled",
+                                             "gpu-model",
                                              "collective-launch-latency",
                                              "protocol-efficiency",
                                              "nccl-model",

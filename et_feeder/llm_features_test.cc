@@ -147,6 +147,23 @@ TEST(LlmFeatures, ContextParallelismMistakesAreNamed) {
   EXPECT_TRUE(CheckLlmConfig(&gather).ok());
 }
 
+// The pipeline stage whose rank runs each layer's first forward (of micro-batch 0); a layer run
+// on two stages fails, one run nowhere stays -1.
+std::vector<int> StageOfEachLayer(const LlmConfig& c) {
+  std::vector<int> stage_of(static_cast<size_t>(c.layers), -1);
+  for (int64_t stage = 0; stage < c.pp; ++stage) {
+    for (const Node& n : BuildLlmRank(c, stage)) {
+      for (int l = 0; l < c.layers; ++l) {
+        if (n.name() == "fwd_mb0_layer" + std::to_string(l) + "_qkv") {
+          EXPECT_EQ(stage_of[l], -1) << l;
+          stage_of[l] = static_cast<int>(stage);
+        }
+      }
+    }
+  }
+  return stage_of;
+}
+
 // Uneven stages: 10 layers on 4 stages, 1 on the first and the last, 4 on each other stage.
 TEST(LlmFeatures, FirstAndLastStagesHoldTheirOwnLayers) {
   LlmConfig c = Small();
@@ -160,20 +177,9 @@ TEST(LlmFeatures, FirstAndLastStagesHoldTheirOwnLayers) {
   EXPECT_EQ(s.LayersOf(1), 4);
   EXPECT_EQ(s.LayersOf(2), 4);
   EXPECT_EQ(s.LayersOf(3), 1);
-  EXPECT_EQ(s.FirstLayerOf(3), 9);
+  EXPECT_EQ(s.ChunkFirstLayer(3), 9);
   // Every layer's forward runs on exactly one stage, in order.
-  std::vector<int> stage_of(10, -1);
-  for (int64_t stage = 0; stage < 4; ++stage) {
-    for (const Node& n : BuildLlmRank(c, stage)) {
-      for (int l = 0; l < 10; ++l) {
-        if (n.name() == "fwd_mb0_layer" + std::to_string(l) + "_qkv") {
-          EXPECT_EQ(stage_of[l], -1) << l;
-          stage_of[l] = static_cast<int>(stage);
-        }
-      }
-    }
-  }
-  EXPECT_EQ(stage_of, (std::vector<int>{0, 1, 1, 1, 1, 2, 2, 2, 2, 3}));
+  EXPECT_EQ(StageOfEachLayer(c), (std::vector<int>{0, 1, 1, 1, 1, 2, 2, 2, 2, 3}));
   // The step's FLOPs do not depend on how the layers are spread.
   LlmConfig even = Small();
   even.layers = 10;
@@ -187,6 +193,42 @@ TEST(LlmFeatures, FirstAndLastStagesHoldTheirOwnLayers) {
   const Status st = CheckLlmConfig(&bad);
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(Has(st.message(), "--first-stage-layers is '3'")) << st.message();
+}
+
+// Uneven stages with interleaving (Llama 3 405B's schedule: one layer fewer on the first and the
+// last of the virtual stages): 14 layers on 2 stages of 2 chunks, 3 on the first and the last
+// chunk, 4 on the two others. Virtual stage vs = chunk·pp + stage: stage 0 holds chunks 0 (layers
+// 0-2) and 2 (7-10), stage 1 chunks 1 (3-6) and 3 (11-13), 7 layers each.
+TEST(LlmFeatures, FirstAndLastVirtualStagesHoldTheirOwnLayers) {
+  LlmConfig c = Small();
+  c.layers = 14;
+  c.pp = 2;
+  c.virtual_stages = 2;
+  c.first_stage_layers = 3;
+  c.last_stage_layers = 3;
+  ASSERT_TRUE(CheckLlmConfig(&c).ok()) << CheckLlmConfig(&c).message();
+  const LlmShape s = ShapeOf(c);
+  EXPECT_EQ(s.ChunkLayers(0), 3);
+  EXPECT_EQ(s.ChunkLayers(1), 4);
+  EXPECT_EQ(s.ChunkLayers(2), 4);
+  EXPECT_EQ(s.ChunkLayers(3), 3);
+  EXPECT_EQ(s.ChunkFirstLayer(2), 7);
+  EXPECT_EQ(s.LayersOf(0), 7);
+  EXPECT_EQ(s.LayersOf(1), 7);
+  EXPECT_EQ(s.DenseStageParams(0), 7 * s.layer_params + s.embedding_params);
+  EXPECT_EQ(s.DenseStageParams(1), 7 * s.layer_params + s.head_params);
+  EXPECT_EQ(StageOfEachLayer(c), (std::vector<int>{0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}));
+  LlmConfig even = Small();
+  even.layers = 14;
+  even.pp = 2;
+  ASSERT_TRUE(CheckLlmConfig(&even).ok());
+  EXPECT_DOUBLE_EQ(s.step_flops, ShapeOf(even).step_flops);
+
+  LlmConfig bad = c;
+  bad.last_stage_layers = 0;  // leaves 11 layers for 3 chunks
+  const Status st = CheckLlmConfig(&bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Has(st.message(), "the other 3 virtual stages an equal share")) << st.message();
 }
 
 // --overlap-param-gather: each layer's parameters are gathered at the start (1/dp of them at

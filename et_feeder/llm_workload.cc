@@ -293,7 +293,8 @@ class RankBuilder {
   }
 
  private:
-  // Virtual stage vs = chunk·pp + stage holds layers [vs·n, (vs + 1)·n) of n = layers_per_chunk;
+  // Virtual stage vs = chunk·pp + stage holds layers [vs·n, (vs + 1)·n) of n = layers_per_chunk
+  // (with --first/last-stage-layers, the first and last their own count: LlmShape::ChunkLayers);
   // the first holds the embedding, the last the LM head. Its neighbours are on stages
   // (stage ± 1) mod pp (the last stage's chunk j hands on to the first stage's chunk j + 1).
   int64_t VirtualStage(int64_t chunk) const { return chunk * c_.pp + stage_; }
@@ -501,12 +502,8 @@ class RankBuilder {
   }
 
   // Layers of virtual stage vs: an even share, or the first or last stage's own count.
-  int64_t LayersIn(int64_t vs) const {
-    return c_.virtual_stages > 1 ? s_.layers_per_chunk : s_.LayersOf(vs);
-  }
-  int64_t FirstLayerIn(int64_t vs) const {
-    return c_.virtual_stages > 1 ? vs * s_.layers_per_chunk : s_.FirstLayerOf(vs);
-  }
+  int64_t LayersIn(int64_t vs) const { return s_.ChunkLayers(vs); }
+  int64_t FirstLayerIn(int64_t vs) const { return s_.ChunkFirstLayer(vs); }
 
   // Attention, and with context parallelism the ring exchange of keys and values (an all-gather
   // of the rank's K and V over its context-parallel group) beside the rank's own block; the rest
@@ -747,15 +744,24 @@ int64_t LlmShape::DenseStageParams(int64_t stage) const {
          (stage == last_stage ? head_params : 0);
 }
 
-int64_t LlmShape::LayersOf(int64_t stage) const {
-  if (stage == 0 && first_stage_layers > 0) return first_stage_layers;
-  if (stage == last_stage && last_stage_layers > 0) return last_stage_layers;
-  return layers_per_stage;
+int64_t LlmShape::ChunkLayers(int64_t vs) const {
+  const int64_t last = (last_stage + 1) * virtual_stages - 1;
+  if (vs == 0 && first_stage_layers > 0) return first_stage_layers;
+  if (vs == last && last_stage_layers > 0) return last_stage_layers;
+  return layers_per_chunk;
 }
 
-int64_t LlmShape::FirstLayerOf(int64_t stage) const {
-  if (stage == 0) return 0;
-  return LayersOf(0) + (stage - 1) * layers_per_stage;
+int64_t LlmShape::ChunkFirstLayer(int64_t vs) const {
+  if (vs == 0) return 0;
+  return ChunkLayers(0) + (vs - 1) * layers_per_chunk;
+}
+
+int64_t LlmShape::LayersOf(int64_t stage) const {
+  int64_t layers = 0;
+  for (int64_t chunk = 0; chunk < virtual_stages; ++chunk) {
+    layers += ChunkLayers(chunk * (last_stage + 1) + stage);
+  }
+  return layers;
 }
 
 std::vector<std::string> LlmPresetNames() {
@@ -857,11 +863,11 @@ Status CheckParallelFeatures(const LlmConfig& c) {
   return s;
 }
 
-// --first-stage-layers / --last-stage-layers: the other stages share the rest evenly.
+// --first-stage-layers / --last-stage-layers: the other (virtual) stages share the rest evenly.
 Status CheckUnevenStages(const LlmConfig& c) {
   Status s;
   const int64_t first = c.first_stage_layers, last = c.last_stage_layers;
-  const int64_t even = c.pp - (first > 0) - (last > 0);
+  const int64_t even = c.pp * c.virtual_stages - (first > 0) - (last > 0);
   const int64_t rest = c.layers - first - last;
   auto bad = [&](const std::string& flag, int64_t value, const std::string& valid) {
     s.Merge(Status::Invalid("generate-llm", "--" + flag, std::to_string(value), valid));
@@ -869,14 +875,13 @@ Status CheckUnevenStages(const LlmConfig& c) {
   if (c.pp < 2) {
     bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
         "0 with --pp 1 (one stage holds every layer)");
-  } else if (c.virtual_stages > 1) {
-    bad("virtual-stages", c.virtual_stages, "1 with --first-stage-layers or --last-stage-layers");
   } else if (c.experts > 0) {
     bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
         "0 with --experts");
   } else if (rest < even || (even == 0 && rest != 0) || (even > 0 && rest % even != 0)) {
     bad(first > 0 ? "first-stage-layers" : "last-stage-layers", first > 0 ? first : last,
         "a count that leaves the other " + std::to_string(even) +
+            (c.virtual_stages > 1 ? " virtual" : "") +
             " stages an equal share, at "
             "least one each, of --layers (" +
             std::to_string(c.layers) + ")");
@@ -1120,10 +1125,13 @@ LlmShape ShapeOf(const LlmConfig& c) {
   s.npus = c.dp * c.cp * c.tp * c.pp;
   s.first_stage_layers = c.first_stage_layers;
   s.last_stage_layers = c.pp > 1 ? c.last_stage_layers : 0;
-  const int64_t even = c.pp - (s.first_stage_layers > 0) - (s.last_stage_layers > 0);
-  s.layers_per_stage =
+  s.virtual_stages = c.virtual_stages;
+  // The (virtual) stages without --first/last-stage-layers share the rest evenly.
+  const int64_t even =
+      c.pp * c.virtual_stages - (s.first_stage_layers > 0) - (s.last_stage_layers > 0);
+  s.layers_per_chunk =
       even > 0 ? (c.layers - s.first_stage_layers - s.last_stage_layers) / even : 0;
-  s.layers_per_chunk = s.layers_per_stage / c.virtual_stages;
+  s.layers_per_stage = s.layers_per_chunk * c.virtual_stages;
   s.last_stage = c.pp - 1;
   s.padded_vocab = CeilDiv(c.vocab, kVocabMultiple * c.tp) * kVocabMultiple * c.tp;
   s.head_dim = c.hidden / c.heads;

@@ -141,10 +141,11 @@ Status CheckLlmConfig(LlmConfig* config);
 struct LlmShape {
   int64_t npus = 0;
   int64_t layers_per_stage = 0;    // of the stages without --first/last-stage-layers
-  int64_t first_stage_layers = 0;  // stage 0's and the last stage's
+  int64_t first_stage_layers = 0;  // the first (virtual) stage's and the last one's
   int64_t last_stage_layers = 0;
   int64_t layers_per_chunk = 0;  // per virtual stage: layers_per_stage / virtual_stages
   int64_t last_stage = 0;
+  int64_t virtual_stages = 1;  // model chunks per stage
   int64_t padded_vocab = 0;
   int64_t head_dim = 0;
   // Per tensor-parallel rank, per micro-batch, forward: FLOPs of one layer and of the LM head.
@@ -167,9 +168,13 @@ struct LlmShape {
   int64_t DenseStageParams(int64_t stage) const;
   int64_t ExpertStageParams() const { return layers_per_stage * expert_params; }
   int64_t StageParams(int64_t stage) const { return DenseStageParams(stage) + ExpertStageParams(); }
-  // Layers of a stage, and its first layer.
+  // Layers of a stage (all its chunks), and of virtual stage vs = chunk·pp + stage and its first
+  // layer. With --virtual-stages, --first/last-stage-layers are the first and last virtual
+  // stage's (as Llama 3 405B's interleaved 16 stages: 126 layers, one fewer on the first and the
+  // last of 32 chunks of 4), the other chunks an even share.
   int64_t LayersOf(int64_t stage) const;
-  int64_t FirstLayerOf(int64_t stage) const;
+  int64_t ChunkLayers(int64_t vs) const;
+  int64_t ChunkFirstLayer(int64_t vs) const;
   // FLOPs of one whole step summed over every NPU (for checking against Megatron-LM's formula).
   double step_flops = 0;
 };

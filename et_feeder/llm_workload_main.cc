@@ -107,10 +107,10 @@ Status ParseGenerateLlmFlags(int argc, char** argv, bool need_output, LlmConfig*
        "context-parallel ranks (default 1): each sequence split over cp ranks, which exchange "
        "keys and values around a ring for attention (Megatron-Core's --context-parallel-size)"},
       {"first-stage-layers", &c.first_stage_layers,
-       "layers on the first pipeline stage (default: an even share; Megatron-Core's "
-       "--decoder-first-pipeline-num-layers)"},
+       "layers on the first pipeline stage, or with --virtual-stages its first chunk (default: "
+       "an even share; Megatron-Core's --decoder-first-pipeline-num-layers)"},
       {"last-stage-layers", &c.last_stage_layers,
-       "layers on the last pipeline stage (default: an even share)"},
+       "layers on the last pipeline stage, or its last chunk (default: an even share)"},
       {"virtual-stages", &c.virtual_stages,
        "model chunks per pipeline stage (default 1); more runs Megatron-LM's interleaved 1F1B "
        "(--num-layers-per-virtual-pipeline-stage = layers / (pp × this)); micro-batches must be "
@@ -404,7 +404,7 @@ int GenerateLlmMain(int argc, char** argv) {
     const long double files =
         all_ranks ? static_cast<long double>(c.dp) * c.cp * c.tp * c.pp
                   : static_cast<long double>(CopyLayoutOf(c).copies > 1 ? CopyLayoutOf(c).ranks
-                                                                          : ShapeOf(c).npus);
+                                                                        : ShapeOf(c).npus);
     const long double bytes = LlmNodesPerRank(c) * files * kBytesPerNode;
     if (bytes > kMaxBytes && !parsed.force) {
       char text[64];

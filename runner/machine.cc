@@ -1,5 +1,6 @@
 #include "runner/machine.h"
 
+#include "compute/gpu_model.h"
 #include "config/network_config.h"
 #include "config/schema.h"
 #include "runner/npu_scale.h"
@@ -45,6 +46,43 @@ Status CheckRunOptions(const RunOptions& o) {
   return problems;
 }
 
+namespace {
+
+// The roofline's rates: the system configuration's peak-perf and local-mem-bw, or those of its
+// gpu-model (relative to the configuration's directory), which needs roofline-enabled.
+StatusOr<RooflineParams> LoadRoofline(const SystemConfig& s, const std::string& path) {
+  RooflineParams r{s.peak_perf_tflops * 1e12, s.local_mem_bw_gbps * 1e9};
+  if (!s.gpu_model.empty()) {
+    const std::string where = path + ": 'gpu-model' " + s.gpu_model;
+    if (!s.roofline_enabled) {
+      return Status::Error(where +
+                           " times compute nodes through the roofline, but 'roofline-enabled' is "
+                           "0; expected roofline-enabled: 1 (or no gpu-model)");
+    }
+    std::string file = s.gpu_model;
+    const size_t slash = path.rfind('/');
+    if (file[0] != '/' && slash != std::string::npos) file = path.substr(0, slash + 1) + file;
+    StatusOr<GpuModel> g = LoadGpuModel(file);
+    if (!g.ok()) return g.status().WithContext(where);
+    return g->Roofline();
+  }
+  Status problems;
+  if (s.roofline_enabled && !(s.peak_perf_tflops > 0)) {
+    problems.Add(path + ": 'roofline-enabled' is on but 'peak-perf' is " +
+                 FormatNumber(s.peak_perf_tflops) +
+                 "; the roofline needs a peak compute rate > 0 TFLOPS (e.g. 900), or a gpu-model");
+  }
+  if (s.roofline_enabled && !(s.local_mem_bw_gbps > 0)) {
+    problems.Add(path + ": 'roofline-enabled' is on but 'local-mem-bw' is " +
+                 FormatNumber(s.local_mem_bw_gbps) +
+                 "; the roofline needs a memory bandwidth > 0 GB/s (e.g. 1600), or a gpu-model");
+  }
+  if (!problems.ok()) return problems;
+  return r;
+}
+
+}  // namespace
+
 StatusOr<Machine> LoadMachine(const RunOptions& o) {
   Status problems = CheckRunOptions(o);
   if (!problems.ok()) return problems;
@@ -63,19 +101,9 @@ StatusOr<Machine> LoadMachine(const RunOptions& o) {
   if (!system.ok()) problems.Merge(system.status());
   if (!problems.ok()) return problems;
 
-  if (system->roofline_enabled) {
-    if (!(system->peak_perf_tflops > 0)) {
-      problems.Add(o.system_config + ": 'roofline-enabled' is on but 'peak-perf' is " +
-                   FormatNumber(system->peak_perf_tflops) +
-                   "; the roofline needs a peak compute rate > 0 TFLOPS (e.g. 900)");
-    }
-    if (!(system->local_mem_bw_gbps > 0)) {
-      problems.Add(o.system_config + ": 'roofline-enabled' is on but 'local-mem-bw' is " +
-                   FormatNumber(system->local_mem_bw_gbps) +
-                   "; the roofline needs a memory bandwidth > 0 GB/s (e.g. 1600)");
-    }
-    if (!problems.ok()) return problems;
-  }
+  StatusOr<RooflineParams> roofline = LoadRoofline(*system, o.system_config);
+  if (!roofline.ok()) return roofline.status();
+  m.roofline = *roofline;
 
   {
     Status supported = CheckBackendSupports(o.backend, *topology, m.net_params);

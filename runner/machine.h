@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compute/roofline.h"
 #include "config/system_config.h"
 #include "memory/memory_config.h"
 #include "network/network.h"
@@ -21,8 +22,9 @@ struct Machine {
   Topology topology;
   NetworkParams net_params;
   SystemConfig system;
-  MemoryConfig memory;              // NO_MEMORY_EXPANSION without --remote-memory-configuration
-  SystemParams params;              // what the system layer needs, from `system` and the flags
+  MemoryConfig memory;      // NO_MEMORY_EXPANSION without --remote-memory-configuration
+  SystemParams params;      // what the system layer needs, from `system` and the flags
+  RooflineParams roofline;  // peak-perf and local-mem-bw, or the gpu-model's rates when named
   std::vector<double> npu_scales;   // --npu-compute-scale's factor per NPU (1 = as traced)
   std::vector<bool> timeline_npus;  // --timeline-npus: per NPU, shown; empty = every NPU
   int num_npus() const { return topology.num_npus(); }

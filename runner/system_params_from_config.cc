@@ -11,6 +11,7 @@
 
 #include "config/schema.h"
 #include "runner/options.h"
+#include "workload/custom_schedule.h"
 
 namespace orrery {
 
@@ -155,7 +156,7 @@ Status ConfigureCustomCollectives(const SystemConfig& c, SystemLayer& layer) {
                   const std::string& key) -> std::shared_ptr<const CustomAlgorithm> {
     auto it = loaded.find(prefix);
     if (it != loaded.end()) return it->second;
-    StatusOr<std::shared_ptr<const CustomAlgorithm>> a = CustomAlgorithm::Load(prefix);
+    StatusOr<std::shared_ptr<const CustomAlgorithm>> a = LoadCustomAlgorithm(prefix);
     if (!a.ok()) {
       problems.Merge(a.status().WithContext(where + ": '" + key + "'"));
       return nullptr;

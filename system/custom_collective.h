@@ -1,18 +1,19 @@
-// Custom (MSCCL-style) collectives: a collective whose every rank runs its own small Chakra ET of
-// COMM_SEND, COMM_RECV and COMP nodes ("<prefix>.<rank>.et"), as ASTRA-sim's
-// `*-implementation-custom` and `per-node-custom-implementation` (see README.md, "Custom
-// collectives").
+// Custom (MSCCL-style) collectives: a collective whose every rank runs its own small schedule of
+// sends, receives and computes, as ASTRA-sim's `*-implementation-custom` and
+// `per-node-custom-implementation` (see README.md, "Custom collectives"). The system layer takes
+// the schedule as plain data; the workload layer builds it from the per-rank Chakra ETs
+// (workload/custom_schedule.h: LoadCustomAlgorithm("algos/ring_ar")).
 //
-//   StatusOr<std::shared_ptr<const CustomAlgorithm>> a = CustomAlgorithm::Load("algos/ring_ar");
-//   layer.custom().SetForType(CollectiveType::kAllReduce, *a);   // every all-reduce
-//   layer.custom().SetForNode(/*chakra node id=*/42, *a);        // or only node 42, any type
+//   std::shared_ptr<const CustomAlgorithm> a = ...;               // LoadCustomAlgorithm
+//   layer.custom().SetForType(CollectiveType::kAllReduce, a);    // every all-reduce
+//   layer.custom().SetForNode(/*chakra node id=*/42, a);         // or only node 42, any type
 //
 // Rank r of the algorithm is the r-th member of the collective's communicator group (NPU r for
-// all NPUs); comm_dst / comm_src of its sends and receives are algorithm ranks. A send completes
-// when its message has arrived, a receive when its message is there; a COMP node takes
-// duration_micros * 1000 ns (0 -> 1 ns). Every ready node is issued at once. The collective is
-// done on an NPU when its rank's nodes are all done. Message sizes come from the algorithm: the
-// workload node's comm_size is not used (as in ASTRA-sim), and there is no chunking.
+// all NPUs); the peers of its sends and receives are algorithm ranks. A send completes when its
+// message has arrived, a receive when its message is there; a compute step takes its duration.
+// Every ready step is issued at once, lowest index first. The collective is done on an NPU when
+// its rank's steps are all done. Message sizes come from the algorithm: the workload node's
+// comm_size is not used (as in ASTRA-sim), and there is no chunking.
 #pragma once
 
 #include <array>
@@ -25,7 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "et_feeder/trace.h"
+#include "common/units.h"
 #include "system/system_params.h"
 
 namespace orrery {
@@ -34,19 +35,38 @@ class CollectiveListener;
 class SystemLayer;
 struct CollectiveRequest;
 
+// One rank's part of a custom collective: its steps in issue order (a step's index is its
+// position), each with the steps it waits for.
+struct CustomRankSchedule {
+  enum class Kind : uint8_t { kSend, kRecv, kCompute };
+  struct Step {
+    Kind kind = Kind::kCompute;
+    int peer = 0;        // send: the destination rank; receive: the source rank
+    uint64_t bytes = 0;  // send, receive
+    int64_t tag = 0;     // send, receive: tells the messages of one instance apart (< 2^24)
+    Time duration;       // compute
+    uint64_t id = 0;     // the step's name in messages (the ET's node id)
+  };
+  std::string source;  // where it came from, for messages (the rank's ET file)
+  std::vector<Step> steps;
+  // Per step, the steps it waits for and the steps that wait for it (indexes, ascending).
+  std::vector<std::vector<uint32_t>> parents;
+  std::vector<std::vector<uint32_t>> children;
+};
+
 class CustomAlgorithm {
  public:
-  // Reads "<prefix>.0.et", "<prefix>.1.et", ... up to the first missing file and checks every
-  // node (type, peers within the ranks, sizes). Errors name the file and node.
-  static StatusOr<std::shared_ptr<const CustomAlgorithm>> Load(const std::string& prefix);
+  // `ranks` must be checked already (every peer a rank of the algorithm but the step's own).
+  CustomAlgorithm(std::string prefix, std::vector<CustomRankSchedule> ranks)
+      : prefix_(std::move(prefix)), ranks_(std::move(ranks)) {}
 
   const std::string& prefix() const { return prefix_; }
   int ranks() const { return static_cast<int>(ranks_.size()); }
-  const et::Trace& rank(int r) const { return *ranks_[r]; }
+  const CustomRankSchedule& rank(int r) const { return ranks_[r]; }
 
  private:
   std::string prefix_;
-  std::vector<std::unique_ptr<et::Trace>> ranks_;
+  std::vector<CustomRankSchedule> ranks_;
 };
 
 class CustomRun;

@@ -314,13 +314,9 @@ TEST(EndToEnd, RecordsShowBytesAsSimulatedAndTheNpusACollectiveSpans) {
   EXPECT_EQ(npu1["recv"].bytes, 4000u);
 }
 
-// Roofline: peak-perf 100 TFLOPS, local-mem-bw 1000 GB/s (1e12 B/s).
-//   "attn": 2e9 FLOP over 1e8 B, intensity 20 FLOP/B: memory roof 2e13 < peak 1e14, so
-//           2e9 / 2e13 s = 100000 ns.
-//   "gemm": 5e9 FLOP over 1e6 B, intensity 5000: memory roof 5e15 > peak, so 5e9 / 1e14 s = 50000.
-//   "host": is_cpu_op, replays its 7 us whatever the roofline says.
-// NPU 0 runs attn -> gemm -> host: 157000 ns; NPU 1 only "gemm": 50000 ns.
-TEST(EndToEnd, RooflineTimesComputeNodes) {
+// Two NPUs: NPU 0 runs "attn" (2e9 FLOP over 1e8 B) -> "gemm" (5e9 FLOP over 1e6 B) -> "host"
+// (is_cpu_op, 7 us, replayed whatever the roofline says); NPU 1 only "gemm".
+std::vector<std::vector<Node>> RooflineRanks() {
   auto roofline = [](uint64_t id, const std::string& name, uint64_t ops, uint64_t bytes,
                      uint64_t dep) {
     Node n = et::MakeCompNode(id, name, 999);  // the recorded time is ignored
@@ -337,7 +333,15 @@ TEST(EndToEnd, RooflineTimesComputeNodes) {
   ranks[0] = {roofline(1, "attn", 2000000000, 100000000, 0),
               roofline(2, "gemm", 5000000000, 1000000, 1), host};
   ranks[1] = {roofline(1, "gemm", 5000000000, 1000000, 0)};
-  RunOptions o = WriteCase("roofline", ranks);
+  return ranks;
+}
+
+// Roofline: peak-perf 100 TFLOPS, local-mem-bw 1000 GB/s (1e12 B/s).
+//   "attn": intensity 20 FLOP/B: memory roof 2e13 < peak 1e14, so 2e9 / 2e13 s = 100000 ns.
+//   "gemm": intensity 5000: memory roof 5e15 > peak, so 5e9 / 1e14 s = 50000.
+// NPU 0 runs attn -> gemm -> host: 157000 ns; NPU 1 only "gemm": 50000 ns.
+TEST(EndToEnd, RooflineTimesComputeNodes) {
+  RunOptions o = WriteCase("roofline", RooflineRanks());
   std::ofstream(o.system_config) << R"({
     "scheduling-policy": "LIFO", "collective-optimization": "baseline",
     "preferred-dataset-splits": 1, "roofline-enabled": 1, "peak-perf": 100,
@@ -346,6 +350,45 @@ TEST(EndToEnd, RooflineTimesComputeNodes) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->npus[0].finish.WholeNs(), 157000);
   EXPECT_EQ(r->npus[1].finish.WholeNs(), 50000);
+}
+
+// The same nodes with a GPU model (gpu-model, beside the system configuration) in place of
+// peak-perf and local-mem-bw: BF16 peak 100 TFLOPS at GEMM efficiency 0.5 (5e13 FLOP/s), HBM
+// 1000 GB/s at memory efficiency 0.5 (5e11 B/s), 2 us per kernel.
+//   "attn": memory roof 5e11 * 20 = 1e13 < 5e13: 2e9 / 1e13 s = 200000 ns, + 2000 = 202000.
+//   "gemm": memory roof 2.5e15 > 5e13: 5e9 / 5e13 s = 100000 ns, + 2000 = 102000.
+// NPU 0: 202000 + 102000 + 7000 = 311000; NPU 1: 102000. Without roofline-enabled the key is an
+// error; so is a GPU model that does not load, named with the key.
+TEST(EndToEnd, RooflineTakesTheGpuModelsRates) {
+  RunOptions o = WriteCase("roofline_gpu", RooflineRanks());
+  const std::string dir = o.system_config.substr(0, o.system_config.rfind('/') + 1);
+  std::ofstream(dir + "gpu.yaml") << "name: round\npeak-tflops-bf16: 100\n"
+                                     "gemm-efficiency-bf16: 0.5\nmemory-bandwidth-gbps: 1000\n"
+                                     "memory-efficiency: 0.5\nkernel-overhead-us: 2\n";
+  const std::string system = R"({
+    "scheduling-policy": "LIFO", "collective-optimization": "baseline",
+    "preferred-dataset-splits": 1, "gpu-model": "gpu.yaml", )";
+  std::ofstream(o.system_config) << system << R"("roofline-enabled": 1 })";
+  StatusOr<RunResult> r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->npus[0].finish.WholeNs(), 311000);
+  EXPECT_EQ(r->npus[1].finish.WholeNs(), 102000);
+
+  std::ofstream(o.system_config) << system << R"("roofline-enabled": 0 })";
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'gpu-model' gpu.yaml times compute nodes through the "
+                                      "roofline, but 'roofline-enabled' is 0"),
+            std::string::npos)
+      << r.status().message();
+
+  std::ofstream(dir + "gpu.yaml") << "peak-tflops-bf16: 100\n";  // no memory-bandwidth-gbps
+  std::ofstream(o.system_config) << system << R"("roofline-enabled": 1 })";
+  r = RunSimulation(o);
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  EXPECT_NE(m.find("'gpu-model' gpu.yaml"), std::string::npos) << m;
+  EXPECT_NE(m.find("memory-bandwidth-gbps"), std::string::npos) << m;
 }
 
 // Under the roofline a GPU compute node without num_ops or tensor_size is an error naming the

@@ -14,6 +14,7 @@
 #include "common/flags.h"
 #include "common/json.h"
 #include "compute/gpu_model.h"
+#include "config/schema.h"
 #include "et_feeder/llm_copies.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/writer.h"
@@ -55,17 +56,25 @@ StatusOr<std::string> ResolveMachine(const std::string& machine, const std::stri
 // when they fit in one node), written to `out`.
 Status WriteScaledNetwork(const std::string& profile, int gpus, const std::string& out) {
   const std::string path = profile + "/network.yaml";
-  YAML::Node net;
-  try {
-    net = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    return Status::Error(path + ": " + e.what());
-  }
-  const YAML::Node counts = net["npus_count"];
+  // The project's one loader: one document, aliases bounded (config/yaml_aliases.h).
+  StatusOr<YAML::Node> doc = ReadYamlDocument(path);
+  if (!doc.ok()) return doc.status();
+  YAML::Node net = *doc;
+  const YAML::Node counts = net.IsMap() ? net["npus_count"] : YAML::Node();
   if (!counts || !counts.IsSequence() || counts.size() < 1 || counts.size() > 2) {
     return Status::Error(path + ": expected npus_count of one or two dimensions (a node, nodes)");
   }
-  const int per_node = counts[0].as<int>();
+  int per_node = 0;
+  try {
+    per_node = counts[0].as<int>();
+  } catch (const YAML::Exception&) {
+    per_node = 0;
+  }
+  if (per_node < 1) {
+    return Status::Error(path + ": npus_count[0] is '" +
+                         (counts[0].IsScalar() ? counts[0].Scalar() : std::string("not a number")) +
+                         "'; expected the GPUs per node, a whole number >= 1");
+  }
   if (gpus % per_node != 0 && !(counts.size() == 1 && gpus == per_node)) {
     return Status::Error(std::to_string(gpus) + " GPUs are not whole nodes of " + path + " (" +
                          std::to_string(per_node) + " GPUs per node)");

@@ -125,6 +125,38 @@ TEST(Training, AGpuCountTheStepDoesNotMakeIsNamed) {
   EXPECT_NE(r->runs[0].problem.find("makes 4 NPUs"), std::string::npos) << r->runs[0].problem;
 }
 
+// The profile's network goes through the project's one YAML loader (config/schema.h): an alias
+// bomb (nine levels of ten references: 10^9 nodes once expanded) is refused with the file and the
+// alias, as a problem of that run, and a node count that is no number is named.
+TEST(Training, AProfileNetworkIsReadByTheProjectsLoader) {
+  const std::string root = ::testing::TempDir() + "/training_bomb";
+  const std::string dir = TinyProfile(root);
+  std::string bomb = "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string p = "*a" + std::to_string(i - 1);
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + p;
+    for (int j = 1; j < 10; ++j) bomb += ", " + p;
+    bomb += "]\n";
+  }
+  Write(dir + "/network.yaml", bomb + "topology: [ Switch ]\nnpus_count: [ 2 ]\n");
+  const std::string runs =
+      Write(root + "/training/runs.yaml", "runs:\n" + RunEntry("bomb", kModel, "{step_time_s: 1}"));
+  TrainingOptions o;
+  o.runs = runs;
+  StatusOr<TrainingReport> r = ValidateTraining(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->runs[0].ok());
+  EXPECT_NE(r->runs[0].problem.find("network.yaml"), std::string::npos) << r->runs[0].problem;
+  EXPECT_NE(r->runs[0].problem.find("alias"), std::string::npos) << r->runs[0].problem;
+
+  Write(dir + "/network.yaml", "topology: [ Switch ]\nnpus_count: [ two ]\n");
+  r = ValidateTraining(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->runs[0].ok());
+  EXPECT_NE(r->runs[0].problem.find("npus_count[0] is 'two'"), std::string::npos)
+      << r->runs[0].problem;
+}
+
 TEST(Training, EveryProblemOfARunsFileIsNamed) {
   const std::string root = ::testing::TempDir() + "/training_bad";
   const std::string runs = Write(root + "/runs.yaml",
