@@ -45,7 +45,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "system/collective_engine.cc",
     "system/collective_engine.cc NpuSystem::StartCollective",
     "system/message_matcher.cc MessageMatcher::DescribePending",
-    "validate/calibrate.cc Calibrate",
     "validate/nccl_tests.cc",
     "validate/nccl_tests.cc LoadLog",
     "validate/nccl_tests.cc LoadCsv",
