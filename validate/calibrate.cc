@@ -381,7 +381,7 @@ Status SimulateGrids(const CalibrateOptions& o, const std::vector<NcclMeasuremen
   for (const auto& [k, j] : points) {
     cost.push_back(static_cast<double>(grids[k].sizes[j]) * ms[grids[k].group].gpus);
   }
-  ForEachIndex(
+  const Status ran = ForEachIndex(
       points.size(), o.jobs,
       [&](size_t i) {
         const Grid& grid = grids[points[i].first];
@@ -390,6 +390,7 @@ Status SimulateGrids(const CalibrateOptions& o, const std::vector<NcclMeasuremen
                                grid.network);
       },
       &cost, o.progress ? std::string("calibrate: sizes of the fit's grid simulated") : "");
+  if (!ran.ok()) return ran;
   size_t next = 0;
   for (const Grid& grid : grids) {
     Curve c;
