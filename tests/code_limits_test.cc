@@ -42,8 +42,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "report/outputs.cc SummaryTable",
     "runner/trace_set.cc LoadTraceSet",
     "sweep/cli.cc SweepMain",
-    "system/collective_engine.cc",
-    "system/collective_engine.cc NpuSystem::StartCollective",
     "system/message_matcher.cc MessageMatcher::DescribePending",
     "workload/executor.cc",
     "workload/executor.cc NpuExecutor::RegisterProcessGroups",
