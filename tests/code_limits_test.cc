@@ -34,7 +34,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "et_feeder/llm_workload_main.cc ParseGenerateLlmFlags",
     "et_feeder/llm_workload_main.cc GenerateLlmMain",
     "et_feeder/text_workload.cc ConvertTextWorkloadText",
-    "et_feeder/trace.cc",
     "et_feeder/trace_info.cc DescribeTrace",
     "network/packet/packet_network.cc",
     "network/packet/packet_network.cc CheckPacketTopology",
