@@ -28,7 +28,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "config/custom_topology.cc LoadCustomTopology",
     "config/network_config.cc MakeNetworkSchema",
     "config/system_config.cc MakeSystemSchema",
-    "config/yaml_aliases.cc throw",
     "et_feeder/llm_workload.cc",
     "et_feeder/llm_workload.cc CheckLlmConfig",
     "et_feeder/llm_workload_main.cc ParseGenerateLlmFlags",
