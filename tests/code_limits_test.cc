@@ -35,7 +35,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "et_feeder/text_workload.cc ConvertTextWorkloadText",
     "et_feeder/trace_info.cc DescribeTrace",
     "network/packet/packet_network.cc",
-    "network/packet/packet_network.cc CheckPacketTopology",
     "orrery_main.cc Main",
     "report/outputs.cc SummaryTable",
     "runner/trace_set.cc LoadTraceSet",
