@@ -2,7 +2,10 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include <string_view>
 #include <vector>
+
+#include "common/utf8.h"
 
 namespace orrery {
 namespace et {
@@ -51,37 +54,6 @@ Varint ReadVarint(const uint8_t* data, size_t end, size_t* pos, uint64_t* value)
     if ((b & 0x80) == 0) return Varint::kOk;
   }
   return Varint::kLong;
-}
-
-// The index of the first byte that breaks UTF-8 (overlong forms, surrogates and code points
-// past U+10FFFF included), or `size` when the text is valid.
-size_t FirstBadUtf8(const uint8_t* s, size_t size) {
-  size_t i = 0;
-  while (i < size) {
-    const uint8_t c = s[i];
-    size_t n = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xe0) == 0xc0) {
-      n = 1, cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      n = 2, cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      n = 3, cp = c & 0x07;
-    } else {
-      return i;
-    }
-    for (size_t k = 1; k <= n; ++k) {
-      if (i + k >= size || (s[i + k] & 0xc0) != 0x80) return i;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    static const uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-    i += n + 1;
-  }
-  return size;
 }
 
 class Walker {
@@ -192,7 +164,8 @@ class Walker {
     }
     if (field.type() == FieldDescriptor::TYPE_STRING &&
         field.file()->syntax() == FileDescriptor::SYNTAX_PROTO3) {
-      const size_t bad = FirstBadUtf8(data_ + begin, end - begin);
+      const size_t bad =
+          FirstBadUtf8(std::string_view(reinterpret_cast<const char*>(data_ + begin), end - begin));
       if (bad < end - begin) {
         return Fail(begin + bad, name +
                                      " is not valid UTF-8 from this byte on (Chakra's schema "

@@ -8,11 +8,73 @@
 #include <system_error>
 #include <utility>
 
+#include "common/utf8.h"
+
 namespace orrery {
 namespace et {
 
 namespace {
 constexpr size_t kFlushBytes = 1 << 20;
+
+// Chakra's schema is proto3, whose strings must be UTF-8, and a trace that breaks it does not
+// load (wire_check.cc). Names and string attributes taken from other tools' files (a kernel
+// name, a text workload's layer name, a path) can break it: they are written with U+FFFD for
+// each bad byte, so that every trace written loads.
+bool Valid(const std::string& s) { return FirstBadUtf8(s) == s.size(); }
+
+void Repair(std::string* s) {
+  if (!Valid(*s)) *s = ValidUtf8(*s);
+}
+
+template <typename Attrs>
+bool AttrsValid(const Attrs& attrs) {
+  for (const ChakraProtoMsg::AttributeProto& a : attrs) {
+    if (!Valid(a.name()) || !Valid(a.doc_string())) return false;
+    if (a.has_string_val() && !Valid(a.string_val())) return false;
+    if (a.has_string_list()) {
+      for (const std::string& v : a.string_list().values()) {
+        if (!Valid(v)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+template <typename Attrs>
+void RepairAttrs(Attrs* attrs) {
+  for (ChakraProtoMsg::AttributeProto& a : *attrs) {
+    Repair(a.mutable_name());
+    Repair(a.mutable_doc_string());
+    if (a.has_string_val()) Repair(a.mutable_string_val());
+    if (a.has_string_list()) {
+      for (std::string& v : *a.mutable_string_list()->mutable_values()) Repair(&v);
+    }
+  }
+}
+
+bool IoValid(const ChakraProtoMsg::IOInfo& io) {
+  return Valid(io.values()) && Valid(io.shapes()) && Valid(io.types());
+}
+
+void RepairIo(ChakraProtoMsg::IOInfo* io) {
+  Repair(io->mutable_values());
+  Repair(io->mutable_shapes());
+  Repair(io->mutable_types());
+}
+
+bool NodeValid(const ChakraProtoMsg::Node& n) {
+  return Valid(n.name()) && (!n.has_inputs() || IoValid(n.inputs())) &&
+         (!n.has_outputs() || IoValid(n.outputs())) && AttrsValid(n.attr());
+}
+
+// Only the fields present are touched: an absent message stays absent.
+void RepairNode(ChakraProtoMsg::Node* n) {
+  Repair(n->mutable_name());
+  if (n->has_inputs()) RepairIo(n->mutable_inputs());
+  if (n->has_outputs()) RepairIo(n->mutable_outputs());
+  RepairAttrs(n->mutable_attr());
+}
+
 }  // namespace
 
 void AppendDelimited(const google::protobuf::MessageLite& message, std::string* out) {
@@ -60,12 +122,25 @@ StatusOr<TraceWriter> TraceWriter::Open(const std::string& path,
     return Status::Error(path + ": cannot create trace file: " + std::strerror(errno));
   }
   TraceWriter writer(path, f);
-  Status s = writer.WriteMessage(metadata);
+  Status s;
+  if (Valid(metadata.version()) && AttrsValid(metadata.attr())) {
+    s = writer.WriteMessage(metadata);
+  } else {
+    ChakraProtoMsg::GlobalMetadata repaired = metadata;
+    Repair(repaired.mutable_version());
+    RepairAttrs(repaired.mutable_attr());
+    s = writer.WriteMessage(repaired);
+  }
   if (!s.ok()) return s;
   return writer;
 }
 
-Status TraceWriter::Write(const ChakraProtoMsg::Node& node) { return WriteMessage(node); }
+Status TraceWriter::Write(const ChakraProtoMsg::Node& node) {
+  if (NodeValid(node)) return WriteMessage(node);
+  ChakraProtoMsg::Node repaired = node;
+  RepairNode(&repaired);
+  return WriteMessage(repaired);
+}
 
 Status TraceWriter::WriteMessage(const google::protobuf::MessageLite& message) {
   if (!file_) return Status::Error(path_ + ": write after Close()");

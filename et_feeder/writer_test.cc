@@ -145,6 +145,38 @@ TEST(WriterTest, WriteRankFilesNamesFilesByRank) {
   }
 }
 
+// Strings whose bytes are not UTF-8 (a name from someone's file) are written with U+FFFD for
+// each bad byte, wherever they are in the node or the metadata: the trace loads (proto3 strings
+// must be UTF-8). Valid strings are written as they are, and absent fields stay absent.
+TEST(WriterTest, StringsThatAreNotUtf8AreWrittenWithTheReplacementCharacter) {
+  const std::string path = TempPath("utf8.0.et");
+  ChakraProtoMsg::GlobalMetadata md;
+  md.set_version("0.0.4");
+  auto* a = md.add_attr();
+  a->set_name("source");
+  a->set_string_val("dir\xff/x.json");
+  StatusOr<TraceWriter> w = TraceWriter::Open(path, md);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  Node bad = MakeCompNode(1, "layer\xc3", 5);
+  SetStringAttr(&bad, "pg_name", "7\x80");
+  Node meta = MakeMetadataNode(2, "process_group:init", "[{'pg_name': '\xfe'}]");
+  Node good = MakeCompNode(3, "caf\xc3\xa9", 5);
+  for (const Node& n : {bad, meta, good}) ASSERT_TRUE(w->Write(n).ok());
+  ASSERT_TRUE(w->Close().ok());
+  StatusOr<Trace> t = Trace::Load(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ(t->name(0), "layer\xef\xbf\xbd");
+  EXPECT_EQ(t->pg_name(0), std::optional<std::string_view>("7\xef\xbf\xbd"));
+  EXPECT_EQ(t->metadata_inputs(1),
+            std::optional<std::string_view>("[{'pg_name': '\xef\xbf\xbd'}]"));
+  EXPECT_EQ(t->name(2), "caf\xc3\xa9");
+  // The good node went out as given: its bytes are in the file.
+  std::string framed;
+  AppendDelimited(good, &framed);
+  EXPECT_NE(ReadBytes(path).find(framed), std::string::npos);
+}
+
 TEST(WriterTest, UnwritablePathIsAnError) {
   const std::string path = TempPath("no_such_dir/x.0.et");
   StatusOr<TraceWriter> w = TraceWriter::Open(path);

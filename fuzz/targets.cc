@@ -28,6 +28,41 @@
 #include "validate/nccl_tests.h"
 #elif defined(ORRERY_FUZZ_TEXT_WORKLOAD)
 #include "et_feeder/text_workload.h"
+#elif defined(ORRERY_FUZZ_KINETO_TRACE)
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "analyze/analyses.h"
+#include "analyze/timeline.h"
+#include "et_feeder/trace.h"
+#include "profile/importer.h"
+#include "profile/job_check.h"
+#include "profile/kineto.h"
+#elif defined(ORRERY_FUZZ_EXECUTION_TRACE)
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "et_feeder/trace.h"
+#include "profile/et_import.h"
+#include "profile/execution_trace.h"
+#endif
+
+#if defined(ORRERY_FUZZ_KINETO_TRACE) || defined(ORRERY_FUZZ_EXECUTION_TRACE)
+// What an import writes must load: a trace Orrery writes and then refuses is a bug, reported as
+// a crash.
+void CheckWrittenTracesLoad(const orrery::StatusOr<orrery::profile::ImportResult>& r) {
+  if (!r.ok()) return;
+  for (const orrery::profile::RankImport& rank : r->ranks) {
+    orrery::StatusOr<orrery::et::Trace> t = orrery::et::Trace::Load(rank.path);
+    if (!t.ok()) {
+      std::fprintf(stderr, "imported trace does not load: %s\n", t.status().message().c_str());
+      std::abort();
+    }
+  }
+}
 #endif
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -57,6 +92,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   et::TextWorkloadOptions options;
   (void)et::ConvertTextWorkloadText(std::string(reinterpret_cast<const char*>(data), size),
                                     "workload.txt", options);
+#elif defined(ORRERY_FUZZ_KINETO_TRACE)
+  // As `orrery import --kineto` and `orrery analyze` read a profile: loaded, its rank checked,
+  // imported (written beside the input), and analysed.
+  const std::string path = FuzzInputFile(data, size, "rank-0.json");
+  StatusOr<profile::KinetoTrace> t = profile::LoadKinetoTrace(path);
+  if (!t.ok()) return 0;
+  if (!t->orrery_timeline) {
+    const std::vector<const profile::KinetoTrace*> view = {&*t};
+    StatusOr<std::vector<int> > ranks = profile::RanksOf(view);
+    if (ranks.ok() && profile::CheckNoRankMissing(view, *ranks).ok()) {
+      profile::ImportOptions o;
+      o.output_prefix = path + ".imported";
+      const int world = t->world_size.value_or(1);
+      CheckWrittenTracesLoad(profile::ImportKinetoTraces({*t}, *ranks, world, o));
+    }
+  }
+  const std::vector<analyze::RankTimeline> timelines = analyze::TimelinesOf(std::move(*t), 0);
+  (void)analyze::AnalyzeJob(timelines, analyze::AnalyzeOptions{});
+#elif defined(ORRERY_FUZZ_EXECUTION_TRACE)
+  // As `orrery import --et` reads an execution trace: loaded and imported (beside the input).
+  const std::string path = FuzzInputFile(data, size, "rank-0.et.json");
+  StatusOr<profile::ExecutionTrace> e = profile::LoadExecutionTrace(path);
+  if (!e.ok()) return 0;
+  profile::ImportOptions o;
+  o.output_prefix = path + ".imported";
+  const int world = e->world_size > 1 ? static_cast<int>(e->world_size) : 1;
+  CheckWrittenTracesLoad(profile::ImportExecutionTraces({std::move(*e)}, {}, {0}, world, o));
 #else
 #error "define the target: fuzz/BUILD's orrery_fuzz_target sets ORRERY_FUZZ_<NAME>"
 #endif

@@ -137,6 +137,17 @@ TEST(Importer, GpuOpsRunInStreamOrderReleasedWhenTheProfileShowsTheHostLetThem) 
   EXPECT_EQ(r.nodes, t.size());
 }
 
+// A kernel name that is not UTF-8 (a JSON parser that passes bytes through lets it in) is
+// written with U+FFFD for its bad bytes: Chakra's strings must be UTF-8, and the trace written
+// loads (Import checks that it does).
+TEST(Importer, NamesThatAreNotUtf8AreWrittenAsValidUtf8) {
+  KinetoText k;
+  k.Kernel("gemm_\xff\xfe_tn", 7, 100, 10, 1);
+  k.Runtime("cudaLaunchKernel", 1, 90, 2, 1);
+  const Loaded l = Import(k, "not_utf8");
+  ByName(l.trace, "gemm_\xef\xbf\xbd\xef\xbf\xbd_tn");
+}
+
 TEST(Importer, AGapThatEndsAsAnotherStreamsOpEndsWaitsForThatOp) {
   KinetoText k;
   k.rank = 0;

@@ -75,6 +75,49 @@ TEST(EstimateTest, ChunksAreTheRunsAndEventsAreClose) {
   EXPECT_LT(events, 2.0 * static_cast<double>(r->events)) << r->events;
 }
 
+// A collective on a group that a METADATA node defines (as PyTorch's traces and generate-llm's
+// do) is estimated on that group's NPUs, as when a comm-group file defines it: the estimate
+// reads the trace's process_group:init before the run defines anything.
+TEST(EstimateTest, GroupsOfMetadataNodesAreEstimatedAsDefined) {
+  constexpr int kNpus = 16;
+  auto collective = [](uint64_t id, const std::string& pg, std::initializer_list<uint64_t> deps) {
+    ChakraProtoMsg::Node n = et::MakeCollNode(id, "ar", ChakraProtoMsg::ALL_REDUCE, 4 << 20, deps);
+    et::SetStringAttr(&n, "pg_name", pg);
+    return n;
+  };
+  // Groups of four NPUs: from a comm-group file (groups 1..4), or each NPU's trace defining its
+  // own four as group 1 (the ranks a process_group:init lists).
+  std::vector<std::vector<ChakraProtoMsg::Node>> with_file(kNpus), with_metadata(kNpus);
+  for (int r = 0; r < kNpus; ++r) {
+    with_file[r] = {collective(1, std::to_string(r / 4 + 1), {})};
+    std::string ranks;
+    for (int k = r / 4 * 4; k < r / 4 * 4 + 4; ++k) {
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(k);
+    }
+    with_metadata[r] = {
+        et::MakeMetadataNode(1, "process_group:init",
+                             "[{'pg_name': '1', 'pg_desc': 'tp', 'ranks': [" + ranks + "]}]"),
+        collective(2, "1", {1})};
+  }
+  RunOptions file = WriteTestCase("estimate_groups_file", with_file, System(4), "Ring");
+  file.comm_group_config = file.workload + ".groups.json";
+  std::ofstream(file.comm_group_config)
+      << R"({"1": [0, 1, 2, 3], "2": [4, 5, 6, 7], "3": [8, 9, 10, 11], "4": [12, 13, 14, 15]})";
+  RunOptions metadata = WriteTestCase("estimate_groups_metadata", with_metadata, System(4), "Ring");
+  file.estimate_only = metadata.estimate_only = true;
+  file.exact = metadata.exact = true;  // every NPU counted (no symmetry shortcut)
+  StatusOr<RunResult> a = RunSimulation(file);
+  StatusOr<RunResult> b = RunSimulation(metadata);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_TRUE(a->estimate && b->estimate);
+  // 4 chunks (4 MiB in 4 splits) of a 4-NPU ring all-reduce, 2 (4 - 1) messages each, on each
+  // of the 16 NPUs; on the 16-NPU world it would be 2 (16 - 1) per chunk.
+  EXPECT_EQ(a->estimate->chunks, b->estimate->chunks);
+  EXPECT_EQ(a->estimate->messages, b->estimate->messages);
+  EXPECT_EQ(b->estimate->messages, uint64_t{kNpus} * 4 * 2 * (4 - 1));
+}
+
 // The issue's case: 16 NPUs, preferred-dataset-splits 1048576, a 1 MiB all-reduce: 2^20 chunks
 // of 16 B on each NPU, about 8 GB; refused before it starts, naming the node, the splits and
 // the flag, and --dry-run (estimate_only) gives the estimate without running.

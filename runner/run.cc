@@ -14,6 +14,7 @@
 #include <set>
 
 #include "common/event_queue.h"
+#include "et_feeder/process_groups.h"
 #include "memory/remote_memory.h"
 #include "network/network.h"
 #include "runner/collect.h"
@@ -95,6 +96,23 @@ class PhaseRecorder : public SystemObserver {
 }  // namespace
 
 namespace {
+
+// The sizes of the groups `trace`'s METADATA nodes define (pg -> ranks), for the cost estimate:
+// what the executor defines when the nodes run. A node the executor would refuse is left to it.
+std::map<int, int> MetadataGroupSizes(const et::Trace& trace, int ranks) {
+  std::map<int, int> sizes;
+  for (uint32_t i = 0; i < trace.size(); ++i) {
+    if (trace.type(i) != et::NodeType::kMetadata) continue;
+    const std::optional<std::string_view> values = trace.metadata_inputs(i);
+    if (!values) continue;
+    StatusOr<std::vector<et::ProcessGroupSpec>> groups = et::ParseProcessGroups(*values, ranks);
+    if (!groups.ok()) continue;
+    for (const et::ProcessGroupSpec& g : *groups) {
+      sizes.try_emplace(g.pg, static_cast<int>(g.ranks.size()));
+    }
+  }
+  return sizes;
+}
 
 // What every executor shares: the system configuration's workload knobs and the run's tuner.
 WorkloadParams MakeWorkloadParams(const RunOptions& o, const Machine& m, CollectiveTuner* tuner,
@@ -277,12 +295,22 @@ Status Simulate(const RunOptions& o, const Machine& m, TraceSet& set, const NpuS
     in.system_config = o.system_config;
     for (const auto& t : set.traces) in.loaded_bytes += t->MemoryBytes();
     const Placement* placed = set.placement.get();
+    // Groups a comm-group file defined are known; those a trace's METADATA nodes define when
+    // they run are read from the NPU's trace (once per distinct trace).
+    std::map<const et::Trace*, std::map<int, int>> metadata_groups;
     in.group_size = [&](int npu, std::string_view pg) {
       const StatusOr<int> g = ParseGroup(pg);
       if (!g.ok()) return 0;
       const std::optional<int> id = placed ? placed->Lookup(*g, npu) : std::optional(*g);
       const std::vector<int>* members = id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
-      return members != nullptr ? static_cast<int>(members->size()) : 0;
+      if (members != nullptr) return static_cast<int>(members->size());
+      const et::Trace* trace = set.npu_trace[npu];
+      auto [it, added] = metadata_groups.try_emplace(trace);
+      if (added) it->second = MetadataGroupSizes(*trace, placed ? placed->RanksOf(npu) : n);
+      const auto size = it->second.find(*g);
+      if (size == it->second.end()) return 0;
+      const bool spans_copies = placed != nullptr && !placed->jobs() && placed->IsDataParallel(*g);
+      return size->second * (spans_copies ? placed->copies() : 1);
     };
     result.estimate = EstimateRunCost(in);
     if (o.estimate_only) return Status::Ok();

@@ -92,7 +92,9 @@ for n in "${sizes[@]}"; do
     --out "$work/ar$n/all_reduce"
   printf 'topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' "$n" \
     > "$work/ring$n.yml"
-  runs=(analytical-unaware analytical-aware)
+  # Each backend with the symmetry shortcut (every NPU runs the same file: one is simulated)
+  # and in full (--exact), the same answer.
+  runs=(analytical-unaware analytical-unaware+exact analytical-aware analytical-aware+exact)
   # The cost of every output (timeline, Chakra lines, JSON and CSV reports) on the 1024 case.
   [ "$n" = 1024 ] && runs+=(analytical-aware+outputs)
   # The aware backend with pipelined forwarding (aware-forwarding: pipelined) on the same ring.
@@ -119,6 +121,7 @@ for n in "${sizes[@]}"; do
         extra=(--timeline="$work/t.json" --timeline-chakra="$work/t.txt" \
                --report="$work/r.json" --report-csv="$work/r") ;;
       *+pipelined) label+=", pipelined" network=ring${n}_pipelined.yml ;;
+      *+exact) label+=", --exact" extra=(--exact) ;;
       *+2d)
         label="64x64 torus all-reduce 1 MiB, $n NPUs, $backend"
         system=system2d.json network=torus$n.yml ;;

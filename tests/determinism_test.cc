@@ -127,6 +127,31 @@ TEST(Determinism, ErrorsFromFilesLoadedInParallelAtOneAndFourThreads) {
   EXPECT_NE(o.files.at("(stderr)").find("t.2.et"), std::string::npos) << o.files.at("(stderr)");
 }
 
+// A generated step (one data-parallel copy's files and a manifest) at scale's defaults: the
+// files written, and the run that hashes them in parallel, shares identical ones and simulates
+// one NPU per orbit, give the same bytes at one and four threads; so does --exact.
+TEST(Determinism, AGeneratedStepAndItsShortcutRunAtOneAndFourThreads) {
+  const std::string gen =
+      "generate-llm --layers 4 --hidden 1024 --heads 16 --vocab 32000 --seq-length 1024 --tp 2 "
+      "--pp 2 --dp 4 --global-batch-size 16 --output step";
+  ExpectSameAtOneAndFourThreads("gen", gen, gen, 7);  // 4 rank files, groups, manifest, streams
+  const Outcome g = RunOrrery("gen.src", 1, gen);
+  ASSERT_EQ(g.exit_code, 0) << g.files.at("(stderr)");
+  const std::string src = ::testing::TempDir() + "/determinism/gen.src/";
+  std::ofstream(src + "net.yml") << "topology: [ Switch, Switch ]\nnpus_count: [ 8, 2 ]\n"
+                                    "bandwidth: [ 200.0, 25.0 ]\nlatency: [ 500.0, 2000.0 ]\n";
+  const std::string run = "--workload-configuration=" + src +
+                          "step --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
+                          "--network-configuration=" +
+                          src + "net.yml";
+  ExpectSameAtOneAndFourThreads("gen_run", run, run, 2);
+  ExpectSameAtOneAndFourThreads("gen_run_exact", run + " --exact", run + " --exact", 2);
+  const Outcome r = RunOrrery("gen_run.again", 4, run);
+  EXPECT_EQ(r.exit_code, 0) << r.files.at("(stderr)");
+  EXPECT_NE(r.files.at("(stderr)").find("16 NPUs simulated as 4"), std::string::npos)
+      << r.files.at("(stderr)");
+}
+
 TEST(Determinism, ASweepWithOneAndFourJobs) {
   ExpectSameAtOneAndFourThreads("sweep", "sweep configs/sweeps/jobs_sharing.yaml --jobs 1 --out s",
                                 "sweep configs/sweeps/jobs_sharing.yaml --jobs 4 --out s", 6);
