@@ -19,12 +19,13 @@ class AliasCounter : public YAML::EventHandler {
   explicit AliasCounter(uint64_t limit) : limit_(limit) {}
 
   // yaml-cpp 0.7 makes no progress on a stray ',', ']' or '}' where a document should start: it
-  // returns an empty document at the same place again and again (YAML::LoadAll never ends).
-  struct Stalled {
-    YAML::Mark mark;
-  };
+  // returns an empty document at the same place again and again (YAML::LoadAll never ends). The
+  // second start there is noted (stalled), and the reader stops after that document.
   void OnDocumentStart(const YAML::Mark& mark) override {
-    if (documents_++ > 0 && mark.pos == last_start_) throw Stalled{mark};
+    if (documents_++ > 0 && mark.pos == last_start_ && !stalled_) {
+      stalled_ = true;
+      stall_mark_ = mark;
+    }
     last_start_ = mark.pos;
     sizes_.clear();
     names_.clear();
@@ -62,6 +63,8 @@ class AliasCounter : public YAML::EventHandler {
   void OnAnchor(const YAML::Mark&, const std::string& name) override { names_.push_back(name); }
 
   bool over() const { return over_; }
+  bool stalled() const { return stalled_; }
+  const YAML::Mark& stall_mark() const { return stall_mark_; }
   const YAML::Mark& mark() const { return mark_; }
   uint64_t alias_size() const { return alias_size_; }
   const std::string& alias_name() const { return alias_name_; }
@@ -97,6 +100,8 @@ class AliasCounter : public YAML::EventHandler {
   std::vector<Open> open_;
   uint64_t added_ = 0;
   bool over_ = false;
+  bool stalled_ = false;
+  YAML::Mark stall_mark_ = YAML::Mark::null_mark();
   YAML::Mark mark_ = YAML::Mark::null_mark();
   uint64_t alias_size_ = 0;
   std::string alias_name_;
@@ -107,19 +112,23 @@ class AliasCounter : public YAML::EventHandler {
 Status CheckYamlAliases(const std::string& text, const std::string& path, uint64_t limit) {
   std::istringstream in(text);
   AliasCounter counter(limit);
+  bool syntax_error = false;
   try {
     YAML::Parser parser(in);
-    while (parser.HandleNextDocument(counter) && !counter.over()) {
+    while (parser.HandleNextDocument(counter) && !counter.over() && !counter.stalled()) {
     }
-  } catch (const AliasCounter::Stalled& s) {
-    const size_t at = static_cast<size_t>(std::max(s.mark.pos, 0));
-    return Status::Error(path + ":" + std::to_string(s.mark.line + 1) + ":" +
-                         std::to_string(s.mark.column + 1) + ": not valid YAML/JSON: '" +
+  } catch (const YAML::Exception&) {
+    syntax_error = true;  // the loader reports it with its line and column
+  }
+  if (counter.stalled()) {
+    const YAML::Mark& s = counter.stall_mark();
+    const size_t at = static_cast<size_t>(std::max(s.pos, 0));
+    return Status::Error(path + ":" + std::to_string(s.line + 1) + ":" +
+                         std::to_string(s.column + 1) + ": not valid YAML/JSON: '" +
                          (at < text.size() ? text.substr(at, 1) : std::string("?")) +
                          "' where a value should start (a stray separator or closing bracket)");
-  } catch (const YAML::Exception&) {
-    return Status::Ok();  // the loader reports the syntax error with its line and column
   }
+  if (syntax_error) return Status::Ok();
   if (!counter.over()) return Status::Ok();
   const YAML::Mark& m = counter.mark();
   const std::string at = m.is_null() || m.line < 0 ? "" : ":" + std::to_string(m.line + 1);

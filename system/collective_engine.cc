@@ -5,6 +5,8 @@
 #include <map>
 #include <numeric>
 
+#include "system/collective_engine_internal.h"
+
 namespace orrery {
 
 const char* CollectiveTypeName(CollectiveType t) {
@@ -33,11 +35,7 @@ const char* CollectiveTypeName(CollectiveType t) {
   return "?";
 }
 
-namespace {
-
-enum StreamEvent : uint64_t { kHandOffDone = 0, kHandOffThenReduce = 1, kReduceDone = 2 };
-// Stream::OnMessage cookies: a receive completed (0) or a notified send arrived.
-constexpr uint64_t kSendArrived = 1;
+namespace engine_internal {
 
 int NativeIndex(CollectiveType t) {
   switch (t) {
@@ -99,7 +97,7 @@ bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 // (localBWAware).
 // `reordered`: split because the inter-dimension policy may put any dimension before the last.
 Status CheckAlgorithm(const AlgorithmSpec& algo, CollectiveType type, bool split, int dim, int n,
-                      BlockType block, bool reordered = false) {
+                      BlockType block, bool reordered) {
   const std::string where = std::string("'") + ImplKey(type) + "' dimension " +
                             std::to_string(dim) + ": '" + AlgorithmName(algo.kind) + "'";
   switch (algo.kind) {
@@ -209,7 +207,18 @@ AlgorithmSpec GroupDimAlgorithm(const std::vector<AlgorithmSpec>& impl, int dim)
   return AlgorithmSpec{AlgorithmKind::kRing};
 }
 
-}  // namespace
+}  // namespace engine_internal
+
+using engine_internal::AlgorithmName;
+using engine_internal::CheckAlgorithm;
+using engine_internal::GroupDimAlgorithm;
+using engine_internal::ImplKey;
+using engine_internal::kHandOffDone;
+using engine_internal::kHandOffThenReduce;
+using engine_internal::kReduceDone;
+using engine_internal::kSendArrived;
+using engine_internal::NativeIndex;
+using engine_internal::SubGridCoordinates;
 
 int MembersPerNodeOfEqualBlocks(const Topology& topo, const std::vector<int>* members) {
   if (topo.dims.size() < 2) return 0;
@@ -503,26 +512,6 @@ const std::vector<int>* NpuSystem::GroupDimMembers(int dim, const std::vector<in
   return &*group_rings_.insert(std::move(ring)).first;
 }
 
-namespace {
-
-// One bool per network dimension. Entries past the last dimension are harmless when false
-// (traces written for a larger machine carry them); a true one names a dimension this network
-// does not have.
-Status CheckInvolvedDims(const CollectiveRequest& req, size_t num_dims) {
-  for (size_t d = num_dims; d < req.involved_dims.size(); ++d) {
-    if (!req.involved_dims[d]) continue;
-    return Status::Error(
-        req.label + ": 'involved_dim' has " + std::to_string(req.involved_dims.size()) +
-        " entries but the network has " + std::to_string(num_dims) +
-        (num_dims == 1 ? " dimension" : " dimensions") + ", and entry " + std::to_string(d + 1) +
-        " is true; expected one bool per network dimension (" + std::to_string(num_dims) +
-        "), any entries beyond them false");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 NpuSystem::Span NpuSystem::CollectiveSpan(const CollectiveRequest& req) const {
   StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, id_);
   // A group of every NPU runs as a world collective (StartCollective), below.
@@ -574,274 +563,6 @@ NpuSystem::Span NpuSystem::CollectiveSpan(const CollectiveRequest& req) const {
     stride *= n;
   }
   return span;
-}
-
-Status NpuSystem::StartCollective(const CollectiveRequest& request, CollectiveListener* listener,
-                                  uint64_t token) {
-  Status dims = CheckInvolvedDims(request, layer_.topology().dims.size());
-  if (!dims.ok()) return dims;
-  Status in_order = layer_.CheckOrder(id_, request);
-  if (!in_order.ok()) return in_order;
-  if (const CustomAlgorithm* custom = layer_.custom().Find(request)) {
-    return layer_.custom().Start(id_, *custom, request, NextStreamId(request.group), listener,
-                                 token);
-  }
-  const SystemParams& params = layer_.params();
-  const int native = NativeIndex(request.type);
-  if (native < 0) return StartNonNative(request, listener, token);
-  CollectiveRequest req = request;
-  if (req.type == CollectiveType::kReduceScatterBlock) req.type = CollectiveType::kReduceScatter;
-  const std::vector<AlgorithmSpec>& impl =
-      request.impl != nullptr ? (*request.impl)[native] : params.impl[native];
-  const Topology& topo = layer_.topology();
-  StatusOr<const std::vector<int>*> group = layer_.GroupOf(req, id_);
-  if (!group.ok()) return group.status();
-  const std::vector<int>* members = *group;
-  if (members != nullptr && static_cast<int>(members->size()) == layer_.num_npus()) {
-    members = nullptr;  // = world
-  }
-  // A group smaller than the machine runs one flat ring over its members (ASTRA-sim), unless
-  // group-collectives is hierarchical and the group is a sub-grid (RunsAsFlatRing, which the
-  // NCCL tuner asks so that it offers such a group ring only): then it runs like a world
-  // collective, one phase per network dimension where it has more than one coordinate, over
-  // the members that differ from this NPU only there (`group_dims`).
-  std::vector<std::vector<int>> coords;
-  std::vector<const std::vector<int>*> group_dims;
-  if (members != nullptr && params.group_collectives == GroupCollectives::kHierarchical) {
-    coords = SubGridCoordinates(topo, *members);
-    for (size_t d = 0; d < coords.size(); ++d) {
-      group_dims.push_back(coords[d].size() > 1 ? GroupDimMembers(static_cast<int>(d), coords[d])
-                                                : nullptr);
-    }
-  }
-  const bool hierarchical = !group_dims.empty();
-  // NCCL's ring across nodes (channelRing) in a sub-grid group that spans several dimensions:
-  // one flat ring over the members per channel, node by node and rotated inside each node, as
-  // for the world. Rings per dimension would send only each GPU's share of its node's data
-  // across the nodes, a hierarchical algorithm NCCL does not run (on two nodes of 4 GPUs, a
-  // reduce-scatter 35% faster than NCCL's ring).
-  // Only when every dimension it spans is involved (involved_dim confines a collective to the
-  // members that differ from this NPU only there: then the rings per dimension, as
-  // CollectiveSpan says).
-  int spanned_dims = 0;
-  bool spanned_involved = true;
-  for (size_t d = 0; d < coords.size(); ++d) {
-    if (coords[d].size() < 2) continue;
-    ++spanned_dims;
-    if (!req.involved_dims.empty() && !(d < req.involved_dims.size() && req.involved_dims[d])) {
-      spanned_involved = false;
-    }
-  }
-  const bool channel_group = hierarchical && !impl.empty() &&
-                             impl[0].kind == AlgorithmKind::kChannelRing && spanned_dims > 1 &&
-                             spanned_involved;
-  // A channel ring's node in the group: its members on one node (every dimension but the last).
-  int members_per_node = 1;
-  for (size_t d = 0; d + 1 < coords.size(); ++d) members_per_node *= coords[d].size();
-  auto algorithm = [&](int d) {
-    if (channel_group) return impl[0];
-    return hierarchical ? GroupDimAlgorithm(impl, d) : impl[d];
-  };
-  if (impl.empty()) {
-    return Status::Error(req.label + ": " + params.ConfigName() + " has no '" +
-                         std::string(ImplKey(req.type)) + "' (one algorithm per dimension)");
-  }
-  if (members == nullptr && impl.size() > topo.dims.size()) {
-    return Status::Error(params.ConfigName() + ": '" + ImplKey(req.type) + "' lists " +
-                         std::to_string(impl.size()) + " dimensions but the network has " +
-                         std::to_string(topo.dims.size()));
-  }
-  // Logical dimensions: one per list entry, up to and including the first one* entry, which
-  // flattens the whole machine into one ring (later entries are never reached, as in ASTRA-sim).
-  int num_dims = 1;
-  if (hierarchical && !channel_group) {
-    num_dims = static_cast<int>(topo.dims.size());
-  } else if (!members) {
-    num_dims = static_cast<int>(impl.size());
-    for (int d = 0; d < num_dims; ++d) {
-      if (IsFlattened(impl[d].kind)) num_dims = d + 1;
-    }
-  }
-  auto dim_size = [&](int d) {
-    if (hierarchical && !channel_group) return static_cast<int>(coords[d].size());
-    if (members) return static_cast<int>(members->size());
-    return IsFlattened(impl[d].kind) ? layer_.num_npus() : topo.dims[d].npus;
-  };
-  auto active = [&](int d) {
-    if (members && (!hierarchical || channel_group)) return members->size() > 1;
-    const bool involved = req.involved_dims.empty() ||
-                          (d < static_cast<int>(req.involved_dims.size()) && req.involved_dims[d]);
-    return dim_size(d) > 1 && involved;
-  };
-  if (!members || hierarchical) {
-    // A flat communicator group always runs a ring; otherwise check that every active
-    // dimension's algorithm can run the phases it will get.
-    int last_active = 0, num_active = 0;
-    bool flattens = false;
-    for (int d = 0; d < num_dims; ++d) {
-      if (!active(d)) continue;
-      last_active = d;
-      ++num_active;
-      if (!members && IsFlattened(impl[d].kind)) flattens = true;
-    }
-    // roundRobin and offlineGreedy order each chunk's dimensions themselves: any of them may
-    // come before the last.
-    const bool reordered =
-        params.inter_dimension != InterDimensionPolicy::kAscending && num_active > 1 && !flattens;
-    for (int d = 0; d < num_dims; ++d) {
-      if (!active(d)) continue;
-      const bool split = req.type == CollectiveType::kAllReduce && params.local_bw_aware &&
-                         (d != last_active || reordered);
-      Status s = CheckAlgorithm(algorithm(d), req.type, split, d, dim_size(d), topo.dims[d].type,
-                                reordered);
-      if (!s.ok()) return Status::Error(req.label + ": " + s.message());
-    }
-  }
-  const bool needs_reduction =
-      req.type == CollectiveType::kAllReduce || req.type == CollectiveType::kReduceScatter;
-  if (needs_reduction && params.local_mem_bw_bytes_per_ns <= 0) {
-    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) +
-                         " needs 'local-mem-bw' (> 0) in " + params.ConfigName() +
-                         " for the reduction cost");
-  }
-
-  // Past 2^53 bytes (8 PiB) a size is no longer exact in the doubles that time it, and its time
-  // nears the simulated clock's range: no real collective is that large; a size that is, is a
-  // unit mistake or a protocol efficiency inflating a huge one.
-  constexpr uint64_t kMaxCollectiveBytes = uint64_t{1} << 53;
-  if (req.size > kMaxCollectiveBytes) {
-    return Status::Error(req.label + ": " + CollectiveTypeName(req.type) + " of " +
-                         std::to_string(req.size) +
-                         " bytes (after --comm-scale and any protocol efficiency) is more than "
-                         "Orrery simulates: at most 2^53 bytes (8 PiB)");
-  }
-  auto owned = std::make_unique<CollectiveInstance>(listener, token, req, layer_.sim().now());
-  CollectiveInstance* coll = owned.get();
-
-  // Chunking: size / splits, but never smaller than the number of NPUs (except all-gather),
-  // in which case the collective grows to splits * NPUs bytes. An all-gather smaller than its
-  // splits does not grow: its chunks are 1 B (ASTRA-sim's 0-byte chunks never end the loop).
-  // With whole_chunks (lanes) the size is first rounded up to a multiple of the splits.
-  uint64_t size = req.size;
-  const uint64_t splits = static_cast<uint64_t>(params.preferred_dataset_splits);
-  if (params.whole_chunks && size % splits != 0) size += splits - size % splits;
-  uint64_t chunk = std::max<uint64_t>(size / splits, 1);
-  const uint64_t total_nodes = static_cast<uint64_t>(layer_.num_npus());
-  if (req.type != CollectiveType::kAllGather && total_nodes > chunk) {
-    chunk = total_nodes;
-    size = splits * chunk;
-  }
-  const int priority = NextPriority(req.explicit_priority);
-
-  // The active logical dimensions; the inter-dimension policy orders them per chunk (only
-  // network dimensions: a flattened one* dimension keeps the ascending order).
-  std::vector<int> active_dims, active_sizes;
-  bool flattened = members != nullptr && (!hierarchical || channel_group);
-  for (int d = 0; d < num_dims; ++d) {
-    if (!active(d)) continue;
-    active_dims.push_back(d);
-    active_sizes.push_back(dim_size(d));
-    if (!members && IsFlattened(impl[d].kind)) flattened = true;
-  }
-  auto make_phase = [&](CollectiveType type, int d, uint64_t in, std::pair<int, bool> queue) {
-    if (!members) return MakeDimPhase(type, d, in, queue, impl[d]);
-    if (channel_group) {
-      PhaseSpec p = MakeDimPhase(type, d, in, queue, impl[0], members);
-      p.channel_ring_node = members_per_node;
-      return p;
-    }
-    if (hierarchical) {
-      PhaseSpec p = MakeDimPhase(type, d, in, queue, algorithm(d), group_dims[d]);
-      // Trees alternate per group and dimension: all members see the group's collectives in
-      // the same order, but not necessarily the same world or other-group ones in between.
-      if (p.algorithm.kind == AlgorithmKind::kDoubleBinaryTree) {
-        p.tree = tree_counter_[{req.group, d}]++ % 2;
-      }
-      return p;
-    }
-    // A flat communicator group: one local ring over its sorted members, whatever the
-    // implementation list says (as ASTRA-sim); but an all-to-all chosen by an NCCL model runs
-    // NCCL's sends to every member at once (direct), whatever the group.
-    PhaseSpec p;
-    p.type = type;
-    p.queue = queue.first;
-    p.clockwise = queue.second;
-    p.fast = true;
-    p.ring_size = static_cast<int>(members->size());
-    p.index = static_cast<int>(std::find(members->begin(), members->end(), id_) - members->begin());
-    p.members = members;
-    p.receiver = p.MemberAt(queue.second ? 1 : -1);
-    p.sender = p.MemberAt(queue.second ? -1 : 1);
-    p.data_size = in;
-    p.algorithm = AlgorithmSpec{AlgorithmKind::kRing};
-    if (type == CollectiveType::kAllToAll && request.impl != nullptr && !impl.empty() &&
-        impl[0].kind == AlgorithmKind::kDirect) {
-      p.algorithm = impl[0];
-    }
-    // NCCL's ring across nodes (channelRing) on equal blocks of members per node that are not a
-    // sub-grid ({0, 1, 10, 11} on nodes of 8): rotated inside the blocks per channel, as on a
-    // sub-grid (every channel had left each node through the same GPU, 2-4x slower).
-    if (type != CollectiveType::kAllToAll && !impl.empty() &&
-        impl[0].kind == AlgorithmKind::kChannelRing) {
-      if (const int k = MembersPerNodeOfEqualBlocks(topo, members); k > 0) {
-        p.algorithm = impl[0];
-        p.channel_ring_node = k;
-      }
-    }
-    return p;
-  };
-
-  int streams = 0;
-  std::vector<int> order;  // each chunk's visiting order, in one buffer
-  // This group's rotations, looked up once per collective.
-  std::vector<QueueCursor>& cursors = Cursors(req.group);
-  InterDimensionScheduler* inter = flattened ? nullptr : &Inter(req.group);
-  const bool split_all_reduce = req.type == CollectiveType::kAllReduce && params.local_bw_aware;
-  while (size > 0) {
-    size = chunk > size ? 0 : size - chunk;
-    uint64_t remain = chunk;
-    if (!flattened) {
-      inter->NextOrder(req.type, params.local_bw_aware, chunk, active_dims, active_sizes, &order);
-    } else {
-      order.assign(active_dims.begin(), active_dims.end());
-      if (req.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
-    }
-    PoolVector<PhaseSpec> phases;
-    phases.reserve(split_all_reduce && !order.empty() ? 2 * order.size() - 1 : order.size());
-    auto add_phase = [&](CollectiveType type, int d, std::pair<int, bool> queue) {
-      PhaseSpec p = make_phase(type, d, remain, queue);
-      p.collective = req.type;
-      remain = PhaseFinalSize(p);
-      phases.push_back(p);
-    };
-    if (!split_all_reduce) {
-      for (int d : order) add_phase(req.type, d, NextQueue(cursors, d));
-    } else if (!order.empty()) {
-      // Reduce-scatter up the order, all-reduce on its last dimension, all-gather back down.
-      const size_t k = order.size();
-      for (size_t i = 0; i + 1 < k; ++i) {
-        add_phase(CollectiveType::kReduceScatter, order[i], NextQueueFirst(cursors, order[i]));
-      }
-      add_phase(CollectiveType::kAllReduce, order[k - 1], NextQueueFirst(cursors, order[k - 1]));
-      for (size_t i = k - 1; i-- > 0;) {
-        add_phase(CollectiveType::kAllGather, order[i], NextQueueLast(cursors, order[i]));
-      }
-    }
-    if (phases.empty()) break;
-    ++streams;
-    auto* stream =
-        new Stream(*this, coll, req.group, NextStreamId(req.group), priority, std::move(phases));
-    ++live_streams_;
-    coll->total_streams = streams;
-    ProceedToNextPhase(stream);
-  }
-  if (streams == 0) {
-    // Nothing to communicate (every dimension skipped): done at once.
-    listener->OnCollectiveDone(token);
-    return Status::Ok();
-  }
-  collectives_.push_back(std::move(owned));
-  return Status::Ok();
 }
 
 void NpuSystem::InsertStream(std::deque<Stream*>& queue, Stream* stream) {
@@ -971,248 +692,6 @@ std::vector<std::string> NpuSystem::DescribeActive() const {
   }
   for (std::string& s : layer_.custom().DescribeActive(id_)) out.push_back(std::move(s));
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// SystemLayer
-
-SystemLayer::SystemLayer(Simulation& sim, Network& net, SystemParams params)
-    : sim_(sim),
-      net_(net),
-      params_(std::move(params)),
-      matcher_(sim, net, params_.p2p_chunk_bytes),
-      custom_(std::make_unique<CustomCollectives>(*this)) {
-  if (params_.queues_per_dim.empty()) params_.queues_per_dim.assign(net.topology().dims.size(), 1);
-  endpoint_delay_ = Time::FromNs(params_.endpoint_delay_ns);
-  npus_.reserve(net.num_npus());
-  for (int i = 0; i < net.num_npus(); ++i) npus_.emplace_back(*this, i);
-  if (params_.model_shared_bus) {
-    buses_.reserve(net.num_npus());
-    for (int i = 0; i < net.num_npus(); ++i) {
-      buses_.push_back(std::make_unique<SharedBus>(sim, params_.loggp, /*attach_memory=*/true));
-    }
-  }
-}
-
-SystemLayer::~SystemLayer() = default;
-
-Status SystemLayer::AddGroup(int id, std::vector<int> members) {
-  if (id <= 0) return Status::Invalid("", "communicator group id", std::to_string(id), "> 0");
-  std::sort(members.begin(), members.end());
-  for (int m : members) {
-    if (m < 0 || m >= num_npus()) {
-      return Status::Invalid("", "member of communicator group " + std::to_string(id),
-                             std::to_string(m),
-                             "an NPU id in [0, " + std::to_string(num_npus() - 1) + "]");
-    }
-  }
-  // A member listed twice would send to itself in a ring.
-  auto twice = std::adjacent_find(members.begin(), members.end());
-  if (twice != members.end()) {
-    return Status::Error("communicator group " + std::to_string(id) + " lists NPU " +
-                         std::to_string(*twice) + " more than once; expected each member once");
-  }
-  groups_[id] = std::move(members);
-  simulated_members_.erase(id);
-  return Status::Ok();
-}
-
-Status SystemLayer::CheckSameMembers(int id, std::vector<int> members,
-                                     const std::string& name) const {
-  std::sort(members.begin(), members.end());
-  const std::vector<int>* before = GroupMembers(id);
-  if (before == nullptr || *before == members) return Status::Ok();
-  auto show = [](const std::vector<int>& m) {
-    std::string out = "[";
-    for (size_t k = 0; k < m.size() && k < 16; ++k) out += (k ? ", " : "") + std::to_string(m[k]);
-    return out + (m.size() > 16 ? ", ... " + std::to_string(m.size()) + " NPUs]" : "]");
-  };
-  return Status::Error(name + " is " + show(members) + " here, but " + show(*before) +
-                       " where it was defined first (another rank's METADATA, an earlier node, "
-                       "or the comm-group file); expected the same members everywhere");
-}
-
-StatusOr<const std::vector<int>*> SystemLayer::GroupOf(const CollectiveRequest& req,
-                                                       int npu) const {
-  if (req.group == 0) return static_cast<const std::vector<int>*>(nullptr);
-  const std::vector<int>* members = GroupMembers(req.group);
-  if (members == nullptr) {
-    return Status::Error(req.label + ": " + GroupName(req.group) + " is not defined");
-  }
-  if (!std::binary_search(members->begin(), members->end(), npu)) {
-    return Status::Error(req.label + ": NPU " + std::to_string(npu) + " is not a member of " +
-                         GroupName(req.group));
-  }
-  return members;
-}
-
-const std::vector<int>* SystemLayer::GroupMembers(int id) const {
-  auto it = groups_.find(id);
-  return it == groups_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> SystemLayer::DescribeIncompleteCollectives(int max_items) const {
-  return order_.DescribeIncomplete(
-      [this](int group) {
-        if (const std::vector<int>* m = GroupMembers(group)) return *m;
-        std::vector<int> all(npus_.size());
-        std::iota(all.begin(), all.end(), 0);
-        return all;
-      },
-      max_items);
-}
-
-Status SystemLayer::CheckOrder(int npu, const CollectiveRequest& req) {
-  const std::vector<int>* members = req.group != 0 ? GroupMembers(req.group) : nullptr;
-  if (req.group != 0 &&
-      (members == nullptr || !std::binary_search(members->begin(), members->end(), npu))) {
-    return Status::Ok();  // StartCollective reports it
-  }
-  const int size = SimulatedMembers(req.group);
-  CollectiveSignature sig{req.type, req.size, req.root, {}};
-  // The dimensions a world collective runs on, when the trace limits them (entries past the
-  // network's dimensions do not count: StartCollective checks them).
-  if (req.group == 0 && !req.involved_dims.empty()) {
-    const size_t n = topology().dims.size();
-    sig.dims.assign(n, false);
-    for (size_t d = 0; d < n && d < req.involved_dims.size(); ++d) {
-      sig.dims[d] = req.involved_dims[d];
-    }
-    if (std::all_of(sig.dims.begin(), sig.dims.end(), [](bool b) { return b; })) sig.dims.clear();
-  }
-  return order_.Record(npu, req.group, size, sig, req.label);
-}
-
-namespace {
-
-constexpr uint64_t kRendezvousBytes = 8192;
-
-MessageKey HandshakeKey(const MessageKey& data) {
-  // Receiver -> sender, in its own tag space; the data's space is folded into the tag.
-  return MessageKey{data.dst, data.src, TagSpace::kRendezvous,
-                    data.tag * 4 + static_cast<int64_t>(data.space), kRendezvousBytes};
-}
-
-}  // namespace
-
-void SystemLayer::SendData(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
-  if (!params_.rendezvous) return matcher_.Send(key, on_sent, cookie);
-  rendezvous_.Wait(HandshakeKey(key), key, on_sent, cookie);
-}
-
-void SystemLayer::RendezvousSends::Wait(const MessageKey& ready, const MessageKey& data,
-                                        MessageSink* on_sent, uint64_t cookie) {
-  const uint32_t slot = pending_.Acquire();
-  pending_[slot] = Pending{data, on_sent, cookie};
-  m_.Recv(ready, this, slot);
-}
-
-void SystemLayer::RendezvousSends::OnMessage(uint64_t slot) {
-  const Pending p = pending_[static_cast<uint32_t>(slot)];
-  pending_.Release(static_cast<uint32_t>(slot));
-  m_.Send(p.key, p.on_sent, p.cookie);
-}
-
-void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t cookie) {
-  if (!params_.rendezvous) return matcher_.Recv(key, sink, cookie);
-  // The receive is posted now and the ready message goes with no sink of its own: the data can
-  // only come after the sender has it, so it completes as when posted at the ready message's
-  // delivery. (A sink that deleted itself there was kept by the matcher when no send waited
-  // for the ready message, and a stuck run's report then read it after it was freed.)
-  matcher_.Recv(key, sink, cookie);
-  matcher_.Send(HandshakeKey(key), nullptr, 0);
-}
-
-void SystemLayer::SetSymmetry(const NpuSymmetry* symmetry) {
-  symmetry_ = symmetry;
-  matcher_.set_symmetry(symmetry);
-  simulated_members_.clear();
-}
-
-int SystemLayer::SimulatedMembers(int group) {
-  auto it = simulated_members_.find(group);
-  if (it != simulated_members_.end()) return it->second;
-  const std::vector<int>* members = group != 0 ? GroupMembers(group) : nullptr;
-  int count = members ? static_cast<int>(members->size()) : num_npus();
-  if (symmetry_ != nullptr) {
-    count = 0;
-    if (members != nullptr) {
-      for (int m : *members) count += symmetry_->IsRep(m) ? 1 : 0;
-    } else {
-      for (int m = 0; m < num_npus(); ++m) count += symmetry_->IsRep(m) ? 1 : 0;
-    }
-  }
-  simulated_members_[group] = count;  // AddGroup forgets a group it replaces
-  return count;
-}
-
-bool SystemLayer::CheckPhaseSymmetry(const PhaseSpec& p) {
-  // Which shifts of the ring the algorithm runs alike: `multiple` 0 = only none.
-  int multiple = 1;
-  switch (p.type) {
-    case CollectiveType::kBroadcast:
-    case CollectiveType::kReduce:
-    case CollectiveType::kGather:
-    case CollectiveType::kScatter:
-      multiple = 0;
-      break;
-    case CollectiveType::kBarrier:
-      break;
-    default:
-      switch (p.algorithm.kind) {
-        case AlgorithmKind::kHalvingDoubling:
-        case AlgorithmKind::kOneHalvingDoubling:
-        case AlgorithmKind::kDoubleBinaryTree:
-          multiple = 0;
-          break;
-        case AlgorithmKind::kChannelRing: {
-          const int node = p.channel_ring_node > 0 ? p.channel_ring_node : topology().NpusPerNode();
-          multiple = node > 0 && p.ring_size % node == 0 ? node : p.ring_size;
-          break;
-        }
-        default:
-          break;
-      }
-  }
-  // The ring, ascending: the members; or the dimension's line through this NPU; or every NPU.
-  const bool flattened = p.members == nullptr && IsFlattened(p.algorithm.kind);
-  const auto key =
-      std::make_tuple(static_cast<const void*>(p.members), p.members ? 0 : p.base,
-                      p.members ? 0 : p.stride, p.ring_size, multiple * 2 + (flattened ? 1 : 0));
-  auto cached = phase_symmetry_.find(key);
-  if (cached != phase_symmetry_.end()) return cached->second;
-  std::vector<int> ring(static_cast<size_t>(p.ring_size));
-  for (int i = 0; i < p.ring_size; ++i) ring[i] = flattened ? i : p.Member(i);
-  bool holds = true;
-  for (int d = 0; d < symmetry_->num_dims() && holds; ++d) {
-    if (symmetry_->Period(d) == 1) continue;
-    std::vector<int> image(ring.size());
-    for (size_t i = 0; i < ring.size(); ++i) image[i] = symmetry_->Apply(d, 1, ring[i]);
-    std::vector<int> sorted = image;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t shift = static_cast<size_t>(
-        std::lower_bound(sorted.begin(), sorted.end(), image[0]) - sorted.begin());
-    for (size_t i = 0; i < image.size() && holds; ++i) {
-      holds = image[i] == sorted[(i + shift) % sorted.size()];
-    }
-    if (holds && shift != 0) holds = multiple > 0 && shift % static_cast<size_t>(multiple) == 0;
-    if (!holds && broken_dim_ < 0) {
-      broken_dim_ = d;
-      broken_reason_ = std::string(CollectiveTypeName(p.type)) + " phase (" +
-                       AlgorithmName(p.algorithm.kind) + ") over " + std::to_string(p.ring_size) +
-                       " NPUs from NPU " + std::to_string(ring.front()) +
-                       ", which the symmetry of dimension " + std::to_string(d) +
-                       " does not map onto itself";
-      sim_.Abort();
-    }
-  }
-  phase_symmetry_[key] = holds;
-  return holds;
-}
-
-Time SystemLayer::ReductionDelay(uint64_t size) const {
-  // ASTRA-sim: mem_write(size) + 2 * mem_read(size), each size / local-mem-bw in whole ns.
-  return Time::FromNsTruncated(static_cast<double>(size) / params_.local_mem_bw_bytes_per_ns) * 3;
 }
 
 }  // namespace orrery

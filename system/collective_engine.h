@@ -288,6 +288,16 @@ class NpuSystem {
   std::pair<int, bool> NextQueueFirst(std::vector<QueueCursor>& cursors, int level);
   std::pair<int, bool> NextQueueLast(std::vector<QueueCursor>& cursors, int level);
   int NextPriority(int explicit_priority);
+  // A native collective (StartCollective) in stages: its plan (group, logical dimensions), the
+  // plan checked against the configuration, each phase of a chunk, the chunks' streams started
+  // (how many).
+  struct CollectivePlan;
+  StatusOr<CollectivePlan> PlanCollective(const CollectiveRequest& request, int native);
+  Status CheckPlan(const CollectivePlan& plan) const;
+  PhaseSpec MakePlanPhase(const CollectivePlan& plan, CollectiveType type, int dim, uint64_t size,
+                          std::pair<int, bool> queue);
+  int LaunchStreams(const CollectivePlan& plan, CollectiveInstance* coll, uint64_t size,
+                    uint64_t chunk, int priority);
   // Broadcast, reduce, gather, scatter, barrier: one phase per chunk over one logical ring of
   // every NPU (or of the communicator group).
   Status StartNonNative(const CollectiveRequest& req, CollectiveListener* listener, uint64_t token);

@@ -176,68 +176,62 @@ std::string ProfilePath(const std::string& dir, const std::string& stem) {
   return "";
 }
 
-}  // namespace
+// --out, checked before the fit: not the profile being fitted (its nccl.yaml, the starting point
+// and the record of what it was fitted to, would be replaced with no way back, however the paths
+// are spelt), a directory that can be made, and no other profile's file in the way.
+Status CheckOutputDir(const CalibrateOptions& o) {
+  if (o.out.empty()) return Status::Ok();
+  std::error_code e1, e2;
+  const std::filesystem::path out = std::filesystem::weakly_canonical(o.out, e1);
+  const std::filesystem::path machine = std::filesystem::weakly_canonical(o.machine, e2);
+  if (!e1 && !e2 && out == machine) {
+    std::string other = o.machine;
+    while (other.size() > 1 && other.back() == '/') other.pop_back();
+    return Status::Error("--out '" + o.out + "' is the --machine profile itself (" +
+                         machine.string() +
+                         "): calibrate would overwrite the nccl.yaml it starts from; write the "
+                         "fitted profile to another directory, e.g. --out " +
+                         other + "-calibrated, and copy its nccl.yaml over once checked");
+  }
+  // A file where the directory goes, or a directory that cannot be made: said before the fit.
+  if (struct stat st; stat(o.out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return Status::Error("--out " + o.out + " is a file; give a directory for the fitted profile");
+  }
+  {
+    std::string parent = o.out;
+    while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+    const size_t slash = parent.rfind('/');
+    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+    if (struct stat st; stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Status::Error("--out " + o.out + ": its parent directory '" + parent +
+                           "' does not exist; create it first");
+    }
+  }
+  // A file of another profile in the way (the user's own, edited) is not overwritten; the
+  // same file (a calibration run again into its output) is. Checked before the fit.
+  for (const char* stem : {"system", "network", "memory"}) {
+    const std::string from = ProfilePath(o.machine, stem);
+    if (from.empty()) continue;
+    const std::string to = o.out + "/" + from.substr(from.rfind('/') + 1);
+    std::ifstream existing(to, std::ios::binary), source(from, std::ios::binary);
+    if (!existing) continue;
+    std::ostringstream a, b;
+    a << existing.rdbuf();
+    b << source.rdbuf();
+    if (a.str() != b.str()) {
+      return Status::Error("--out " + o.out + " already has a " + from.substr(from.rfind('/') + 1) +
+                           " that differs from " + from +
+                           ", and calibrate would overwrite it; give a new directory, or "
+                           "remove that file");
+    }
+  }
+  return Status::Ok();
+}
 
-StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
-  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, "", o.backend);
-  if (!sim.ok()) return sim.status();
-  if (sim->nccl() == nullptr) {
-    return Status::Error(o.machine +
-                         ": no nccl.yaml, so there is nothing to calibrate; start from the "
-                         "closest profile in configs/machines/ (each has one)");
-  }
-  // Writing over the profile being fitted would replace its nccl.yaml (the starting point, and
-  // the record of what it was fitted to) with no way back: refused, however the paths are spelt.
-  if (!o.out.empty()) {
-    std::error_code e1, e2;
-    const std::filesystem::path out = std::filesystem::weakly_canonical(o.out, e1);
-    const std::filesystem::path machine = std::filesystem::weakly_canonical(o.machine, e2);
-    if (!e1 && !e2 && out == machine) {
-      std::string other = o.machine;
-      while (other.size() > 1 && other.back() == '/') other.pop_back();
-      return Status::Error("--out '" + o.out + "' is the --machine profile itself (" +
-                           machine.string() +
-                           "): calibrate would overwrite the nccl.yaml it starts from; write the "
-                           "fitted profile to another directory, e.g. --out " +
-                           other + "-calibrated, and copy its nccl.yaml over once checked");
-    }
-    // A file where the directory goes, or a directory that cannot be made: said before the fit.
-    if (struct stat st; stat(o.out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-      return Status::Error("--out " + o.out +
-                           " is a file; give a directory for the fitted profile");
-    }
-    {
-      std::string parent = o.out;
-      while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
-      const size_t slash = parent.rfind('/');
-      parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
-      if (struct stat st; stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return Status::Error("--out " + o.out + ": its parent directory '" + parent +
-                             "' does not exist; create it first");
-      }
-    }
-    // A file of another profile in the way (the user's own, edited) is not overwritten; the
-    // same file (a calibration run again into its output) is. Checked before the fit.
-    for (const char* stem : {"system", "network", "memory"}) {
-      const std::string from = ProfilePath(o.machine, stem);
-      if (from.empty()) continue;
-      const std::string to = o.out + "/" + from.substr(from.rfind('/') + 1);
-      std::ifstream existing(to, std::ios::binary), source(from, std::ios::binary);
-      if (!existing) continue;
-      std::ostringstream a, b;
-      a << existing.rdbuf();
-      b << source.rdbuf();
-      if (a.str() != b.str()) {
-        return Status::Error("--out " + o.out + " already has a " +
-                             from.substr(from.rfind('/') + 1) + " that differs from " + from +
-                             ", and calibrate would overwrite it; give a new directory, or "
-                             "remove that file");
-      }
-    }
-  }
-  NcclModel model = *sim->nccl();
-  std::vector<std::string> inputs = {o.measurements};
-  inputs.insert(inputs.end(), o.more.begin(), o.more.end());
+// Every input's measurements (`inputs`: o.measurements, then o.more), each file once.
+StatusOr<std::vector<NcclMeasurement>> LoadInputs(const CalibrateOptions& o,
+                                                  const std::vector<std::string>& inputs,
+                                                  const ProfileSimulator& sim) {
   // The same file twice would count its rows twice, weighting it over the others.
   Status distinct = CheckDistinctInputs(inputs);
   if (!distinct.ok()) return distinct;
@@ -245,51 +239,91 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     MeasurementOptions one = o;
     one.measurements = inputs[i];
-    StatusOr<std::vector<NcclMeasurement>> loaded = sim->Load(one);
+    StatusOr<std::vector<NcclMeasurement>> loaded = sim.Load(one);
     if (!loaded.ok()) return loaded.status();
     ms.insert(ms.end(), loaded->begin(), loaded->end());
   }
-  // The grid reaches the largest row / kMinEfficiency. On the packet backend every packet of it is
-  // simulated: a log to 8 GiB on 16 GPUs is billions of packets per grid size, hours with no end
-  // in sight, so such a fit is refused up front with what to do instead.
-  if (o.backend == Backend::kPacket) {
-    NetworkParams net;
-    StatusOr<Topology> topology = LoadNetworkConfig(ProfilePath(o.machine, "network"), &net);
-    if (!topology.ok()) return topology.status();
-    for (const NcclMeasurement& m : ms) {
-      uint64_t hi = 0;
-      for (const NcclRow& r : m.rows) hi = std::max(hi, r.size);
-      const double packets = static_cast<double>(hi) / kMinEfficiency /
-                             static_cast<double>(std::max<uint64_t>(net.mtu, 1)) * m.gpus;
-      if (packets > kMaxPacketCalibration) {
-        char figures[160];
-        std::snprintf(figures, sizeof figures,
-                      "%.3g B (200 times its largest row, %.3g B) on %d GPUs: about %.2g packets "
-                      "of %llu B",
-                      static_cast<double>(hi) / kMinEfficiency, static_cast<double>(hi), m.gpus,
-                      packets, static_cast<unsigned long long>(net.mtu));
-        return Status::Error(
-            m.source +
-            ": calibrate's grid on the packet backend would simulate collectives of up "
-            "to " +
-            figures + " per grid size, hours of simulation (at most " +
-            std::to_string(static_cast<unsigned long long>(kMaxPacketCalibration)) +
-            " per grid size); fit on analytical-aware, as the shipped profiles are, and check the "
-            "fit with orrery validate --network-backend packet, or fit a log of smaller sizes");
-      }
+  return ms;
+}
+
+// The grid reaches the largest row / kMinEfficiency. On the packet backend every packet of it is
+// simulated: a log to 8 GiB on 16 GPUs is billions of packets per grid size, hours with no end
+// in sight, so such a fit is refused up front with what to do instead.
+Status CheckPacketGrid(const CalibrateOptions& o, const std::vector<NcclMeasurement>& ms) {
+  if (o.backend != Backend::kPacket) return Status::Ok();
+  NetworkParams net;
+  StatusOr<Topology> topology = LoadNetworkConfig(ProfilePath(o.machine, "network"), &net);
+  if (!topology.ok()) return topology.status();
+  for (const NcclMeasurement& m : ms) {
+    uint64_t hi = 0;
+    for (const NcclRow& r : m.rows) hi = std::max(hi, r.size);
+    const double packets = static_cast<double>(hi) / kMinEfficiency /
+                           static_cast<double>(std::max<uint64_t>(net.mtu, 1)) * m.gpus;
+    if (packets > kMaxPacketCalibration) {
+      char figures[160];
+      std::snprintf(figures, sizeof figures,
+                    "%.3g B (200 times its largest row, %.3g B) on %d GPUs: about %.2g packets "
+                    "of %llu B",
+                    static_cast<double>(hi) / kMinEfficiency, static_cast<double>(hi), m.gpus,
+                    packets, static_cast<unsigned long long>(net.mtu));
+      return Status::Error(
+          m.source +
+          ": calibrate's grid on the packet backend would simulate collectives of up "
+          "to " +
+          figures + " per grid size, hours of simulation (at most " +
+          std::to_string(static_cast<unsigned long long>(kMaxPacketCalibration)) +
+          " per grid size); fit on analytical-aware, as the shipped profiles are, and check the "
+          "fit with orrery validate --network-backend packet, or fit a log of smaller sizes");
     }
   }
-  // Every (measurement, algorithm) curve's grid of sizes first, with the files it runs on, then
-  // every grid point's simulation side by side (o.jobs), then the curves in order: the fit is
-  // the same whatever the number of jobs.
-  struct Grid {
-    size_t group;
-    std::string algorithm, system, network;
-    std::vector<uint64_t> sizes;
-  };
+  return Status::Ok();
+}
+
+// One (measurement, algorithm) curve's grid of sizes, with the files it runs on.
+struct Grid {
+  size_t group;
+  std::string algorithm, system, network;
+  std::vector<uint64_t> sizes;
+};
+
+// What the fit works on: a group per measurement, a grid per algorithm that can run it, and
+// per measurement why the others cannot.
+struct Surrogate {
   std::vector<Group> groups;
   std::vector<Grid> grids;
-  std::vector<std::string> failures(ms.size());
+  std::vector<std::string> failures;
+};
+
+// Measurement m's sizes for algorithm `a`, from its smallest row to its largest / kMinEfficiency.
+// Grid sizes are whole multiples of a power of two (the smallest row's, at most
+// kEfficiencyGrainBytes) and of the profile's splits (of each rank's share for an all-gather,
+// which Orrery sizes per rank), as the sizes protocol-efficiency produces
+// (InflateForEfficiency): chunks then divide evenly, as they do in the runs being predicted. A
+// remainder would be one more whole chunk, on a profile with a lane per chunk a second round.
+std::vector<uint64_t> GridSizes(const NcclMeasurement& m, int splits, double lo, double hi) {
+  uint64_t grain = 1;
+  while (grain * 2 <= static_cast<uint64_t>(lo) && grain < kEfficiencyGrainBytes) grain *= 2;
+  const uint64_t ranks = m.collective == "all_gather" ? static_cast<uint64_t>(m.gpus) : 1;
+  grain = std::lcm(grain, static_cast<uint64_t>(splits) * ranks);
+  std::vector<uint64_t> sizes;
+  // From 1 byte at least (a row of size 0 would keep the grid at 0 forever).
+  for (double x = std::max(lo, 1.0);; x *= std::exp2(1.0 / kGridPerOctave)) {
+    const uint64_t size =
+        std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(x / grain))) * grain;
+    // Sizes rounded to the grain repeat while it is coarse beside x: each is run once.
+    if (!sizes.empty() && size <= sizes.back()) continue;
+    sizes.push_back(size);
+    // Two sizes at least, to interpolate between.
+    if (x > hi / kMinEfficiency && sizes.size() > 1) break;
+  }
+  return sizes;
+}
+
+// Every measurement's group and every (measurement, algorithm) grid, nothing simulated yet.
+StatusOr<Surrogate> PlanGrids(const std::vector<NcclMeasurement>& ms, const NcclModel& model,
+                              ProfileSimulator* sim) {
+  Surrogate s;
+  s.failures.resize(ms.size());
   for (size_t mi = 0; mi < ms.size(); ++mi) {
     const NcclMeasurement& m = ms[mi];
     Group g;
@@ -317,39 +351,27 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       if (algorithms->count(a.name) == 0) continue;
       const std::string not_run = NcclDoesNotRun(a.name, g.call);  // as the tuner offers them
       if (!not_run.empty()) {
-        failures[mi] += "\n  " + a.name + ": " + not_run;
+        s.failures[mi] += "\n  " + a.name + ": " + not_run;
         continue;
       }
       StatusOr<std::string> system = sim->System(a.name, 0, 1.0);
       if (!system.ok()) {
-        failures[mi] += "\n  " + a.name + ": " + system.status().message();
+        s.failures[mi] += "\n  " + a.name + ": " + system.status().message();
         continue;
       }
-      // Grid sizes are whole multiples of a power of two (the smallest row's, at most
-      // kEfficiencyGrainBytes) and of the profile's splits (of each rank's share for an
-      // all-gather, which Orrery sizes per rank), as the sizes protocol-efficiency produces
-      // (InflateForEfficiency): chunks then divide evenly, as they do in the runs being
-      // predicted. A remainder would be one more whole chunk, on a profile with a lane per
-      // chunk a second round.
-      uint64_t grain = 1;
-      while (grain * 2 <= static_cast<uint64_t>(lo) && grain < kEfficiencyGrainBytes) grain *= 2;
-      const uint64_t ranks = m.collective == "all_gather" ? static_cast<uint64_t>(m.gpus) : 1;
-      grain = std::lcm(grain, static_cast<uint64_t>(sim->splits()) * ranks);
-      Grid grid{groups.size(), a.name, *system, *network, {}};
-      // From 1 byte at least (a row of size 0 would keep the grid at 0 forever).
-      for (double x = std::max(lo, 1.0);; x *= std::exp2(1.0 / kGridPerOctave)) {
-        const uint64_t size =
-            std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(x / grain))) * grain;
-        // Sizes rounded to the grain repeat while it is coarse beside x: each is run once.
-        if (!grid.sizes.empty() && size <= grid.sizes.back()) continue;
-        grid.sizes.push_back(size);
-        // Two sizes at least, to interpolate between.
-        if (x > hi / kMinEfficiency && grid.sizes.size() > 1) break;
-      }
-      grids.push_back(std::move(grid));
+      s.grids.push_back(
+          {s.groups.size(), a.name, *system, *network, GridSizes(m, sim->splits(), lo, hi)});
     }
-    groups.push_back(std::move(g));
+    s.groups.push_back(std::move(g));
   }
+  return s;
+}
+
+// Every grid point's simulation side by side (o.jobs), then the curves in order: the fit is the
+// same whatever the number of jobs. An error when a measurement is left with no curve.
+Status SimulateGrids(const CalibrateOptions& o, const std::vector<NcclMeasurement>& ms,
+                     ProfileSimulator* sim, Surrogate* s) {
+  const std::vector<Grid>& grids = s->grids;
   std::vector<std::pair<size_t, size_t>> points;  // (grid, size)
   for (size_t k = 0; k < grids.size(); ++k) {
     for (size_t j = 0; j < grids[k].sizes.size(); ++j) points.push_back({k, j});
@@ -359,7 +381,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   for (const auto& [k, j] : points) {
     cost.push_back(static_cast<double>(grids[k].sizes[j]) * ms[grids[k].group].gpus);
   }
-  ForEachIndex(
+  const Status ran = ForEachIndex(
       points.size(), o.jobs,
       [&](size_t i) {
         const Grid& grid = grids[points[i].first];
@@ -368,6 +390,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                                grid.network);
       },
       &cost, o.progress ? std::string("calibrate: sizes of the fit's grid simulated") : "");
+  if (!ran.ok()) return ran;
   size_t next = 0;
   for (const Grid& grid : grids) {
     Curve c;
@@ -376,70 +399,114 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       if (!ok) continue;
       if (!times[next].ok()) {
         // The curve stops at its first size that fails, as the algorithm cannot run there.
-        failures[grid.group] += "\n  " + grid.algorithm + ": " + times[next].status().message();
+        s->failures[grid.group] += "\n  " + grid.algorithm + ": " + times[next].status().message();
         ok = false;
         continue;
       }
       c.log_x.push_back(std::log(static_cast<double>(grid.sizes[j])));
       c.log_t.push_back(std::log(*times[next]));
     }
-    if (ok) groups[grid.group].curves[grid.algorithm] = c;
+    if (ok) s->groups[grid.group].curves[grid.algorithm] = c;
   }
   for (size_t mi = 0; mi < ms.size(); ++mi) {
-    if (groups[mi].curves.empty()) {
+    if (s->groups[mi].curves.empty()) {
       return Status::Error(ms[mi].source + ": no algorithm of " + o.machine + " runs " +
                            ms[mi].collective + " on " + std::to_string(ms[mi].gpus) +
-                           " GPUs:" + failures[mi]);
+                           " GPUs:" + s->failures[mi]);
     }
   }
-  // The free parameters: every protocol's, and every algorithm's but ring's.
+  return Status::Ok();
+}
+
+// The parameters of `model` the fit moves (they point into it): every protocol's, and every
+// algorithm's but ring's, or those `fit` names.
+struct FitParams {
   std::vector<Param> params;
   // LL128 moves 120 payload bytes in every 128-byte line, the rest as Simple does: its
   // efficiency is tied to Simple's rather than fitted (when both are there).
   NcclProtocol* simple = nullptr;
   NcclProtocol* ll128 = nullptr;
-  for (NcclProtocol& p : model.protocols) {
-    if (p.name == "Simple") simple = &p;
-    if (p.name == "LL128") ll128 = &p;
+};
+
+StatusOr<FitParams> FreeParams(const std::vector<std::string>& fit, const std::string& nccl_path,
+                               NcclModel* model) {
+  FitParams fp;
+  for (NcclProtocol& p : model->protocols) {
+    if (p.name == "Simple") fp.simple = &p;
+    if (p.name == "LL128") fp.ll128 = &p;
   }
   auto free = [&](const std::string& name) {
-    if (o.fit.empty()) return name != "ring";
-    return std::find(o.fit.begin(), o.fit.end(), name) != o.fit.end();
+    if (fit.empty()) return name != "ring";
+    return std::find(fit.begin(), fit.end(), name) != fit.end();
   };
-  for (const std::string& name : o.fit) {
+  for (const std::string& name : fit) {
     bool known = false;
     std::string defined;
-    for (const NcclAlgorithm& a : model.algorithms) {
+    for (const NcclAlgorithm& a : model->algorithms) {
       known = known || a.name == name;
       defined += (defined.empty() ? "" : ", ") + a.name;
     }
-    for (const NcclProtocol& p : model.protocols) {
+    for (const NcclProtocol& p : model->protocols) {
       known = known || p.name == name;
       defined += ", " + p.name;
     }
     if (!known) {
-      return Status::Error("--fit '" + name + "': not an algorithm or protocol of " +
-                           sim->nccl()->path + "; it defines: " + defined);
+      return Status::Error("--fit '" + name + "': not an algorithm or protocol of " + nccl_path +
+                           "; it defines: " + defined);
     }
   }
-  for (NcclProtocol& p : model.protocols) {
+  for (NcclProtocol& p : model->protocols) {
     if (!free(p.name)) continue;
-    params.push_back({&p.latency_us, true, 1.0, p.name + " latency-us"});
-    if (&p != ll128 || simple == nullptr) {
-      params.push_back(
+    fp.params.push_back({&p.latency_us, true, 1.0, p.name + " latency-us"});
+    if (&p != fp.ll128 || fp.simple == nullptr) {
+      fp.params.push_back(
           {&p.efficiency, false, p.name == "LL" ? kLlPayload : 1.0, p.name + " efficiency"});
     }
   }
-  for (NcclAlgorithm& a : model.algorithms) {
+  for (NcclAlgorithm& a : model->algorithms) {
     if (!free(a.name)) continue;
-    params.push_back({&a.latency_us, true, 1.0, a.name + " latency-us"});
-    params.push_back({&a.efficiency, false, 1.0, a.name + " efficiency"});
+    fp.params.push_back({&a.latency_us, true, 1.0, a.name + " latency-us"});
+    fp.params.push_back({&a.efficiency, false, 1.0, a.name + " efficiency"});
     // A chunk overhead in KiB is fitted like a latency (>= 0), where the profile models one.
     if (a.chunking.modelled) {
-      params.push_back({&a.chunking.overhead_kib, true, 1.0, a.name + " chunk-overhead-kib"});
+      fp.params.push_back({&a.chunking.overhead_kib, true, 1.0, a.name + " chunk-overhead-kib"});
     }
   }
-  if (params.empty()) return Status::Error("--fit leaves no parameter to fit");
+  if (fp.params.empty()) return Status::Error("--fit leaves no parameter to fit");
+  return fp;
+}
+
+// Coordinate scans from `fit` (the fastest-choice minimum has kinks a simplex stalls on), then
+// Nelder-Mead from the best point.
+std::vector<double> ScanThenSimplex(const std::function<double(const std::vector<double>&)>& f,
+                                    std::vector<double> fit) {
+  double fv = f(fit);
+  for (double step : {1.0, 0.5, 0.25, 0.1, 0.05, 0.02}) {
+    for (int sweep = 0; sweep < 3; ++sweep) {
+      for (size_t i = 0; i < fit.size(); ++i) {
+        const double center = fit[i];
+        for (int k = -12; k <= 12; ++k) {
+          std::vector<double> t = fit;
+          t[i] = center + step * k;
+          const double ft = f(t);
+          if (ft < fv) fv = ft, fit = t;
+        }
+      }
+    }
+  }
+  if (!fit.empty()) {
+    for (double step : {0.5, 0.1}) fit = Minimize(f, fit, step, 4000);
+  }
+  return fit;
+}
+
+// Fits fp's parameters to `groups`, leaving the fitted values in *model (through fp) and those
+// no row depends on as they were; the names of the latter.
+std::vector<std::string> FitParameters(const std::vector<Group>& groups, const FitParams& fp,
+                                       NcclModel* model) {
+  const std::vector<Param>& params = fp.params;
+  NcclProtocol* simple = fp.simple;
+  NcclProtocol* ll128 = fp.ll128;
   std::vector<double> u0;
   for (const Param& p : params) u0.push_back(p.From(*p.value));
   // LL128's efficiency follows Simple's only where Simple's is a parameter (--fit LL leaves both
@@ -457,21 +524,18 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
   // an efficiency) changes no row's time, tested where the others start and again where they
   // end: a protocol that wins rows only once the others moved is fitted after all.
   const double ll128_original = ll128 != nullptr ? ll128->efficiency : 0;
-  const std::vector<double> originals = [&] {
-    std::vector<double> v;
-    for (const Param& p : params) v.push_back(*p.value);
-    return v;
-  }();
+  std::vector<double> originals;
+  for (const Param& p : params) originals.push_back(*p.value);
   std::vector<bool> fitted(params.size(), false);
   auto matters = [&](size_t i, const std::vector<double>& at) {
     set(at);
-    const double here = Objective(groups, model);
+    const double here = Objective(groups, *model);
     for (int d = -12; d <= 12; ++d) {
       if (d == 0) continue;
       std::vector<double> t = at;
       t[i] += d;
       set(t);
-      if (Objective(groups, model) != here) return true;
+      if (Objective(groups, *model) != here) return true;
     }
     return false;
   };
@@ -493,30 +557,11 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       double pull = 0;
       for (size_t k = 0; k < v.size(); ++k) pull += (v[k] - u0[seen[k]]) * (v[k] - u0[seen[k]]);
       set(expand(v));
-      return Objective(groups, model) + kPull * pull;
+      return Objective(groups, *model) + kPull * pull;
     };
-    // Coordinate scans first (the fastest-choice minimum has kinks a simplex stalls on), then
-    // Nelder-Mead from the best point.
-    std::vector<double> fit;
-    for (size_t i : seen) fit.push_back(u[i]);
-    double fv = f(fit);
-    for (double step : {1.0, 0.5, 0.25, 0.1, 0.05, 0.02}) {
-      for (int sweep = 0; sweep < 3; ++sweep) {
-        for (size_t i = 0; i < fit.size(); ++i) {
-          const double center = fit[i];
-          for (int k = -12; k <= 12; ++k) {
-            std::vector<double> t = fit;
-            t[i] = center + step * k;
-            const double ft = f(t);
-            if (ft < fv) fv = ft, fit = t;
-          }
-        }
-      }
-    }
-    if (!fit.empty()) {
-      for (double step : {0.5, 0.1}) fit = Minimize(f, fit, step, 4000);
-    }
-    u = expand(fit);
+    std::vector<double> start;
+    for (size_t i : seen) start.push_back(u[i]);
+    u = expand(ScanThenSimplex(f, start));
     bool more = false;
     for (size_t i = 0; i < params.size(); ++i) {
       if (!fitted[i] && matters(i, u)) fitted[i] = more = true;
@@ -524,42 +569,39 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     if (!more) break;
   }
   set(u);  // leave the fitted values in `model`, and the kept ones exactly as they were
-  CalibrationResult result;
+  std::vector<std::string> kept;
   for (size_t i = 0; i < params.size(); ++i) {
     if (moved[i]) continue;  // (one found to matter only after the last round is kept too)
     *params[i].value = originals[i];
-    result.kept.push_back(params[i].name);
+    kept.push_back(params[i].name);
     // LL128's efficiency follows Simple's only where Simple's was fitted.
     if (simple != nullptr && ll128 != nullptr && params[i].value == &simple->efficiency) {
       ll128->efficiency = ll128_original;
     }
   }
-  size_t rows = 0;
-  for (const Group& g : groups) rows += g.rows.size();
-  result.mean_abs_log_error = Objective(groups, model) / static_cast<double>(rows);
-  for (NcclProtocol& p : model.protocols) {
+  return kept;
+}
+
+// The values as nccl.yaml holds them: latencies to 1 ns, efficiencies to 1e-4, chunk overheads
+// to 0.01 KiB.
+void RoundModel(NcclModel* model) {
+  for (NcclProtocol& p : model->protocols) {
     p.latency_us = std::round(p.latency_us * 1e3) / 1e3;
     p.efficiency = std::round(p.efficiency * 1e4) / 1e4;
   }
-  for (NcclAlgorithm& a : model.algorithms) {
+  for (NcclAlgorithm& a : model->algorithms) {
     a.latency_us = std::round(a.latency_us * 1e3) / 1e3;
     a.efficiency = std::round(a.efficiency * 1e4) / 1e4;
     a.chunking.overhead_kib = std::round(a.chunking.overhead_kib * 1e2) / 1e2;
   }
-  result.model = model;
+}
 
-  // Write the profile (or a scratch copy) and validate it with full simulations.
-  std::string out = o.out;
-  bool scratch = false;
-  if (out.empty()) {
-    char tmpl[] = "/tmp/orrery-calibrate.XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
-    out = tmpl;
-    scratch = true;
-  } else if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {  // (a file there: refused above)
-    return Status::Error(out + ": cannot create the profile directory: " + std::strerror(errno));
-  }
-  std::vector<std::string> written;
+// The fitted profile written to `out`: the machine's system, network and memory files copied,
+// nccl.yaml with a comment on what it was fitted to, and (not in a scratch directory) a README
+// when there is none. The files written go to *written (as they are written).
+Status WriteProfile(const CalibrateOptions& o, const std::vector<std::string>& inputs,
+                    const CalibrationResult& result, const std::string& out, bool scratch,
+                    std::vector<std::string>* written) {
   for (const char* stem : {"system", "network", "memory"}) {
     const std::string from = ProfilePath(o.machine, stem);
     if (from.empty()) continue;
@@ -568,7 +610,7 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
       Status s = CopyFile(from, to);
       if (!s.ok()) return s;
     }
-    written.push_back(to);
+    written->push_back(to);
   }
   char rms[64];
   std::snprintf(rms, sizeof rms, "%.4f", result.mean_abs_log_error);
@@ -586,10 +628,10 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
                     : "# Kept as they were (no row of the input depends on them): " + kept + ".\n");
   {
     std::ofstream f(out + "/nccl.yaml");
-    f << FormatNcclModel(model, comment);
+    f << FormatNcclModel(result.model, comment);
     f.close();
     if (!f) return Status::Error(out + "/nccl.yaml: write failed: " + std::strerror(errno));
-    written.push_back(out + "/nccl.yaml");
+    written->push_back(out + "/nccl.yaml");
   }
   if (!scratch) {
     struct stat st;
@@ -601,6 +643,24 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
           << ". Say here what the machine is and which measurements are held out.\n";
     }
   }
+  return Status::Ok();
+}
+
+// Writes the profile (or a scratch copy) and validates it with full simulations.
+Status WriteAndValidate(const CalibrateOptions& o, const std::vector<std::string>& inputs,
+                        CalibrationResult* result) {
+  std::string out = o.out;
+  bool scratch = false;
+  if (out.empty()) {
+    char tmpl[] = "/tmp/orrery-calibrate.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
+    out = tmpl;
+    scratch = true;
+  } else if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {  // (a file there: refused above)
+    return Status::Error(out + ": cannot create the profile directory: " + std::strerror(errno));
+  }
+  std::vector<std::string> written;
+  if (Status s = WriteProfile(o, inputs, *result, out, scratch, &written); !s.ok()) return s;
   ValidateOptions v;
   static_cast<MeasurementOptions&>(v) = o;
   v.machine = out;
@@ -610,7 +670,41 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
     rmdir(out.c_str());
   }
   if (!validated.ok()) return validated.status();
-  result.validations = std::move(*validated);
+  result->validations = std::move(*validated);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
+  StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, "", o.backend);
+  if (!sim.ok()) return sim.status();
+  if (sim->nccl() == nullptr) {
+    return Status::Error(o.machine +
+                         ": no nccl.yaml, so there is nothing to calibrate; start from the "
+                         "closest profile in configs/machines/ (each has one)");
+  }
+  if (Status s = CheckOutputDir(o); !s.ok()) return s;
+  NcclModel model = *sim->nccl();
+  std::vector<std::string> inputs = {o.measurements};
+  inputs.insert(inputs.end(), o.more.begin(), o.more.end());
+  StatusOr<std::vector<NcclMeasurement>> ms = LoadInputs(o, inputs, *sim);
+  if (!ms.ok()) return ms.status();
+  if (Status s = CheckPacketGrid(o, *ms); !s.ok()) return s;
+  StatusOr<Surrogate> surrogate = PlanGrids(*ms, model, &*sim);
+  if (!surrogate.ok()) return surrogate.status();
+  if (Status s = SimulateGrids(o, *ms, &*sim, &*surrogate); !s.ok()) return s;
+  StatusOr<FitParams> params = FreeParams(o.fit, sim->nccl()->path, &model);
+  if (!params.ok()) return params.status();
+
+  CalibrationResult result;
+  result.kept = FitParameters(surrogate->groups, *params, &model);
+  size_t rows = 0;
+  for (const Group& g : surrogate->groups) rows += g.rows.size();
+  result.mean_abs_log_error = Objective(surrogate->groups, model) / static_cast<double>(rows);
+  RoundModel(&model);
+  result.model = model;
+  if (Status s = WriteAndValidate(o, inputs, &result); !s.ok()) return s;
   return result;
 }
 

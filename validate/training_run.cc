@@ -217,7 +217,7 @@ StatusOr<TrainingReport> ValidateTraining(const TrainingOptions& o) {
   // Larger runs first, so that they do not start last (ForEachIndex).
   std::vector<double> cost;
   for (const TrainingResult& t : report.runs) cost.push_back(t.run.gpus);
-  ForEachIndex(
+  const Status ran = ForEachIndex(
       report.runs.size(), o.jobs,
       [&](size_t i) {
         const std::string dir = work + "/run" + std::to_string(i);
@@ -231,6 +231,7 @@ StatusOr<TrainingReport> ValidateTraining(const TrainingOptions& o) {
     std::error_code ec;
     fs::remove_all(work, ec);
   }
+  if (!ran.ok()) return ran;
   std::vector<double> all, held;
   for (const TrainingResult& t : report.runs) {
     if (!t.ok()) {

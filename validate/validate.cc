@@ -34,449 +34,177 @@
 #include "et_feeder/writer.h"
 #include "runner/run.h"
 #include "validate/training.h"
+#include "validate/validate_internal.h"
 
 namespace orrery {
 
-namespace {
-
-bool Exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
-std::string ProfileFile(const std::string& dir, const std::string& stem) {
-  for (const char* ext : {".yaml", ".yml", ".json"}) {
-    if (Exists(dir + "/" + stem + ext)) return dir + "/" + stem + ext;
-  }
-  return "";
-}
-
-struct Collective {
-  ChakraProtoMsg::CollectiveCommType type;
-};
-
-const std::map<std::string, Collective>& Collectives() {
-  static const std::map<std::string, Collective> kCollectives = {
-      {"all_reduce", {ChakraProtoMsg::ALL_REDUCE}},
-      {"all_gather", {ChakraProtoMsg::ALL_GATHER}},
-      {"reduce_scatter", {ChakraProtoMsg::REDUCE_SCATTER}},
-      {"alltoall", {ChakraProtoMsg::ALL_TO_ALL}},
-      {"broadcast", {ChakraProtoMsg::BROADCAST}},
-      {"reduce", {ChakraProtoMsg::REDUCE}}};
-  return kCollectives;
-}
-
-// For messages: the collectives validate simulates (Collectives(), and all_to_all's other name).
-std::string ValidCollectives() {
-  std::string out;
-  for (const auto& [name, c] : Collectives()) {
-    out += (out.empty() ? "" : ", ") + name + (name == "alltoall" ? " (or all_to_all)" : "");
-  }
-  return out;
-}
-
-}  // namespace
-
-void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
-                  const std::vector<double>* cost, const std::string& progress) {
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  if (cost != nullptr) {
-    std::stable_sort(order.begin(), order.end(),
-                     [cost](size_t a, size_t b) { return (*cost)[a] > (*cost)[b]; });
-  }
-  const int threads = jobs > 0 ? jobs : omp_get_num_procs();
-  const long long count = static_cast<long long>(n);
-  size_t done = 0, width = 0;
-  // No exception may leave the loop's body (it would end the program): out of memory is
-  // thrown again once the loop is done, for main() to say.
-  std::atomic<bool> out_of_memory{false};
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long long i = 0; i < count; ++i) {
-    try {
-      f(order[static_cast<size_t>(i)]);
-    } catch (const std::bad_alloc&) {
-      out_of_memory = true;
-    }
-    if (!progress.empty()) {
-#pragma omp critical(validate_progress)
-      {
-        const std::string line =
-            "  " + progress + ": " + std::to_string(++done) + " of " + std::to_string(n);
-        width = std::max(width, line.size());
-        std::fprintf(stderr, "\r%s", line.c_str());
-        std::fflush(stderr);
-      }
-    }
-  }
-  if (!progress.empty() && width > 0) {
-    std::fprintf(stderr, "\r%s\r", std::string(width, ' ').c_str());
-    std::fflush(stderr);
-  }
-  if (out_of_memory) throw std::bad_alloc();
-}
-
-double GeomeanAbs(const std::vector<double>& errors) {
-  if (errors.empty()) return 0;
-  double log_sum = 0;
-  for (double e : errors) log_sum += std::log(std::max(std::fabs(e), 1e-6));
-  return std::exp(log_sum / static_cast<double>(errors.size()));
-}
+using validate_internal::Collectives;
+using validate_internal::ValidCollectives;
 
 // ---------------------------------------------------------------------------------------------
-// ProfileSimulator
+// Validate
 
-StatusOr<ProfileSimulator> ProfileSimulator::Open(const std::string& dir,
-                                                  const std::string& work_dir, Backend backend) {
-  ProfileSimulator p;
-  p.dir_ = dir;
-  p.backend_ = backend;
-  p.system_ = ProfileFile(dir, "system");
-  p.network_ = ProfileFile(dir, "network");
-  p.memory_ = ProfileFile(dir, "memory");
-  if (p.system_.empty() || p.network_.empty()) {
-    return Status::Error(dir +
-                         ": not a machine profile: it needs system.yaml and network.yaml "
-                         "(and optionally memory.yaml and nccl.yaml)");
-  }
-  // Checked as any run checks it, before its npus_count is read (and rewritten for other GPU
-  // counts: Network).
-  StatusOr<Topology> topo = LoadNetworkConfig(p.network_);
-  if (!topo.ok()) return topo.status();
-  StatusOr<YAML::Node> read = ReadYamlDocument(p.network_);
-  if (!read.ok()) return read.status();
-  YAML::Node net = *read;
-  const YAML::Node counts = net["npus_count"];
-  if (!counts || !counts.IsSequence() || counts.size() == 0) {
-    return Status::Error(p.network_ +
-                         ": a machine profile's network is written as dimensions (topology, "
-                         "npus_count, bandwidth, latency), so that validate can scale its last "
-                         "dimension to the measured GPU count; this one has no npus_count list");
-  }
-  StatusOr<SystemConfig> system = LoadSystemConfig(p.system_);
-  if (!system.ok()) return system.status();
-  p.splits_ = std::max(1, system->preferred_dataset_splits);
-  p.npus_ = topo->num_npus();
-  p.dims_ = static_cast<int>(topo->dims.size());
-  p.per_node_ = topo->NpusPerNode();
-  const std::string nccl = ProfileFile(dir, "nccl");
-  if (!nccl.empty()) {
-    StatusOr<NcclModel> m = LoadNcclModel(nccl);
-    if (!m.ok()) return m.status();
-    p.nccl_ = *m;
-    p.has_nccl_ = true;
-  }
-  p.work_ = work_dir;
-  if (p.work_.empty()) {
-    char tmpl[] = "/tmp/orrery-validate.XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return Status::Error("cannot create a scratch directory");
-    p.work_ = tmpl;
-    p.own_work_ = true;
-  }
-  return p;
-}
+namespace {
 
-ProfileSimulator::ProfileSimulator(ProfileSimulator&& o) noexcept
-    : dir_(std::move(o.dir_)),
-      system_(std::move(o.system_)),
-      network_(std::move(o.network_)),
-      memory_(std::move(o.memory_)),
-      work_(std::move(o.work_)),
-      own_work_(o.own_work_),
-      npus_(o.npus_),
-      dims_(o.dims_),
-      per_node_(o.per_node_),
-      splits_(o.splits_),
-      has_nccl_(o.has_nccl_),
-      nccl_(std::move(o.nccl_)),
-      backend_(o.backend_),
-      files_(std::move(o.files_)),
-      serial_(o.serial_.load()) {
-  o.own_work_ = false;
-  o.files_.clear();
-}
-
-ProfileSimulator::~ProfileSimulator() {
-  for (const std::string& f : files_) std::remove(f.c_str());
-  if (own_work_) rmdir(work_.c_str());
-}
-
-StatusOr<std::string> ProfileSimulator::Network(int gpus, const std::string& source, int nodes) {
-  // The hosts the measurement ran on must be the profile's nodes: 8 GPUs on two hosts are not
-  // one NVSwitch node, and 16 on four hosts not two nodes of 8.
-  const int node_size = dims_ > 1 ? per_node_ : npus_;
-  if (nodes > 0 && (nodes == 1 ? gpus > node_size
-                               : dims_ < 2 || gpus % nodes != 0 || gpus / nodes != node_size)) {
-    const std::string per_host =
-        gpus % nodes == 0 ? std::to_string(gpus / nodes) + " per host" : "unevenly";
-    return Status::Error(source + ": measured on " + std::to_string(gpus) + " GPUs on " +
-                         std::to_string(nodes) + " host" + (nodes > 1 ? "s" : "") + " (" +
-                         per_host + "; the Rank lines' host names, or a 'nodes' column), but " +
-                         dir_ + " has " +
-                         (dims_ > 1 ? std::to_string(node_size) + " GPUs per node"
-                                    : "one node of " + std::to_string(node_size) + " GPUs") +
-                         "; compare it on a profile of that layout");
-  }
-  if (gpus == npus_ || InOneNode(gpus)) return network_;
-  StatusOr<YAML::Node> read = ReadYamlDocument(network_);
-  if (!read.ok()) return read.status();
-  YAML::Node net = *read;
-  const YAML::Node counts = net["npus_count"];
-  const YAML::Node topology = net["topology"];
-  const bool one_switch = counts.size() == 1 && topology.IsSequence() && topology.size() == 1 &&
-                          topology[0].as<std::string>() == "Switch";
-  if (one_switch && gpus >= 2 && gpus < npus_) {
-    // Fewer GPUs on one switch: the others stay idle, each used GPU keeps its own links.
-    net["npus_count"][0] = gpus;
-  } else {
-    if (counts.size() >= 2 && gpus % per_node_ != 0) {
-      return Status::Error(source + ": measured on " + std::to_string(gpus) + " GPUs, which are " +
-                           "not whole nodes of " + network_ + " (" + std::to_string(per_node_) +
-                           " GPUs per node): 2 to " + std::to_string(per_node_) +
-                           " GPUs, or a multiple of " + std::to_string(per_node_));
+// What a reader of the report should know about its measurements and the run: their own
+// notes, GPU counts not in the file, rows of 0 bytes, in-place times, the backend, and the
+// harness's own time per iteration.
+void AddMeasurementNotes(const ValidateOptions& o, const std::vector<NcclMeasurement>& ms,
+                         ValidationReport* report) {
+  for (const NcclMeasurement& m : ms) {
+    report->notes.insert(report->notes.end(), m.notes.begin(), m.notes.end());
+    if (!m.gpus_from_file && o.gpus == 0) {
+      report->notes.push_back(m.source + " gives no GPU count (no 'gpus' column): compared on " +
+                              "the profile's " + std::to_string(m.gpus) +
+                              " NPUs; give --gpus N if it was measured on N GPUs");
     }
-    if (counts.size() < 2) {
-      return Status::Error(
-          source + ": measured on " + std::to_string(gpus) + " GPUs, but " + network_ + " has " +
-          std::to_string(npus_) + " NPUs and no node dimension to scale to that" +
-          (one_switch ? " (one switch: 2 to " + std::to_string(npus_) + " GPUs)" : std::string()));
-    }
-    net["npus_count"][counts.size() - 1] = Nodes(gpus);
-  }
-  const std::string file = work_ + "/network_" + std::to_string(gpus) + ".yaml";
-  std::ofstream(file) << FlowYaml(net) << "\n";
-  files_.push_back(file);
-  return file;
-}
-
-StatusOr<std::string> ProfileSimulator::System(const std::string& algorithm, double latency_us,
-                                               double efficiency) {
-  if (algorithm.empty() && latency_us < 0 && efficiency < 0) return system_;
-  StatusOr<YAML::Node> read = ReadYamlDocument(system_);
-  if (!read.ok()) return read.status();
-  YAML::Node sys = *read;
-  // This file runs one explicit choice: the profile's NCCL model (a path relative to the
-  // profile, which this scratch file is not in) does not apply to it.
-  sys.remove("nccl-model");
-  if (!algorithm.empty()) {
-    auto impl = NcclImplementations(algorithm, dims_);
-    if (!impl.ok()) return impl.status().WithContext(dir_);
-    for (const auto& [key, list] : *impl) {
-      YAML::Node l(YAML::NodeType::Sequence);
-      for (const std::string& a : list) l.push_back(a);
-      sys[key] = l;
+    if (m.empty_rows > 0) {
+      report->notes.push_back(m.source + ": " + std::to_string(m.empty_rows) + " row" +
+                              (m.empty_rows > 1 ? "s" : "") +
+                              " of 0 bytes left out: NCCL runs nothing for an empty buffer, so "
+                              "the time there is nccl-tests' own overhead");
     }
   }
-  // NCCL's broadcast and reduce are ring algorithms, whichever algorithm the others run.
-  if (!algorithm.empty()) sys["broadcast-reduce-algorithm"] = "ring";
-  if (latency_us >= 0) sys["collective-launch-latency"] = latency_us * 1e3;
-  if (efficiency > 0) sys["protocol-efficiency"] = std::min(efficiency, 1.0);
-  const std::string file = work_ + "/system_" + std::to_string(serial_.fetch_add(1)) + ".yaml";
-  std::ofstream(file) << FlowYaml(sys) << "\n";
-  files_.push_back(file);
-  return file;
-}
-
-StatusOr<double> ProfileSimulator::TimeUs(const std::string& collective, int gpus, uint64_t size,
-                                          const std::string& system_file,
-                                          const std::string& network_file) {
-  StatusOr<RunResult> r = Run(collective, gpus, size, system_file, network_file, nullptr);
-  if (!r.ok()) return r.status();
-  return r->end.Ns() / 1e3;
-}
-
-StatusOr<ProfileSimulator::Tuned> ProfileSimulator::NcclTimeUs(const std::string& collective,
-                                                               int gpus, uint64_t size,
-                                                               const std::string& algorithm,
-                                                               const std::string& protocol,
-                                                               const std::string& network_file) {
-  if (!has_nccl_) return Status::Error(dir_ + ": no nccl.yaml");
-  RunOptions extra;
-  extra.nccl_model = nccl_.path;
-  extra.nccl_algorithm = algorithm;
-  extra.nccl_protocol = protocol;
-  StatusOr<RunResult> r = Run(collective, gpus, size, system_, network_file, &extra);
-  if (!r.ok()) return r.status();
-  if (r->nccl_choices.size() != 1) {
-    return Status::Error(dir_ + ": expected one tuned collective, got " +
-                         std::to_string(r->nccl_choices.size()));
+  if (o.in_place) report->notes.push_back("in-place times compared (--in-place)");
+  if (o.backend == Backend::kAnalyticalUnaware) {
+    report->notes.push_back(
+        "--network-backend analytical-unaware: every message moves at its link's rate (a lane's, "
+        "with lanes) whatever else is in flight, so a collective that keeps more chunks on a link "
+        "than it has lanes (NCCL's channels) runs faster than the link allows; the shipped "
+        "profiles are calibrated on analytical-aware");
   }
-  return Tuned{r->end.Ns() / 1e3, r->nccl_choices.front().choice};
-}
-
-StatusOr<RunResult> ProfileSimulator::Run(const std::string& collective, int gpus, uint64_t size,
-                                          const std::string& system_file,
-                                          const std::string& network_file, const RunOptions* nccl) {
-  auto coll = Collectives().find(collective);
-  if (coll == Collectives().end()) {
-    return Status::Error("collective '" + collective +
-                         "' is not one validate simulates; valid: " + ValidCollectives());
-  }
-  // nccl-tests' size is the gathered output for all_gather; Chakra's comm_size is a rank's part
-  // there, and the buffer for the others.
-  const uint64_t comm_size = collective == "all_gather" ? size / static_cast<uint64_t>(gpus) : size;
-  // A name of this run's own: other runs may be writing theirs at the same time.
-  const std::string prefix = work_ + "/" + collective + "_" + std::to_string(gpus) + "_run" +
-                             std::to_string(serial_.fetch_add(1));
-  // GPUs inside one node of a larger profile: a group of the first node's NPUs, the rest idle.
-  const bool group = InOneNode(gpus) && gpus < npus_;
-  const int npus = group ? npus_ : gpus;
-  std::string groups;
-  if (group) {
-    groups = prefix + "_groups.json";
-    std::ofstream out(groups);
-    out << "{\"1\": [";
-    for (int r = 0; r < gpus; ++r) out << (r ? ", " : "") << r;
-    out << "]}\n";
-    if (!out) return Status::Error(groups + ": write failed");
-  }
-  for (int r = 0; r < npus; ++r) {
-    std::vector<ChakraProtoMsg::Node> nodes;
-    if (r < gpus) {
-      nodes.push_back(et::MakeCollNode(0, collective, coll->second.type, comm_size));
-      if (group) et::SetStringAttr(&nodes.back(), "pg_name", "1");
-    }
-    Status s = et::WriteTraceFile(et::RankTracePath(prefix, r), nodes);
-    if (!s.ok()) return s;
-  }
-  RunOptions run;
-  run.comm_group_config = groups;
-  run.workload = prefix;
-  run.system_config = system_file;
-  run.network_config = network_file;
-  run.memory_config = memory_;
-  run.backend = backend_;
-  if (nccl != nullptr) {
-    run.nccl_model = nccl->nccl_model;
-    run.nccl_algorithm = nccl->nccl_algorithm;
-    run.nccl_algorithm_flag = "--algorithm";
-    run.nccl_protocol = nccl->nccl_protocol;
-  }
-  StatusOr<RunResult> r = RunSimulation(run);
-  for (int k = 0; k < npus; ++k) std::remove(et::RankTracePath(prefix, k).c_str());
-  if (group) std::remove(groups.c_str());
-  if (!r.ok()) {
-    // Named by what the log measured, not by this run's scratch trace.
-    std::string message = r.status().message();
-    const std::string what =
-        collective + " of " + std::to_string(size) + " B on " + std::to_string(gpus) + " GPUs: ";
-    for (int k = 0; k < npus; ++k) {
-      const std::string scratch = et::RankTracePath(prefix, k) + ": NPU " + std::to_string(k) +
-                                  " node 0 '" + collective + "': ";
-      for (size_t at = message.find(scratch); at != std::string::npos;
-           at = message.find(scratch, at + what.size())) {
-        message.replace(at, scratch.size(), what);
+  for (const NcclMeasurement& m : ms) {
+    if (m.harness_floor_us <= 0) {
+      // One thread driving several GPUs is a floor of its own this log cannot measure.
+      if (m.gpus_per_thread > 1 && o.harness_floor_us != 0) {
+        const std::string g = std::to_string(m.gpus_per_thread);
+        report->notes.push_back(
+            m.source + ": one thread drives " + g + " GPUs (nccl-tests -g " + g +
+            ", the header's nGpus) and issues each iteration's calls to them in turn, so rows "
+            "far below 1 MiB may sit at that harness's own time per iteration (33.5-34.7 us for "
+            "-g 8 on 8 x A100), which this log has no rows of 0 bytes to measure; "
+            "--harness-floor US compares them at it");
       }
+      continue;
     }
-    return Status::Error(message).WithContext(dir_);
+    char floor[32];
+    std::snprintf(floor, sizeof floor, "%.2f", m.harness_floor_us);
+    report->notes.push_back(
+        m.source + ": nccl-tests' own time per iteration is " + floor + " us (" +
+        (o.harness_floor_us > 0 ? std::string("--harness-floor")
+                                : "the mean of its rows of 0 bytes, which time the harness alone") +
+        "); no row can be measured below it, so a simulated time below it is compared as it "
+        "(marked *); --harness-floor none compares the collective alone");
+  }
+}
+
+// How one measurement's rows run: the NCCL algorithm and protocol they are limited to, and the
+// system (without an NCCL model) and network files.
+struct Plan {
+  std::string algorithm, protocol, system, network;
+};
+
+// Measurement m's plan; its files are written here, once per measurement.
+StatusOr<Plan> PlanOf(const ValidateOptions& o, const NcclMeasurement& m, ProfileSimulator* sim) {
+  Plan plan;
+  plan.algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
+  plan.protocol = o.protocol != "auto" ? o.protocol : m.protocol;
+  if (StatusOr<std::set<std::string>> a = NcclAlgorithmsIn(plan.algorithm); !a.ok()) {
+    return a.status().WithContext(m.source + ": the log's NCCL_ALGO '" + m.algorithm + "'");
+  }
+  if (StatusOr<std::set<std::string>> p = NcclProtocolsIn(plan.protocol); !p.ok()) {
+    return p.status().WithContext(m.source + ": the log's NCCL_PROTO '" + m.protocol + "'");
+  }
+  if (sim->nccl() == nullptr && !plan.protocol.empty()) {
+    return Status::Error(m.source + ": NCCL_PROTO '" + plan.protocol + "' needs an NCCL model, " +
+                         "and " + o.machine + " has no nccl.yaml");
+  }
+  if (sim->nccl() == nullptr && !plan.algorithm.empty() && !IsNcclAlgorithm(plan.algorithm)) {
+    return Status::Error(m.source + ": NCCL_ALGO '" + plan.algorithm + "' (a list, or all " +
+                         "but some) needs an NCCL model to choose among them, and " + o.machine +
+                         " has no nccl.yaml; give one algorithm");
+  }
+  StatusOr<std::string> network = sim->Network(m.gpus, m.source, m.nodes);
+  if (!network.ok()) return network.status();
+  plan.network = *network;
+  // With an NCCL model, every row runs NCCL's choice for its size, chosen as in any run
+  // with 'nccl-model' (runner/nccl_tuner.h); without one, the profile's system file.
+  if (sim->nccl() == nullptr) {
+    StatusOr<std::string> f = sim->System(plan.algorithm, -1, -1);
+    if (!f.ok()) return f.status();
+    plan.system = *f;
+  }
+  return plan;
+}
+
+// The rows to compare, (measurement, row) in order, and the simulations they need: a size a
+// measurement repeats (several runs in one log) is simulated once, since the same inputs give
+// the same time, and a log of one row repeated 200,000 times is one simulation.
+struct RowSimulations {
+  std::vector<std::pair<size_t, const NcclRow*>> rows;  // (measurement, row)
+  std::vector<size_t> distinct_of;                      // row -> its simulation
+  std::vector<size_t> distinct;                         // simulation -> its first row
+};
+
+RowSimulations DistinctSizes(const std::vector<NcclMeasurement>& ms, ValidationReport* report) {
+  RowSimulations r;
+  for (size_t mi = 0; mi < ms.size(); ++mi) {
+    for (const NcclRow& row : ms[mi].rows) r.rows.push_back({mi, &row});
+  }
+  r.distinct_of.resize(r.rows.size());
+  std::map<std::pair<size_t, uint64_t>, size_t> first;  // (measurement, size) -> simulation
+  std::vector<uint64_t> repeated(ms.size(), 0);
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const auto key = std::make_pair(r.rows[i].first, r.rows[i].second->size);
+    auto [it, added] = first.emplace(key, r.distinct.size());
+    if (added) r.distinct.push_back(i);
+    if (!added) ++repeated[r.rows[i].first];
+    r.distinct_of[i] = it->second;
+  }
+  for (size_t m = 0; m < ms.size(); ++m) {
+    if (repeated[m] == 0) continue;
+    report->notes.push_back(ms[m].source + ": " + std::to_string(repeated[m]) + " row" +
+                            (repeated[m] > 1 ? "s repeat sizes" : " repeats a size") +
+                            " of earlier rows; each size is simulated once and compared with "
+                            "every row of it");
   }
   return r;
 }
 
-StatusOr<std::vector<NcclMeasurement>> ProfileSimulator::Load(const MeasurementOptions& o) const {
-  // A CSV without GPU counts runs on the profile's NPUs (unless it has node counts).
-  StatusOr<std::vector<NcclMeasurement>> ms = LoadNcclMeasurements(
-      o.measurements, o.gpus, o.collective, IsNcclCsv(o.measurements) ? npus_ : 0);
-  if (!ms.ok()) return ms;
-  for (const NcclMeasurement& m : *ms) {
-    if (o.gpus > 0 && m.gpus_from_file && m.gpus != o.gpus) {
-      return Status::Error(m.source + ": --gpus is " + std::to_string(o.gpus) + " but the file " +
-                           "gives " + std::to_string(m.gpus) + " GPUs (its 'gpus' column or Rank " +
-                           "lines); leave --gpus out, or --only-gpus to keep some GPU counts");
-    }
-    if (m.collective != ms->front().collective) {
-      return Status::Error(o.measurements + ": holds runs of more than one collective (" +
-                           ms->front().source + ": " + ms->front().collective + ", " + m.source +
-                           ": " + m.collective +
-                           "); give each collective's runs in a file of their own");
-    }
+// Every distinct size simulated, side by side (o.jobs).
+StatusOr<std::vector<StatusOr<ProfileSimulator::Tuned>>> SimulateSizes(
+    const ValidateOptions& o, const std::vector<NcclMeasurement>& ms,
+    const std::vector<Plan>& plans, const RowSimulations& r, const std::string& collective,
+    ProfileSimulator* sim) {
+  std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(r.distinct.size(),
+                                                           Status::Error("not simulated"));
+  std::vector<double> cost;  // the bytes the GPUs move, roughly: largest first
+  for (size_t i : r.distinct) {
+    cost.push_back(static_cast<double>(r.rows[i].second->size) * ms[r.rows[i].first].gpus);
   }
-  std::vector<NcclMeasurement> kept;
-  for (NcclMeasurement& m : *ms) {
-    if (!o.only_gpus.empty() &&
-        std::find(o.only_gpus.begin(), o.only_gpus.end(), m.gpus) == o.only_gpus.end()) {
-      continue;
-    }
-    m.empty_rows = 0;
-    double empty_sum = 0;
-    for (const NcclRow& r : m.rows) {
-      if (r.size != 0) continue;
-      ++m.empty_rows;
-      empty_sum += o.in_place && r.in_place_us > 0 ? r.in_place_us : r.time_us;
-    }
-    if (o.harness_floor_us > 0) {
-      m.harness_floor_us = o.harness_floor_us;
-    } else if (o.harness_floor_us == MeasurementOptions::kHarnessFloorAuto && m.empty_rows > 0) {
-      m.harness_floor_us = empty_sum / m.empty_rows;
-    }
-    const uint64_t least = std::max<uint64_t>(o.min_size, 1);
-    m.rows.erase(std::remove_if(m.rows.begin(), m.rows.end(),
-                                [&](const NcclRow& r) { return r.size < least; }),
-                 m.rows.end());
-    // One size several times (nccl-tests -d all or -o all runs each type or op in turn): said,
-    // as each row counts in the geomean and in a fit.
-    {
-      std::map<uint64_t, int> times;
-      for (const NcclRow& r : m.rows) ++times[r.size];
-      int repeated = 0;
-      uint64_t first = 0;
-      for (const auto& [size, k] : times) {
-        if (k > 1 && repeated++ == 0) first = size;
-      }
-      if (repeated > 0) {
-        m.notes.push_back(m.source + ": " + std::to_string(repeated) + " size" +
-                          (repeated > 1 ? "s appear" : " appears") + " more than once (" +
-                          std::to_string(first) + " " + std::to_string(times[first]) +
-                          " times; nccl-tests -d all or -o all runs each data type or operation "
-                          "in turn): every row counts in the geomean and in a fit");
-      }
-    }
-    // An all-gather's size is every rank's part together (nccl-tests prints count x GPUs), so
-    // it is a whole number of parts; 4 B on 8 GPUs had run as parts of 0 B.
-    if (m.collective == "all_gather") {
-      for (const NcclRow& r : m.rows) {
-        if (r.size % static_cast<uint64_t>(m.gpus) != 0) {
-          return Status::Error(m.source + ": all_gather size " + std::to_string(r.size) +
-                               " is not a whole number of parts on " + std::to_string(m.gpus) +
-                               " GPUs (nccl-tests' size is the gathered output, GPUs x each "
-                               "rank's part); expected a multiple of " +
-                               std::to_string(m.gpus));
+  const Status ran = ForEachIndex(
+      r.distinct.size(), o.jobs,
+      [&](size_t d) {
+        const size_t i = r.distinct[d];
+        const int gpus = ms[r.rows[i].first].gpus;
+        const uint64_t size = r.rows[i].second->size;
+        const Plan& plan = plans[r.rows[i].first];
+        if (sim->nccl() != nullptr) {
+          simulated[d] =
+              sim->NcclTimeUs(collective, gpus, size, plan.algorithm, plan.protocol, plan.network);
+        } else {
+          StatusOr<double> us = sim->TimeUs(collective, gpus, size, plan.system, plan.network);
+          simulated[d] = us.ok()
+                             ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
+                             : StatusOr<ProfileSimulator::Tuned>(us.status());
         }
-      }
-    }
-    if (o.in_place) {
-      auto none = [](const NcclRow& r) { return !(r.in_place_us > 0); };
-      const auto missing = std::find_if(m.rows.begin(), m.rows.end(), none);
-      if (missing != m.rows.end()) {
-        const auto n = std::count_if(m.rows.begin(), m.rows.end(), none);
-        return Status::Error(m.source + ": --in-place, but size " + std::to_string(missing->size) +
-                             (n > 1 ? " (and " + std::to_string(n - 1) + " more)" : "") +
-                             " has no in-place time (N/A, a log of one group of columns, or a "
-                             "CSV without busbw_GBps_in_place); leave --in-place out to compare "
-                             "the out-of-place times");
-      }
-      for (NcclRow& r : m.rows) r.time_us = r.in_place_us;
-    }
-    if (!m.rows.empty()) kept.push_back(std::move(m));
-  }
-  if (kept.empty()) {
-    // Named by what left nothing: --min-size or the 0-byte rule, and --only-gpus.
-    std::string why;
-    if (o.min_size > 1) {
-      why = " of at least " + std::to_string(o.min_size) + " bytes";
-    } else if (o.only_gpus.empty()) {
-      why =
-          " of 1 byte or more (rows of 0 bytes are left out: NCCL runs nothing for an empty "
-          "buffer)";
-    }
-    if (!o.only_gpus.empty()) why += " on the GPU counts --only-gpus keeps";
-    return Status::Error(o.measurements + ": no rows" + why);
-  }
-  return kept;
+      },
+      &cost, o.progress ? "validate " + o.measurements + ": sizes simulated" : "");
+  if (!ran.ok()) return ran;
+  return simulated;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validate
+}  // namespace
 
 StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
   StatusOr<ProfileSimulator> sim = ProfileSimulator::Open(o.machine, o.work_dir, o.backend);
@@ -500,148 +228,30 @@ StatusOr<ValidationReport> Validate(const ValidateOptions& o) {
       return p.status().WithContext("--protocol (or auto)");
     }
   }
-  for (const NcclMeasurement& m : *ms) {
-    report.notes.insert(report.notes.end(), m.notes.begin(), m.notes.end());
-    if (!m.gpus_from_file && o.gpus == 0) {
-      report.notes.push_back(m.source + " gives no GPU count (no 'gpus' column): compared on " +
-                             "the profile's " + std::to_string(m.gpus) +
-                             " NPUs; give --gpus N if it was measured on N GPUs");
-    }
-    if (m.empty_rows > 0) {
-      report.notes.push_back(m.source + ": " + std::to_string(m.empty_rows) + " row" +
-                             (m.empty_rows > 1 ? "s" : "") +
-                             " of 0 bytes left out: NCCL runs nothing for an empty buffer, so "
-                             "the time there is nccl-tests' own overhead");
-    }
-  }
-  if (o.in_place) report.notes.push_back("in-place times compared (--in-place)");
-  if (o.backend == Backend::kAnalyticalUnaware) {
-    report.notes.push_back(
-        "--network-backend analytical-unaware: every message moves at its link's rate (a lane's, "
-        "with lanes) whatever else is in flight, so a collective that keeps more chunks on a link "
-        "than it has lanes (NCCL's channels) runs faster than the link allows; the shipped "
-        "profiles are calibrated on analytical-aware");
-  }
-  for (const NcclMeasurement& m : *ms) {
-    if (m.harness_floor_us <= 0) {
-      // One thread driving several GPUs is a floor of its own this log cannot measure.
-      if (m.gpus_per_thread > 1 && o.harness_floor_us != 0) {
-        const std::string g = std::to_string(m.gpus_per_thread);
-        report.notes.push_back(
-            m.source + ": one thread drives " + g + " GPUs (nccl-tests -g " + g +
-            ", the header's nGpus) and issues each iteration's calls to them in turn, so rows "
-            "far below 1 MiB may sit at that harness's own time per iteration (33.5-34.7 us for "
-            "-g 8 on 8 x A100), which this log has no rows of 0 bytes to measure; "
-            "--harness-floor US compares them at it");
-      }
-      continue;
-    }
-    char floor[32];
-    std::snprintf(floor, sizeof floor, "%.2f", m.harness_floor_us);
-    report.notes.push_back(
-        m.source + ": nccl-tests' own time per iteration is " + floor + " us (" +
-        (o.harness_floor_us > 0 ? std::string("--harness-floor")
-                                : "the mean of its rows of 0 bytes, which time the harness alone") +
-        "); no row can be measured below it, so a simulated time below it is compared as it "
-        "(marked *); --harness-floor none compares the collective alone");
-  }
+  AddMeasurementNotes(o, *ms, &report);
   // Each measurement's network and system files first (they are written once, in order), then
   // every row's simulation, side by side (o.jobs), then the rows in their order: the report is
   // the same whatever the number of jobs, and so is the first error.
-  struct Plan {
-    std::string algorithm, protocol, system, network;
-  };
   std::vector<Plan> plans;
-  std::vector<std::pair<size_t, const NcclRow*>> todo;  // (measurement, row)
   for (const NcclMeasurement& m : *ms) {
-    Plan plan;
-    plan.algorithm = o.algorithm != "auto" ? o.algorithm : m.algorithm;
-    plan.protocol = o.protocol != "auto" ? o.protocol : m.protocol;
-    if (StatusOr<std::set<std::string>> a = NcclAlgorithmsIn(plan.algorithm); !a.ok()) {
-      return a.status().WithContext(m.source + ": the log's NCCL_ALGO '" + m.algorithm + "'");
-    }
-    if (StatusOr<std::set<std::string>> p = NcclProtocolsIn(plan.protocol); !p.ok()) {
-      return p.status().WithContext(m.source + ": the log's NCCL_PROTO '" + m.protocol + "'");
-    }
-    if (sim->nccl() == nullptr && !plan.protocol.empty()) {
-      return Status::Error(m.source + ": NCCL_PROTO '" + plan.protocol + "' needs an NCCL model, " +
-                           "and " + o.machine + " has no nccl.yaml");
-    }
-    if (sim->nccl() == nullptr && !plan.algorithm.empty() && !IsNcclAlgorithm(plan.algorithm)) {
-      return Status::Error(m.source + ": NCCL_ALGO '" + plan.algorithm + "' (a list, or all " +
-                           "but some) needs an NCCL model to choose among them, and " + o.machine +
-                           " has no nccl.yaml; give one algorithm");
-    }
-    StatusOr<std::string> network = sim->Network(m.gpus, m.source, m.nodes);
-    if (!network.ok()) return network.status();
-    plan.network = *network;
-    // With an NCCL model, every row runs NCCL's choice for its size, chosen as in any run
-    // with 'nccl-model' (runner/nccl_tuner.h); without one, the profile's system file.
-    if (sim->nccl() == nullptr) {
-      StatusOr<std::string> f = sim->System(plan.algorithm, -1, -1);
-      if (!f.ok()) return f.status();
-      plan.system = *f;
-    }
-    for (const NcclRow& row : m.rows) todo.push_back({plans.size(), &row});
-    plans.push_back(std::move(plan));
+    StatusOr<Plan> plan = PlanOf(o, m, &*sim);
+    if (!plan.ok()) return plan.status();
+    plans.push_back(std::move(*plan));
   }
-  // A size a measurement repeats (several runs in one log) is simulated once: the same inputs
-  // give the same time, and a log of one row repeated 200,000 times is one simulation.
-  std::vector<size_t> distinct_of(todo.size());  // row -> its simulation
-  std::vector<size_t> distinct;                  // simulation -> its first row
-  {
-    std::map<std::pair<size_t, uint64_t>, size_t> first;  // (measurement, size) -> simulation
-    std::vector<uint64_t> repeated(ms->size(), 0);
-    for (size_t i = 0; i < todo.size(); ++i) {
-      const auto key = std::make_pair(todo[i].first, todo[i].second->size);
-      auto [it, added] = first.emplace(key, distinct.size());
-      if (added) distinct.push_back(i);
-      if (!added) ++repeated[todo[i].first];
-      distinct_of[i] = it->second;
-    }
-    for (size_t m = 0; m < ms->size(); ++m) {
-      if (repeated[m] == 0) continue;
-      report.notes.push_back((*ms)[m].source + ": " + std::to_string(repeated[m]) + " row" +
-                             (repeated[m] > 1 ? "s repeat sizes" : " repeats a size") +
-                             " of earlier rows; each size is simulated once and compared with "
-                             "every row of it");
-    }
-  }
-  std::vector<StatusOr<ProfileSimulator::Tuned>> simulated(distinct.size(),
-                                                           Status::Error("not simulated"));
-  std::vector<double> cost;  // the bytes the GPUs move, roughly: largest first
-  for (size_t i : distinct) {
-    cost.push_back(static_cast<double>(todo[i].second->size) * (*ms)[todo[i].first].gpus);
-  }
-  ForEachIndex(
-      distinct.size(), o.jobs,
-      [&](size_t d) {
-        const size_t i = distinct[d];
-        const int gpus = (*ms)[todo[i].first].gpus;
-        const uint64_t size = todo[i].second->size;
-        const Plan& plan = plans[todo[i].first];
-        if (sim->nccl() != nullptr) {
-          simulated[d] = sim->NcclTimeUs(report.collective, gpus, size, plan.algorithm,
-                                         plan.protocol, plan.network);
-        } else {
-          StatusOr<double> us =
-              sim->TimeUs(report.collective, gpus, size, plan.system, plan.network);
-          simulated[d] = us.ok()
-                             ? StatusOr<ProfileSimulator::Tuned>(ProfileSimulator::Tuned{*us, ""})
-                             : StatusOr<ProfileSimulator::Tuned>(us.status());
-        }
-      },
-      &cost, o.progress ? "validate " + o.measurements + ": sizes simulated" : "");
+  const RowSimulations r = DistinctSizes(*ms, &report);
+  StatusOr<std::vector<StatusOr<ProfileSimulator::Tuned>>> simulated =
+      SimulateSizes(o, *ms, plans, r, report.collective, &*sim);
+  if (!simulated.ok()) return simulated.status();
   std::vector<double> errors;
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const NcclMeasurement& m = (*ms)[todo[i].first];
-    const StatusOr<ProfileSimulator::Tuned>& sim_row = simulated[distinct_of[i]];
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const NcclMeasurement& m = (*ms)[r.rows[i].first];
+    const StatusOr<ProfileSimulator::Tuned>& sim_row = (*simulated)[r.distinct_of[i]];
     if (!sim_row.ok()) return sim_row.status().WithContext(m.source);
     ValidationRow v;
     v.source = m.source;
     v.gpus = m.gpus;
-    v.size = todo[i].second->size;
-    v.measured_us = todo[i].second->time_us;
+    v.size = r.rows[i].second->size;
+    v.measured_us = r.rows[i].second->time_us;
     v.collective_us = sim_row->time_us;
     v.simulated_us = std::max(v.collective_us, m.harness_floor_us);
     v.choice = sim_row->choice;

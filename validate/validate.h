@@ -117,9 +117,10 @@ double GeomeanAbs(const std::vector<double>& errors);
 // when all are done. f must touch nothing another index does. The indices are started in
 // decreasing `cost` (when given, one per index; ties in index order), so that the longest
 // simulations do not start last and leave the other threads idle. With a `progress` label, a line
-// "<label>: K of N" on stderr counts them, and is cleared when all are done.
-void ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
-                  const std::vector<double>* cost = nullptr, const std::string& progress = "");
+// "<label>: K of N" on stderr counts them, and is cleared when all are done. An f that runs out
+// of memory (std::bad_alloc) gives an error (kOutOfMemory) once all are done.
+Status ForEachIndex(size_t n, int jobs, const std::function<void(size_t)>& f,
+                    const std::vector<double>* cost = nullptr, const std::string& progress = "");
 
 // A loaded machine profile and the scratch files that simulate collectives on it.
 class ProfileSimulator {

@@ -153,31 +153,34 @@ PortLimits ResolvePortLimits(const NetworkParams& p, Bandwidth bw, Time latency,
   return l;
 }
 
-Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
-  Status problems;
+namespace {
+
+// Every kind of link once: (bandwidth, latency, into a relaying NPU, a name for messages).
+// A link into a relaying NPU has that NPU's memory for a buffer (ResolvePortLimits).
+struct LinkKind {
+  Bandwidth bw;
+  Time latency;
+  bool relay;
+  std::string name;
+  std::string into;  // " into a relaying NPU", " into a switch", or empty
+  std::string Label() const { return name + " (" + Describe(bw, latency) + ")" + into; }
+};
+
+// The kinds of link of `t`, or why the packet backend cannot run it at all (the MTU, lanes, too
+// many NPUs).
+StatusOr<std::vector<LinkKind>> LinkKinds(const Topology& t, const NetworkParams& p) {
   if (p.mtu < 64 || p.mtu > (uint64_t{1} << 24)) {
-    problems.Add("key 'packet-mtu' is " + Num(p.mtu) + "; expected 64 .. 16777216 bytes");
-    return problems;
+    return Status::Error("key 'packet-mtu' is " + Num(p.mtu) + "; expected 64 .. 16777216 bytes");
   }
   for (size_t d = 0; t.graph == nullptr && d < t.dims.size(); ++d) {
     if (t.dims[d].lanes != 1) {
-      problems.Add("key 'lanes' is " + std::to_string(t.dims[d].lanes) + " for dimension " +
-                   std::to_string(d) +
-                   "; the packet backend has one link per pair of devices (expected 1; lanes are "
-                   "modelled by the analytical backends)");
-      return problems;
+      return Status::Error(
+          "key 'lanes' is " + std::to_string(t.dims[d].lanes) + " for dimension " +
+          std::to_string(d) +
+          "; the packet backend has one link per pair of devices (expected 1; lanes are "
+          "modelled by the analytical backends)");
     }
   }
-  // Every kind of link once: (bandwidth, latency, into a relaying NPU, a name for messages).
-  // A link into a relaying NPU has that NPU's memory for a buffer (ResolvePortLimits).
-  struct LinkKind {
-    Bandwidth bw;
-    Time latency;
-    bool relay;
-    std::string name;
-    std::string into;  // " into a relaying NPU", " into a switch", or empty
-    std::string Label() const { return name + " (" + Describe(bw, latency) + ")" + into; }
-  };
   std::vector<LinkKind> kinds;
   if (t.graph != nullptr) {
     std::set<std::tuple<double, int64_t, bool>> seen;
@@ -188,31 +191,39 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
       kinds.push_back({l.bandwidth, l.latency, relay,
                        "link " + t.graph->devices[l.src].name + "->" + to.name, ""});
     }
-  } else {
-    double npus = 1;
-    for (const Dimension& d : t.dims) npus *= d.npus;
-    if (npus > kMaxPacketNpus) {
-      problems.Add("the packet backend models at most " + Num(kMaxPacketNpus) +
-                   " NPUs (its routes are a table of devices x NPUs); this network has " +
-                   FormatNumber(npus) + " (use analytical-aware for larger machines)");
-      return problems;
+    return kinds;
+  }
+  double npus = 1;
+  for (const Dimension& d : t.dims) npus *= d.npus;
+  if (npus > kMaxPacketNpus) {
+    return Status::Error("the packet backend models at most " + Num(kMaxPacketNpus) +
+                         " NPUs (its routes are a table of devices x NPUs); this network has " +
+                         FormatNumber(npus) + " (use analytical-aware for larger machines)");
+  }
+  // Every dimension has links into NPUs (a switch's down-links, or NPU to NPU), and a switch
+  // dimension also links up into its switches.
+  const bool relay = NpusRelay(t.dims);
+  for (size_t d = 0; d < t.dims.size(); ++d) {
+    const std::string name =
+        "a link of dimension " + std::to_string(d) + " (" + BlockTypeName(t.dims[d].type) + ")";
+    if (relay) {
+      kinds.push_back({t.dims[d].bandwidth, t.dims[d].latency, true, name, " into a relaying NPU"});
     }
-    // Every dimension has links into NPUs (a switch's down-links, or NPU to NPU), and a switch
-    // dimension also links up into its switches.
-    const bool relay = NpusRelay(t.dims);
-    for (size_t d = 0; d < t.dims.size(); ++d) {
-      const std::string name =
-          "a link of dimension " + std::to_string(d) + " (" + BlockTypeName(t.dims[d].type) + ")";
-      if (relay) {
-        kinds.push_back(
-            {t.dims[d].bandwidth, t.dims[d].latency, true, name, " into a relaying NPU"});
-      }
-      if (!relay || t.dims[d].type == BlockType::kSwitch) {
-        kinds.push_back(
-            {t.dims[d].bandwidth, t.dims[d].latency, false, name, relay ? " into a switch" : ""});
-      }
+    if (!relay || t.dims[d].type == BlockType::kSwitch) {
+      kinds.push_back(
+          {t.dims[d].bandwidth, t.dims[d].latency, false, name, relay ? " into a switch" : ""});
     }
   }
+  return kinds;
+}
+
+}  // namespace
+
+Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
+  StatusOr<std::vector<LinkKind>> link_kinds = LinkKinds(t, p);
+  if (!link_kinds.ok()) return link_kinds.status();
+  const std::vector<LinkKind>& kinds = *link_kinds;
+  Status problems;
   const bool pfc = p.flow_control == NetworkParams::FlowControl::kPfc;
 
   // The most demanding link decides; one message per key.
