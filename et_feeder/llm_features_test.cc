@@ -321,7 +321,8 @@ TEST(LlmFeatures, PhysicalDurationsFollowTheGpuModel) {
             std::llround(2 * tokens * h * qkv / 1e14 * 1e6));
   LlmConfig last = fp8;
   ASSERT_TRUE(CheckLlmConfig(&last).ok());
-  const Node* head = Named(BuildLlmRank(last, 0), "fwd_mb0_lm_head");
+  const std::vector<Node> last_rank = BuildLlmRank(last, 0);  // Named points into it
+  const Node* head = Named(last_rank, "fwd_mb0_lm_head");
   ASSERT_NE(head, nullptr);
   EXPECT_EQ(head->duration_micros(), std::llround(2 * tokens * h * 1024 / 5e13 * 1e6));
   // Without a GPU model, --fp8 is an error naming what it needs.

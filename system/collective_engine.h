@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/event_queue.h"
+#include "common/slot_pool.h"
 #include "common/small_object_pool.h"
 #include "common/status.h"
 #include "network/network.h"
@@ -430,6 +431,28 @@ class SystemLayer {
   std::vector<NpuSystem> npus_;
   SystemObserver* observer_ = nullptr;
   std::vector<std::unique_ptr<SharedBus>> buses_;
+
+  // The senders' halves of rendezvous handshakes (SendData): each data send waits here for its
+  // ready message, then starts. Owned by the layer, so that a send whose ready message never
+  // comes (a stuck run) is freed with it (a sink that deleted itself on its message leaked).
+  class RendezvousSends final : public MessageSink {
+   public:
+    explicit RendezvousSends(MessageMatcher& m) : m_(m) {}
+    // The receive of `data`'s ready message (`ready`) is posted; `data` is sent when it comes.
+    void Wait(const MessageKey& ready, const MessageKey& data, MessageSink* on_sent,
+              uint64_t cookie);
+    void OnMessage(uint64_t slot) override;
+
+   private:
+    struct Pending {
+      MessageKey key;
+      MessageSink* on_sent = nullptr;
+      uint64_t cookie = 0;
+    };
+    MessageMatcher& m_;
+    SlotPool<Pending> pending_;
+  };
+  RendezvousSends rendezvous_{matcher_};
 };
 
 }  // namespace orrery

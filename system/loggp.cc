@@ -8,6 +8,19 @@ Time Ticks(double ns) { return Time::FromNsTruncated(ns); }
 
 }  // namespace
 
+LogGpEndpoint::~LogGpEndpoint() {
+  // A request is in one queue at a time; one crossing the memory bus holds its parent.
+  for (std::deque<BusRequest*>* queue : {&sends_, &receives_, &processing_}) {
+    for (BusRequest* r : *queue) {
+      while (r != nullptr) {
+        BusRequest* parent = r->parent;
+        delete r;
+        r = parent;
+      }
+    }
+  }
+}
+
 void LogGpEndpoint::Finish(BusRequest* r) {
   if (r->waiter != nullptr) {
     r->waiter->Resume(r);

@@ -38,7 +38,7 @@ struct BusRequest {
   bool send_back = false;
   EventTarget* target = nullptr;  // told target->OnEvent(arg) when done (top-level requests)
   uint64_t arg = 0;
-  BusRequest* parent = nullptr;
+  BusRequest* parent = nullptr;  // owned by this request while it waits for it
   LogGpEndpoint* waiter = nullptr;
   Stage stage = kNone;
 };
@@ -46,6 +46,11 @@ struct BusRequest {
 class LogGpEndpoint final : public EventTarget {
  public:
   LogGpEndpoint(Simulation& sim, const LogGpParams& p) : sim_(sim), p_(p) {}
+  // Frees the requests still queued: a run stopped before its transfers ended (aborted, or
+  // run again without a symmetry that broke) leaves them.
+  ~LogGpEndpoint();
+  LogGpEndpoint(const LogGpEndpoint&) = delete;
+  LogGpEndpoint& operator=(const LogGpEndpoint&) = delete;
   void set_partner(LogGpEndpoint* partner) { partner_ = partner; }
   void set_memory(SharedBus* memory) { memory_ = memory; }
 

@@ -57,6 +57,9 @@ void MessageMatcher::OnDelivered(uint64_t token) {
   const InFlight m = in_flight_[static_cast<uint32_t>(token)];
   in_flight_[static_cast<uint32_t>(token)].live = false;
   in_flight_.Release(static_cast<uint32_t>(token));
+  // Asked before it is told: a sender may end with its last message (a collective's chunk
+  // stream is freed, its memory reused; UBSan found the call on it).
+  const bool sender_lives = m.on_sent != nullptr && m.on_sent->LivesForTheRun();
   if (m.on_sent != nullptr) m.on_sent->OnMessage(m.cookie);
   MessageKey key = m.key;
   if (symmetry_ != nullptr && !symmetry_->IsRep(key.dst)) {
@@ -69,8 +72,7 @@ void MessageMatcher::OnDelivered(uint64_t token) {
   if (s.head == kNil) {
     if (s.arrived++ == 0) {
       // Only a sink still there when the report asks it (ASan found a stream freed by then).
-      s.first_unreceived_sender =
-          m.on_sent != nullptr && m.on_sent->LivesForTheRun() ? m.on_sent : nullptr;
+      s.first_unreceived_sender = sender_lives ? m.on_sent : nullptr;
       s.first_unreceived_cookie = m.cookie;
     }
     return;

@@ -49,5 +49,40 @@ TEST(MessageMatcherTest, TheTracesOwnMessagesGoAsTraceMessages) {
                                       "trace 103 piece 0", "trace 104 piece 0", "send 105"}));
 }
 
+// A sender may end with its last message (a collective's chunk stream is freed and its memory
+// reused), so the matcher asks it nothing once it has told it. It asked LivesForTheRun() after,
+// for a message nobody received: UBSan caught the call on the freed stream in
+// tests:end_to_end_test's EndToEnd.StuckRunsNameTheirCauseFirst.
+class EndingSender : public MessageSink {
+ public:
+  void OnMessage(uint64_t) override { told_ = true; }
+  bool LivesForTheRun() const override {
+    asked_after_told_ = asked_after_told_ || told_;
+    return false;
+  }
+  bool told() const { return told_; }
+  bool asked_after_told() const { return asked_after_told_; }
+
+ private:
+  bool told_ = false;
+  mutable bool asked_after_told_ = false;
+};
+
+TEST(MessageMatcherTest, ASenderIsAskedNothingAfterItIsToldOfItsMessage) {
+  Simulation sim;
+  FixedDelayNetwork net(sim, Topology{{RingDimension(4, 50, 500)}});
+  MessageMatcher m(sim, net);
+  EndingSender received, unreceived;
+  m.Recv({0, 1, TagSpace::kCollective, 7, 100}, &received, 0);
+  m.Send({0, 1, TagSpace::kCollective, 7, 100}, &received, 0);
+  m.Send({0, 1, TagSpace::kCollective, 8, 100}, &unreceived, 0);  // no receive is posted
+  sim.Run();
+  EXPECT_TRUE(received.told());
+  EXPECT_TRUE(unreceived.told());
+  EXPECT_FALSE(received.asked_after_told());
+  EXPECT_FALSE(unreceived.asked_after_told());
+  EXPECT_EQ(m.unreceived_messages(), 1u);
+}
+
 }  // namespace
 }  // namespace orrery

@@ -125,23 +125,6 @@ namespace {
 
 constexpr uint64_t kRendezvousBytes = 8192;
 
-// The sender's half of a rendezvous: waits for the receiver's ready message, then sends.
-class RendezvousOp final : public MessageSink {
- public:
-  RendezvousOp(MessageMatcher& m, MessageKey key, MessageSink* sink, uint64_t cookie)
-      : m_(m), key_(key), sink_(sink), cookie_(cookie) {}
-  void OnMessage(uint64_t) override {
-    m_.Send(key_, sink_, cookie_);
-    delete this;
-  }
-
- private:
-  MessageMatcher& m_;
-  MessageKey key_;
-  MessageSink* sink_;
-  uint64_t cookie_;
-};
-
 MessageKey HandshakeKey(const MessageKey& data) {
   // Receiver -> sender, in its own tag space; the data's space is folded into the tag.
   return MessageKey{data.dst, data.src, TagSpace::kRendezvous,
@@ -152,7 +135,20 @@ MessageKey HandshakeKey(const MessageKey& data) {
 
 void SystemLayer::SendData(const MessageKey& key, MessageSink* on_sent, uint64_t cookie) {
   if (!params_.rendezvous) return matcher_.Send(key, on_sent, cookie);
-  matcher_.Recv(HandshakeKey(key), new RendezvousOp(matcher_, key, on_sent, cookie), 0);
+  rendezvous_.Wait(HandshakeKey(key), key, on_sent, cookie);
+}
+
+void SystemLayer::RendezvousSends::Wait(const MessageKey& ready, const MessageKey& data,
+                                        MessageSink* on_sent, uint64_t cookie) {
+  const uint32_t slot = pending_.Acquire();
+  pending_[slot] = Pending{data, on_sent, cookie};
+  m_.Recv(ready, this, slot);
+}
+
+void SystemLayer::RendezvousSends::OnMessage(uint64_t slot) {
+  const Pending p = pending_[static_cast<uint32_t>(slot)];
+  pending_.Release(static_cast<uint32_t>(slot));
+  m_.Send(p.key, p.on_sent, p.cookie);
 }
 
 void SystemLayer::RecvData(const MessageKey& key, MessageSink* sink, uint64_t cookie) {
