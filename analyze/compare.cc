@@ -126,8 +126,8 @@ std::string CompareReports(const ReportFile& measured, const ReportFile& simulat
       continue;
     }
     matched.insert(it->rank);
-    out += "rank " + std::to_string(m.rank) + ": " + m.source + " against " + it->source + note +
-           "\n";
+    out +=
+        "rank " + std::to_string(m.rank) + ": " + m.source + " against " + it->source + note + "\n";
     std::snprintf(line, sizeof line, "  %-44s %14s %14s %14s %9s\n", "field", "measured",
                   "simulated", "difference", "diff %");
     out += line;

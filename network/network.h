@@ -41,7 +41,7 @@ struct Dimension {
 };
 
 struct PhysicalGraph;  // network/graph.h
-class NpuSymmetry;    // network/symmetry.h
+class NpuSymmetry;     // network/symmetry.h
 
 // How the backends move messages, beyond the Topology's links: the packet-level backend's
 // packets, buffers, flow control and routing (network/packet, network/README.md), and how the

@@ -86,10 +86,9 @@ TEST(Docs, ReadmeIsOnePageThatLinksTheDocs) {
   const long lines = std::count(readme.begin(), readme.end(), '\n');
   EXPECT_LE(lines, 200) << "README.md is one page: what Orrery is, the two commands, one run, the "
                            "package map; the rest belongs in docs/";
-  for (const char* doc :
-       {"getting-started", "cli", "workloads", "machines", "packet-backend", "outputs", "sweeps",
-        "validation", "astra-sim-differences", "bad-input", "benchmarks", "architecture",
-        "robustness"}) {
+  for (const char* doc : {"getting-started", "cli", "workloads", "machines", "packet-backend",
+                          "outputs", "sweeps", "validation", "astra-sim-differences", "bad-input",
+                          "benchmarks", "architecture", "robustness"}) {
     const std::string link = std::string("(docs/") + doc + ".md)";
     EXPECT_NE(readme.find(link), std::string::npos) << "README.md does not link " << link;
   }
