@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "config/key_doc.h"
+#include "config/schema.h"
 
 namespace orrery {
 
@@ -70,6 +71,8 @@ struct SystemConfig {
 };
 
 StatusOr<SystemConfig> LoadSystemConfig(const std::string& path);
+// The same for a file already read (or a section of a printed configuration).
+StatusOr<SystemConfig> LoadSystemConfig(const ConfigFile& file);
 
 // Every key LoadSystemConfig accepts, with type, unit, default and meaning (for docs and --help).
 std::vector<KeyDoc> SystemConfigKeys();
