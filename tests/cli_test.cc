@@ -166,7 +166,7 @@ TEST(Cli, TimelineChunksOffLeavesChunkLanesOut) {
   EXPECT_NE(without.find("\"cat\":\"collective\""), std::string::npos);
   EXPECT_NE(without.find("\"cat\":\"critical path\""), std::string::npos);
   ExpectCleanFailure(Orrery(args + " --timeline=" + base + ".json --timeline-chunks no"),
-                     {"--timeline-chunks is 'no'; expected on or off"});
+                     {"--timeline-chunks is 'no'; expected one of on, off"});
   ExpectCleanFailure(Orrery(args + " --timeline-chunks off"),
                      {"--timeline-chunks off leaves chunk lanes out of a --timeline, but none is "
                       "given"});
