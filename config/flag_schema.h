@@ -53,6 +53,18 @@ class FlagSchema : public Schema<T> {
   void Implicit(const std::string& name, const std::string& value) { implicit_[name] = value; }
   bool IsSwitch(const std::string& name) const { return switches_.count(name) > 0; }
 
+  // The flags as the manual lists them (a switch as "switch", off unless given).
+  std::vector<KeyDoc> Docs() const {
+    std::vector<KeyDoc> docs = Schema<T>::Docs();
+    for (KeyDoc& d : docs) {
+      if (!IsSwitch(d.name)) continue;
+      d.type = "switch";
+      d.default_value = "off";
+      d.allowed = "given or not";
+    }
+    return docs;
+  }
+
   // Adds every flag to `desc` (in declaration order).
   void AddTo(boost::program_options::options_description* desc) const {
     for (const KeySpec& k : this->keys()) {

@@ -1379,7 +1379,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       prefix);
   EXPECT_EQ(bad.exit_code, 1);
   for (const char* m : {"--tp is 'x'; expected a whole number from 1 to 1048576",
-                        "--schedule is 'zigzag'; expected 1f1b or gpipe"}) {
+                        "--schedule is 'zigzag'; expected one of 1f1b, gpipe"}) {
     EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
   }
   // With a flag that did not parse, checks across flags wait (they would judge the others
@@ -1389,7 +1389,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       Orrery("generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --schedule zigzag --output " +
              prefix);
   EXPECT_EQ(across.exit_code, 1);
-  for (const char* m : {"--schedule is 'zigzag'; expected 1f1b or gpipe",
+  for (const char* m : {"--schedule is 'zigzag'; expected one of 1f1b, gpipe",
                         "--pp is '2'; expected a divisor of --layers (9)",
                         "--hidden is '1000'; expected a multiple of --heads (3)"}) {
     EXPECT_NE(across.err.find(m), std::string::npos) << m << "\n" << across.err;
