@@ -17,9 +17,9 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
-#include <set>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>

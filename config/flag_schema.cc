@@ -26,8 +26,8 @@ void AddFlag(po::options_description* desc, const KeySpec& k, bool is_switch,
              const std::string& implicit) {
   const std::string help = FlagHelp(k, is_switch);
   if (is_switch) {
-    desc->add_options()(k.name.c_str(), po::value<std::string>()->zero_tokens()->implicit_value(
-                                            "true", ""),
+    desc->add_options()(k.name.c_str(),
+                        po::value<std::string>()->zero_tokens()->implicit_value("true", ""),
                         help.c_str());
   } else if (!implicit.empty()) {
     desc->add_options()(k.name.c_str(), po::value<std::string>()->implicit_value(implicit),

@@ -35,7 +35,8 @@ std::string KeyTableMarkdown(const std::string& title, const std::vector<KeyDoc>
 }
 
 std::string FlagTableMarkdown(const std::string& title, const std::vector<KeyDoc>& flags) {
-  std::string out = "### " + title + "\n\n" + "| flag | value | unit | default | allowed | meaning |\n" +
+  std::string out = "### " + title + "\n\n" +
+                    "| flag | value | unit | default | allowed | meaning |\n" +
                     "|---|---|---|---|---|---|\n";
   for (const KeyDoc& k : flags) {
     out += "| `--" + k.name + "` | " + Cell(k.type) + " | " + Cell(k.unit) + " | " +

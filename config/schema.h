@@ -320,7 +320,9 @@ class Schema {
   }
 
  private:
-  static YAML::Node TextNode(const std::string& s) { return s.empty() ? YAML::Node() : YAML::Node(s); }
+  static YAML::Node TextNode(const std::string& s) {
+    return s.empty() ? YAML::Node() : YAML::Node(s);
+  }
   template <typename E, typename F>
   static YAML::Node ListNode(const std::vector<E>& list, F text) {
     if (list.empty()) return YAML::Node();

@@ -156,20 +156,24 @@ const std::vector<Whole>& WholeFlags() {
 void DeclareOutputFlags(FlagSchema<LlmFlags>& s) {
   using F = LlmFlags;
   s.String("output", &F::output)
-      .Help("output prefix: the rank files <output>.<r>.et of one data-parallel copy and "
-            "<output>.manifest.yaml (how the copies fill the NPUs; a run reads both), or with "
-            "--all-ranks NPU r's file <output>.<r>.et");
+      .Help(
+          "output prefix: the rank files <output>.<r>.et of one data-parallel copy and "
+          "<output>.manifest.yaml (how the copies fill the NPUs; a run reads both), or with "
+          "--all-ranks NPU r's file <output>.<r>.et");
   s.Switch("all-ranks", &F::all_ranks)
-      .Help("write one file per NPU, NPU r's <output>.<r>.et (what ASTRA-sim reads), instead of "
-            "one copy's files and a manifest; the simulated step is the same");
+      .Help(
+          "write one file per NPU, NPU r's <output>.<r>.et (what ASTRA-sim reads), instead of "
+          "one copy's files and a manifest; the simulated step is the same");
   s.String("model", &F::model)
-      .Help("a preset shape (--list-models); the shape flags override its values, and what the "
-            "shape implies (GPT's key-value heads, a 4h or 8h/3 MLP) follows them");
+      .Help(
+          "a preset shape (--list-models); the shape flags override its values, and what the "
+          "shape implies (GPT's key-value heads, a 4h or 8h/3 MLP) follows them");
   s.Switch("list-models", &F::list_models).Help("list the presets and exit");
   s.Switch("force", &F::force).Help("write the files even when they would come to more than 4 GiB");
   s.Switch("astra-sim", &F::astra_sim)
-      .Help("write what ASTRA-sim 2.0 runs: no METADATA node (it aborts on one); the groups are "
-            "in <output>.comm_groups.json only, for its --comm-group-configuration");
+      .Help(
+          "write what ASTRA-sim 2.0 runs: no METADATA node (it aborts on one); the groups are "
+          "in <output>.comm_groups.json only, for its --comm-group-configuration");
 }
 
 void DeclareStepFlags(FlagSchema<LlmFlags>& s) {
@@ -178,57 +182,70 @@ void DeclareStepFlags(FlagSchema<LlmFlags>& s) {
       .Default("the model's, else gelu")
       .Help("gelu (GPT: two matrices) or swiglu (Llama: three)");
   s.Enum("schedule", &F::schedule, {"1f1b", "gpipe"})
-      .Help("pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM's) or gpipe (all forward "
-            "passes, then all backward)");
+      .Help(
+          "pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM's) or gpipe (all forward "
+          "passes, then all backward)");
   s.Enum("recompute", &F::recompute, {"none", "full"})
-      .Help("activation recomputation: none, or full (each layer's forward again before its "
-            "backward)");
+      .Help(
+          "activation recomputation: none, or full (each layer's forward again before its "
+          "backward)");
   s.Enum("grad-sync", &F::grad_sync, {"end", "layer"})
-      .Help("data-parallel gradient reduction: end (one after the backward passes, Megatron-LM's "
-            "default) or layer (each layer's as the last micro-batch's backward produces it, "
-            "overlapping the rest: DDP's buckets, Megatron-LM's --overlap-grad-reduce)");
+      .Help(
+          "data-parallel gradient reduction: end (one after the backward passes, Megatron-LM's "
+          "default) or layer (each layer's as the last micro-batch's backward produces it, "
+          "overlapping the rest: DDP's buckets, Megatron-LM's --overlap-grad-reduce)");
   s.Enum("comm-streams", &F::comm_streams, {"1", "2"})
-      .Help("1: every collective of an NPU in one chain, for any system config; 2: the "
-            "data-parallel reduction on a stream of its own, beside the tensor-parallel "
-            "all-reduces (run it with communication-slots: 2 or more in the system config)");
+      .Help(
+          "1: every collective of an NPU in one chain, for any system config; 2: the "
+          "data-parallel reduction on a stream of its own, beside the tensor-parallel "
+          "all-reduces (run it with communication-slots: 2 or more in the system config)");
   s.Switch("sequence-parallel", &F::sequence_parallel)
-      .Help("Megatron-LM's --sequence-parallel: outside the tensor-parallel products each rank "
-            "keeps 1/tp of the sequence (reduce-scatters and all-gathers instead of all-reduces; "
-            "pipeline hand-offs of 1/tp); needed for --experts with --tp > 1");
+      .Help(
+          "Megatron-LM's --sequence-parallel: outside the tensor-parallel products each rank "
+          "keeps 1/tp of the sequence (reduce-scatters and all-gathers instead of all-reduces; "
+          "pipeline hand-offs of 1/tp); needed for --experts with --tp > 1");
   s.Switch("distributed-optimizer", &F::distributed_optimizer)
-      .Help("ZeRO-1 (Megatron-LM's --use-distributed-optimizer): reduce-scatter the gradients, "
-            "each replica updates its shard, all-gather the parameters");
+      .Help(
+          "ZeRO-1 (Megatron-LM's --use-distributed-optimizer): reduce-scatter the gradients, "
+          "each replica updates its shard, all-gather the parameters");
   s.Switch("overlap-grad-reduce", &F::overlap_grad_reduce)
-      .Help("Megatron-LM's --overlap-grad-reduce: --grad-sync layer with --comm-streams 2 (each "
-            "layer's gradients reduced on a stream of their own as the last backward produces "
-            "them)");
+      .Help(
+          "Megatron-LM's --overlap-grad-reduce: --grad-sync layer with --comm-streams 2 (each "
+          "layer's gradients reduced on a stream of their own as the last backward produces "
+          "them)");
   s.Switch("overlap-param-gather", &F::overlap_param_gather)
-      .Help("Megatron-LM's --overlap-param-gather (with --distributed-optimizer): every layer's "
-            "parameters all-gathered at the step's start, beside the forward passes, each "
-            "layer's first forward waiting for its own");
+      .Help(
+          "Megatron-LM's --overlap-param-gather (with --distributed-optimizer): every layer's "
+          "parameters all-gathered at the step's start, beside the forward passes, each "
+          "layer's first forward waiting for its own");
   s.Switch("tp-comm-overlap", &F::tp_comm_overlap)
-      .Help("Megatron-LM's --tp-comm-overlap (with --sequence-parallel): each tensor-parallel "
-            "all-gather and reduce-scatter beside the product it feeds or drains");
+      .Help(
+          "Megatron-LM's --tp-comm-overlap (with --sequence-parallel): each tensor-parallel "
+          "all-gather and reduce-scatter beside the product it feeds or drains");
   s.Switch("fp8", &F::fp8)
-      .Help("FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, "
-            "with the casts of their inputs; needs --gpu-model");
+      .Help(
+          "FP8 GEMMs (Transformer Engine): the layers' products at the GPU model's FP8 rate, "
+          "with the casts of their inputs; needs --gpu-model");
   s.Enum("attention", &F::attention, {"flash", "unfused"})
-      .Help("with --gpu-model: flash (fused, FlashAttention) or unfused (Megatron-LM before "
-            "FlashAttention: batched products over the whole s² scores, softmax and dropout in "
-            "memory)");
+      .Help(
+          "with --gpu-model: flash (fused, FlashAttention) or unfused (Megatron-LM before "
+          "FlashAttention: batched products over the whole s² scores, softmax and dropout in "
+          "memory)");
   s.String("gpu-model", &F::gpu_model)
-      .Help("a GPU model (a machine profile's gpu.yaml, compute/README.md): each node's "
-            "duration_micros from its GEMM, attention and memory rates, and each layer's "
-            "memory-bound work as nodes; without it, the roofline of --peak-tflops and "
-            "--mem-bw-gbps");
+      .Help(
+          "a GPU model (a machine profile's gpu.yaml, compute/README.md): each node's "
+          "duration_micros from its GEMM, attention and memory rates, and each layer's "
+          "memory-bound work as nodes; without it, the roofline of --peak-tflops and "
+          "--mem-bw-gbps");
   // Bounded so that every node's duration holds in whole microseconds (1e-300 had written
   // durations of 2^63 us).
   s.Number("peak-tflops", &F::peak_tflops)
       .Unit("TFLOPS")
       .Min(1e-3)
       .Max(1e9)
-      .Help("the roofline giving each compute node's duration_micros: peak rate (default: H100 "
-            "SXM dense BF16)");
+      .Help(
+          "the roofline giving each compute node's duration_micros: peak rate (default: H100 "
+          "SXM dense BF16)");
   s.Number("mem-bw-gbps", &F::mem_bw_gbps)
       .Unit("GB/s")
       .Min(1e-3)
@@ -272,8 +289,7 @@ void ApplyStepFlags(const LlmFlags& f, LlmConfig* c) {
 }
 
 // --overlap-grad-reduce sets --grad-sync layer and --comm-streams 2; given otherwise, an error.
-Status ApplyOverlapGradReduce(const LlmFlags& f, const std::set<std::string>& given,
-                              LlmConfig* c) {
+Status ApplyOverlapGradReduce(const LlmFlags& f, const std::set<std::string>& given, LlmConfig* c) {
   if (!f.overlap_grad_reduce) return Status::Ok();
   Status s;
   if (given.count("grad-sync") && f.grad_sync != "layer") {

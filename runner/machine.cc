@@ -98,16 +98,14 @@ StatusOr<Machine> LoadMachine(const RunOptions& o) {
   const ConfigSections& in = o.sections;
   StatusOr<ConfigFile> network_file = ReadSection(o.network_config, in.network, in.path);
   StatusOr<ConfigFile> system_file = ReadSection(o.system_config, in.system, in.path);
-  StatusOr<Topology> topology = network_file.ok()
-                                    ? LoadNetworkConfig(*network_file, &m.net_params)
-                                    : StatusOr<Topology>(network_file.status());
+  StatusOr<Topology> topology = network_file.ok() ? LoadNetworkConfig(*network_file, &m.net_params)
+                                                  : StatusOr<Topology>(network_file.status());
   StatusOr<SystemConfig> system = system_file.ok() ? LoadSystemConfig(*system_file)
                                                    : StatusOr<SystemConfig>(system_file.status());
   if (!o.memory_config.empty()) {
     StatusOr<ConfigFile> memory_file = ReadSection(o.memory_config, in.memory, in.path);
-    StatusOr<MemoryConfig> memory = memory_file.ok()
-                                        ? LoadMemoryConfig(*memory_file)
-                                        : StatusOr<MemoryConfig>(memory_file.status());
+    StatusOr<MemoryConfig> memory = memory_file.ok() ? LoadMemoryConfig(*memory_file)
+                                                     : StatusOr<MemoryConfig>(memory_file.status());
     if (memory.ok())
       m.memory = *memory;
     else

@@ -24,23 +24,28 @@ void DeclareInputs(FlagSchema<F>& s) {
   s.String("remote-memory-configuration", &F::memory_config)
       .Help("remote memory config (JSON or YAML); none = NO_MEMORY_EXPANSION");
   s.String("comm-group-configuration", &F::comm_group_config)
-      .Help("communicator groups JSON {\"<id>\": [npus...]}; 'empty' means none; another path "
-            "containing 'empty' is none only if no such file exists (ASTRA-sim ignores them all)");
+      .Help(
+          "communicator groups JSON {\"<id>\": [npus...]}; 'empty' means none; another path "
+          "containing 'empty' is none only if no such file exists (ASTRA-sim ignores them all)");
   s.String("jobs", &F::jobs)
-      .Help("a jobs file (YAML) in place of --workload-configuration: several traces sharing the "
-            "machine, each on its own NPUs (a list of jobs with 'workload', and optionally "
-            "'name', 'npus' and 'comm-groups'); the summary gives each job's step time");
+      .Help(
+          "a jobs file (YAML) in place of --workload-configuration: several traces sharing the "
+          "machine, each on its own NPUs (a list of jobs with 'workload', and optionally "
+          "'name', 'npus' and 'comm-groups'); the summary gives each job's step time");
   s.Switch("jobs-alone", &F::jobs_alone)
-      .Help("with --jobs, also run each job alone on its NPUs (the other jobs removed) and give "
-            "what sharing the machine costs it");
+      .Help(
+          "with --jobs, also run each job alone on its NPUs (the other jobs removed) and give "
+          "what sharing the machine costs it");
   s.Switch("replicate-trace", &F::replicate_trace)
-      .Help("run the trace's N rank files on the network's K*N NPUs as K copies: NPU r runs rank "
-            "r % N of copy r / N; sends, receives and groups stay inside a copy, data-parallel "
-            "groups (--dp-groups) span every copy");
+      .Help(
+          "run the trace's N rank files on the network's K*N NPUs as K copies: NPU r runs rank "
+          "r % N of copy r / N; sends, receives and groups stay inside a copy, data-parallel "
+          "groups (--dp-groups) span every copy");
   s.String("dp-groups", &F::dp_groups)
-      .Help("with --replicate-trace, the communicator groups that span every copy: 'world' (the "
-            "default: the collectives without a pg_name), 'none' (K independent jobs), or a list "
-            "of pg ids with or without 'world', e.g. world,2,3");
+      .Help(
+          "with --replicate-trace, the communicator groups that span every copy: 'world' (the "
+          "default: the collectives without a pg_name), 'none' (K independent jobs), or a list "
+          "of pg ids with or without 'world', e.g. world,2,3");
 }
 
 // How the machine runs.
@@ -60,8 +65,9 @@ void DeclareModel(FlagSchema<F>& s) {
       .Max(1e6)
       .Help("multiplies every compute duration");
   s.String("npu-compute-scale", &F::npu_compute_scale)
-      .Help("per-NPU compute factors on top of --compute-scale, e.g. 3:1.5,8-15:0.5 "
-            "(stragglers, heterogeneous machines)");
+      .Help(
+          "per-NPU compute factors on top of --compute-scale, e.g. 3:1.5,8-15:0.5 "
+          "(stragglers, heterogeneous machines)");
   s.Number("comm-scale", &F::comm_scale)
       .Greater(0)
       .Max(1e6)
@@ -75,20 +81,24 @@ void DeclareModel(FlagSchema<F>& s) {
           {"packet", Backend::kPacket}})
       .Help("the network model (docs/packet-backend.md)");
   s.String("nccl-model", &F::nccl_model)
-      .Help("NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
-            "protocol, in place of the system config's 'nccl-model'");
+      .Help(
+          "NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
+          "protocol, in place of the system config's 'nccl-model'");
   s.String("nccl-algorithm", &F::nccl_algorithm)
-      .Help("with an NCCL model, run all-reduce, reduce-scatter and all-gather with these "
-            "algorithms only (ring, tree, nvls, nvlstree), as NCCL_ALGO: one, a comma list, or ^ "
-            "before it for all but (^nvls); other collectives and the protocol are still chosen");
+      .Help(
+          "with an NCCL model, run all-reduce, reduce-scatter and all-gather with these "
+          "algorithms only (ring, tree, nvls, nvlstree), as NCCL_ALGO: one, a comma list, or ^ "
+          "before it for all but (^nvls); other collectives and the protocol are still chosen");
   s.String("nccl-protocol", &F::nccl_protocol)
-      .Help("with an NCCL model, these protocols only (LL, LL128, Simple), as NCCL_PROTO: one, a "
-            "comma list, or ^ before it for all but");
+      .Help(
+          "with an NCCL model, these protocols only (LL, LL128, Simple), as NCCL_PROTO: one, a "
+          "comma list, or ^ before it for all but");
   s.Switch("strict", &F::strict).Help("dependencies on nodes missing from a trace are errors");
   s.Switch("exact", &F::exact)
-      .Help("simulate every NPU: no shortcut (by default NPUs whose timelines a symmetry of the "
-            "run makes identical, such as data-parallel copies on a symmetric network, are "
-            "simulated once per orbit; the results are the same)");
+      .Help(
+          "simulate every NPU: no shortcut (by default NPUs whose timelines a symmetry of the "
+          "run makes identical, such as data-parallel copies on a symmetric network, are "
+          "simulated once per orbit; the results are the same)");
 }
 
 // What the run writes, and how it is guarded.
@@ -98,27 +108,34 @@ void DeclareOutputs(FlagSchema<F>& s) {
   s.String("timeline", &F::timeline)
       .Help("write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file");
   s.String("timeline-chakra", &F::timeline_chakra)
-      .Help("write ASTRA-sim's issue/callback lines (Chakra timeline_visualizer input) to this "
-            "file");
+      .Help(
+          "write ASTRA-sim's issue/callback lines (Chakra timeline_visualizer input) to this "
+          "file");
   s.String("timeline-npus", &F::timeline_npus)
-      .Help("the NPUs the timelines show, ids and ranges, e.g. 0-7,64 (none = all); for large "
-            "runs");
+      .Help(
+          "the NPUs the timelines show, ids and ranges, e.g. 0-7,64 (none = all); for large "
+          "runs");
   s.Enum("timeline-chunks", &F::timeline_chunks, {"on", "off"})
-      .Help("on: --timeline shows every collective's chunk phases in lanes of their own; off: "
-            "leaves them out (and does not keep them), for large runs");
+      .Help(
+          "on: --timeline shows every collective's chunk phases in lanes of their own; off: "
+          "leaves them out (and does not keep them), for large runs");
   s.String("report", &F::report)
-      .Help("write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this "
-            "file");
+      .Help(
+          "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this "
+          "file");
   s.String("report-csv", &F::report_csv)
-      .Help("write the report as <prefix>.npus.csv, <prefix>.collectives.csv, "
-            "<prefix>.links.csv, <prefix>.queues.csv, <prefix>.critical_path.csv");
+      .Help(
+          "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, "
+          "<prefix>.links.csv, <prefix>.queues.csv, <prefix>.critical_path.csv");
   s.Switch("dry-run", &F::dry_run)
-      .Help("load the inputs, print the run's estimated cost (chunks, messages, events, memory, "
-            "wall time) and stop without running it");
+      .Help(
+          "load the inputs, print the run's estimated cost (chunks, messages, events, memory, "
+          "wall time) and stop without running it");
   s.String("max-memory", &F::max_memory)
       .Unit("bytes")
-      .Help("the memory a run may be estimated to need, e.g. 16G (none: the machine's available "
-            "memory, at most 4 GiB); past it the run stops before it starts");
+      .Help(
+          "the memory a run may be estimated to need, e.g. 16G (none: the machine's available "
+          "memory, at most 4 GiB); past it the run stops before it starts");
   s.Switch("force", &F::force).Help("run even when the estimated wall time is over an hour");
   s.String("log-level", &F::log_level)
       .Check([](const std::string& v) {
@@ -137,12 +154,12 @@ void DeclareOutputs(FlagSchema<F>& s) {
 
 // What the run writes: timelines and reports need per-node activity kept.
 Status SetOutputs(const RunFlags& f, RunOptions* o) {
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"timeline",
-                                                                              f.timeline},
-                                   {"timeline-chakra", f.timeline_chakra},
-                                   {"report", f.report},
-                                   {"report-csv", f.report_csv},
-                                   {"link-stats", f.link_stats}}) {
+  for (const auto& [flag, path] :
+       {std::pair<const char*, const std::string&>{"timeline", f.timeline},
+        {"timeline-chakra", f.timeline_chakra},
+        {"report", f.report},
+        {"report-csv", f.report_csv},
+        {"link-stats", f.link_stats}}) {
     if (path.empty()) continue;
     const std::string problem = OutputPathProblem(flag, path, std::string(flag) == "report-csv");
     if (!problem.empty()) return Status::Error(problem);
@@ -156,8 +173,8 @@ Status SetOutputs(const RunFlags& f, RunOptions* o) {
     return Status::Error(
         "--timeline-chunks off leaves chunk lanes out of a --timeline, but none is given");
   }
-  o->record =
-      !f.timeline.empty() || !f.timeline_chakra.empty() || !f.report.empty() || !f.report_csv.empty();
+  o->record = !f.timeline.empty() || !f.timeline_chakra.empty() || !f.report.empty() ||
+              !f.report_csv.empty();
   // Only the Chrome trace shows them.
   o->record_chunk_phases = !f.timeline.empty() && f.timeline_chunks == "on";
   o->record_queue_lengths = !f.timeline.empty() || !f.report.empty() || !f.report_csv.empty();
@@ -183,11 +200,13 @@ const FlagSchema<RunCommandFlags>& RunCommandFlagSchema() {
   static const FlagSchema<RunCommandFlags>* schema = [] {
     auto* s = new FlagSchema<RunCommandFlags>();
     s->Switch("print-config", &RunCommandFlags::print_config)
-        .Help("print the run's effective configuration (flags, system, network, memory, NCCL "
-              "model) as one YAML document and stop without running it (docs/cli.md)");
+        .Help(
+            "print the run's effective configuration (flags, system, network, memory, NCCL "
+            "model) as one YAML document and stop without running it (docs/cli.md)");
     s->String("config", &RunCommandFlags::config)
-        .Help("run the configuration --print-config printed (flags given as well override its "
-              "flags)");
+        .Help(
+            "run the configuration --print-config printed (flags given as well override its "
+            "flags)");
     return s;
   }();
   return *schema;

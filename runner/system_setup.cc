@@ -110,12 +110,12 @@ StatusOr<std::unique_ptr<NcclTuner>> MakeRunTuner(const RunOptions& o, const Mac
                          "configs/machines/hgx-h100/nccl.yaml)");
   }
   if (!model_path.empty()) {
-    const std::string where =
-        printed ? "NCCL model in " + model_path
-        : o.nccl_model.empty() ? o.system_config + ": 'nccl-model' " + m.system.nccl_model
-                               : "NCCL model " + o.nccl_model;
-    StatusOr<NcclModel> model = printed ? LoadNcclModel(o.sections.nccl_model, model_path)
-                                        : LoadNcclModel(model_path);
+    const std::string where = printed ? "NCCL model in " + model_path
+                              : o.nccl_model.empty()
+                                  ? o.system_config + ": 'nccl-model' " + m.system.nccl_model
+                                  : "NCCL model " + o.nccl_model;
+    StatusOr<NcclModel> model =
+        printed ? LoadNcclModel(o.sections.nccl_model, model_path) : LoadNcclModel(model_path);
     if (!model.ok()) return model.status().WithContext(where);
     StatusOr<std::unique_ptr<NcclTuner>> t =
         NcclTuner::Make(*model, o.nccl_algorithm, o.nccl_protocol, m.topology, m.net_params,

@@ -102,22 +102,25 @@ const FlagSchema<SweepFlags>& SweepFlagSchema() {
     s->Integer("jobs", &F::jobs).Min(0).Max(4096).Help("points run at once; 0 = all cores");
     s->String("out", &F::out).Help("output prefix: PREFIX.csv, PREFIX.json (none: the spec's)");
     s->Switch("resume", &F::resume)
-        .Help("keep finished points already in PREFIX.csv (a row whose parameters are all the "
-              "point's); with --shard, other shards' rows stay in the file");
+        .Help(
+            "keep finished points already in PREFIX.csv (a row whose parameters are all the "
+            "point's); with --shard, other shards' rows stay in the file");
     s->String("shard", &F::shard)
         .Check([](const std::string& v) {
           int i = 0, n = 0;
           return ParseShard(v, &i, &n) ? "" : ShardSyntax();
         })
-        .Help("run slice I of N (points with index % N == I), e.g. 0/4; none: from "
-              "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set");
+        .Help(
+            "run slice I of N (points with index % N == I), e.g. 0/4; none: from "
+            "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set");
     s->Switch("quiet", &F::quiet).Help("no progress line");
     s->Switch("dry-run", &F::dry_run)
         .Help("print the sweep's estimated cost (its first point's, times the points) and stop");
     s->String("max-memory", &F::max_memory)
         .Unit("bytes")
-        .Help("the memory the points run at once may be estimated to need, e.g. 16G (none: the "
-              "machine's available memory, at most 4 GiB)");
+        .Help(
+            "the memory the points run at once may be estimated to need, e.g. 16G (none: the "
+            "machine's available memory, at most 4 GiB)");
     s->Switch("force", &F::force).Help("run even when the estimated wall time is over an hour");
     s->String("spec", &F::spec).Help("the sweep spec (YAML); also the first word after sweep");
     return s;

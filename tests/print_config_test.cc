@@ -36,8 +36,8 @@ Outcome Orrery(const std::string& dir, const std::string& args) {
   static int n = 0;
   const std::string base = ::testing::TempDir() + "/print_config_" + std::to_string(n++);
   const std::string binary = fs::absolute("orrery").string();
-  const std::string cmd = "cd '" + dir + "' && timeout 120 '" + binary + "' " + args + " >" +
-                          base + ".out 2>" + base + ".err";
+  const std::string cmd = "cd '" + dir + "' && timeout 120 '" + binary + "' " + args + " >" + base +
+                          ".out 2>" + base + ".err";
   const int status = std::system(cmd.c_str());
   Outcome o;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -154,12 +154,14 @@ TEST(PrintConfig, CustomTopology) {
                                            "dims 4 2\n";
   std::ofstream(dir + "/net/network.yml") << "machine: custom\ncustom-file: ring.topo\n";
   const std::string runfiles = fs::current_path().string();
-  const std::string printed = ExpectRoundTrip(
-      dir,
-      "--workload-configuration=" + runfiles + "/examples/dp_step/dp_step --system-configuration=" +
-          runfiles + "/examples/dp_step/system.json --network-configuration=net/network.yml",
-      "custom_topology");
-  EXPECT_NE(printed.find("custom-file: " + fs::absolute(dir + "/net/ring.topo").lexically_normal().string()),
+  const std::string printed =
+      ExpectRoundTrip(dir,
+                      "--workload-configuration=" + runfiles +
+                          "/examples/dp_step/dp_step --system-configuration=" + runfiles +
+                          "/examples/dp_step/system.json --network-configuration=net/network.yml",
+                      "custom_topology");
+  EXPECT_NE(printed.find("custom-file: " +
+                         fs::absolute(dir + "/net/ring.topo").lexically_normal().string()),
             std::string::npos)
       << printed;
   // A gpu-model relative to the system file is printed absolute (the print checks the machine,
@@ -171,8 +173,9 @@ TEST(PrintConfig, CustomTopology) {
                              "--workload-configuration=w --system-configuration=net/system.yaml "
                              "--network-configuration=net/network.yml --print-config");
   EXPECT_EQ(gpu.exit_code, 0) << gpu.err;
-  EXPECT_NE(gpu.out.find("gpu-model: " + fs::absolute(dir + "/net/gpu.yaml").lexically_normal().string()),
-            std::string::npos)
+  EXPECT_NE(
+      gpu.out.find("gpu-model: " + fs::absolute(dir + "/net/gpu.yaml").lexically_normal().string()),
+      std::string::npos)
       << gpu.out;
 }
 
@@ -190,8 +193,7 @@ TEST(PrintConfig, BadPrintedConfigurationsAreNamed) {
   EXPECT_NE(k.err.find("comm-scale"), std::string::npos) << k.err;
   // A section and the flag for the same file.
   std::ofstream(bad) << "system: {scheduling-policy: LIFO}\n";
-  const Outcome both = Orrery(fs::current_path().string(),
-                              "--config=" + bad + " " + kDpStep);
+  const Outcome both = Orrery(fs::current_path().string(), "--config=" + bad + " " + kDpStep);
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_NE(both.err.find("--system-configuration examples/dp_step/system.json and the 'system' "
                           "section of " +
