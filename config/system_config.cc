@@ -364,4 +364,8 @@ StatusOr<SystemConfig> LoadSystemConfig(const ConfigFile& config_file) {
 
 std::vector<KeyDoc> SystemConfigKeys() { return MakeSystemSchema().Docs(); }
 
+YAML::Node SystemConfigYaml(const SystemConfig& config) {
+  return MakeSystemSchema().ToYaml(config);
+}
+
 }  // namespace orrery

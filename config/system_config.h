@@ -76,6 +76,9 @@ StatusOr<SystemConfig> LoadSystemConfig(const ConfigFile& file);
 
 // Every key LoadSystemConfig accepts, with type, unit, default and meaning (for docs and --help).
 std::vector<KeyDoc> SystemConfigKeys();
+// Every key of `config` with its value (defaults included; an absent optional key, an empty
+// string or list left out), as a file that loads to the same configuration.
+YAML::Node SystemConfigYaml(const SystemConfig& config);
 
 // "" when `name` is a native collective algorithm ("ring", "direct<4>", ...); otherwise what
 // would be valid, with a suggestion.

@@ -5,6 +5,7 @@
 
 #include "config/nccl_model.h"
 #include "config/schema.h"
+#include "config/system_config.h"
 
 namespace orrery {
 
@@ -37,6 +38,17 @@ std::string Resolved(const std::string& file, const std::string& config) {
   if (file.empty() || file[0] == '/') return file;
   const fs::path dir = fs::path(config).parent_path();
   return fs::absolute(dir / file).lexically_normal().string();
+}
+
+// The system configuration with every key's effective value (defaults filled in).
+StatusOr<YAML::Node> EffectiveSystem(const RunOptions& o) {
+  StatusOr<YAML::Node> given = Section(o.system_config, o.sections.system);
+  if (!given.ok()) return given.status();
+  StatusOr<ConfigFile> file = ConfigFile::FromNode(*given, o.system_config);
+  if (!file.ok()) return file.status();
+  StatusOr<SystemConfig> config = LoadSystemConfig(*file);
+  if (!config.ok()) return config.status();
+  return SystemConfigYaml(*config);
 }
 
 // Makes key `key` of `map` (a path relative to the configuration at `config`) absolute.
@@ -81,7 +93,7 @@ StatusOr<std::string> PrintConfig(const RunFlags& f, const RunOptions& o) {
   YAML::Node flags = RunFlagSchema().ToYaml(f);
   for (const char* k : kSectionFlags) flags.remove(k);
   doc["flags"] = flags;
-  StatusOr<YAML::Node> system = Section(o.system_config, o.sections.system);
+  StatusOr<YAML::Node> system = EffectiveSystem(o);
   if (!system.ok()) return system.status();
   MakeAbsolute(*system, "gpu-model", o.system_config);
   MakeAbsolute(*system, "nccl-model", o.system_config);

@@ -3,8 +3,8 @@
 //
 //   flags:      every run flag with its effective value (defaults filled in), except the files
 //               the sections below stand in for
-//   system:     the system configuration's keys (gpu-model made absolute; nccl-model left out
-//               when the nccl-model section holds the model)
+//   system:     every system key with its effective value (defaults filled in; gpu-model made
+//               absolute; nccl-model left out when the nccl-model section holds the model)
 //   network:    the network configuration's keys (custom-file made absolute)
 //   memory:     the remote-memory configuration's keys, when the run has one
 //   nccl-model: the NCCL model the run uses (--nccl-model or the system key), when it uses one

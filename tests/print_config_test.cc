@@ -83,6 +83,9 @@ TEST(PrintConfig, BundledExampleOnEveryBackend) {
         std::string("dp_step_") + backend);
     EXPECT_NE(printed.find("network-backend: " + std::string(backend)), std::string::npos);
     EXPECT_NE(printed.find("memory:"), std::string::npos) << printed;
+    // System keys the file leaves out are printed with their defaults.
+    EXPECT_EQ(Slurp("examples/dp_step/system.json").find("group-collectives"), std::string::npos);
+    EXPECT_NE(printed.find("\n  group-collectives: flat\n"), std::string::npos) << printed;
   }
 }
 
