@@ -2,6 +2,7 @@
 
 #include "config/key_table.h"
 #include "et_feeder/llm_workload.h"
+#include "et_feeder/text_workload.h"
 #include "runner/run_flags.h"
 #include "sweep/sweep.h"
 
@@ -12,7 +13,8 @@ std::string CliFlagTables() {
   for (const KeyDoc& d : RunFlagSchema().Docs()) run.push_back(d);
   return FlagTableMarkdown("orrery (a run)", run) + "\n" +
          FlagTableMarkdown("orrery sweep", SweepFlagDocs()) + "\n" +
-         FlagTableMarkdown("orrery generate-llm", et::GenerateLlmFlagDocs());
+         FlagTableMarkdown("orrery generate-llm", et::GenerateLlmFlagDocs()) + "\n" +
+         FlagTableMarkdown("orrery convert-text", et::ConvertTextFlagDocs());
 }
 
 }  // namespace orrery

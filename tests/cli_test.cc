@@ -1554,7 +1554,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
        "'ALLREDUC'; expected ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL or NONE"});
   ExpectCleanFailure(
       Orrery("convert-text --input " + model + " --output " + Tmp("t") + " --num-npus -3"),
-      {"--num-npus '-3': expected a whole number from 1 to 1048576"});
+      {"--num-npus is '-3'; expected an integer in [1, 1048576]"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t")),
                      {"--input FILE, --output PREFIX and --num-npus N are required"});
   // The output prefix's directory is made as needed (docs/workloads.md's `--output /tmp/cnn/cnn`);
@@ -1572,7 +1572,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
        "' for its trace files: '" + Tmp("text_in_the_way") + "' is a file"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t") +
                             " --num-npus 8 --num-passes 0"),
-                     {"--num-passes '0': expected a whole number from 1 to 100000"});
+                     {"--num-passes is '0'; expected an integer in [1, 100000]"});
   ExpectCleanFailure(Orrery("convert-text --inptu " + model),
                      {"convert-text: unknown flag '--inptu'; did you mean '--input'?"});
   // A text workload, or one rank's file, given as the trace prefix says what to give instead.
