@@ -40,22 +40,30 @@ const FlagSchema<TextFlags>& TextFlagSchema() {
         .Min(1)
         .Max(1 << 20)
         .Default("required")
-        .Help("how many files to write; 1 is enough with --replicate-trace, which runs it on "
-              "every NPU");
+        .Help(
+            "how many files to write; 1 is enough with --replicate-trace, which runs it on "
+            "every NPU");
     s->Integer("num-passes", &F::num_passes)
         .Min(1)
         .Max(100000)
         .Help("training passes: pass p+1's forward waits for pass p's weight updates");
     s->Switch("chakra-compatible", &F::compatible)
-        .Help("write the nodes Chakra's converter writes (as read from its source): a NONE "
-              "communication as its all-reduce of that size, ids numbered on across the NPUs' "
-              "files");
-    s->String("input_filename", &F::input_chakra).Help("the same as --input (Chakra's spelling)");
+        .Help(
+            "write the nodes Chakra's converter writes (as read from its source): a NONE "
+            "communication as its all-reduce of that size, ids numbered on across the NPUs' "
+            "files");
+    s->String("input_filename", &F::input_chakra)
+        .Help("the same as --input (Chakra's older spelling)");
     s->String("output_filename", &F::output_chakra).Help("the same as --output");
-    s->Integer("num_npus", &F::num_npus_chakra).Min(1).Max(1 << 20).Help("the same as --num-npus");
+    s->Integer("num_npus", &F::num_npus_chakra)
+        .Min(1)
+        .Max(1 << 20)
+        .Default("none")
+        .Help("the same as --num-npus");
     s->Integer("num_passes", &F::num_passes_chakra)
         .Min(1)
         .Max(100000)
+        .Default("none")
         .Help("the same as --num-passes");
     return s;
   }();
