@@ -243,7 +243,7 @@ StatusOr<RunOptions> RunOptionsFromFlags(const RunFlags& f, const std::set<std::
   o.jobs = f.jobs;
   o.budget.force = f.force;
   o.estimate_only = f.dry_run;
-  if (!f.max_memory.empty()) {
+  if (given.count("max-memory")) {  // an empty --max-memory= is refused, not ignored
     const Status set = SetMaxMemory(f.max_memory, "", &o.budget);
     if (!set.ok()) return set;
   }
