@@ -21,7 +21,7 @@
 #include "network/factory.h"
 #include "runner/estimate.h"
 #include "runner/jobs_config.h"
-#include "runner/nccl_tuner.h"
+#include "nccl/nccl_tuner.h"
 #include "runner/options.h"
 #include "workload/breakdown.h"
 #include "workload/executor.h"

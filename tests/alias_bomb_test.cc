@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/comm_group_config.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "config/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "network/factory.h"
 #include "runner/run.h"
 #include "validate/nccl_tests.h"

@@ -36,7 +36,7 @@
 
 #include "common/status.h"
 #include "common/units.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "network/factory.h"
 #include "network/network.h"
 #include "system/collective_engine.h"

@@ -1,4 +1,4 @@
-#include "runner/nccl_tuner.h"
+#include "nccl/nccl_tuner.h"
 
 #include <algorithm>
 #include <set>
