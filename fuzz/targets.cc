@@ -13,7 +13,7 @@
 #elif defined(ORRERY_FUZZ_SYSTEM_CONFIG)
 #include "config/system_config.h"
 #elif defined(ORRERY_FUZZ_NETWORK_CONFIG)
-#include "config/network_config.h"
+#include "network/network_config.h"
 #elif defined(ORRERY_FUZZ_MEMORY_CONFIG)
 #include "memory/memory_config.h"
 #elif defined(ORRERY_FUZZ_NCCL_MODEL)

@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "runner/npu_scale.h"
 

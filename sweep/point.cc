@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 #include "memory/memory_config.h"

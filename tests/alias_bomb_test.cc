@@ -12,7 +12,7 @@
 
 #include "config/comm_group_config.h"
 #include "nccl/nccl_model.h"
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 #include "config/yaml_aliases.h"

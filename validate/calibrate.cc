@@ -20,7 +20,7 @@
 #include <sstream>
 #include <utility>
 
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "validate/nccl_tests.h"
 #include "workload/executor.h"

@@ -27,7 +27,7 @@
 
 #include "common/flags.h"
 #include "common/json.h"
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 #include "et_feeder/trace.h"

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/network_config.h"
+#include "network/network_config.h"
 #include "config/schema.h"
 #include "network/graph.h"
 

@@ -1,4 +1,4 @@
-#include "config/network_config.h"
+#include "network/network_config.h"
 
 #include <set>
 #include <string>
