@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/event_queue.h"
-#include "runner/system_params_from_config.h"
+#include "system/algorithm_name.h"
 
 namespace orrery {
 
