@@ -1,10 +1,10 @@
 // configs/README.md documents every key the loaders accept.
 #include "config/key_table.h"
-#include "network/network_config.h"
 #include "config/system_config.h"
 #include "config/test_files.h"
 #include "gtest/gtest.h"
 #include "memory/memory_config.h"
+#include "network/network_config.h"
 
 namespace orrery {
 namespace {

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "config/key_table.h"
-#include "network/network_config.h"
 #include "config/system_config.h"
 #include "memory/memory_config.h"
+#include "network/network_config.h"
 
 int main() {
   std::cout << orrery::KeyTableMarkdown("System keys (--system-configuration)",
