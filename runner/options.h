@@ -63,7 +63,7 @@ struct RunOptions {
   // phases are kept for these NPUs only; RunResult::timeline_npus carries the set to the
   // timeline writers. Reports and the summary still cover every NPU.
   std::string timeline_npus;
-  // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
+  // An NCCL model (nccl/nccl_model.h) to choose every collective's algorithm and protocol,
   // in place of the system configuration's 'nccl-model' (which is relative to that file).
   std::string nccl_model;
   // With an NCCL model: only these algorithms (ring, tree, nvls, nvlstree) and protocols (LL,

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 
