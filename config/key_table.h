@@ -14,5 +14,7 @@ namespace orrery {
 // "### <title>", a blank line, then one row per key (key, type, unit, default, allowed, meaning,
 // difference from ASTRA-sim 2.0).
 std::string KeyTableMarkdown(const std::string& title, const std::vector<KeyDoc>& keys);
+// The same for a command's flags (docs/cli.md): "| `--name` | value | unit | default | ...".
+std::string FlagTableMarkdown(const std::string& title, const std::vector<KeyDoc>& flags);
 
 }  // namespace orrery

@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "config/key_doc.h"
+#include "config/schema.h"
 
 namespace orrery {
 
@@ -70,9 +71,14 @@ struct SystemConfig {
 };
 
 StatusOr<SystemConfig> LoadSystemConfig(const std::string& path);
+// The same for a file already read (or a section of a printed configuration).
+StatusOr<SystemConfig> LoadSystemConfig(const ConfigFile& file);
 
 // Every key LoadSystemConfig accepts, with type, unit, default and meaning (for docs and --help).
 std::vector<KeyDoc> SystemConfigKeys();
+// Every key of `config` with its value (defaults included; an absent optional key, an empty
+// string or list left out), as a file that loads to the same configuration.
+YAML::Node SystemConfigYaml(const SystemConfig& config);
 
 // "" when `name` is a native collective algorithm ("ring", "direct<4>", ...); otherwise what
 // would be valid, with a suggestion.

@@ -552,6 +552,12 @@ StatusOr<Topology> MachineFrom(const std::string& path, const ConfigFile& file,
 StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net_params) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
+  return LoadNetworkConfig(*file, net_params);
+}
+
+StatusOr<Topology> LoadNetworkConfig(const ConfigFile& config_file, NetworkParams* net_params) {
+  const ConfigFile* file = &config_file;
+  const std::string& path = file->path();
   NetworkFile n;
   std::set<std::string> present;
   Status problems = MakeNetworkSchema().Apply(*file, &n, &present);
