@@ -1,0 +1,28 @@
+#include "tests/input_key_tables.h"
+
+#include <utility>
+
+#include "config/key_table.h"
+#include "runner/jobs_config.h"
+
+namespace orrery {
+
+namespace {
+
+InputKeyTable Table(const std::string& doc, const std::string& title, std::vector<KeyDoc> keys) {
+  InputKeyTable t;
+  t.doc = doc;
+  t.markdown = KeyTableMarkdown(title, keys);
+  t.keys = std::move(keys);
+  return t;
+}
+
+}  // namespace
+
+std::vector<InputKeyTable> InputKeyTables() {
+  return {
+      Table("docs/workloads.md", "Keys of a job (--jobs)", JobKeys()),
+  };
+}
+
+}  // namespace orrery
