@@ -4,6 +4,7 @@
 
 #include "config/key_table.h"
 #include "runner/jobs_config.h"
+#include "sweep/sweep.h"
 
 namespace orrery {
 
@@ -22,6 +23,8 @@ InputKeyTable Table(const std::string& doc, const std::string& title, std::vecto
 std::vector<InputKeyTable> InputKeyTables() {
   return {
       Table("docs/workloads.md", "Keys of a job (--jobs)", JobKeys()),
+      Table("docs/sweeps.md", "Keys of a sweep spec", SweepSpecKeys()),
+      Table("docs/sweeps.md", "Keys of a sweep's base", SweepBaseKeys()),
   };
 }
 
