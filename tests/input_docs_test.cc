@@ -2,21 +2,15 @@
 // loaders' schemas declare (regenerate them with `bazel run -c opt //tests:print_input_keys`).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "config/test_files.h"
 #include "tests/input_key_tables.h"
 
 namespace orrery {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const std::string& path) { return ReadWholeFile(RunfilePath(path)); }
 
 TEST(InputDocs, KeyTablesMatchTheDeclarations) {
   const std::vector<InputKeyTable> tables = InputKeyTables();
