@@ -31,14 +31,11 @@ const std::set<std::string> kNotYetWithinLimits = {
     "et_feeder/llm_workload.cc CheckLlmConfig",
     "et_feeder/llm_workload_main.cc ParseGenerateLlmFlags",
     "et_feeder/llm_workload_main.cc GenerateLlmMain",
-    "et_feeder/text_workload.cc ConvertTextWorkloadText",
-    "et_feeder/trace_info.cc DescribeTrace",
     "network/packet/packet_network.cc",
     "orrery_main.cc Main",
     "report/outputs.cc SummaryTable",
     "runner/trace_set.cc LoadTraceSet",
     "sweep/cli.cc SweepMain",
-    "system/message_matcher.cc MessageMatcher::DescribePending",
     "workload/executor.cc NpuExecutor::Issue",
 };
 
