@@ -33,8 +33,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "et_feeder/llm_workload_main.cc GenerateLlmMain",
     "network/packet/packet_network.cc",
     "orrery_main.cc Main",
-    "report/outputs.cc SummaryTable",
-    "runner/trace_set.cc LoadTraceSet",
     "sweep/cli.cc SweepMain",
     "workload/executor.cc NpuExecutor::Issue",
 };
