@@ -32,7 +32,6 @@ const std::set<std::string> kNotYetWithinLimits = {
     "network/packet/packet_network.cc",
     "orrery_main.cc Main",
     "sweep/cli.cc SweepMain",
-    "workload/executor.cc NpuExecutor::Issue",
 };
 
 // Where throwing is the interface: main's flag handling and the flag-parsing helpers
