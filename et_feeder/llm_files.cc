@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "et_feeder/llm_internal.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
@@ -29,10 +30,9 @@ std::string ProcessGroupsInputs(const std::vector<LlmGroup>& groups) {
   return pgs.str();
 }
 
-std::string LlmCommGroupsJson(const LlmConfig& config) {
+std::string llm_internal::GroupsJson(const std::vector<LlmGroup>& groups) {
   std::ostringstream out;
   out << "{";
-  const std::vector<LlmGroup> groups = LlmGroups(config);
   for (size_t i = 0; i < groups.size(); ++i) {
     out << (i ? ",\n " : "\n ") << "\"" << groups[i].id << "\": [";
     for (size_t j = 0; j < groups[i].ranks.size(); ++j)
@@ -41,6 +41,10 @@ std::string LlmCommGroupsJson(const LlmConfig& config) {
   }
   out << (groups.empty() ? "}\n" : "\n}\n");
   return out.str();
+}
+
+std::string LlmCommGroupsJson(const LlmConfig& config) {
+  return llm_internal::GroupsJson(LlmGroups(config));
 }
 
 Status WriteLlmWorkload(const LlmConfig& config, const std::string& prefix, size_t* max_nodes) {
