@@ -15,10 +15,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,10 @@
 #include "et_feeder/trace_info.h"
 #include "profile/import_main.h"
 #include "report/outputs.h"
+#include "runner/machine.h"
+#include "runner/print_config.h"
 #include "runner/run.h"
+#include "runner/run_flags.h"
 #include "sweep/sweep.h"
 #include "validate/calibrate.h"
 #include "validate/validate.h"
@@ -61,161 +65,165 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// Whether an output flag's file (or, with `prefix`, the files <path>.*.csv) can be written,
-// checked before the run so that a typo does not cost a whole simulation: "" when it can, else
-// what is wrong.
-std::string OutputPathProblem(const std::string& flag, const std::string& path, bool prefix) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const std::string what = "--" + flag + " '" + path + "'";
-  if (fs::is_directory(path, ec) || path.back() == '/') {
-    return what + " is a directory; expected a file" +
-           (prefix ? " prefix (e.g. " + (fs::path(path) / "run").string() + " writes " +
-                         (fs::path(path) / "run").string() + ".npus.csv, ...)"
-                   : " path (e.g. " + (fs::path(path) / "out.json").string() + ")");
+constexpr const char* kUsage =
+    "usage: orrery --workload-configuration=PREFIX|--jobs=FILE --system-configuration=FILE "
+    "--network-configuration=FILE [options]\n"
+    "       orrery --config=FILE [options]   (a configuration --print-config printed)\n"
+    "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
+    "validation and calibration)\n"
+    "       orrery convert-text --help   (ASTRA-sim 1.0 text workloads to Chakra ET "
+    "files)\n"
+    "       orrery trace-info PATH [--json FILE]   (what a Chakra trace holds)\n"
+    "       orrery generate-llm --help   (a GPT or Llama training step with data, tensor "
+    "and pipeline parallelism, as Chakra ET files)\n"
+    "       orrery import --help    (PyTorch profiles to Chakra ET files)\n"
+    "       orrery analyze --help   (where a measured or simulated run's GPU time went)\n"
+    "       orrery compare MEASURED.json SIMULATED.json   (two analyze reports side by "
+    "side)\n\n";
+
+// The subcommand argv[1] names, or null.
+using Command = int (*)(int, char**);
+Command Subcommand(const std::string& name) {
+  static const std::pair<const char*, Command> kCommands[] = {
+      {"sweep", orrery::SweepMain},
+      {"validate", orrery::ValidateMain},
+      {"trace-info", orrery::et::TraceInfoMain},
+      {"convert-text", orrery::et::ConvertTextMain},
+      {"generate-llm", orrery::et::GenerateLlmMain},
+      {"calibrate", orrery::CalibrateMain},
+      {"import", orrery::profile::ImportMain},
+      {"analyze", orrery::analyze::AnalyzeMain},
+      {"compare", orrery::analyze::CompareMain},
+  };
+  for (const auto& [n, command] : kCommands) {
+    if (name == n) return command;
   }
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec)) {
-    return what + ": the directory '" + dir.string() + "' does not exist; create it first";
-  }
-  if (access(dir.c_str(), W_OK) != 0) {
-    return what + ": the directory '" + dir.string() + "' is not writable";
-  }
-  if (!prefix && fs::exists(path, ec) && access(path.c_str(), W_OK) != 0) {
-    return what + ": the file exists and is not writable";
+  return nullptr;
+}
+
+// --log-level and --log-file: "" when set, else what is wrong.
+std::string SetUpLogging(const orrery::RunFlags& f) {
+  Log().set_level(spdlog::level::from_str(f.log_level));
+  if (f.log_file.empty()) return "";
+  // As every other output: spdlog would create a missing directory (a typo's tree).
+  const std::string problem = orrery::OutputPathProblem("log-file", f.log_file, false);
+  if (!problem.empty()) return problem;
+  try {
+    auto file = std::make_shared<spdlog::sinks::basic_file_sink_st>(f.log_file, true);
+    file->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
+    Log().sinks().push_back(file);
+  } catch (const spdlog::spdlog_ex& e) {
+    return "--log-file '" + f.log_file + "': " + e.what();
   }
   return "";
 }
 
-}  // namespace
+// A progress line on long runs, only when a person is watching stderr.
+std::function<void(const orrery::Progress&)> ProgressLine(
+    std::chrono::steady_clock::time_point t0) {
+  return [t0](const orrery::Progress& p) {
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double done = p.nodes_total > 0 ? static_cast<double>(p.nodes_done) / p.nodes_total : 0;
+    // The time left if the nodes still to do go as fast as those done.
+    const std::string eta =
+        done > 0.01
+            ? ", about " + orrery::Time::FromNsDouble(wall * (1 - done) / done * 1e9).ToHuman() +
+                  " left"
+            : "";
+    std::fprintf(stderr,
+                 "\r  simulated %s, %.1f M events, %.1f M events/s, %.1f%% of nodes done%s ",
+                 p.now.ToHuman().c_str(), p.events / 1e6, wall > 0 ? p.events / wall / 1e6 : 0.0,
+                 100.0 * done, eta.c_str());
+    std::fflush(stderr);
+  };
+}
 
-namespace {
+// Writes the output files, then prints each NPU's finish and the summary to stdout.
+int WriteResults(const orrery::RunFlags& f, const orrery::RunResult& r) {
+  // Files first: if one cannot be written, the run fails before printing results.
+  struct Output {
+    const std::string& path;
+    orrery::Status (*write)(const orrery::RunResult&, const std::string&);
+  };
+  for (const Output& out :
+       {Output{f.timeline, orrery::WriteChromeTrace},
+        Output{f.timeline_chakra, orrery::WriteChakraTimeline},
+        Output{f.report, orrery::WriteReportJson}, Output{f.report_csv, orrery::WriteReportCsv}}) {
+    if (out.path.empty()) continue;
+    const orrery::Status s = out.write(r, out.path);
+    if (!s.ok()) return Fail(s.message());
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(r.num_npus()) * 80);
+  char line[160];
+  for (int i = 0; i < r.num_npus(); ++i) {
+    const auto& s = r.npus[i];
+    std::snprintf(line, sizeof line,
+                  "sys[%d] finished, %lld cycles, exposed communication %lld cycles.\n", i,
+                  static_cast<long long>(s.finish.WholeNs()),
+                  static_cast<long long>(s.exposed_communication().WholeNs()));
+    out += line;
+  }
+  if (r.local_mem_tracked) {
+    for (int i = 0; i < r.num_npus(); ++i) {
+      std::snprintf(line, sizeof line, "sys[%d] peak memory usage: %s\n", i,
+                    orrery::FormatMemory(r.npus[i].peak_local_memory).c_str());
+      out += line;
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fputs(orrery::SummaryTable(r).c_str(), stdout);
+  return 0;
+}
+
+// Runs the simulation `o` describes and reports it.
+int Simulate(const orrery::RunFlags& f, orrery::RunOptions o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool tty = isatty(STDERR_FILENO) != 0 && Log().should_log(spdlog::level::info);
+  if (tty) o.progress = ProgressLine(t0);
+  o.node_trace = [](const std::string& line) { Log().info("{}", line); };
+  orrery::StatusOr<orrery::RunResult> r = orrery::RunSimulation(o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");
+  if (!r.ok()) return Fail(r.status().message());
+  if (f.dry_run) {
+    std::fputs(orrery::DescribeRunCost(*r->estimate).c_str(), stdout);
+    return 0;
+  }
+  if (f.jobs_alone) {
+    const orrery::Status s = orrery::AddJobsAlone(o, &*r);
+    if (!s.ok()) return Fail(s.message());
+  }
+  for (const auto& w : r->warnings) Log().warn("{}", w);
+  for (const auto& note : r->shortcut_notes) Log().info("{}", note);
+  if (!r->shortcut.empty()) Log().info("{}", r->shortcut);
+  const int rc = WriteResults(f, *r);
+  if (rc != 0) return rc;
+  // Wall time goes to stderr so that stdout is bit-for-bit reproducible.
+  Log().info("{} events in {:.3f} s of wall time ({:.2f} M events/s)", r->events, wall,
+             wall > 0 ? static_cast<double>(r->events) / wall / 1e6 : 0.0);
+  return 0;
+}
+
+// --print-config: the inputs are checked as a run checks them, then printed.
+int PrintConfigAndStop(const orrery::RunFlags& f, const orrery::RunOptions& o) {
+  orrery::StatusOr<orrery::Machine> machine = orrery::LoadMachine(o);
+  if (!machine.ok()) return Fail(machine.status().message());
+  orrery::StatusOr<std::string> text = orrery::PrintConfig(f, o);
+  if (!text.ok()) return Fail(text.status().message());
+  std::fputs(text->c_str(), stdout);
+  return 0;
+}
 
 int Main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "sweep") return orrery::SweepMain(argc - 1, argv + 1);
-  if (argc >= 2 && std::string(argv[1]) == "validate") {
-    return orrery::ValidateMain(argc - 1, argv + 1);
+  if (argc >= 2) {
+    if (const Command command = Subcommand(argv[1])) return command(argc - 1, argv + 1);
   }
-  if (argc >= 2 && std::string(argv[1]) == "trace-info") {
-    return orrery::et::TraceInfoMain(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && std::string(argv[1]) == "convert-text") {
-    return orrery::et::ConvertTextMain(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && std::string(argv[1]) == "generate-llm") {
-    return orrery::et::GenerateLlmMain(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && std::string(argv[1]) == "calibrate") {
-    return orrery::CalibrateMain(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && std::string(argv[1]) == "import") {
-    return orrery::profile::ImportMain(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && std::string(argv[1]) == "analyze") {
-    return orrery::analyze::AnalyzeMain(argc - 1, argv + 1);
-  }
-  if (argc >= 2 && std::string(argv[1]) == "compare") {
-    return orrery::analyze::CompareMain(argc - 1, argv + 1);
-  }
-  orrery::RunOptions o;
-  std::string backend = "analytical-aware";
-  std::string queues = "1";
-  std::string logging_config, logging_folder;
-  std::string timeline, timeline_chakra, report, report_csv, log_level = "info", log_file;
-  std::string timeline_chunks = "on";
-  bool rendezvous = false;
-  bool jobs_alone = false;
-  bool dry_run = false;
-  std::string max_memory;
   po::options_description desc("orrery options (ASTRA-sim 2.0 flags, plus Orrery's)");
-  desc.add_options()("help,h", "print this help")("version", "print the version")(
-      "workload-configuration", po::value(&o.workload),
-      "trace prefix: NPU r reads <prefix>.<r>.et")(
-      "system-configuration", po::value(&o.system_config), "system config (JSON or YAML)")(
-      "network-configuration", po::value(&o.network_config), "network config (YAML)")(
-      "remote-memory-configuration", po::value(&o.memory_config),
-      "remote memory config (JSON or YAML); default NO_MEMORY_EXPANSION")(
-      "comm-group-configuration", po::value(&o.comm_group_config)->default_value("empty"),
-      "communicator groups JSON {\"<id>\": [npus...]}; 'empty' (the default) means none; another "
-      "path containing 'empty' is none only if no such file exists (ASTRA-sim ignores them all)")(
-      "num-queues-per-dim", po::value(&queues)->default_value("1"),
-      "queues per network dimension: one number for all, or a comma list")(
-      "injection-scale", po::value(&o.injection_scale)->default_value(1.0),
-      "multiplies endpoint-delay (when the system config sets it)")(
-      "compute-scale", po::value(&o.compute_scale)->default_value(1.0),
-      "multiplies every compute duration")(
-      "npu-compute-scale", po::value(&o.npu_compute_scale),
-      "per-NPU compute factors on top of --compute-scale, e.g. 3:1.5,8-15:0.5 (stragglers, "
-      "heterogeneous machines)")("comm-scale", po::value(&o.comm_scale)->default_value(1.0),
-                                 "multiplies every communication size")(
-      "rendezvous-protocol", po::value(&rendezvous)->implicit_value(true)->default_value(false),
-      "handshake of 8192 B before each message (ASTRA-sim's rendezvous)")(
-      "network-backend", po::value(&backend)->default_value("analytical-aware"),
-      "analytical-aware | analytical-unaware | packet")(
-      "nccl-model", po::value(&o.nccl_model),
-      "NCCL model (a machine profile's nccl.yaml) choosing every collective's algorithm and "
-      "protocol, in place of the system config's 'nccl-model'")(
-      "nccl-algorithm", po::value(&o.nccl_algorithm),
-      "with an NCCL model, run all-reduce, reduce-scatter and all-gather with these "
-      "algorithms only (ring, tree, nvls, nvlstree), as NCCL_ALGO: one, a comma list, or ^ "
-      "before it for all but (^nvls); other collectives and the protocol are still chosen")(
-      "nccl-protocol", po::value(&o.nccl_protocol),
-      "with an NCCL model, these protocols only (LL, LL128, Simple), as NCCL_PROTO: one, a comma "
-      "list, or ^ before it for all but")(
-      "link-stats", po::value(&o.link_stats),
-      "write per-link bytes, busy time and utilisation to this CSV file, most loaded first")(
-      "strict", po::bool_switch(&o.strict),
-      "dependencies on nodes missing from a trace are errors")(
-      "exact", po::bool_switch(&o.exact),
-      "simulate every NPU: no shortcut (by default NPUs whose timelines a symmetry of the run "
-      "makes identical, such as data-parallel copies on a symmetric network, are simulated once "
-      "per orbit; the results are the same)")(
-      "replicate-trace", po::bool_switch(&o.replicate_trace),
-      "run the trace's N rank files on the network's K*N NPUs as K copies: NPU r runs rank "
-      "r % N of copy r / N; sends, receives and groups stay inside a copy, data-parallel groups "
-      "(--dp-groups) span every copy")(
-      "dp-groups", po::value(&o.dp_groups),
-      "with --replicate-trace, the communicator groups that span every copy: 'world' (the "
-      "default: the collectives without a pg_name), 'none' (K independent jobs), or a list of "
-      "pg ids with or without 'world', e.g. world,2,3")(
-      "jobs", po::value(&o.jobs),
-      "a jobs file (YAML) in place of --workload-configuration: several traces sharing the "
-      "machine, each on its own NPUs (a list of jobs with 'workload', and optionally 'name', "
-      "'npus' and 'comm-groups'); the summary gives each job's step time")(
-      "jobs-alone", po::bool_switch(&jobs_alone),
-      "with --jobs, also run each job alone on its NPUs (the other jobs removed) and give what "
-      "sharing the machine costs it")(
-      "timeline", po::value(&timeline),
-      "write a Chrome/Perfetto trace (JSON) of every NPU's nodes to this file")(
-      "timeline-chakra", po::value(&timeline_chakra),
-      "write ASTRA-sim's issue/callback lines (Chakra timeline_visualizer input) to this file")(
-      "timeline-npus", po::value(&o.timeline_npus),
-      "the NPUs the timelines show, ids and ranges, e.g. 0-7,64 (default: all); for large runs")(
-      "timeline-chunks", po::value(&timeline_chunks)->default_value("on"),
-      "on: --timeline shows every collective's chunk phases in lanes of their own; off: leaves "
-      "them out (and does not keep them), for large runs")(
-      "report", po::value(&report),
-      "write the per-NPU breakdown, per-collective and per-link statistics (JSON) to this file")(
-      "report-csv", po::value(&report_csv),
-      "write the report as <prefix>.npus.csv, <prefix>.collectives.csv, <prefix>.links.csv, "
-      "<prefix>.queues.csv, <prefix>.critical_path.csv")(
-      "dry-run", po::bool_switch(&dry_run),
-      "load the inputs, print the run's estimated cost (chunks, messages, events, memory, wall "
-      "time) and stop without running it")(
-      "max-memory", po::value(&max_memory),
-      "the memory a run may be estimated to need, e.g. 16G (default: the machine's available "
-      "memory, at most 4 GiB); past it the run stops before it starts")(
-      "force", po::bool_switch(&o.budget.force),
-      "run even when the estimated wall time is over an hour")(
-      "log-level", po::value(&log_level)->default_value("info"),
-      "diagnostics shown: trace, debug, info, warn, error, off")(
-      "log-file", po::value(&log_file), "also write diagnostics to this file")(
-      "logging-configuration", po::value(&logging_config),
-      "accepted for ASTRA-sim compatibility; not used")(
-      "logging-folder", po::value(&logging_folder),
-      "accepted for ASTRA-sim compatibility; not used");
-
+  desc.add_options()("help,h", "print this help")("version", "print the version");
+  orrery::RunCommandFlagSchema().AddTo(&desc);
+  orrery::RunFlagSchema().AddTo(&desc);
   po::variables_map vm;
   try {
     po::store(orrery::ParseFlags(argc, argv, desc), vm);
@@ -224,178 +232,32 @@ int Main(int argc, char** argv) {
     return Fail(std::string(e.what()) + " (see --help)");
   }
   if (vm.count("help")) {
-    std::cout
-        << kVersion << "\n\n"
-        << "usage: orrery --workload-configuration=PREFIX|--jobs=FILE --system-configuration=FILE "
-           "--network-configuration=FILE [options]\n"
-           "       orrery sweep|validate|calibrate --help   (parameter sweeps; NCCL "
-           "validation and calibration)\n"
-           "       orrery convert-text --help   (ASTRA-sim 1.0 text workloads to Chakra ET "
-           "files)\n"
-           "       orrery trace-info PATH [--json FILE]   (what a Chakra trace holds)\n"
-           "       orrery generate-llm --help   (a GPT or Llama training step with data, tensor "
-           "and pipeline parallelism, as Chakra ET files)\n"
-           "       orrery import --help    (PyTorch profiles to Chakra ET files)\n"
-           "       orrery analyze --help   (where a measured or simulated run's GPU time went)\n"
-           "       orrery compare MEASURED.json SIMULATED.json   (two analyze reports side by "
-           "side)\n\n"
-        << desc << "\n";
+    std::cout << kVersion << "\n\n" << kUsage << desc << "\n";
     return 0;
   }
   if (vm.count("version")) {
     std::cout << kVersion << "\n";
     return 0;
   }
-  if (jobs_alone && o.jobs.empty()) {
-    return Fail("--jobs-alone applies only with --jobs (it runs each job of the jobs file alone)");
+  orrery::RunCommandFlags command;
+  orrery::RunFlags f;
+  std::set<std::string> given;
+  orrery::ConfigSections sections;
+  orrery::Status problems = orrery::RunCommandFlagSchema().Apply(vm, &command);
+  if (problems.ok() && !command.config.empty()) {
+    problems = orrery::ReadPrintedConfig(command.config, &f, &given, &sections);
   }
-  if (vm.count("dp-groups") && o.dp_groups.find_first_not_of(" \t") == std::string::npos) {
-    return Fail("--dp-groups is empty; expected " + orrery::DataParallelGroupsSyntax());
+  if (problems.ok()) problems = orrery::RunFlagSchema().Apply(vm, &f, &given);
+  if (!problems.ok()) return Fail(problems.message());
+  if (const std::string bad = SetUpLogging(f); !bad.empty()) return Fail(bad);
+  orrery::StatusOr<orrery::RunOptions> o = orrery::RunOptionsFromFlags(f, given);
+  if (!o.ok()) return Fail(o.status().message());
+  if (!command.config.empty()) {
+    const orrery::Status used = orrery::UsePrintedSections(sections, &*o);
+    if (!used.ok()) return Fail(used.message());
   }
-  {
-    const spdlog::level::level_enum level = spdlog::level::from_str(log_level);
-    if (level == spdlog::level::off && log_level != "off") {
-      return Fail("--log-level is '" + log_level +
-                  "'; expected one of trace, debug, info, warn, error, off");
-    }
-    Log().set_level(level);
-    if (!log_file.empty()) {
-      // As every other output: spdlog would create a missing directory (a typo's tree).
-      const std::string problem = OutputPathProblem("log-file", log_file, false);
-      if (!problem.empty()) return Fail(problem);
-      try {
-        auto file = std::make_shared<spdlog::sinks::basic_file_sink_st>(log_file, true);
-        file->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %l: %v");
-        Log().sinks().push_back(file);
-      } catch (const spdlog::spdlog_ex& e) {
-        return Fail("--log-file '" + log_file + "': " + e.what());
-      }
-    }
-  }
-  if (vm.count("max-memory")) {
-    const orrery::Status set = orrery::SetMaxMemory(max_memory, "", &o.budget);
-    if (!set.ok()) return Fail(set.message());
-  }
-  o.estimate_only = dry_run;
-  orrery::StatusOr<orrery::Backend> b = orrery::ParseBackend(backend);
-  if (!b.ok()) return Fail("--network-backend: " + b.status().message());
-  o.backend = *b;
-  o.rendezvous = rendezvous;
-  // Comma-separated; every item is a number, the empty one after a trailing comma too.
-  for (size_t begin = 0;;) {
-    const size_t comma = queues.find(',', begin);
-    const std::string item = queues.substr(begin, comma - begin);
-    try {
-      size_t used = 0;
-      const int q = std::stoi(item, &used);
-      if (used != item.size() || q < 1 || q > 1024) throw std::invalid_argument(item);
-      o.queues_per_dim.push_back(q);
-    } catch (const std::exception&) {
-      return Fail("--num-queues-per-dim is '" + queues +
-                  "'; expected a number from 1 to 1024 or a comma-separated list of them");
-    }
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
-  }
-
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"timeline", timeline},
-                                   {"timeline-chakra", timeline_chakra},
-                                   {"report", report},
-                                   {"report-csv", report_csv},
-                                   {"link-stats", o.link_stats}}) {
-    if (path.empty()) continue;
-    const std::string problem = OutputPathProblem(flag, path, std::string(flag) == "report-csv");
-    if (!problem.empty()) return Fail(problem);
-  }
-  if (!o.timeline_npus.empty() && timeline.empty() && timeline_chakra.empty()) {
-    return Fail("--timeline-npus '" + o.timeline_npus +
-                "' selects NPUs for a timeline, but no --timeline or --timeline-chakra is given");
-  }
-  o.record =
-      !timeline.empty() || !timeline_chakra.empty() || !report.empty() || !report_csv.empty();
-  if (timeline_chunks != "on" && timeline_chunks != "off") {
-    return Fail("--timeline-chunks is '" + timeline_chunks + "'; expected on or off");
-  }
-  if (timeline_chunks == "off" && timeline.empty()) {
-    return Fail("--timeline-chunks off leaves chunk lanes out of a --timeline, but none is given");
-  }
-  // Only the Chrome trace shows them.
-  o.record_chunk_phases = !timeline.empty() && timeline_chunks == "on";
-  o.record_queue_lengths = !timeline.empty() || !report.empty() || !report_csv.empty();
-  const auto t0 = std::chrono::steady_clock::now();
-  // A progress line on long runs, only when a person is watching stderr.
-  const bool tty = isatty(STDERR_FILENO) != 0 && Log().should_log(spdlog::level::info);
-  if (tty) {
-    o.progress = [t0](const orrery::Progress& p) {
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double done = p.nodes_total > 0 ? static_cast<double>(p.nodes_done) / p.nodes_total : 0;
-      // The time left if the nodes still to do go as fast as those done.
-      const std::string eta =
-          done > 0.01
-              ? ", about " + orrery::Time::FromNsDouble(wall * (1 - done) / done * 1e9).ToHuman() +
-                    " left"
-              : "";
-      std::fprintf(stderr,
-                   "\r  simulated %s, %.1f M events, %.1f M events/s, %.1f%% of nodes done%s ",
-                   p.now.ToHuman().c_str(), p.events / 1e6, wall > 0 ? p.events / wall / 1e6 : 0.0,
-                   100.0 * done, eta.c_str());
-      std::fflush(stderr);
-    };
-  }
-  o.node_trace = [](const std::string& line) { Log().info("{}", line); };
-  orrery::StatusOr<orrery::RunResult> r = orrery::RunSimulation(o);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (tty && r.ok() && r->events >= (uint64_t{1} << 22)) std::fprintf(stderr, "\n");
-  if (!r.ok()) return Fail(r.status().message());
-  if (dry_run) {
-    std::fputs(orrery::DescribeRunCost(*r->estimate).c_str(), stdout);
-    return 0;
-  }
-  if (jobs_alone) {
-    const orrery::Status s = orrery::AddJobsAlone(o, &*r);
-    if (!s.ok()) return Fail(s.message());
-  }
-  for (const auto& w : r->warnings) Log().warn("{}", w);
-  for (const auto& note : r->shortcut_notes) Log().info("{}", note);
-  if (!r->shortcut.empty()) Log().info("{}", r->shortcut);
-  // Files first: if one cannot be written, the run fails before printing results.
-  struct Output {
-    const std::string& path;
-    orrery::Status (*write)(const orrery::RunResult&, const std::string&);
-  };
-  for (const Output& out :
-       {Output{timeline, orrery::WriteChromeTrace},
-        Output{timeline_chakra, orrery::WriteChakraTimeline},
-        Output{report, orrery::WriteReportJson}, Output{report_csv, orrery::WriteReportCsv}}) {
-    if (out.path.empty()) continue;
-    const orrery::Status s = out.write(*r, out.path);
-    if (!s.ok()) return Fail(s.message());
-  }
-  std::string out;
-  out.reserve(static_cast<size_t>(r->num_npus()) * 80);
-  char line[160];
-  for (int i = 0; i < r->num_npus(); ++i) {
-    const auto& s = r->npus[i];
-    std::snprintf(line, sizeof line,
-                  "sys[%d] finished, %lld cycles, exposed communication %lld cycles.\n", i,
-                  static_cast<long long>(s.finish.WholeNs()),
-                  static_cast<long long>(s.exposed_communication().WholeNs()));
-    out += line;
-  }
-  if (r->local_mem_tracked) {
-    for (int i = 0; i < r->num_npus(); ++i) {
-      std::snprintf(line, sizeof line, "sys[%d] peak memory usage: %s\n", i,
-                    orrery::FormatMemory(r->npus[i].peak_local_memory).c_str());
-      out += line;
-    }
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fputs(orrery::SummaryTable(*r).c_str(), stdout);
-  // Wall time goes to stderr so that stdout is bit-for-bit reproducible.
-  Log().info("{} events in {:.3f} s of wall time ({:.2f} M events/s)", r->events, wall,
-             wall > 0 ? static_cast<double>(r->events) / wall / 1e6 : 0.0);
-  return 0;
+  if (command.print_config) return PrintConfigAndStop(f, *o);
+  return Simulate(f, std::move(o).value());
 }
 
 }  // namespace

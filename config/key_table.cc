@@ -34,4 +34,15 @@ std::string KeyTableMarkdown(const std::string& title, const std::vector<KeyDoc>
   return out;
 }
 
+std::string FlagTableMarkdown(const std::string& title, const std::vector<KeyDoc>& flags) {
+  std::string out = "### " + title + "\n\n" +
+                    "| flag | value | unit | default | allowed | meaning |\n" +
+                    "|---|---|---|---|---|---|\n";
+  for (const KeyDoc& k : flags) {
+    out += "| `--" + k.name + "` | " + Cell(k.type) + " | " + Cell(k.unit) + " | " +
+           Cell(k.default_value) + " | " + Cell(k.allowed) + " | " + Cell(k.meaning) + " |\n";
+  }
+  return out;
+}
+
 }  // namespace orrery

@@ -1,5 +1,5 @@
 // Markdown tables of configuration keys: configs/README.md holds exactly these tables, printed
-// by //config:print_config_keys and checked by //config:docs_test.
+// by //configs:print_config_keys and checked by //configs:docs_test.
 //
 //   std::cout << KeyTableMarkdown("System keys", SystemConfigKeys());
 #pragma once
@@ -14,5 +14,7 @@ namespace orrery {
 // "### <title>", a blank line, then one row per key (key, type, unit, default, allowed, meaning,
 // difference from ASTRA-sim 2.0).
 std::string KeyTableMarkdown(const std::string& title, const std::vector<KeyDoc>& keys);
+// The same for a command's flags (docs/cli.md): "| `--name` | value | unit | default | ...".
+std::string FlagTableMarkdown(const std::string& title, const std::vector<KeyDoc>& flags);
 
 }  // namespace orrery

@@ -71,7 +71,7 @@ std::string ScalarExpected(const KeySpec& k, bool plural) {
 
 std::string Problem(const std::string& where, const std::string& what, const std::string& bad,
                     const std::string& expected) {
-  return where + ": " + what + " is " + bad + "; expected " + expected;
+  return (where.empty() ? "" : where + ": ") + what + " is " + bad + "; expected " + expected;
 }
 
 // Whether a scalar is a string whatever it looks like: quoted ("10", '10') or tagged !!str.
@@ -110,8 +110,13 @@ std::string WholeNumberText(double d) {
   return b;
 }
 
+// Where a value is in its file ("" for a flag's value).
+std::string At(const ConfigFile* file, const YAML::Node& v) {
+  return file == nullptr ? "" : file->Where(v);
+}
+
 // Checks one number against the key's constraints; returns "" or a problem.
-std::string CheckNumber(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
+std::string CheckNumber(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
                         const std::string& what, double* out) {
   const bool integer = k.integer || k.type == ValueType::kInt;
   double d = 0;
@@ -123,11 +128,11 @@ std::string CheckNumber(const ConfigFile& file, const KeySpec& k, const YAML::No
   if (ok && k.type_limit.has_value() && d >= *k.type_limit) {
     // The largest whole double below 2^bits: 2^bits - 1 up to 53 bits, 2^64 - 2048 for 64.
     const double most = std::floor(std::nextafter(*k.type_limit, 0.0));
-    return Problem(file.Where(v), what, Show(v),
+    return Problem(At(file, v), what, Show(v),
                    ScalarExpected(k, false) + " (at most " + WholeNumberText(most) + ")");
   }
   if (ok && k.type_min.has_value() && d < *k.type_min) {
-    return Problem(file.Where(v), what, Show(v),
+    return Problem(At(file, v), what, Show(v),
                    ScalarExpected(k, false) + " (at least " + WholeNumberText(*k.type_min) + ")");
   }
   if (ok) {
@@ -139,25 +144,25 @@ std::string CheckNumber(const ConfigFile& file, const KeySpec& k, const YAML::No
   if (v.IsScalar() && v.Tag() == "!") expected += ", written without quotes";
   if (v.IsScalar() && v.Tag() == "tag:yaml.org,2002:str") expected += ", written without !!str";
   const bool unholdable = !why.empty() && why != kNotANumber;
-  return Problem(file.Where(v), what, unholdable ? why : Show(v), expected);
+  return Problem(At(file, v), what, unholdable ? why : Show(v), expected);
 }
 
 // Checks one string against the key's allowed values and extra check; returns "" or a problem.
-std::string CheckString(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
+std::string CheckString(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
                         const std::string& what, std::string* out) {
-  if (!v.IsScalar()) return Problem(file.Where(v), what, Show(v), ScalarExpected(k, false));
+  if (!v.IsScalar()) return Problem(At(file, v), what, Show(v), ScalarExpected(k, false));
   const std::string& s = v.Scalar();
   if (!k.allowed.empty()) {
     bool found = false;
     for (const std::string& a : k.allowed) found = found || a == s;
     if (!found) {
-      return Problem(file.Where(v), what, Show(v),
+      return Problem(At(file, v), what, Show(v),
                      "one of " + JoinNames(k.allowed) + SuggestionText(s, k.allowed));
     }
   }
   if (k.check) {
     const std::string expected = k.check(s);
-    if (!expected.empty()) return Problem(file.Where(v), what, Show(v), expected);
+    if (!expected.empty()) return Problem(At(file, v), what, Show(v), expected);
   }
   *out = s;
   return "";
@@ -175,9 +180,10 @@ std::string LengthText(const KeySpec& k) {
   return "";
 }
 
-Status CheckValue(const ConfigFile& file, const KeySpec& k, const YAML::Node& v, ConfigValue* out) {
+// `file` names where a bad value is (nullptr: a flag's value, named by `what` alone).
+Status CheckValue(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
+                  const std::string& what, ConfigValue* out) {
   Status problems;
-  const std::string what = "key '" + k.name + "'";
   switch (k.type) {
     case ValueType::kInt:
     case ValueType::kNumber: {
@@ -192,7 +198,7 @@ Status CheckValue(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
       } else if (s == "0" || s == "false") {
         out->boolean = false;
       } else {
-        problems.Add(Problem(file.Where(v), what, Show(v), "0, 1, true or false"));
+        problems.Add(Problem(At(file, v), what, Show(v), "0, 1, true or false"));
       }
       break;
     }
@@ -208,13 +214,13 @@ Status CheckValue(const ConfigFile& file, const KeySpec& k, const YAML::Node& v,
       const std::string expected = "a list of " + ScalarExpected(k, true) + LengthText(k) +
                                    " (e.g. [" + (numbers ? "1, 2" : "a, b") + "])";
       if (!v.IsSequence()) {
-        problems.Add(Problem(file.Where(v), what, Show(v), expected));
+        problems.Add(Problem(At(file, v), what, Show(v), expected));
         break;
       }
       const size_t n = v.size();
       if ((k.exact_length.has_value() && n != *k.exact_length) ||
           (k.min_length.has_value() && n < *k.min_length)) {
-        problems.Add(Problem(file.Where(v), what,
+        problems.Add(Problem(At(file, v), what,
                              "a list of " + std::to_string(n) + (n == 1 ? " entry" : " entries"),
                              expected));
       }
@@ -260,6 +266,11 @@ std::string TypeName(const KeySpec& k) {
 }
 
 }  // namespace
+
+Status CheckFlagValue(const KeySpec& k, const YAML::Node& v, const std::string& what,
+                      ConfigValue* out) {
+  return CheckValue(nullptr, k, v, what, out);
+}
 
 std::string FlowYaml(const YAML::Node& n) {
   YAML::Emitter e;
@@ -420,11 +431,15 @@ StatusOr<ConfigFile> ConfigFile::Read(const std::string& path) {
 }
 
 StatusOr<ConfigFile> ConfigFile::Parse(const std::string& text, const std::string& path) {
-  ConfigFile f;
-  f.path_ = path;
   StatusOr<YAML::Node> root = ParseYamlDocument(text, path);
   if (!root.ok()) return root.status();
-  f.root_ = *root;
+  return FromNode(*root, path);
+}
+
+StatusOr<ConfigFile> ConfigFile::FromNode(const YAML::Node& root, const std::string& path) {
+  ConfigFile f;
+  f.path_ = path;
+  f.root_ = root;
   const char* expected = "; expected a map of 'key: value' pairs (a JSON object)";
   switch (f.root_.Type()) {
     case YAML::NodeType::Map:
@@ -578,7 +593,8 @@ Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
     }
     seen[index] = true;
     ConfigValue value;
-    const Status s = CheckValue(file, keys[index], it->second, &value);
+    const Status s =
+        CheckValue(&file, keys[index], it->second, "key '" + keys[index].name + "'", &value);
     if (s.ok()) {
       (*values)[index] = std::move(value);
     } else {

@@ -44,6 +44,9 @@ class ConfigFile {
   static StatusOr<ConfigFile> Read(const std::string& path);
   // Same checks on text already in memory; `path` is only used in messages.
   static StatusOr<ConfigFile> Parse(const std::string& text, const std::string& path);
+  // A map already parsed (a section of a larger document, e.g. a printed configuration's
+  // 'system:'); messages give `path` and the lines of the document it came from.
+  static StatusOr<ConfigFile> FromNode(const YAML::Node& root, const std::string& path);
 
   const std::string& path() const { return path_; }
   const YAML::Node& root() const { return root_; }
@@ -168,6 +171,11 @@ struct ConfigValue {
 Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
                  std::vector<std::optional<ConfigValue>>* values);
 
+// Checks one value (a flag's, parsed as YAML text) against its declaration; problems read
+// "<what> is 'x'; expected ..." (e.g. what = "--comm-scale").
+Status CheckFlagValue(const KeySpec& k, const YAML::Node& v, const std::string& what,
+                      ConfigValue* out);
+
 // Shortest text for a number: 10 -> "10", 936.25 -> "936.25".
 std::string FormatNumber(double v);
 // `n` as one line of flow YAML ({a: 1, b: [2, 3]}), which is also how a generated config file
@@ -188,8 +196,10 @@ class Schema {
   template <typename I>
   KeySpec& Integer(const std::string& name, I T::*field) {
     static_assert(std::is_integral<I>::value, "Integer() binds integer fields");
-    KeySpec& k = Add(name, ValueType::kInt, FormatNumber(static_cast<double>(defaults_.*field)),
-                     [field](const ConfigValue& v, T* t) { t->*field = static_cast<I>(v.number); });
+    KeySpec& k = Add(
+        name, ValueType::kInt, FormatNumber(static_cast<double>(defaults_.*field)),
+        [field](const ConfigValue& v, T* t) { t->*field = static_cast<I>(v.number); },
+        [field](const T& t) { return YAML::Node(FormatNumber(static_cast<double>(t.*field))); });
     k.integer = true;
     k.type_limit = std::ldexp(1.0, std::numeric_limits<I>::digits);
     if (std::is_unsigned<I>::value) {
@@ -200,27 +210,39 @@ class Schema {
     return k;
   }
   KeySpec& Number(const std::string& name, double T::*field) {
-    return Add(name, ValueType::kNumber, FormatNumber(defaults_.*field),
-               [field](const ConfigValue& v, T* t) { t->*field = v.number; });
+    return Add(
+        name, ValueType::kNumber, FormatNumber(defaults_.*field),
+        [field](const ConfigValue& v, T* t) { t->*field = v.number; },
+        [field](const T& t) { return YAML::Node(FormatNumber(t.*field)); });
   }
   // Left empty when the key is absent.
   KeySpec& OptionalNumber(const std::string& name, std::optional<double> T::*field) {
-    return Add(name, ValueType::kNumber, "absent",
-               [field](const ConfigValue& v, T* t) { t->*field = v.number; });
+    return Add(
+        name, ValueType::kNumber, "absent",
+        [field](const ConfigValue& v, T* t) { t->*field = v.number; },
+        [field](const T& t) {
+          return (t.*field).has_value() ? YAML::Node(FormatNumber(*(t.*field))) : YAML::Node();
+        });
   }
   // 0, 1, true or false.
   KeySpec& Bool(const std::string& name, bool T::*field) {
-    return Add(name, ValueType::kBool, (defaults_.*field) ? "1" : "0",
-               [field](const ConfigValue& v, T* t) { t->*field = v.boolean; });
+    return Add(
+        name, ValueType::kBool, (defaults_.*field) ? "1" : "0",
+        [field](const ConfigValue& v, T* t) { t->*field = v.boolean; },
+        [field](const T& t) { return YAML::Node((t.*field) ? "true" : "false"); });
   }
   KeySpec& String(const std::string& name, std::string T::*field) {
     const std::string& d = defaults_.*field;
-    return Add(name, ValueType::kString, d.empty() ? "none" : d,
-               [field](const ConfigValue& v, T* t) { t->*field = v.text; });
+    return Add(
+        name, ValueType::kString, d.empty() ? "none" : d,
+        [field](const ConfigValue& v, T* t) { t->*field = v.text; },
+        [field](const T& t) { return TextNode(t.*field); });
   }
   KeySpec& Enum(const std::string& name, std::string T::*field, std::vector<std::string> values) {
-    KeySpec& k = Add(name, ValueType::kEnum, defaults_.*field,
-                     [field](const ConfigValue& v, T* t) { t->*field = v.text; });
+    KeySpec& k = Add(
+        name, ValueType::kEnum, defaults_.*field,
+        [field](const ConfigValue& v, T* t) { t->*field = v.text; },
+        [field](const T& t) { return TextNode(t.*field); });
     k.allowed = std::move(values);
     return k;
   }
@@ -234,22 +256,33 @@ class Schema {
       names.push_back(spelling);
       if (e == defaults_.*field) default_name = spelling;
     }
-    KeySpec& k =
-        Add(name, ValueType::kEnum, default_name, [field, values](const ConfigValue& v, T* t) {
+    KeySpec& k = Add(
+        name, ValueType::kEnum, default_name,
+        [field, values](const ConfigValue& v, T* t) {
           for (const auto& [spelling, e] : values) {
             if (spelling == v.text) t->*field = e;
           }
+        },
+        [field, values](const T& t) {
+          for (const auto& [spelling, e] : values) {
+            if (e == t.*field) return YAML::Node(spelling);
+          }
+          return YAML::Node();
         });
     k.allowed = std::move(names);
     return k;
   }
   KeySpec& StringList(const std::string& name, std::vector<std::string> T::*field) {
-    return Add(name, ValueType::kStringList, "none",
-               [field](const ConfigValue& v, T* t) { t->*field = v.strings; });
+    return Add(
+        name, ValueType::kStringList, "none",
+        [field](const ConfigValue& v, T* t) { t->*field = v.strings; },
+        [field](const T& t) { return ListNode(t.*field, [](const std::string& x) { return x; }); });
   }
   KeySpec& NumberList(const std::string& name, std::vector<double> T::*field) {
-    return Add(name, ValueType::kNumberList, "none",
-               [field](const ConfigValue& v, T* t) { t->*field = v.numbers; });
+    return Add(
+        name, ValueType::kNumberList, "none",
+        [field](const ConfigValue& v, T* t) { t->*field = v.numbers; },
+        [field](const T& t) { return ListNode(t.*field, FormatNumber); });
   }
 
   // Sets the fields of *out from the keys present in `file` (absent keys keep their values).
@@ -266,6 +299,19 @@ class Schema {
     return status;
   }
 
+  // Every key's value in `t` as a YAML map, in declaration order; a key whose value is empty
+  // (an absent optional number, an empty string or list) is left out, as it would be absent.
+  YAML::Node ToYaml(const T& t) const {
+    YAML::Node map(YAML::NodeType::Map);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const YAML::Node v = getters_[i](t);
+      if (v.IsDefined() && !v.IsNull()) map[keys_[i].name] = v;
+    }
+    return map;
+  }
+  // Sets the field of key `index` (an index into keys()) from a checked value.
+  void Set(size_t index, const ConfigValue& v, T* t) const { setters_[index](v, t); }
+
   const std::vector<KeySpec>& keys() const { return keys_; }
   std::vector<KeyDoc> Docs() const {
     std::vector<KeyDoc> docs;
@@ -274,8 +320,20 @@ class Schema {
   }
 
  private:
+  static YAML::Node TextNode(const std::string& s) {
+    return s.empty() ? YAML::Node() : YAML::Node(s);
+  }
+  template <typename E, typename F>
+  static YAML::Node ListNode(const std::vector<E>& list, F text) {
+    if (list.empty()) return YAML::Node();
+    YAML::Node seq(YAML::NodeType::Sequence);
+    for (const E& e : list) seq.push_back(text(e));
+    return seq;
+  }
+
   KeySpec& Add(const std::string& name, ValueType type, std::string default_text,
-               std::function<void(const ConfigValue&, T*)> setter) {
+               std::function<void(const ConfigValue&, T*)> setter,
+               std::function<YAML::Node(const T&)> getter) {
     for (const KeySpec& k : keys_) {
       ORRERY_CHECK(k.name != name, "key '" + name + "' declared twice");
     }
@@ -284,12 +342,14 @@ class Schema {
     keys_.back().type = type;
     keys_.back().default_text = std::move(default_text);
     setters_.push_back(std::move(setter));
+    getters_.push_back(std::move(getter));
     return keys_.back();
   }
 
   T defaults_{};
   std::vector<KeySpec> keys_;
   std::vector<std::function<void(const ConfigValue&, T*)>> setters_;
+  std::vector<std::function<YAML::Node(const T&)>> getters_;
 };
 
 // The one YAML document in `text` (YAML::Load alone keeps the first and silently drops the

@@ -382,6 +382,12 @@ std::string CheckCollectiveAlgorithmName(const std::string& name) {
 StatusOr<SystemConfig> LoadSystemConfig(const std::string& path) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
+  return LoadSystemConfig(*file);
+}
+
+StatusOr<SystemConfig> LoadSystemConfig(const ConfigFile& config_file) {
+  const ConfigFile* file = &config_file;
+  const std::string& path = file->path();
   SystemConfig config;
   std::set<std::string> valid;
   Status status = MakeSystemSchema().Apply(*file, &config, &valid);
@@ -399,5 +405,9 @@ StatusOr<SystemConfig> LoadSystemConfig(const std::string& path) {
 }
 
 std::vector<KeyDoc> SystemConfigKeys() { return MakeSystemSchema().Docs(); }
+
+YAML::Node SystemConfigYaml(const SystemConfig& config) {
+  return MakeSystemSchema().ToYaml(config);
+}
 
 }  // namespace orrery

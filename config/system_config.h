@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "config/key_doc.h"
+#include "config/schema.h"
 
 namespace orrery {
 
@@ -40,7 +41,7 @@ struct SystemConfig {
   // What real collective libraries add to the network's time (Orrery's; see configs/README.md).
   double collective_launch_latency_ns = 0;  // fixed cost before every collective starts
   double protocol_efficiency = 1;           // payload share of the bytes a collective moves
-  // An NCCL model (config/nccl_model.h) choosing each collective's algorithm, protocol, floor and
+  // An NCCL model (nccl/nccl_model.h) choosing each collective's algorithm, protocol, floor and
   // efficiency by size and group; relative to this file's directory. "" = the keys above.
   std::string nccl_model;
   // Collectives, sends and remote-memory accesses an NPU runs at once (1: ASTRA-sim's one slot).
@@ -70,9 +71,14 @@ struct SystemConfig {
 };
 
 StatusOr<SystemConfig> LoadSystemConfig(const std::string& path);
+// The same for a file already read (or a section of a printed configuration).
+StatusOr<SystemConfig> LoadSystemConfig(const ConfigFile& file);
 
 // Every key LoadSystemConfig accepts, with type, unit, default and meaning (for docs and --help).
 std::vector<KeyDoc> SystemConfigKeys();
+// Every key of `config` with its value (defaults included; an absent optional key, an empty
+// string or list left out), as a file that loads to the same configuration.
+YAML::Node SystemConfigYaml(const SystemConfig& config);
 
 // "" when `name` is a native collective algorithm ("ring", "direct<4>", ...); otherwise what
 // would be valid, with a suggestion.

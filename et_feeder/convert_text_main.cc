@@ -5,36 +5,82 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/flags.h"
+#include "config/flag_schema.h"
 #include "et_feeder/text_workload.h"
 #include "et_feeder/writer.h"
 
 namespace orrery {
 namespace et {
+namespace {
+
+// The flags of convert-text, one field each; the defaults are the flags'.
+struct TextFlags {
+  std::string input;
+  std::string output;
+  int num_npus = 0;
+  int num_passes = 1;
+  bool compatible = false;
+  // Chakra's older spellings of the first four.
+  std::string input_chakra;
+  std::string output_chakra;
+  int num_npus_chakra = 0;
+  int num_passes_chakra = 0;
+};
+
+const FlagSchema<TextFlags>& TextFlagSchema() {
+  static const FlagSchema<TextFlags>* schema = [] {
+    using F = TextFlags;
+    auto* s = new FlagSchema<F>();
+    s->String("input", &F::input).Help("the text workload (e.g. DATA, 1 line per layer)");
+    s->String("output", &F::output).Help("output prefix: NPU r's file is <output>.<r>.et");
+    s->Integer("num-npus", &F::num_npus)
+        .Min(1)
+        .Max(1 << 20)
+        .Default("required")
+        .Help(
+            "how many files to write; 1 is enough with --replicate-trace, which runs it on "
+            "every NPU");
+    s->Integer("num-passes", &F::num_passes)
+        .Min(1)
+        .Max(100000)
+        .Help("training passes: pass p+1's forward waits for pass p's weight updates");
+    s->Switch("chakra-compatible", &F::compatible)
+        .Help(
+            "write the nodes Chakra's converter writes (as read from its source): a NONE "
+            "communication as its all-reduce of that size, ids numbered on across the NPUs' "
+            "files");
+    s->String("input_filename", &F::input_chakra)
+        .Help("the same as --input (Chakra's older spelling)");
+    s->String("output_filename", &F::output_chakra).Help("the same as --output");
+    s->Integer("num_npus", &F::num_npus_chakra)
+        .Min(1)
+        .Max(1 << 20)
+        .Default("none")
+        .Help("the same as --num-npus");
+    s->Integer("num_passes", &F::num_passes_chakra)
+        .Min(1)
+        .Max(100000)
+        .Default("none")
+        .Help("the same as --num-passes");
+    return s;
+  }();
+  return *schema;
+}
+
+}  // namespace
+
+std::vector<KeyDoc> ConvertTextFlagDocs() { return TextFlagSchema().Docs(); }
+
 int ConvertTextMain(int argc, char** argv) {
   namespace po = boost::program_options;
-  std::string input, output, npus, passes = "1";
-  std::string input_chakra, output_chakra, npus_chakra, passes_chakra;
-  bool compatible = false;
   po::options_description desc(
       "orrery convert-text: an ASTRA-sim 1.0 text workload to Chakra ET files, one "
       "<output>.<r>.et per NPU (as chakra_converter Text)");
-  desc.add_options()("help,h", "print this help")(
-      "input", po::value(&input), "the text workload (e.g. DATA, 1 line per layer)")(
-      "output", po::value(&output), "output prefix: NPU r's file is <output>.<r>.et")(
-      "num-npus", po::value(&npus),
-      "how many files to write (1 to 1048576); 1 is enough with "
-      "--replicate-trace, which runs it on every NPU")(
-      "num-passes", po::value(&passes)->default_value("1"),
-      "training passes (1 to 100000): pass p+1's forward waits for pass p's weight updates")(
-      "chakra-compatible", po::bool_switch(&compatible),
-      "write the nodes Chakra's converter writes (as read from its source): a NONE "
-      "communication as its all-reduce of that size, ids numbered on across the NPUs' files")(
-      "input_filename", po::value(&input_chakra), "the same as --input (Chakra's older spelling)")(
-      "output_filename", po::value(&output_chakra), "the same as --output")(
-      "num_npus", po::value(&npus_chakra), "the same as --num-npus")(
-      "num_passes", po::value(&passes_chakra), "the same as --num-passes");
+  desc.add_options()("help,h", "print this help");
+  TextFlagSchema().AddTo(&desc);
   po::variables_map vm;
   try {
     po::store(ParseFlags(argc, argv, desc), vm);
@@ -52,42 +98,35 @@ int ConvertTextMain(int argc, char** argv) {
                                      {"output", "output_filename"},
                                      {"num-npus", "num_npus"},
                                      {"num-passes", "num_passes"}}) {
-    if (vm.count(chakra) && vm.count(ours) && !vm[ours].defaulted()) {
+    if (vm.count(chakra) && vm.count(ours)) {
       std::fprintf(stderr,
                    "error: convert-text: --%s and --%s are the same flag; give one of them\n", ours,
                    chakra);
       return 1;
     }
   }
-  if (!input_chakra.empty()) input = input_chakra;
-  if (!output_chakra.empty()) output = output_chakra;
-  if (!npus_chakra.empty()) npus = npus_chakra;
-  if (!passes_chakra.empty()) passes = passes_chakra;
-  if (input.empty() || output.empty() || npus.empty()) {
+  TextFlags f;
+  const Status flags = TextFlagSchema().Apply(vm, &f);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "error: %s\n", flags.WithContext("convert-text").message().c_str());
+    return 1;
+  }
+  if (!f.input_chakra.empty()) f.input = f.input_chakra;
+  if (!f.output_chakra.empty()) f.output = f.output_chakra;
+  if (f.num_npus_chakra > 0) f.num_npus = f.num_npus_chakra;
+  if (f.num_passes_chakra > 0) f.num_passes = f.num_passes_chakra;
+  const std::string& input = f.input;
+  const std::string& output = f.output;
+  if (input.empty() || output.empty() || f.num_npus == 0) {
     std::fprintf(stderr,
                  "error: convert-text: --input FILE, --output PREFIX and --num-npus N are "
                  "required\n");
     return 1;
   }
   TextWorkloadOptions o;
-  o.chakra_compatible = compatible;
-  const std::optional<uint64_t> num_npus = ParseWholeNumber(npus, 1 << 20);
-  if (!num_npus || *num_npus < 1) {
-    std::fprintf(stderr,
-                 "error: convert-text: --num-npus '%s': expected a whole number from 1 "
-                 "to 1048576\n",
-                 npus.c_str());
-    return 1;
-  }
-  const std::optional<uint64_t> num_passes = ParseWholeNumber(passes, 100000);
-  if (!num_passes || *num_passes < 1) {
-    std::fprintf(stderr,
-                 "error: convert-text: --num-passes '%s': expected a whole number from 1 "
-                 "to 100000\n",
-                 passes.c_str());
-    return 1;
-  }
-  o.num_passes = static_cast<int>(*num_passes);
+  o.chakra_compatible = f.compatible;
+  const std::optional<uint64_t> num_npus = static_cast<uint64_t>(f.num_npus);
+  o.num_passes = f.num_passes;
   StatusOr<TextWorkload> w = ConvertTextWorkload(input, o);
   if (!w.ok()) {
     std::fprintf(stderr, "error: %s\n", w.status().message().c_str());

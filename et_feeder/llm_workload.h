@@ -30,6 +30,7 @@
 
 #include "common/status.h"
 #include "compute/gpu_model.h"
+#include "config/key_doc.h"
 #include "et_feeder/proto/et_def.pb.h"
 
 namespace orrery {
@@ -231,6 +232,8 @@ StatusOr<LlmConfig> LlmConfigFromFlags(const std::vector<std::string>& args);
 
 // `orrery generate-llm ...` (--help lists the flags). Returns the process exit code.
 int GenerateLlmMain(int argc, char** argv);
+// generate-llm's flags as docs/cli.md lists them (llm_workload_main.cc declares them).
+std::vector<KeyDoc> GenerateLlmFlagDocs();
 
 }  // namespace et
 }  // namespace orrery

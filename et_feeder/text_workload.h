@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/key_doc.h"
 #include "et_feeder/proto/et_def.pb.h"
 
 namespace orrery {
@@ -74,6 +75,8 @@ Status WriteTextWorkload(const TextWorkload& workload, const std::string& prefix
 // [--chakra-compatible]` (Chakra's `--input_filename`, `--output_filename`, `--num_npus`,
 // `--num_passes` spellings too). Returns the process exit code.
 int ConvertTextMain(int argc, char** argv);
+// convert-text's flags as docs/cli.md lists them (convert_text_main.cc declares them).
+std::vector<KeyDoc> ConvertTextFlagDocs();
 
 }  // namespace et
 }  // namespace orrery

@@ -65,6 +65,12 @@ const char* MemoryTypeName(MemoryType t) {
 StatusOr<MemoryConfig> LoadMemoryConfig(const std::string& path) {
   StatusOr<ConfigFile> file = ConfigFile::Read(path);
   if (!file.ok()) return file.status();
+  return LoadMemoryConfig(*file);
+}
+
+StatusOr<MemoryConfig> LoadMemoryConfig(const ConfigFile& config_file) {
+  const ConfigFile* file = &config_file;
+  const std::string& path = file->path();
   MemoryConfig config;
   std::set<std::string> valid;
   Status problems = MakeMemorySchema().Apply(*file, &config, &valid);

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "config/key_doc.h"
+#include "config/schema.h"
 
 namespace orrery {
 
@@ -32,6 +33,8 @@ struct MemoryConfig {
 };
 
 StatusOr<MemoryConfig> LoadMemoryConfig(const std::string& path);
+// The same for a file already read (or a section of a printed configuration).
+StatusOr<MemoryConfig> LoadMemoryConfig(const ConfigFile& file);
 
 // With PER_NODE_MEMORY_EXPANSION, num-nodes * num-npus-per-node must be the network's NPU count
 // (`network` names the network configuration in the message); other types always fit.

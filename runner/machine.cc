@@ -1,8 +1,8 @@
 #include "runner/machine.h"
 
 #include "compute/gpu_model.h"
-#include "config/network_config.h"
 #include "config/schema.h"
+#include "network/network_config.h"
 #include "runner/npu_scale.h"
 #include "runner/system_params_from_config.h"
 
@@ -81,6 +81,13 @@ StatusOr<RooflineParams> LoadRoofline(const SystemConfig& s, const std::string& 
   return r;
 }
 
+// The configuration file at `path`, or the printed configuration's section standing in for it.
+StatusOr<ConfigFile> ReadSection(const std::string& path, const YAML::Node& section,
+                                 const std::string& printed) {
+  if (section.IsMap()) return ConfigFile::FromNode(section, printed);
+  return ConfigFile::Read(path);
+}
+
 }  // namespace
 
 StatusOr<Machine> LoadMachine(const RunOptions& o) {
@@ -88,10 +95,17 @@ StatusOr<Machine> LoadMachine(const RunOptions& o) {
   if (!problems.ok()) return problems;
 
   Machine m;
-  StatusOr<Topology> topology = LoadNetworkConfig(o.network_config, &m.net_params);
-  StatusOr<SystemConfig> system = LoadSystemConfig(o.system_config);
+  const ConfigSections& in = o.sections;
+  StatusOr<ConfigFile> network_file = ReadSection(o.network_config, in.network, in.path);
+  StatusOr<ConfigFile> system_file = ReadSection(o.system_config, in.system, in.path);
+  StatusOr<Topology> topology = network_file.ok() ? LoadNetworkConfig(*network_file, &m.net_params)
+                                                  : StatusOr<Topology>(network_file.status());
+  StatusOr<SystemConfig> system = system_file.ok() ? LoadSystemConfig(*system_file)
+                                                   : StatusOr<SystemConfig>(system_file.status());
   if (!o.memory_config.empty()) {
-    StatusOr<MemoryConfig> memory = LoadMemoryConfig(o.memory_config);
+    StatusOr<ConfigFile> memory_file = ReadSection(o.memory_config, in.memory, in.path);
+    StatusOr<MemoryConfig> memory = memory_file.ok() ? LoadMemoryConfig(*memory_file)
+                                                     : StatusOr<MemoryConfig>(memory_file.status());
     if (memory.ok())
       m.memory = *memory;
     else

@@ -2,6 +2,8 @@
 // row's settings. Read by every stage of RunSimulation (runner/run.h).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,12 +22,23 @@ struct Progress {
   uint64_t nodes_total = 0;
 };
 
+// A printed configuration's sections (orrery --config FILE; runner/print_config.h), read in place
+// of the files: a section that is a map stands in for its file. Messages name `path` and the
+// lines of the printed file.
+struct ConfigSections {
+  std::string path;
+  YAML::Node system, network, memory, nccl_model;
+};
+
 struct RunOptions {
   std::string workload;  // prefix: rank r reads <prefix>.<r>.et
   std::string system_config;
   std::string network_config;
   std::string memory_config;      // optional: default NO_MEMORY_EXPANSION
   std::string comm_group_config;  // optional ("empty" or "" = none, as ASTRA-sim)
+  // With --config: the sections standing in for the files above (system_config, network_config
+  // and memory_config then name the printed file, for messages and relative paths).
+  ConfigSections sections;
   Backend backend = Backend::kAnalyticalAware;
   std::vector<int> queues_per_dim;  // --num-queues-per-dim (one value = every dimension)
   double injection_scale = 1.0;
@@ -50,7 +63,7 @@ struct RunOptions {
   // phases are kept for these NPUs only; RunResult::timeline_npus carries the set to the
   // timeline writers. Reports and the summary still cover every NPU.
   std::string timeline_npus;
-  // An NCCL model (config/nccl_model.h) to choose every collective's algorithm and protocol,
+  // An NCCL model (nccl/nccl_model.h) to choose every collective's algorithm and protocol,
   // in place of the system configuration's 'nccl-model' (which is relative to that file).
   std::string nccl_model;
   // With an NCCL model: only these algorithms (ring, tree, nvls, nvlstree) and protocols (LL,

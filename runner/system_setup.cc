@@ -7,7 +7,7 @@
 #include <set>
 
 #include "config/comm_group_config.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 
 namespace orrery {
 
@@ -91,6 +91,8 @@ StatusOr<std::unique_ptr<NcclTuner>> MakeRunTuner(const RunOptions& o, const Mac
   // NCCL's per-call choice of algorithm and protocol (system key nccl-model).
   std::unique_ptr<NcclTuner> tuner;
   std::string model_path = o.nccl_model;
+  const bool printed = o.sections.nccl_model.IsMap();  // --config's nccl-model section
+  if (printed) model_path = o.sections.path;
   if (model_path.empty() && !m.system.nccl_model.empty()) {
     model_path = m.system.nccl_model;
     const size_t slash = o.system_config.rfind('/');
@@ -108,10 +110,12 @@ StatusOr<std::unique_ptr<NcclTuner>> MakeRunTuner(const RunOptions& o, const Mac
                          "configs/machines/hgx-h100/nccl.yaml)");
   }
   if (!model_path.empty()) {
-    const std::string where = o.nccl_model.empty()
+    const std::string where = printed ? "NCCL model in " + model_path
+                              : o.nccl_model.empty()
                                   ? o.system_config + ": 'nccl-model' " + m.system.nccl_model
                                   : "NCCL model " + o.nccl_model;
-    StatusOr<NcclModel> model = LoadNcclModel(model_path);
+    StatusOr<NcclModel> model =
+        printed ? LoadNcclModel(o.sections.nccl_model, model_path) : LoadNcclModel(model_path);
     if (!model.ok()) return model.status().WithContext(where);
     StatusOr<std::unique_ptr<NcclTuner>> t =
         NcclTuner::Make(*model, o.nccl_algorithm, o.nccl_protocol, m.topology, m.net_params,

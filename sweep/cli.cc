@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/flags.h"
+#include "config/flag_schema.h"
 #include "sweep/sweep.h"
 
 namespace orrery {
@@ -81,33 +82,113 @@ int MergeMain(int argc, char** argv) {
   return 0;
 }
 
+// The flags of `orrery sweep`, one field each; the defaults are the flags'.
+struct SweepFlags {
+  std::string spec;
+  int jobs = 0;
+  std::string out;
+  bool resume = false;
+  std::string shard;
+  bool quiet = false;
+  bool dry_run = false;
+  std::string max_memory;
+  bool force = false;
+};
+
+const FlagSchema<SweepFlags>& SweepFlagSchema() {
+  static const FlagSchema<SweepFlags>* schema = [] {
+    using F = SweepFlags;
+    auto* s = new FlagSchema<F>();
+    s->Integer("jobs", &F::jobs).Min(0).Max(4096).Help("points run at once; 0 = all cores");
+    s->String("out", &F::out).Help("output prefix: PREFIX.csv, PREFIX.json (none: the spec's)");
+    s->Switch("resume", &F::resume)
+        .Help(
+            "keep finished points already in PREFIX.csv (a row whose parameters are all the "
+            "point's); with --shard, other shards' rows stay in the file");
+    s->String("shard", &F::shard)
+        .Check([](const std::string& v) {
+          int i = 0, n = 0;
+          return ParseShard(v, &i, &n) ? "" : ShardSyntax();
+        })
+        .Help(
+            "run slice I of N (points with index % N == I), e.g. 0/4; none: from "
+            "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set");
+    s->Switch("quiet", &F::quiet).Help("no progress line");
+    s->Switch("dry-run", &F::dry_run)
+        .Help("print the sweep's estimated cost (its first point's, times the points) and stop");
+    s->String("max-memory", &F::max_memory)
+        .Unit("bytes")
+        .Help(
+            "the memory the points run at once may be estimated to need, e.g. 16G (none: the "
+            "machine's available memory, at most 4 GiB)");
+    s->Switch("force", &F::force).Help("run even when the estimated wall time is over an hour");
+    s->String("spec", &F::spec).Help("the sweep spec (YAML); also the first word after sweep");
+    return s;
+  }();
+  return *schema;
+}
+
+// The shard SLURM's array variables give (none set: o is left as it is); "" or a problem.
+std::string ShardFromSlurm(SweepOptions* o) {
+  const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
+  const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
+  if (id == nullptr || count == nullptr) return "";
+  const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
+  const char* step = std::getenv("SLURM_ARRAY_TASK_STEP");  // --array=0-15:4
+  int task = 0, first = 0, stride = 1;
+  const bool ok =
+      ParseCount(id, &task) && (min == nullptr || ParseCount(min, &first)) &&
+      (step == nullptr || (ParseCount(step, &stride) && stride >= 1)) && task >= first &&
+      (task - first) % stride == 0 &&
+      ParseShard(std::to_string((task - first) / stride) + "/" + count, &o->shard, &o->shards);
+  if (ok) return "";
+  return "sweep: SLURM_ARRAY_TASK_ID=" + std::string(id) +
+         (min != nullptr ? " (SLURM_ARRAY_TASK_MIN=" + std::string(min) + ")" : "") +
+         (step != nullptr ? " (SLURM_ARRAY_TASK_STEP=" + std::string(step) + ")" : "") +
+         " and SLURM_ARRAY_TASK_COUNT=" + count +
+         " do not give a shard; expected (ID - MIN) / STEP and COUNT as " + ShardSyntax() +
+         " (an array of evenly spaced ids, --array=A-B or A-B:S; for a list of ids give --shard "
+         "I/N)";
+}
+
+// What a finished sweep prints; its exit code.
+int ReportSweep(const SweepSummary& r, const SweepOptions& o) {
+  std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
+              r.points, r.points == 1 ? "" : "s", r.ran, r.skipped, r.failed, r.csv.c_str(),
+              r.json.c_str());
+  if (r.base_changed) {
+    std::printf(
+        "  %s differs: the spec's base or a file it or a point names changed since those "
+        "rows ran, so every point %sran again%s\n",
+        r.base.c_str(), o.shards > 1 ? "of this shard " : "",
+        o.shards > 1 ? " (the other shards' rows were dropped: resume them too)" : "");
+  }
+  if (r.base_unknown) {
+    std::printf("  %s has no %s: its rows were kept without checking the files they ran on\n",
+                r.csv.c_str(), r.base.c_str());
+  }
+  if (r.other_shards > 0) {
+    std::printf("  %d row%s of other shards' points kept in %s\n", r.other_shards,
+                r.other_shards == 1 ? "" : "s", r.csv.c_str());
+  }
+  if (r.interrupted) {
+    std::fprintf(stderr, "interrupted: %d points not run; run again with --resume to finish them\n",
+                 r.points - r.ran - r.skipped);
+    return 130;
+  }
+  return r.failed > 0 ? 2 : 0;
+}
+
 }  // namespace
+
+std::vector<KeyDoc> SweepFlagDocs() { return SweepFlagSchema().Docs(); }
 
 int SweepMain(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "merge") return MergeMain(argc - 1, argv + 1);
-  std::string spec_path, out, shard_text;
-  int jobs = 0;
-  bool resume = false, quiet = false, dry_run = false, force = false;
-  std::string max_memory;
   po::options_description desc(
       "orrery sweep SPEC.yaml: run every point of a design-space study (see docs/sweeps.md)");
-  desc.add_options()("help,h", "print this help")("jobs", po::value(&jobs)->default_value(0),
-                                                  "points run at once; 0 = all cores")(
-      "out", po::value(&out), "output prefix: PREFIX.csv, PREFIX.json (default: the spec's)")(
-      "resume", po::bool_switch(&resume),
-      "keep finished points already in PREFIX.csv (a row whose parameters are all the point's); "
-      "with --shard, other shards' rows stay in the file")(
-      "shard", po::value(&shard_text),
-      "run slice I of N (points with index % N == I), e.g. 0/4; default from "
-      "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set")("quiet", po::bool_switch(&quiet),
-                                                               "no progress line")(
-      "dry-run", po::bool_switch(&dry_run),
-      "print the sweep's estimated cost (its first point's, times the points) and stop")(
-      "max-memory", po::value(&max_memory),
-      "the memory the points run at once may be estimated to need, e.g. 16G (default: the "
-      "machine's available memory, at most 4 GiB)")(
-      "force", po::bool_switch(&force), "run even when the estimated wall time is over an hour")(
-      "spec", po::value(&spec_path), "the sweep spec (YAML)");
+  desc.add_options()("help,h", "print this help");
+  SweepFlagSchema().AddTo(&desc);
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
@@ -124,57 +205,34 @@ int SweepMain(int argc, char** argv) {
     std::cout << desc << "\n";
     return 0;
   }
-  if (spec_path.empty()) return Fail("sweep: give the spec file: orrery sweep SPEC.yaml");
-  if (jobs < 0 || jobs > 4096) {
-    return Fail("sweep: --jobs is " + std::to_string(jobs) +
-                "; expected 0 (all cores) to 4096 parallel points");
-  }
+  SweepFlags f;
+  const Status flags = SweepFlagSchema().Apply(vm, &f);
+  if (!flags.ok()) return Fail(flags.WithContext("sweep").message());
+  if (f.spec.empty()) return Fail("sweep: give the spec file: orrery sweep SPEC.yaml");
   SweepOptions o;
-  o.dry_run = dry_run;
-  o.budget.force = force;
+  o.dry_run = f.dry_run;
+  o.budget.force = f.force;
   if (vm.count("max-memory")) {
-    const Status set = SetMaxMemory(max_memory, "sweep: ", &o.budget);
+    const Status set = SetMaxMemory(f.max_memory, "sweep: ", &o.budget);
     if (!set.ok()) return Fail(set.message());
   }
-  o.jobs = jobs;
-  o.out = out;
-  o.resume = resume;
-  if (!shard_text.empty()) {
-    if (!ParseShard(shard_text, &o.shard, &o.shards)) {
-      return Fail("sweep: --shard is '" + shard_text + "'; expected " + ShardSyntax());
-    }
-  } else if (const char* id = std::getenv("SLURM_ARRAY_TASK_ID")) {
-    const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
-    const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
-    const char* step = std::getenv("SLURM_ARRAY_TASK_STEP");  // --array=0-15:4
-    if (count != nullptr) {
-      int task = 0, first = 0, stride = 1;
-      const bool ok =
-          ParseCount(id, &task) && (min == nullptr || ParseCount(min, &first)) &&
-          (step == nullptr || (ParseCount(step, &stride) && stride >= 1)) && task >= first &&
-          (task - first) % stride == 0 &&
-          ParseShard(std::to_string((task - first) / stride) + "/" + count, &o.shard, &o.shards);
-      if (!ok) {
-        return Fail("sweep: SLURM_ARRAY_TASK_ID=" + std::string(id) +
-                    (min != nullptr ? " (SLURM_ARRAY_TASK_MIN=" + std::string(min) + ")" : "") +
-                    (step != nullptr ? " (SLURM_ARRAY_TASK_STEP=" + std::string(step) + ")" : "") +
-                    " and SLURM_ARRAY_TASK_COUNT=" + count +
-                    " do not give a shard; expected (ID - MIN) / STEP and COUNT as " +
-                    ShardSyntax() +
-                    " (an array of evenly spaced ids, --array=A-B or A-B:S; for a list of ids "
-                    "give --shard I/N)");
-      }
-    }
+  o.jobs = f.jobs;
+  o.out = f.out;
+  o.resume = f.resume;
+  if (!f.shard.empty()) {
+    ParseShard(f.shard, &o.shard, &o.shards);
+  } else if (const std::string bad = ShardFromSlurm(&o); !bad.empty()) {
+    return Fail(bad);
   }
-  StatusOr<SweepSpec> spec = LoadSweepSpec(spec_path);
+  StatusOr<SweepSpec> spec = LoadSweepSpec(f.spec);
   if (!spec.ok()) return Fail(spec.status().message());
-  o.progress = !quiet;
+  o.progress = !f.quiet;
   o.interrupted = &g_interrupted;
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
   // Not silent about its size: the estimate first (RunSweep stops there when it is past the
   // budget), on stderr, with the points' progress.
-  if (!dry_run && !quiet) {
+  if (!f.dry_run && !f.quiet) {
     SweepOptions estimate = o;
     estimate.dry_run = true;
     estimate.progress = false;
@@ -187,34 +245,11 @@ int SweepMain(int argc, char** argv) {
   }
   StatusOr<SweepSummary> r = RunSweep(*spec, o);
   if (!r.ok()) return Fail(r.status().message());
-  if (dry_run) {
+  if (f.dry_run) {
     std::fputs(r->estimate.c_str(), stdout);
     return 0;
   }
-  std::printf("%d point%s: %d run, %d kept from an earlier run, %d failed; results in %s and %s\n",
-              r->points, r->points == 1 ? "" : "s", r->ran, r->skipped, r->failed, r->csv.c_str(),
-              r->json.c_str());
-  if (r->base_changed) {
-    std::printf(
-        "  %s differs: the spec's base or a file it or a point names changed since those "
-        "rows ran, so every point %sran again%s\n",
-        r->base.c_str(), o.shards > 1 ? "of this shard " : "",
-        o.shards > 1 ? " (the other shards' rows were dropped: resume them too)" : "");
-  }
-  if (r->base_unknown) {
-    std::printf("  %s has no %s: its rows were kept without checking the files they ran on\n",
-                r->csv.c_str(), r->base.c_str());
-  }
-  if (r->other_shards > 0) {
-    std::printf("  %d row%s of other shards' points kept in %s\n", r->other_shards,
-                r->other_shards == 1 ? "" : "s", r->csv.c_str());
-  }
-  if (r->interrupted) {
-    std::fprintf(stderr, "interrupted: %d points not run; run again with --resume to finish them\n",
-                 r->points - r->ran - r->skipped);
-    return 130;
-  }
-  return r->failed > 0 ? 2 : 0;
+  return ReportSweep(*r, o);
 }
 
 }  // namespace orrery

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/key_doc.h"
 #include "runner/estimate.h"
 
 namespace orrery {
@@ -92,5 +93,7 @@ Status MergeSweepOutputs(const std::vector<std::string>& csv_files, const std::s
 
 // `orrery sweep ...` and `orrery sweep merge ...`; argv[0] is "sweep".
 int SweepMain(int argc, char** argv);
+// The flags of `orrery sweep` as docs/cli.md lists them (sweep/cli.cc declares them).
+std::vector<KeyDoc> SweepFlagDocs();
 
 }  // namespace orrery

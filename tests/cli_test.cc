@@ -166,7 +166,7 @@ TEST(Cli, TimelineChunksOffLeavesChunkLanesOut) {
   EXPECT_NE(without.find("\"cat\":\"collective\""), std::string::npos);
   EXPECT_NE(without.find("\"cat\":\"critical path\""), std::string::npos);
   ExpectCleanFailure(Orrery(args + " --timeline=" + base + ".json --timeline-chunks no"),
-                     {"--timeline-chunks is 'no'; expected on or off"});
+                     {"--timeline-chunks is 'no'; expected one of on, off"});
   ExpectCleanFailure(Orrery(args + " --timeline-chunks off"),
                      {"--timeline-chunks off leaves chunk lanes out of a --timeline, but none is "
                       "given"});
@@ -1379,7 +1379,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       prefix);
   EXPECT_EQ(bad.exit_code, 1);
   for (const char* m : {"--tp is 'x'; expected a whole number from 1 to 1048576",
-                        "--schedule is 'zigzag'; expected 1f1b or gpipe"}) {
+                        "--schedule is 'zigzag'; expected one of 1f1b, gpipe"}) {
     EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
   }
   // With a flag that did not parse, checks across flags wait (they would judge the others
@@ -1389,7 +1389,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       Orrery("generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --schedule zigzag --output " +
              prefix);
   EXPECT_EQ(across.exit_code, 1);
-  for (const char* m : {"--schedule is 'zigzag'; expected 1f1b or gpipe",
+  for (const char* m : {"--schedule is 'zigzag'; expected one of 1f1b, gpipe",
                         "--pp is '2'; expected a divisor of --layers (9)",
                         "--hidden is '1000'; expected a multiple of --heads (3)"}) {
     EXPECT_NE(across.err.find(m), std::string::npos) << m << "\n" << across.err;
@@ -1554,7 +1554,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
        "'ALLREDUC'; expected ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL or NONE"});
   ExpectCleanFailure(
       Orrery("convert-text --input " + model + " --output " + Tmp("t") + " --num-npus -3"),
-      {"--num-npus '-3': expected a whole number from 1 to 1048576"});
+      {"--num-npus is '-3'; expected an integer in [1, 1048576]"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t")),
                      {"--input FILE, --output PREFIX and --num-npus N are required"});
   // The output prefix's directory is made as needed (docs/workloads.md's `--output /tmp/cnn/cnn`);
@@ -1572,7 +1572,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
        "' for its trace files: '" + Tmp("text_in_the_way") + "' is a file"});
   ExpectCleanFailure(Orrery("convert-text --input " + model + " --output " + Tmp("t") +
                             " --num-npus 8 --num-passes 0"),
-                     {"--num-passes '0': expected a whole number from 1 to 100000"});
+                     {"--num-passes is '0'; expected an integer in [1, 100000]"});
   ExpectCleanFailure(Orrery("convert-text --inptu " + model),
                      {"convert-text: unknown flag '--inptu'; did you mean '--input'?"});
   // A text workload, or one rank's file, given as the trace prefix says what to give instead.

@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "config/key_doc.h"
+#include "config/schema.h"
 #include "network/network.h"
 
 namespace orrery {
@@ -26,6 +27,8 @@ namespace orrery {
 // `net_params`, when given, receives the `packet-*` and `aware-forwarding` keys (defaults when
 // absent).
 StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net_params = nullptr);
+// The same for a file already read (or a section of a printed configuration).
+StatusOr<Topology> LoadNetworkConfig(const ConfigFile& file, NetworkParams* net_params = nullptr);
 
 // Every key LoadNetworkConfig accepts (all four are required).
 std::vector<KeyDoc> NetworkConfigKeys();

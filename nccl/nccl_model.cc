@@ -1,4 +1,4 @@
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -154,7 +154,10 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
   // One document: a second one (after '---') would be silently dropped by YAML::LoadFile.
   StatusOr<YAML::Node> document = ReadYamlDocument(path);
   if (!document.ok()) return document.status();
-  const YAML::Node root = *document;
+  return LoadNcclModel(*document, path);
+}
+
+StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& path) {
   NcclModel m;
   m.path = path;
   std::vector<std::string> errors;

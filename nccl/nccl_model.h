@@ -14,6 +14,8 @@
 // and NCCL's tuner is taken to pick the fastest choice at every size and scale (validate.h).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <map>
 #include <set>
@@ -151,6 +153,9 @@ extern const char kNcclProtocols[];   // "LL, LL128, Simple"
 bool IsNcclAlgorithm(const std::string& s);
 
 StatusOr<NcclModel> LoadNcclModel(const std::string& path);
+// The same for a document already read (or a section of a printed configuration); `path` names
+// it in messages.
+StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& path);
 // The model as nccl.yaml text, after `comment` (lines starting with '#').
 std::string FormatNcclModel(const NcclModel& m, const std::string& comment);
 
