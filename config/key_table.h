@@ -1,5 +1,5 @@
 // Markdown tables of configuration keys: configs/README.md holds exactly these tables, printed
-// by //config:print_config_keys and checked by //config:docs_test.
+// by //configs:print_config_keys and checked by //configs:docs_test.
 //
 //   std::cout << KeyTableMarkdown("System keys", SystemConfigKeys());
 #pragma once

@@ -40,7 +40,7 @@ struct SystemConfig {
   // What real collective libraries add to the network's time (Orrery's; see configs/README.md).
   double collective_launch_latency_ns = 0;  // fixed cost before every collective starts
   double protocol_efficiency = 1;           // payload share of the bytes a collective moves
-  // An NCCL model (config/nccl_model.h) choosing each collective's algorithm, protocol, floor and
+  // An NCCL model (nccl/nccl_model.h) choosing each collective's algorithm, protocol, floor and
   // efficiency by size and group; relative to this file's directory. "" = the keys above.
   std::string nccl_model;
   // Collectives, sends and remote-memory accesses an NPU runs at once (1: ASTRA-sim's one slot).

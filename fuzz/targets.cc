@@ -13,11 +13,11 @@
 #elif defined(ORRERY_FUZZ_SYSTEM_CONFIG)
 #include "config/system_config.h"
 #elif defined(ORRERY_FUZZ_NETWORK_CONFIG)
-#include "config/network_config.h"
+#include "network/network_config.h"
 #elif defined(ORRERY_FUZZ_MEMORY_CONFIG)
 #include "memory/memory_config.h"
 #elif defined(ORRERY_FUZZ_NCCL_MODEL)
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #elif defined(ORRERY_FUZZ_COMM_GROUPS)
 #include "config/comm_group_config.h"
 #elif defined(ORRERY_FUZZ_JOBS)

@@ -3,8 +3,8 @@
 #include <set>
 #include <string>
 
-#include "config/network_config.h"
 #include "config/schema.h"
+#include "network/network_config.h"
 #include "runner/npu_scale.h"
 
 namespace orrery {

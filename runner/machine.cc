@@ -1,8 +1,8 @@
 #include "runner/machine.h"
 
 #include "compute/gpu_model.h"
-#include "config/network_config.h"
 #include "config/schema.h"
+#include "network/network_config.h"
 #include "runner/npu_scale.h"
 #include "runner/system_params_from_config.h"
 

@@ -19,9 +19,6 @@ namespace orrery {
 
 struct RunOptions;
 
-// "ring", "direct<4>", "oneHalvingDoubling", ... -> AlgorithmSpec; errors list valid names.
-StatusOr<AlgorithmSpec> ParseAlgorithm(const std::string& name);
-
 StatusOr<SystemParams> SystemParamsFromConfig(const SystemConfig& config, const RunOptions& options,
                                               size_t num_dims);
 

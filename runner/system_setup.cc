@@ -7,7 +7,7 @@
 #include <set>
 
 #include "config/comm_group_config.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 
 namespace orrery {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "nccl/nccl_tuner.h"
 #include "network/network.h"
 #include "runner/machine.h"
-#include "runner/nccl_tuner.h"
 #include "runner/options.h"
 #include "runner/trace_set.h"
 #include "system/collective_engine.h"

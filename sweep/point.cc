@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "config/network_config.h"
 #include "config/schema.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
 #include "network/factory.h"
+#include "network/network_config.h"
 #include "sweep/files.h"
 #include "sweep/spec.h"
 

@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "config/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 #include "memory/memory_config.h"
+#include "network/network_config.h"
 #include "sweep/files.h"
 #include "sweep/sweep.h"
 #include "workload/placement.h"

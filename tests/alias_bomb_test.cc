@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "config/comm_group_config.h"
-#include "config/nccl_model.h"
-#include "config/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 #include "config/yaml_aliases.h"
 #include "memory/memory_config.h"
+#include "nccl/nccl_model.h"
+#include "network/network_config.h"
 #include "runner/jobs_config.h"
 #include "sweep/sweep.h"
 #include "tests/test_case.h"

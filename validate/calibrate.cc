@@ -20,8 +20,8 @@
 #include <sstream>
 #include <utility>
 
-#include "config/network_config.h"
 #include "config/schema.h"
+#include "network/network_config.h"
 #include "validate/nccl_tests.h"
 #include "workload/executor.h"
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "network/factory.h"
 #include "validate/validate.h"
 

@@ -408,7 +408,7 @@ TEST(NcclRun, AGroupRunAsAFlatRingIsOfferedRingOnly) {
 }
 
 // A ring's steps inside the node each pay the protocol's step-latency-us on top of its floor
-// (config/nccl_model.h, LatencyAt): on dgx-a100 a 256 MiB all-reduce (ring/Simple, 14 steps)
+// (nccl/nccl_model.h, LatencyAt): on dgx-a100 a 256 MiB all-reduce (ring/Simple, 14 steps)
 // ends exactly 14 x 2.93 us later than on the same profile without it; a 7-step reduce-scatter
 // 7 x 2.93 us later.
 TEST(NcclRun, EveryRingStepInsideTheNodePaysTheProtocolsStepLatency) {

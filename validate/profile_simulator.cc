@@ -27,11 +27,11 @@
 
 #include "common/flags.h"
 #include "common/json.h"
-#include "config/network_config.h"
 #include "config/schema.h"
 #include "config/system_config.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
+#include "network/network_config.h"
 #include "runner/run.h"
 #include "validate/training.h"
 #include "validate/validate.h"

@@ -169,7 +169,7 @@ TEST(PublishedData, MultiNodeProfilesPredictOneNode) {
 //   (NVIDIA/nccl #1083), and the tuner takes it.
 // - NVLS forced is within the targets too, and slower than ring as measured. NVLS's
 //   efficiency (fitted on all-reduce) bounds a port's two directions together; a lone
-//   reduce-scatter loads one direction only, so it runs at Simple's rate (config/nccl_model.h,
+//   reduce-scatter loads one direction only, so it runs at Simple's rate (nccl/nccl_model.h,
 //   EfficiencyAt; NVIDIA/nccl #1083, #1506). That rule came after this table had been seen
 //   (it was 22.6% slow without it), so the NVLS half is a weaker hold-out than the ring half.
 TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
@@ -195,7 +195,7 @@ TEST(PublishedData, HgxH100ReduceScatterIsPredicted) {
 // 1 GiB (approximate, machine unstated: validate/measured/README.md). NVLS moves D down each link
 // and D/n up, ring (n-1)/n·D each way, so NVLS is the slower (300 against 350 GB/s busbw); the
 // same post's NVLS all-reduce reaches 470. Like the reduce-scatter's NVLS half, the all-gather's
-// NVLS row was seen before the one-way rule (config/nccl_model.h, EfficiencyAt; 13.8% slow
+// NVLS row was seen before the one-way rule (nccl/nccl_model.h, EfficiencyAt; 13.8% slow
 // without it), so it supports the rule rather than testing it blind.
 TEST(PublishedData, NvlinkAllGatherIsPredicted) {
   const std::string prefix = "validate/measured/nvlink4-8gpu-";
@@ -217,7 +217,7 @@ TEST(PublishedData, NvlinkAllGatherIsPredicted) {
 // way over each GPU's link, so the algorithm bandwidth grows with n as n / (n + 1); the post's
 // figures do (258 to 273 GB/s). Within the targets, and relative to 8 GPUs each count is
 // predicted within 1% (moving D each way, whatever n, was 5.5% off at 5 GPUs). At 2 GiB NCCL's
-// NVLS chunk is 128 KiB for every count here (config/nccl_model.h, NcclChunking).
+// NVLS chunk is 128 KiB for every count here (nccl/nccl_model.h, NcclChunking).
 TEST(PublishedData, HgxH100NvlsScalesWithTheGpuCount) {
   Errors e = ExpectTargets("validate/measured/h100-nvswitch-nvls-all_reduce-gpus.csv", "hgx-h100",
                            4, 0.05, "nvls");

@@ -5,7 +5,7 @@
 //   std::fputs(FormatValidation(*r).c_str(), stdout);   // ends "geomean error: X% over N sizes"
 //
 // A machine profile is a directory with system.yaml, network.yaml, optionally memory.yaml (JSON
-// is YAML too) and nccl.yaml (config/nccl_model.h), and a README. When a measurement used
+// is YAML too) and nccl.yaml (nccl/nccl_model.h), and a README. When a measurement used
 // another GPU count than the profile's network, the network's last dimension (the node count) is
 // scaled to match, if it divides.
 //
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "network/factory.h"
 #include "runner/run.h"
 #include "validate/nccl_tests.h"

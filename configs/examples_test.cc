@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "config/network_config.h"
 #include "config/system_config.h"
 #include "config/test_files.h"
 #include "gtest/gtest.h"
 #include "memory/memory_config.h"
+#include "network/network_config.h"
 
 namespace orrery {
 namespace {

@@ -1,4 +1,4 @@
-#include "config/network_config.h"
+#include "network/network_config.h"
 
 #include "config/test_files.h"
 #include "gtest/gtest.h"

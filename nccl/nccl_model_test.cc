@@ -1,4 +1,4 @@
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 
 #include <gtest/gtest.h>
 
@@ -311,7 +311,7 @@ TEST(NcclModel, EachAlgorithmRunsWhereNcclRunsIt) {
   EXPECT_NE(NcclDoesNotRun("tree", call(2, NcclKind::kSplit)), "");
 }
 
-// NVLS's own efficiency bounds the two directions of a port together (config/nccl_model.h,
+// NVLS's own efficiency bounds the two directions of a port together (nccl/nccl_model.h,
 // EfficiencyAt). An all-reduce loads both alike and gets it; a lone reduce-scatter or all-gather
 // on one node loads one direction with D and the other with D/n, so it runs at the protocol's
 // rate while 2·d·n/(n + 1) >= 1, and below it in proportion.

@@ -1,4 +1,4 @@
-#include "config/network_config.h"
+#include "network/network_config.h"
 
 #include <set>
 #include <string>
@@ -90,9 +90,9 @@ bool UsedBy(const KeyUse& u, const std::string& machine) {
   return (" " + std::string(u.machines) + " ").find(" " + machine + " ") != std::string::npos;
 }
 
-Schema<NetworkFile> MakeNetworkSchema() {
+// The keys of the machine, and the lists of machine: dimensions (ASTRA-sim's format).
+void AddDimensionKeys(Schema<NetworkFile>& s) {
   using N = NetworkFile;
-  Schema<N> s;
   s.Enum("machine", &N::machine, {"dimensions", "torus", "mesh", "dgx", "custom"})
       .Help(
           "What the file describes. dimensions: ASTRA-sim's per-dimension lists (topology, "
@@ -146,6 +146,11 @@ Schema<NetworkFile> MakeNetworkSchema() {
           "lanes, and up to lanes messages cross a link side by side, each paying its own "
           "latency; more wait first-come first-served. NCCL's channels run so: [16] with 16 "
           "active chunks gives each channel its own lane.");
+}
+
+// The keys of machine: torus and mesh.
+void AddTorusMeshKeys(Schema<NetworkFile>& s) {
+  using N = NetworkFile;
   const std::string orrery_only = "Orrery only.";
   s.NumberList("shape", &N::shape)
       .Default("required for torus, mesh")
@@ -169,6 +174,12 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .Unit("ns")
       .AstraSim(orrery_only)
       .Help("torus / mesh: latency of every link (hop).");
+}
+
+// The keys of machine: dgx and custom.
+void AddDgxCustomKeys(Schema<NetworkFile>& s) {
+  using N = NetworkFile;
+  const std::string orrery_only = "Orrery only.";
   const std::string dgx_required = "required for dgx";
   s.Integer("gpus-per-node", &N::gpus_per_node)
       .Min(2)
@@ -257,6 +268,12 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .Help(
           "custom: path of the device and link list (relative paths are relative to this "
           "YAML file); its format is in configs/README.md.");
+}
+
+// The keys of every machine: the packet backend's, aware-forwarding and slow links.
+void AddEveryMachineKeys(Schema<NetworkFile>& s) {
+  using N = NetworkFile;
+  const std::string orrery_only = "Orrery only.";
   const std::string packet_only =
       "Orrery only; read by --network-backend packet, ignored otherwise.";
   s.Integer("packet-mtu", &N::packet_mtu)
@@ -339,6 +356,14 @@ Schema<NetworkFile> MakeNetworkSchema() {
       .Help(
           "packet with pfc: occupancy at or below which a paused upstream port resumes. 0 = "
           "automatic: xoff - 2 MTU (xoff / 2 when xoff <= 2 MTU). Must be below xoff.");
+}
+
+Schema<NetworkFile> MakeNetworkSchema() {
+  Schema<NetworkFile> s;
+  AddDimensionKeys(s);
+  AddTorusMeshKeys(s);
+  AddDgxCustomKeys(s);
+  AddEveryMachineKeys(s);
   return s;
 }
 

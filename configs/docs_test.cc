@@ -1,10 +1,10 @@
 // configs/README.md documents every key the loaders accept.
 #include "config/key_table.h"
-#include "config/network_config.h"
 #include "config/system_config.h"
 #include "config/test_files.h"
 #include "gtest/gtest.h"
 #include "memory/memory_config.h"
+#include "network/network_config.h"
 
 namespace orrery {
 namespace {
@@ -20,7 +20,7 @@ void ExpectDocumented(const std::vector<KeyDoc>& keys, const std::string& kind) 
 }
 
 // The tables in the README are exactly what the declarations say (regenerate them with
-// `bazel run //config:print_config_keys` after changing a key).
+// `bazel run //configs:print_config_keys` after changing a key).
 TEST(DocsTest, TablesMatchTheDeclarations) {
   const std::string readme = ReadWholeFile(RunfilePath("configs/README.md"));
   const struct {
@@ -34,7 +34,7 @@ TEST(DocsTest, TablesMatchTheDeclarations) {
   for (const auto& t : kTables) {
     EXPECT_NE(readme.find(KeyTableMarkdown(t.title, t.keys)), std::string::npos)
         << "configs/README.md's table '" << t.title
-        << "' is out of date: run bazel run //config:print_config_keys";
+        << "' is out of date: run bazel run //configs:print_config_keys";
   }
 }
 

@@ -1,10 +1,10 @@
-#include "runner/nccl_tuner.h"
+#include "nccl/nccl_tuner.h"
 
 #include <algorithm>
 #include <set>
 
 #include "common/event_queue.h"
-#include "runner/system_params_from_config.h"
+#include "system/algorithm_name.h"
 
 namespace orrery {
 

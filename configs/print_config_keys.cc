@@ -1,12 +1,12 @@
 // Prints every configuration key as Markdown tables (the tables of configs/README.md).
 //
-//   bazel run //config:print_config_keys > /tmp/keys.md
+//   bazel run //configs:print_config_keys > /tmp/keys.md
 #include <iostream>
 
 #include "config/key_table.h"
-#include "config/network_config.h"
 #include "config/system_config.h"
 #include "memory/memory_config.h"
+#include "network/network_config.h"
 
 int main() {
   std::cout << orrery::KeyTableMarkdown("System keys (--system-configuration)",

@@ -1,4 +1,4 @@
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 
 #include <yaml-cpp/yaml.h>
 

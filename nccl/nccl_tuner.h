@@ -6,7 +6,7 @@
 //   workload_params.tuner = &tuner;   // every collective now runs NCCL's choice
 //
 // For each distinct collective (type, size, group, involved dimensions, root) the tuner
-// simulates it alone, once per (algorithm, protocol) the model allows (config/nccl_model.h), on
+// simulates it alone, once per (algorithm, protocol) the model allows (nccl/nccl_model.h), on
 // a fresh copy of the run's network and system layer, exactly as an executor would run it: the
 // choice's launch floor, then the collective with that choice's algorithms moving
 // size / efficiency bytes. The fastest choice wins (the first listed on a tie), as NCCL's tuner
@@ -36,7 +36,7 @@
 
 #include "common/status.h"
 #include "common/units.h"
-#include "config/nccl_model.h"
+#include "nccl/nccl_model.h"
 #include "network/factory.h"
 #include "network/network.h"
 #include "system/collective_engine.h"
@@ -59,7 +59,7 @@ struct NcclTunedCollective {
 class NcclTuner : public CollectiveTuner {
  public:
   // `algorithm`, `protocol` "" = every algorithm, protocol of the model; else NCCL_ALGO's and
-  // NCCL_PROTO's syntax ("ring", "nvls,ring", "^nvls"; config/nccl_model.h, Choices). `groups`
+  // NCCL_PROTO's syntax ("ring", "nvls,ring", "^nvls"; nccl/nccl_model.h, Choices). `groups`
   // (the run's system layer) is asked for communicator groups' members, `network` (the run's)
   // for route signatures. Fails when the model offers no choice this network can run (e.g.
   // only tree on one node).
@@ -123,7 +123,7 @@ class NcclTuner : public CollectiveTuner {
   // lists whose routes are alike (Network::RouteSignature), or nullopt for a group too large to
   // compare or routes the network cannot describe.
   std::optional<int> RouteClass(const std::vector<int>& members);
-  // The collective as NCCL's cost terms see it (config/nccl_model.h), on `members`.
+  // The collective as NCCL's cost terms see it (nccl/nccl_model.h), on `members`.
   NcclCall Call(const CollectiveRequest& req, const std::vector<int>& members) const;
 
   std::string model_path_;
