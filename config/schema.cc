@@ -150,8 +150,20 @@ std::string CheckNumber(const ConfigFile* file, const KeySpec& k, const YAML::No
 // Checks one string against the key's allowed values and extra check; returns "" or a problem.
 std::string CheckString(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
                         const std::string& what, std::string* out) {
-  if (!v.IsScalar()) return Problem(At(file, v), what, Show(v), ScalarExpected(k, false));
-  const std::string& s = v.Scalar();
+  std::string joined;
+  if (k.list_as_text && v.IsSequence()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].IsScalar()) {
+        return Problem(At(file, v[i]), what + ", item " + std::to_string(i + 1) + ",", Show(v[i]),
+                       "a single value");
+      }
+      joined += (i ? "," : "") + v[i].Scalar();
+    }
+  } else if (!v.IsScalar()) {
+    return Problem(At(file, v), what, Show(v),
+                   ScalarExpected(k, false) + (k.list_as_text ? " or a list" : ""));
+  }
+  const std::string& s = v.IsSequence() ? joined : v.Scalar();
   if (!k.allowed.empty()) {
     bool found = false;
     for (const std::string& a : k.allowed) found = found || a == s;
@@ -254,7 +266,7 @@ std::string TypeName(const KeySpec& k) {
     case ValueType::kBool:
       return "bool (0/1/true/false)";
     case ValueType::kString:
-      return "string";
+      return k.list_as_text ? "string or list" : "string";
     case ValueType::kEnum:
       return "enum";
     case ValueType::kStringList:

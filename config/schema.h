@@ -90,6 +90,9 @@ struct KeySpec {
   // otherwise what would be valid (e.g. "a collective algorithm (did you mean 'ring'?): ...").
   std::function<std::string(const std::string&)> check;
   std::string allowed_text;  // overrides the generated "allowed" column of the docs
+  // A string key that also takes a list of plain values, read as their comma-separated text
+  // ([0, 1, 2] reads as "0,1,2"; [] as ""), e.g. a jobs file's 'npus'.
+  bool list_as_text = false;
 
   KeySpec& Unit(std::string u) {
     unit = std::move(u);
@@ -148,6 +151,10 @@ struct KeySpec {
   }
   KeySpec& AllowedText(std::string t) {
     allowed_text = std::move(t);
+    return *this;
+  }
+  KeySpec& ListAsText() {
+    list_as_text = true;
     return *this;
   }
 

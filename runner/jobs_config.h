@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/key_doc.h"
 
 namespace orrery {
 
@@ -35,6 +36,8 @@ struct JobSpec {
 
 StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path);
 StatusOr<std::vector<JobSpec>> LoadJobsFile(const std::string& path, int num_npus);
+// The keys of one job, as declared (docs/workloads.md lists them: KeyTableMarkdown).
+std::vector<KeyDoc> JobKeys();
 
 // A job's 'npus' (npu_scale.h's ParseNpuRanges, expanded: rank r runs on the r-th), each NPU
 // once and below `num_npus` (kMaxNpus when not given). Errors name `what` and the bad item.

@@ -56,9 +56,8 @@ TEST(JobsFile, EveryProblemIsNamedAtOnce) {
   EXPECT_EQ(p[0], path +
                       ":10: unknown key 'job' (did you mean 'jobs'?); a jobs file has one "
                       "key, 'jobs': a list of jobs");
-  EXPECT_EQ(p[1], path +
-                      ":4: job 0: unknown key 'nupus' (did you mean 'npus'?); expected name, "
-                      "workload, npus or comm-groups");
+  // The job's keys are checked by its schema (JobKeys), in the schema's words.
+  EXPECT_EQ(p[1], path + ":4: unknown key 'nupus' (did you mean 'npus'?)");
   EXPECT_EQ(p[2], path +
                       ":6: job 'a': 'npus' item is '3-1'; expected NPU ids and ranges "
                       "first-last, e.g. 0-7,16-23 or [0, 1, 2, 3] (rank r runs on the r-th)");
@@ -75,6 +74,28 @@ TEST(JobsFile, EveryProblemIsNamedAtOnce) {
   EXPECT_EQ(p[6], path +
                       ":9: job 3 is 'a list'; expected a map with a 'workload' and optionally "
                       "'name', 'npus' and 'comm-groups'");
+}
+
+// A job's keys are on the schema: an empty or non-scalar value names the key, the line and what
+// is valid, and 'npus' takes a list of plain values only.
+TEST(JobsFile, TheSchemaChecksEachJobsKeys) {
+  const std::string path = WriteTestFile("jobs_schema.yaml",
+                                         "jobs:\n"
+                                         "  - name: ''\n"
+                                         "    workload: [a]\n"
+                                         "    npus: [[0, 1]]\n"
+                                         "    comm-groups: ''\n");
+  StatusOr<std::vector<JobSpec>> jobs = LoadJobsFile(path);
+  ASSERT_FALSE(jobs.ok());
+  const std::vector<std::string>& p = jobs.status().problems();
+  ASSERT_EQ(p.size(), 4u) << jobs.status().message();
+  EXPECT_EQ(p[0], path + ":2: key 'name' is ''; expected a name");
+  EXPECT_EQ(p[1], path + ":3: key 'workload' is a list; expected a string");
+  EXPECT_EQ(p[2], path + ":4: key 'npus', item 1, is a list; expected a single value");
+  EXPECT_EQ(p[3], path + ":5: key 'comm-groups' is ''; expected a comm-group JSON file");
+  std::vector<std::string> names;
+  for (const KeyDoc& k : JobKeys()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"name", "workload", "npus", "comm-groups"}));
 }
 
 // `npus: []` says the list is empty (it had said "'npus' item is empty").
@@ -166,7 +187,7 @@ TEST(JobsFile, ASecondDocumentAndMergeKeysAreErrors) {
   jobs = LoadJobsFile(merge);
   ASSERT_FALSE(jobs.ok());
   EXPECT_NE(
-      jobs.status().message().find(merge + ":4: job 1: '<<' is a YAML merge key, which is not "
+      jobs.status().message().find(merge + ":4: '<<' is a YAML merge key, which is not "
                                            "supported; expected the keys written out in full"),
       std::string::npos)
       << jobs.status().message();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "config/schema.h"
 #include "config/system_config.h"
@@ -29,10 +30,94 @@ namespace {
 // More points than this is a mistake in the spec (or a study for several specs and shards).
 constexpr int kMaxSweepPoints = 1000000;
 
-const std::vector<std::string> kSpecKeys = {"name", "base", "grid", "points", "output"};
-const std::vector<std::string> kBaseKeys = {
-    "system",         "network",     "memory",          "workload",  "backend", "nccl-model",
-    "nccl-algorithm", "comm-groups", "replicate-trace", "dp-groups", "jobs",    "jobs-alone"};
+// The spec's top-level keys and its base's keys, declared once: the loader checks them and
+// docs/sweeps.md lists them (SweepSpecKeys, SweepBaseKeys).
+struct SweepTop {
+  std::string name, base, grid, points, output;
+};
+
+// The top level's values are maps and lists, read below; the schema here names and documents
+// them and refuses unknown keys.
+std::vector<KeySpec> MakeTopKeys() {
+  Schema<SweepTop> s;
+  s.String("name", &SweepTop::name).Help("the study's name (not used by the run)");
+  s.String("base", &SweepTop::base)
+      .Default("required")
+      .AllowedText("a map of base keys")
+      .Help("what every point runs unless it varies it: the base keys below");
+  s.String("grid", &SweepTop::grid)
+      .AllowedText("a map: parameter -> list of values")
+      .Help(
+          "the points as a cartesian product of each parameter's values, first parameter "
+          "slowest; either grid or points");
+  s.String("points", &SweepTop::points)
+      .AllowedText("a list of maps: parameter -> value")
+      .Help("the points one by one; either grid or points");
+  s.String("output", &SweepTop::output)
+      .Help(
+          "the output prefix (PREFIX.csv, PREFIX.json) unless --out is given; relative to "
+          "the spec");
+  return s.keys();
+}
+
+const std::vector<KeySpec>& TopKeys() {
+  static const std::vector<KeySpec> keys = MakeTopKeys();
+  return keys;
+}
+
+// The base's values as given (a path, a name, true/false); `workload` may instead be a map
+// {collective, size}, read by ReadBase.
+struct SweepBase {
+  std::string system, network, memory, workload, backend, nccl_model, nccl_algorithm, comm_groups,
+      replicate_trace, dp_groups, jobs, jobs_alone;
+};
+
+// "" when `text` is a --dp-groups value, else what would be valid.
+std::string DpGroupsProblem(const std::string& text) {
+  const bool blank = text.find_first_not_of(" \t") == std::string::npos;
+  return !blank && ParseDataParallelGroups(text).ok() ? "" : DataParallelGroupsSyntax();
+}
+
+Schema<SweepBase> MakeBaseSchema() {
+  using B = SweepBase;
+  const std::vector<std::string> kBool = {"true", "false"};
+  Schema<B> s;
+  s.String("system", &B::system).Help("the system config (a path), as --system-configuration");
+  s.String("network", &B::network).Help("the network config (a path), as --network-configuration");
+  s.String("memory", &B::memory)
+      .Help("the remote-memory config (a path), as --remote-memory-configuration");
+  s.String("workload", &B::workload)
+      .AllowedText(
+          "a trace prefix, or {collective: all_reduce|all_gather|reduce_scatter|"
+          "all_to_all, size: BYTES}")
+      .Help(
+          "the workload: a trace prefix (as --workload-configuration) or one generated "
+          "collective of size bytes per NPU (1 to 2^53, in digits)");
+  s.String("backend", &B::backend).Help("the network backend, as --network-backend");
+  s.String("nccl-model", &B::nccl_model)
+      .Help("a machine profile's nccl.yaml in place of the system config's, as --nccl-model");
+  s.String("nccl-algorithm", &B::nccl_algorithm)
+      .Help("auto (NCCL's own choice), ring, tree or nvls, as --nccl-algorithm");
+  s.String("comm-groups", &B::comm_groups)
+      .Help("a communicator-group JSON file, as --comm-group-configuration");
+  s.Enum("replicate-trace", &B::replicate_trace, kBool)
+      .Default("false")
+      .Help("run a trace of fewer ranks on every NPU, as --replicate-trace");
+  s.String("dp-groups", &B::dp_groups)
+      .Check(DpGroupsProblem)
+      .Help("with replicate-trace, the groups that span every copy, as --dp-groups");
+  s.String("jobs", &B::jobs).Help("a jobs file in place of workload, as --jobs");
+  s.Enum("jobs-alone", &B::jobs_alone, kBool)
+      .Default("false")
+      .Help("with jobs, also run each job alone, as --jobs-alone");
+  return s;
+}
+
+const Schema<SweepBase>& BaseSchema() {
+  static const Schema<SweepBase> schema = MakeBaseSchema();
+  return schema;
+}
+
 // The parameters that stand for a whole value (the others are system.<key>, network.<key> and
 // memory.<key>).
 const std::vector<std::string> kWholeParams = {"backend",
@@ -109,94 +194,62 @@ std::string UnknownConfigKey(const std::string& p) {
 }
 
 // Why `value` is not a valid value of key or parameter `name` ("" when it is, or when `name` takes
-// any value here): replicate-trace and jobs-alone are true or false, dp-groups what --dp-groups
-// takes, workload.size a number of bytes (SizeProblem).
+// any value here): replicate-trace, jobs-alone and dp-groups as the base declares them,
+// workload.size a number of bytes (SizeProblem).
 std::string BadValue(const std::string& name, const YAML::Node& value) {
   if (name == "workload.size") {
     uint64_t bytes = 0;
     const std::string bad = SizeProblem(value, &bytes);
     return bad.empty() ? "" : "'workload.size' is " + bad;
   }
-  if (name == "replicate-trace" || name == "jobs-alone") {
-    if (value.IsScalar() && (value.Scalar() == "true" || value.Scalar() == "false")) return "";
-    return "'" + name + "' is " + (value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value)) +
-           "; expected true or false";
-  }
-  if (name == "dp-groups") {
-    const std::string shown = value.IsScalar() ? "'" + value.Scalar() + "'" : KeyText(value);
-    if (!value.IsScalar() || value.Scalar().find_first_not_of(" \t") == std::string::npos) {
-      return "'dp-groups' is " + (value.IsScalar() ? std::string("empty") : shown) + "; expected " +
-             DataParallelGroupsSyntax();
-    }
-    StatusOr<DataParallelGroups> dp = ParseDataParallelGroups(value.Scalar());
-    if (!dp.ok()) {
-      std::string why = dp.status().message();
-      std::replace(why.begin(), why.end(), '\n', ' ');
-      return "'dp-groups' " + shown + ": " + why;
-    }
+  if (name != "replicate-trace" && name != "jobs-alone" && name != "dp-groups") return "";
+  for (const KeySpec& k : BaseSchema().keys()) {
+    if (k.name != name) continue;
+    ConfigValue checked;
+    const Status s = CheckFlagValue(k, value, "'" + name + "'", &checked);
+    if (!s.ok()) return s.problems().front();
   }
   return "";
 }
 
-// The spec's top-level keys: each one of kSpecKeys.
+// The spec's top-level keys: each one of TopKeys().
 void CheckTopKeys(const std::string& path, const YAML::Node& root, Status* problems) {
+  std::vector<std::string> names;
+  for (const KeySpec& k : TopKeys()) names.push_back(k.name);
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = KeyText(it->first);
     if (IsMergeKey(it->first)) {
       problems->Add(MergeKeyProblem(Where(path, it->first)));
       continue;
     }
-    if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
+    if (std::find(names.begin(), names.end(), key) == names.end()) {
       std::string msg = Where(path, it->first) + ": unknown key '" + key + "'";
-      const std::string guess = DidYouMean(key, kSpecKeys);
-      msg += guess.empty() ? "; expected one of name, base, grid, points, output"
-                           : " (did you mean '" + guess + "'?)";
+      const std::string guess = DidYouMean(key, names);
+      msg +=
+          guess.empty() ? "; expected one of " + ListOf(names) : " (did you mean '" + guess + "'?)";
       problems->Add(msg);
     }
   }
 }
 
-// One key of the base into spec->base (or its generated workload).
-void ReadBaseKey(const std::string& path, const YAML::Node& key_node, const YAML::Node& v,
-                 SweepSpec* spec, Status* problems) {
-  const std::string key = KeyText(key_node);
-  if (IsMergeKey(key_node)) {
-    problems->Add(MergeKeyProblem(Where(path, key_node)));
+// A generated workload {collective, size} into spec.
+void ReadGeneratedWorkload(const std::string& path, const YAML::Node& v, SweepSpec* spec,
+                           Status* problems) {
+  const YAML::Node c = v["collective"], s = v["size"];
+  if (!c || !s || v.size() != 2) {
+    problems->Add(Where(path, v) +
+                  ": a generated workload is {collective: all_reduce|all_gather|"
+                  "reduce_scatter|all_to_all, size: <bytes>}");
     return;
   }
-  if (std::find(kBaseKeys.begin(), kBaseKeys.end(), key) == kBaseKeys.end()) {
-    const std::string guess = DidYouMean(key, kBaseKeys);
-    problems->Add(
-        Where(path, key_node) + ": unknown base key '" + key + "'" +
-        (guess.empty() ? "; expected " + ListOf(kBaseKeys) : " (did you mean '" + guess + "'?)"));
-    return;
+  spec->generate_collective = c.Scalar();
+  if (const std::string bad = SizeProblem(s, &spec->generate_size); !bad.empty()) {
+    problems->Add(Where(path, s) + ": base workload size is " + bad);
   }
-  if (key == "workload" && v.IsMap()) {
-    const YAML::Node c = v["collective"], s = v["size"];
-    if (!c || !s || v.size() != 2) {
-      problems->Add(Where(path, v) +
-                    ": a generated workload is {collective: all_reduce|all_gather|"
-                    "reduce_scatter|all_to_all, size: <bytes>}");
-      return;
-    }
-    spec->generate_collective = c.Scalar();
-    if (const std::string bad = SizeProblem(s, &spec->generate_size); !bad.empty()) {
-      problems->Add(Where(path, s) + ": base workload size is " + bad);
-    }
-    return;
-  }
-  if (const std::string bad = BadValue(key, v); !bad.empty()) {
-    problems->Add(Where(path, v) + ": base " + bad);
-    return;
-  }
-  if (!v.IsScalar()) {
-    problems->Add(Where(path, v) + ": base '" + key +
-                  "' must be a path (or a backend or algorithm name)");
-    return;
-  }
-  spec->base[key] = v.Scalar();
 }
 
+// The base: its keys checked against BaseSchema() (a generated workload's map read apart), each
+// valid one's text into spec->base. Repeated keys were refused before (DuplicateKeys).
 void ReadBase(const std::string& path, const YAML::Node& base, SweepSpec* spec, Status* problems) {
   if (!base || !base.IsMap()) {
     problems->Add(path +
@@ -204,9 +257,21 @@ void ReadBase(const std::string& path, const YAML::Node& base, SweepSpec* spec, 
                   "optionally memory, backend)");
     return;
   }
+  YAML::Node keys(YAML::NodeType::Map);  // the base without a generated workload's map
   for (auto it = base.begin(); it != base.end(); ++it) {
-    ReadBaseKey(path, it->first, it->second, spec, problems);
+    const YAML::Node key = it->first, value = it->second;
+    if (KeyText(key) == "workload" && value.IsMap()) {
+      ReadGeneratedWorkload(path, value, spec, problems);
+    } else {
+      keys.force_insert(key, value);
+    }
   }
+  StatusOr<ConfigFile> file = ConfigFile::FromNode(keys, path);
+  if (!file.ok()) return;  // (a map always is one)
+  SweepBase values;
+  std::set<std::string> valid;
+  problems->Merge(BaseSchema().Apply(*file, &values, &valid));
+  for (const std::string& key : valid) spec->base[key] = file->Get(key).Scalar();
 }
 
 // Whether a grid's or a point's parameter name is one a sweep varies (else a problem added).
@@ -345,6 +410,36 @@ std::string SizeProblem(const YAML::Node& v, uint64_t* bytes) {
 }
 
 }  // namespace sweep_internal
+
+namespace {
+
+// ASTRA-sim 2.0 has no sweep spec: a study there is a script around single runs.
+std::vector<KeyDoc> NotInAstraSim(std::vector<KeyDoc> docs) {
+  for (KeyDoc& d : docs) d.astra_sim = "no sweep spec there: one run per invocation";
+  return docs;
+}
+
+}  // namespace
+
+// The top level's maps and lists, and the base's workload, are read apart from the schema's
+// string checks (ReadBase, ReadGrid, ReadPoints): their type as written.
+std::vector<KeyDoc> SweepSpecKeys() {
+  std::vector<KeyDoc> docs;
+  for (const KeySpec& k : TopKeys()) {
+    docs.push_back(k.Doc());
+    if (k.name == "base" || k.name == "grid") docs.back().type = "map";
+    if (k.name == "points") docs.back().type = "list of maps";
+  }
+  return NotInAstraSim(docs);
+}
+
+std::vector<KeyDoc> SweepBaseKeys() {
+  std::vector<KeyDoc> docs = BaseSchema().Docs();
+  for (KeyDoc& d : docs) {
+    if (d.name == "workload") d.type = "string or map";
+  }
+  return NotInAstraSim(docs);
+}
 
 std::string SweepPoint::Key() const {
   std::string k;

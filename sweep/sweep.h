@@ -46,6 +46,9 @@ struct SweepSpec {
 };
 
 StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
+// A spec's top-level keys and its base's keys, as declared (docs/sweeps.md lists them).
+std::vector<KeyDoc> SweepSpecKeys();
+std::vector<KeyDoc> SweepBaseKeys();
 
 struct SweepOptions {
   int jobs = 0;     // 0 = all cores
