@@ -17,6 +17,7 @@ std::string CliFlagTables() {
   for (const KeyDoc& d : RunFlagSchema().Docs()) run.push_back(d);
   return FlagTableMarkdown("orrery (a run)", run) + "\n" +
          FlagTableMarkdown("orrery sweep", SweepFlagDocs()) + "\n" +
+         FlagTableMarkdown("orrery sweep merge", SweepMergeFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery generate-llm", et::GenerateLlmFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery convert-text", et::ConvertTextFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery trace-info", et::TraceInfoFlagDocs()) + "\n" +
