@@ -23,9 +23,9 @@ const char kNonZeroIsOn[] = "Any non-zero number means on there; here only 0, 1,
 // clock, int64 picoseconds, holds about 106 days).
 constexpr double kMaxDelayNs = 1e12;
 
-Schema<SystemConfig> MakeSystemSchema() {
+// How collectives are ordered and chunked.
+void AddCollectiveSchedulingKeys(Schema<SystemConfig>& s) {
   using C = SystemConfig;
-  Schema<C> s;
   s.Enum("scheduling-policy", &C::scheduling_policy, {"LIFO", "FIFO", "EXPLICIT"})
       .Help(
           "Order in which waiting chunks of different collectives start on a queue: LIFO = "
@@ -64,6 +64,11 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Max(1 << 20)
       .Help("Number of chunks a collective is split into (chunk = size / splits).")
       .AstraSim("Default 0 there, which divides by zero; here 1.");
+}
+
+// What a message costs at its ends: endpoint delay, reduction, the LogGP shared bus.
+void AddEndpointKeys(Schema<SystemConfig>& s) {
+  using C = SystemConfig;
   // Whole ns: ASTRA-sim reads it into an int (10.5 runs as 10) and so does the engine here
   // (SystemParams::endpoint_delay_ns); LoadSystemConfig refuses a fraction rather than drop it.
   s.OptionalNumber("endpoint-delay", &C::endpoint_delay_ns)
@@ -112,6 +117,11 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Min(0)
       .Max(1e6)
       .Help("LogGP gap per byte (model-shared-bus only).");
+}
+
+// How compute nodes are timed (the roofline and GPU model).
+void AddComputeKeys(Schema<SystemConfig>& s) {
+  using C = SystemConfig;
   s.Number("peak-perf", &C::peak_perf_tflops)
       .Unit("TFLOPS (1e12 FLOP/s)")
       .Min(0)
@@ -139,6 +149,11 @@ Schema<SystemConfig> MakeSystemSchema() {
           "gemm-efficiency-bf16, memory bandwidth x memory-efficiency x intensity) + "
           "kernel-overhead-us. Requires roofline-enabled: 1.")
       .AstraSim("Not in ASTRA-sim.");
+}
+
+// NCCL-like costs of a collective and of point-to-point sends, and the streams that run them.
+void AddNcclKeys(Schema<SystemConfig>& s) {
+  using C = SystemConfig;
   s.Number("collective-launch-latency", &C::collective_launch_latency_ns)
       .Unit("ns")
       .Min(0)
@@ -188,6 +203,11 @@ Schema<SystemConfig> MakeSystemSchema() {
           "must then order each group's collectives alike on every member, or the run stops "
           "naming the NPUs that wait for each other.")
       .AstraSim("Not in ASTRA-sim (one slot there).");
+}
+
+// What a run replays, logs and records.
+void AddRecordingKeys(Schema<SystemConfig>& s) {
+  using C = SystemConfig;
   s.Bool("trace-enabled", &C::trace_enabled)
       .Help(
           "1 = log a line per node issued and completed, in ASTRA-sim's words "
@@ -216,6 +236,11 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Help(
           "Output prefix of the local memory tracker (track-local-mem): one Chrome-trace JSON "
           "per NPU, <prefix>.<npu>.json, relative to the working directory.");
+}
+
+// Which algorithm each collective runs, native or custom.
+void AddImplementationKeys(Schema<SystemConfig>& s) {
+  using C = SystemConfig;
   const struct {
     const char* key;
     std::vector<std::string> C::*field;
@@ -261,6 +286,11 @@ Schema<SystemConfig> MakeSystemSchema() {
       .Help(
           "Path of a YAML map {<trace node id>: <ET prefix>} choosing a custom algorithm per "
           "collective node; takes precedence over the *-custom keys.");
+}
+
+// ASTRA-sim 1.0's scheduling keys, and those accepted for compatibility only.
+void AddDimensionSchedulingKeys(Schema<SystemConfig>& s) {
+  using C = SystemConfig;
   s.Enum("intra-dimension-scheduling", &C::intra_dimension_scheduling,
          {"FIFO", "smallestFirst", "lessRemainingPhaseFirst"})
       .Help(
@@ -286,6 +316,18 @@ Schema<SystemConfig> MakeSystemSchema() {
           "Accepted for compatibility with ASTRA-sim example files; has no effect (not read "
           "by ASTRA-sim 2.0 either).")
       .AstraSim("Not read by ASTRA-sim 2.0; here its value is checked, then unused.");
+}
+
+// Every key of a system config file, in declaration order (the order help lists them).
+Schema<SystemConfig> MakeSystemSchema() {
+  Schema<SystemConfig> s;
+  AddCollectiveSchedulingKeys(s);
+  AddEndpointKeys(s);
+  AddComputeKeys(s);
+  AddNcclKeys(s);
+  AddRecordingKeys(s);
+  AddImplementationKeys(s);
+  AddDimensionSchedulingKeys(s);
   return s;
 }
 

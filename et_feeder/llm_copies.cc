@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "et_feeder/llm_compute.h"
+#include "et_feeder/llm_internal.h"
 #include "et_feeder/manifest.h"
 #include "et_feeder/trace.h"
 #include "et_feeder/writer.h"
@@ -56,17 +57,8 @@ int64_t RemoveRankFilesFrom(const std::string& prefix, int64_t from) {
 }
 
 Status WriteGroupsJson(const std::string& path, const std::vector<LlmGroup>& groups) {
-  std::ostringstream out;
-  out << "{";
-  for (size_t i = 0; i < groups.size(); ++i) {
-    out << (i ? ",\n " : "\n ") << "\"" << groups[i].id << "\": [";
-    for (size_t j = 0; j < groups[i].ranks.size(); ++j)
-      out << (j ? ", " : "") << groups[i].ranks[j];
-    out << "]";
-  }
-  out << (groups.empty() ? "}\n" : "\n}\n");
   std::ofstream f(path);
-  f << out.str();
+  f << llm_internal::GroupsJson(groups);
   f.close();
   if (!f) return Status::Error(path + ": cannot write the communicator groups");
   return Status::Ok();

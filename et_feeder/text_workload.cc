@@ -300,6 +300,146 @@ StatusOr<Layer> ParseLayer(const TextLine& t, const std::string& name) {
   return layer;
 }
 
+// A text workload's first two lines: its parallelism (with DLRM's last bottom-MLP layer) and
+// its layer count.
+struct TextHead {
+  std::string parallelism;
+  bool dlrm = false;                    // HYBRID_DLRM or HYBRID_DLRM_ENHANCED
+  std::optional<uint64_t> last_bottom;  // DLRM's last bottom-MLP layer
+  uint64_t layers = 0;
+  int parallelism_line = 0, count_line = 0;
+};
+
+// The head of the non-empty `lines` (at least one).
+StatusOr<TextHead> ParseHead(const std::vector<TextLine>& lines, const std::string& name) {
+  TextHead h;
+  const TextLine& head = lines[0];
+  h.parallelism = head.columns[0];
+  h.parallelism_line = head.number;
+  const std::string& par = h.parallelism;
+  h.dlrm = par == "HYBRID_DLRM" || par == "HYBRID_DLRM_ENHANCED";
+  if (!h.dlrm && par != "MICRO" && par != "DATA" && par != "MODEL" && par != "HYBRID_DATA_MODEL" &&
+      par != "HYBRID_MODEL_DATA") {
+    return LineError(name, head.number,
+                     "the parallelism is '" + par + "'; expected " + kParallelisms +
+                         " (the types Chakra's text converter reads; ASTRA-sim 1.0's others, "
+                         "such as HYBRID_TRANSFORMER, it does not convert either)");
+  }
+  if (h.dlrm) {
+    if (head.columns.size() < 2 || !(h.last_bottom = ParseCount(head.columns[1]))) {
+      return LineError(name, head.number,
+                       par + " needs the index of the last bottom-MLP layer after it, e.g. '" +
+                           par + " 4'; got '" +
+                           (head.columns.size() < 2 ? std::string() : head.columns[1]) + "'");
+    }
+  }
+  if (lines.size() < 2) {
+    return Status::Error(name + ": no layer count after line " + std::to_string(head.number) +
+                         "; expected a line with the number of layers");
+  }
+  const TextLine& count_line = lines[1];
+  h.count_line = count_line.number;
+  std::optional<uint64_t> count = ParseCount(count_line.columns[0]);
+  if (count_line.columns.size() != 1 || !count || *count < 1 || *count > 1000000) {
+    std::string got;
+    for (const std::string& c : count_line.columns) got += (got.empty() ? "" : " ") + c;
+    return LineError(name, count_line.number,
+                     "the number of layers is '" + got +
+                         "'; expected one whole number from 1 "
+                         "to 1000000");
+  }
+  h.layers = *count;
+  return h;
+}
+
+// The layer lines after the head, as many as it says.
+StatusOr<std::vector<Layer>> ParseLayers(const std::vector<TextLine>& lines, const TextHead& h,
+                                         const std::string& name) {
+  Status problems;
+  std::vector<Layer> layers;
+  for (size_t i = 2; i < lines.size(); ++i) {
+    StatusOr<Layer> l = ParseLayer(lines[i], name);
+    if (l.ok()) {
+      layers.push_back(std::move(*l));
+    } else {
+      problems.Merge(l.status());
+    }
+  }
+  if (!problems.ok()) return problems.Capped(10, name);
+  if (layers.size() != h.layers) {
+    return LineError(name, h.count_line,
+                     "says " + std::to_string(h.layers) + " layers, but the file has " +
+                         std::to_string(layers.size()) + " layer lines");
+  }
+  return layers;
+}
+
+// What a DLRM workload needs of its layers: the last bottom-MLP layer inside them, and
+// forward all-to-alls only, layer 0's among them.
+Status CheckDlrmLayers(const std::vector<Layer>& layers, const TextHead& h,
+                       const std::string& name) {
+  const std::string& par = h.parallelism;
+  // Layer b's forward pass waits for layer 0's forward all-to-all: b = 0 would wait for its
+  // own (Chakra's converter crashes on it), so the bottom MLP starts at layer 1.
+  if (*h.last_bottom < 1 || *h.last_bottom + 2 > layers.size()) {
+    return LineError(
+        name, h.parallelism_line,
+        "the last bottom-MLP layer is " + std::to_string(*h.last_bottom) + "; with " +
+            std::to_string(layers.size()) + " layers expected " +
+            (layers.size() >= 3 ? "1 to " + std::to_string(layers.size() - 2)
+                                : std::string("none (at least 3 layers are needed)")) +
+            " (layer 0 is the embeddings, whose forward all-to-all that layer waits for, "
+            "and a layer must follow it)");
+  }
+  if (layers[0].fwd.type != "ALLTOALL") {
+    return LineError(name, layers[0].line,
+                     par + ": the forward communication of layer 0 ('" + layers[0].name +
+                         "', the embeddings) is " + layers[0].fwd.type +
+                         "; expected ALLTOALL, which the top layers wait for");
+  }
+  for (const Layer& l : layers) {
+    if (!l.fwd.none() && l.fwd.type != "ALLTOALL") {
+      return LineError(name, l.line,
+                       par + ": the forward communication of layer '" + l.name + "' is " +
+                           l.fwd.type +
+                           "; this parallelism runs ALLTOALL or NONE forward "
+                           "(Chakra's converter drops any other)");
+    }
+  }
+  return Status::Ok();
+}
+
+// At most six nodes a layer and pass (three computes, three communications): refuse what
+// would take gigabytes and fill a disk by mistake, as generate-llm does.
+Status CheckNodeCount(size_t layers, int passes, const std::string& name) {
+  const long double most_nodes = 6.0L * static_cast<long double>(layers) * passes;
+  if (most_nodes > 5e7L) {
+    return Status::Error(name + ": " + std::to_string(layers) + " layers x " +
+                         std::to_string(passes) + " passes (--num-passes) could write up to " +
+                         std::to_string(static_cast<int64_t>(most_nodes)) +
+                         " nodes per NPU; expected at most 50000000: fewer passes");
+  }
+  return Status::Ok();
+}
+
+// The nodes of `passes` passes over `layers` under the head's parallelism.
+void BuildGraph(const TextHead& h, const std::vector<Layer>& layers, int passes, GraphBuilder* g) {
+  const std::string& par = h.parallelism;
+  if (par == "MICRO") {
+    BuildMicro(layers, passes, g);
+  } else if (par == "DATA") {
+    BuildData(layers, passes, g);
+  } else if (par == "MODEL") {
+    BuildModelOrHybrid(layers, passes, Hybrid::kModel, g);
+  } else if (par == "HYBRID_DATA_MODEL") {
+    BuildModelOrHybrid(layers, passes, Hybrid::kDataModel, g);
+  } else if (par == "HYBRID_MODEL_DATA") {
+    BuildModelOrHybrid(layers, passes, Hybrid::kModelData, g);
+  } else {
+    BuildDlrm(layers, passes, static_cast<size_t>(*h.last_bottom), g);
+  }
+}
+
 }  // namespace
 
 StatusOr<TextWorkload> ConvertTextWorkloadText(const std::string& text, const std::string& name,
@@ -318,121 +458,28 @@ StatusOr<TextWorkload> ConvertTextWorkloadText(const std::string& text, const st
                          "parallelism (" +
                          kParallelisms + ")");
   }
+  StatusOr<TextHead> head = ParseHead(lines, name);
+  if (!head.ok()) return head.status();
+  StatusOr<std::vector<Layer>> layers = ParseLayers(lines, *head, name);
+  if (!layers.ok()) return layers.status();
+  if (head->dlrm) {
+    if (Status dlrm = CheckDlrmLayers(*layers, *head, name); !dlrm.ok()) return dlrm;
+  }
   TextWorkload w;
   w.chakra_compatible = options.chakra_compatible;
-  const TextLine& head = lines[0];
-  w.parallelism = head.columns[0];
-  const std::string& par = w.parallelism;
-  const bool dlrm = par == "HYBRID_DLRM" || par == "HYBRID_DLRM_ENHANCED";
-  if (!dlrm && par != "MICRO" && par != "DATA" && par != "MODEL" && par != "HYBRID_DATA_MODEL" &&
-      par != "HYBRID_MODEL_DATA") {
-    return LineError(name, head.number,
-                     "the parallelism is '" + par + "'; expected " + kParallelisms +
-                         " (the types Chakra's text converter reads; ASTRA-sim 1.0's others, "
-                         "such as HYBRID_TRANSFORMER, it does not convert either)");
-  }
-  std::optional<uint64_t> last_bottom;
-  if (dlrm) {
-    if (head.columns.size() < 2 || !(last_bottom = ParseCount(head.columns[1]))) {
-      return LineError(name, head.number,
-                       par + " needs the index of the last bottom-MLP layer after it, e.g. '" +
-                           par + " 4'; got '" +
-                           (head.columns.size() < 2 ? std::string() : head.columns[1]) + "'");
-    }
-  }
-  if (lines.size() < 2) {
-    return Status::Error(name + ": no layer count after line " + std::to_string(head.number) +
-                         "; expected a line with the number of layers");
-  }
-  const TextLine& count_line = lines[1];
-  std::optional<uint64_t> count = ParseCount(count_line.columns[0]);
-  if (count_line.columns.size() != 1 || !count || *count < 1 || *count > 1000000) {
-    std::string got;
-    for (const std::string& c : count_line.columns) got += (got.empty() ? "" : " ") + c;
-    return LineError(name, count_line.number,
-                     "the number of layers is '" + got +
-                         "'; expected one whole number from 1 "
-                         "to 1000000");
-  }
-  Status problems;
-  std::vector<Layer> layers;
-  for (size_t i = 2; i < lines.size(); ++i) {
-    StatusOr<Layer> l = ParseLayer(lines[i], name);
-    if (l.ok()) {
-      layers.push_back(std::move(*l));
-    } else {
-      problems.Merge(l.status());
-    }
-  }
-  if (!problems.ok()) return problems.Capped(10, name);
-  if (layers.size() != *count) {
-    return LineError(name, count_line.number,
-                     "says " + std::to_string(*count) + " layers, but the file has " +
-                         std::to_string(layers.size()) + " layer lines");
-  }
-  if (dlrm) {
-    // Layer b's forward pass waits for layer 0's forward all-to-all: b = 0 would wait for its
-    // own (Chakra's converter crashes on it), so the bottom MLP starts at layer 1.
-    if (*last_bottom < 1 || *last_bottom + 2 > layers.size()) {
-      return LineError(
-          name, head.number,
-          "the last bottom-MLP layer is " + std::to_string(*last_bottom) + "; with " +
-              std::to_string(layers.size()) + " layers expected " +
-              (layers.size() >= 3 ? "1 to " + std::to_string(layers.size() - 2)
-                                  : std::string("none (at least 3 layers are needed)")) +
-              " (layer 0 is the embeddings, whose forward all-to-all that layer waits for, "
-              "and a layer must follow it)");
-    }
-    if (layers[0].fwd.type != "ALLTOALL") {
-      return LineError(name, layers[0].line,
-                       par + ": the forward communication of layer 0 ('" + layers[0].name +
-                           "', the embeddings) is " + layers[0].fwd.type +
-                           "; expected ALLTOALL, which the top layers wait for");
-    }
-    for (const Layer& l : layers) {
-      if (!l.fwd.none() && l.fwd.type != "ALLTOALL") {
-        return LineError(name, l.line,
-                         par + ": the forward communication of layer '" + l.name + "' is " +
-                             l.fwd.type +
-                             "; this parallelism runs ALLTOALL or NONE forward "
-                             "(Chakra's converter drops any other)");
-      }
-    }
-  }
-  w.layers = static_cast<int>(layers.size());
+  w.parallelism = head->parallelism;
+  w.layers = static_cast<int>(layers->size());
   auto* schema = w.metadata.add_attr();
   schema->set_name("schema");
   schema->set_string_val("1.0.2-chakra.1.0.0");
   auto* input = w.metadata.add_attr();
   input->set_name("input_file");
   input->set_string_val(text);
-
-  // At most six nodes a layer and pass (three computes, three communications): refuse what
-  // would take gigabytes and fill a disk by mistake, as generate-llm does.
-  const long double most_nodes =
-      6.0L * static_cast<long double>(layers.size()) * options.num_passes;
-  if (most_nodes > 5e7L) {
-    return Status::Error(name + ": " + std::to_string(layers.size()) + " layers x " +
-                         std::to_string(options.num_passes) +
-                         " passes (--num-passes) could write up to " +
-                         std::to_string(static_cast<int64_t>(most_nodes)) +
-                         " nodes per NPU; expected at most 50000000: fewer passes");
+  if (Status fits = CheckNodeCount(layers->size(), options.num_passes, name); !fits.ok()) {
+    return fits;
   }
   GraphBuilder g(options.chakra_compatible, &w);
-  const int passes = options.num_passes;
-  if (par == "MICRO") {
-    BuildMicro(layers, passes, &g);
-  } else if (par == "DATA") {
-    BuildData(layers, passes, &g);
-  } else if (par == "MODEL") {
-    BuildModelOrHybrid(layers, passes, Hybrid::kModel, &g);
-  } else if (par == "HYBRID_DATA_MODEL") {
-    BuildModelOrHybrid(layers, passes, Hybrid::kDataModel, &g);
-  } else if (par == "HYBRID_MODEL_DATA") {
-    BuildModelOrHybrid(layers, passes, Hybrid::kModelData, &g);
-  } else {
-    BuildDlrm(layers, passes, static_cast<size_t>(*last_bottom), &g);
-  }
+  BuildGraph(*head, *layers, options.num_passes, &g);
   return w;
 }
 

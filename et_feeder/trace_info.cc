@@ -61,11 +61,8 @@ std::string List(const std::set<int64_t>& values, size_t most = 8) {
   return s;
 }
 
-}  // namespace
-
-std::string DescribeTrace(const Trace& t) {
-  std::ostringstream out;
-  const uint32_t n = t.size();
+// What a trace holds, node by node.
+struct TraceCounts {
   std::map<NodeType, uint64_t> by_type;
   uint64_t gpu = 0, cpu = 0, with_ops = 0;
   double gpu_us = 0, cpu_us = 0;
@@ -74,79 +71,94 @@ std::string DescribeTrace(const Trace& t) {
   std::map<std::string, uint64_t> groups;
   Sizes sends, receives, loads, stores;
   std::set<int64_t> send_peers, receive_peers;
-  for (uint32_t i = 0; i < n; ++i) {
+};
+
+TraceCounts CountNodes(const Trace& t) {
+  TraceCounts c;
+  for (uint32_t i = 0; i < t.size(); ++i) {
     const NodeType type = t.type(i);
-    ++by_type[type];
+    ++c.by_type[type];
     switch (type) {
       case NodeType::kComp:
         if (t.is_cpu_op(i).value_or(false)) {
-          ++cpu;
-          cpu_us += static_cast<double>(t.duration_micros(i));
+          ++c.cpu;
+          c.cpu_us += static_cast<double>(t.duration_micros(i));
         } else {
-          ++gpu;
-          gpu_us += static_cast<double>(t.duration_micros(i));
+          ++c.gpu;
+          c.gpu_us += static_cast<double>(t.duration_micros(i));
         }
-        with_ops += t.num_ops(i).has_value();
+        c.with_ops += t.num_ops(i).has_value();
         break;
       case NodeType::kCommColl:
-        if (std::optional<CollectiveType> c = t.comm_type(i)) {
-          collectives[*c].Add(t.comm_size(i));
-          ++groups[std::string(t.pg_name(i).value_or(""))];
+        if (std::optional<CollectiveType> coll = t.comm_type(i)) {
+          c.collectives[*coll].Add(t.comm_size(i));
+          ++c.groups[std::string(t.pg_name(i).value_or(""))];
         } else {
-          ++untyped_collectives;
+          ++c.untyped_collectives;
         }
         break;
       case NodeType::kCommSend:
-        sends.Add(t.comm_size(i));
-        if (std::optional<int64_t> p = t.comm_dst(i)) send_peers.insert(*p);
+        c.sends.Add(t.comm_size(i));
+        if (std::optional<int64_t> p = t.comm_dst(i)) c.send_peers.insert(*p);
         break;
       case NodeType::kCommRecv:
-        receives.Add(t.comm_size(i));
-        if (std::optional<int64_t> p = t.comm_src(i)) receive_peers.insert(*p);
+        c.receives.Add(t.comm_size(i));
+        if (std::optional<int64_t> p = t.comm_src(i)) c.receive_peers.insert(*p);
         break;
       case NodeType::kMemLoad:
-        loads.Add(t.tensor_size(i));
+        c.loads.Add(t.tensor_size(i));
         break;
       case NodeType::kMemStore:
-        stores.Add(t.tensor_size(i));
+        c.stores.Add(t.tensor_size(i));
         break;
       default:
         break;
     }
   }
-  out << "  nodes: " << n;
+  return c;
+}
+
+// The lines on nodes: their types, compute, collectives, sends and receives, remote memory.
+void WriteNodeLines(const Trace& t, const TraceCounts& c, std::ostream& out) {
+  out << "  nodes: " << t.size();
   if (!t.version().empty()) out << " (trace version " << t.version() << ")";
-  for (const auto& [type, count] : by_type) {
+  for (const auto& [type, count] : c.by_type) {
     out << "\n    " << NodeTypeName(type) << ": " << count;
-    if (type == NodeType::kComp) out << " (" << gpu << " GPU, " << cpu << " CPU with is_cpu_op)";
+    if (type == NodeType::kComp) {
+      out << " (" << c.gpu << " GPU, " << c.cpu << " CPU with is_cpu_op)";
+    }
   }
-  out << "\n  compute (duration_micros): GPU " << Micros(gpu_us) << ", CPU " << Micros(cpu_us);
-  if (with_ops > 0) out << "; " << with_ops << " with num_ops (for the roofline)";
-  if (!collectives.empty() || untyped_collectives > 0) {
+  out << "\n  compute (duration_micros): GPU " << Micros(c.gpu_us) << ", CPU " << Micros(c.cpu_us);
+  if (c.with_ops > 0) out << "; " << c.with_ops << " with num_ops (for the roofline)";
+  if (!c.collectives.empty() || c.untyped_collectives > 0) {
     out << "\n  collectives (comm_type: count (comm_size)):";
-    for (const auto& [type, sizes] : collectives) {
+    for (const auto& [type, sizes] : c.collectives) {
       out << "\n    " << CollectiveTypeName(type) << ": " << sizes.Describe();
     }
-    if (untyped_collectives > 0) {
-      out << "\n    without comm_type: " << untyped_collectives
+    if (c.untyped_collectives > 0) {
+      out << "\n    without comm_type: " << c.untyped_collectives
           << " (host-side operators when is_cpu_op is true; otherwise a run refuses them)";
     }
     out << "\n  groups (pg_name: collectives): ";
     bool first = true;
-    for (const auto& [name, count] : groups) {
+    for (const auto& [name, count] : c.groups) {
       out << (first ? "" : ", ") << (name.empty() ? "none (every NPU)" : "'" + name + "'") << ": "
           << count;
       first = false;
     }
   }
-  if (sends.count + receives.count > 0) {
-    out << "\n  sends: " << sends.Describe() << (send_peers.empty() ? "" : " to ")
-        << List(send_peers) << "; receives: " << receives.Describe()
-        << (receive_peers.empty() ? "" : " from ") << List(receive_peers);
+  if (c.sends.count + c.receives.count > 0) {
+    out << "\n  sends: " << c.sends.Describe() << (c.send_peers.empty() ? "" : " to ")
+        << List(c.send_peers) << "; receives: " << c.receives.Describe()
+        << (c.receive_peers.empty() ? "" : " from ") << List(c.receive_peers);
   }
-  if (loads.count + stores.count > 0) {
-    out << "\n  remote memory: loads " << loads.Describe() << ", stores " << stores.Describe();
+  if (c.loads.count + c.stores.count > 0) {
+    out << "\n  remote memory: loads " << c.loads.Describe() << ", stores " << c.stores.Describe();
   }
+}
+
+// The lines on dependencies: kept, implied, dangling, ignored.
+void WriteDependencyLines(const Trace& t, std::ostream& out) {
   out << "\n  dependencies: " << t.edge_count() << " kept, " << t.implied_dependency_count()
       << " implied by others (dropped), " << t.dangling_dependency_count()
       << " naming ids not in the file (count as done)";
@@ -157,47 +169,58 @@ std::string DescribeTrace(const Trace& t) {
   if (!t.ctrl_deps_ignored().empty()) {
     out << "\n  ctrl_deps ignored (they close a cycle with data_deps): " << t.ctrl_deps_ignored();
   }
+}
 
-  // The longest chain by compute time (Kahn's order; the loader refused cycles): a bound no
-  // network can beat, as the slots' serialisation is another (the GPU total on one stream).
-  if (n > 0) {
-    std::vector<uint32_t> waiting(n), order;
-    order.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      waiting[i] = static_cast<uint32_t>(t.parents(i).size());
-      if (waiting[i] == 0) order.push_back(i);
-    }
-    std::vector<double> chain_us(n, 0);
-    std::vector<uint32_t> chain_nodes(n, 0);
-    for (size_t k = 0; k < order.size(); ++k) {
-      const uint32_t i = order[k];
-      double best = 0;
-      uint32_t nodes = 0;
-      for (uint32_t p : t.parents(i)) {
-        if (chain_us[p] > best || (chain_us[p] == best && chain_nodes[p] > nodes)) {
-          best = chain_us[p];
-          nodes = chain_nodes[p];
-        }
-      }
-      const double own =
-          t.type(i) == NodeType::kComp ? static_cast<double>(t.duration_micros(i)) : 0.0;
-      chain_us[i] = best + own;
-      chain_nodes[i] = nodes + 1;
-      for (uint32_t c : t.children(i)) {
-        if (--waiting[c] == 0) order.push_back(c);
-      }
-    }
-    uint32_t end = 0;
-    for (uint32_t i = 1; i < n; ++i) {
-      if (chain_us[i] > chain_us[end]) end = i;
-    }
-    std::string name(t.name(end));
-    if (name.size() > 60) name = name.substr(0, 57) + "...";
-    out << "\n  longest dependency chain by compute: " << Micros(chain_us[end]) << " over "
-        << chain_nodes[end] << " nodes, ending at node " << t.id(end) << " '" << name
-        << "' (a step takes at least this on any network, and at least its GPU compute on one "
-           "GPU stream)";
+// The longest chain by compute time (Kahn's order; the loader refused cycles): a bound no
+// network can beat, as the slots' serialisation is another (the GPU total on one stream).
+// A trace with nodes only.
+void WriteLongestChainLine(const Trace& t, std::ostream& out) {
+  const uint32_t n = t.size();
+  std::vector<uint32_t> waiting(n), order;
+  order.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    waiting[i] = static_cast<uint32_t>(t.parents(i).size());
+    if (waiting[i] == 0) order.push_back(i);
   }
+  std::vector<double> chain_us(n, 0);
+  std::vector<uint32_t> chain_nodes(n, 0);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const uint32_t i = order[k];
+    double best = 0;
+    uint32_t nodes = 0;
+    for (uint32_t p : t.parents(i)) {
+      if (chain_us[p] > best || (chain_us[p] == best && chain_nodes[p] > nodes)) {
+        best = chain_us[p];
+        nodes = chain_nodes[p];
+      }
+    }
+    const double own =
+        t.type(i) == NodeType::kComp ? static_cast<double>(t.duration_micros(i)) : 0.0;
+    chain_us[i] = best + own;
+    chain_nodes[i] = nodes + 1;
+    for (uint32_t c : t.children(i)) {
+      if (--waiting[c] == 0) order.push_back(c);
+    }
+  }
+  uint32_t end = 0;
+  for (uint32_t i = 1; i < n; ++i) {
+    if (chain_us[i] > chain_us[end]) end = i;
+  }
+  std::string name(t.name(end));
+  if (name.size() > 60) name = name.substr(0, 57) + "...";
+  out << "\n  longest dependency chain by compute: " << Micros(chain_us[end]) << " over "
+      << chain_nodes[end] << " nodes, ending at node " << t.id(end) << " '" << name
+      << "' (a step takes at least this on any network, and at least its GPU compute on one "
+         "GPU stream)";
+}
+
+}  // namespace
+
+std::string DescribeTrace(const Trace& t) {
+  std::ostringstream out;
+  WriteNodeLines(t, CountNodes(t), out);
+  WriteDependencyLines(t, out);
+  if (t.size() > 0) WriteLongestChainLine(t, out);
   out << "\n";
   return out.str();
 }

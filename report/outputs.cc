@@ -272,14 +272,30 @@ Status WriteReportCsv(const RunResult& r, const std::string& prefix) {
   return Save(prefix + ".critical_path.csv", path);
 }
 
-std::string SummaryTable(const RunResult& r) {
-  const int n = r.num_npus();
-  if (n == 0) return "";
-  int slowest = 0;
-  for (int i = 1; i < n; ++i) {
-    if (r.npus[slowest].finish < r.npus[i].finish) slowest = i;
+namespace {
+
+// The summary's head: NPUs, step time and the slowest NPU, the network, the workload, each job.
+void AppendSummaryHead(const RunResult& r, int slowest, std::string& out) {
+  out += "\nsummary: " + std::to_string(r.num_npus()) + " NPUs, step time " + r.end.ToHuman() +
+         " (slowest: NPU " + std::to_string(slowest) + ")\n";
+  if (!r.network_model.empty()) out += "  network: " + r.network_model + "\n";
+  if (!r.placement.empty()) out += "  workload: " + r.placement + "\n";
+  for (const JobResult& j : r.jobs) {
+    out += "  job '" + j.name + "' (NPU" + (j.npus.size() == 1 ? " " : "s ") +
+           FormatNpuRanges(j.npus) + "): step time " + j.finish.ToHuman() +
+           (j.slowest_npu >= 0 ? " (slowest: NPU " + std::to_string(j.slowest_npu) + ")" : "");
+    if (j.alone) {
+      // What sharing the machine costs the job: its step time against its own, alone.
+      char pct[48];
+      std::snprintf(pct, sizeof pct, "%+.1f%%", j.SharingPercent());
+      out += "; alone " + j.alone->ToHuman() + ", " + pct + " from sharing";
+    }
+    out += "\n";
   }
-  auto breakdown = [&](int i) { return r.breakdown[i]; };
+}
+
+// The breakdown table: the mean (working) NPU's and the slowest NPU's times, in us or ms.
+void AppendBreakdownTable(const RunResult& r, int slowest, std::string& out) {
   // With --jobs, the mean is over the NPUs that run a job (idle ones would dilute it).
   const NpuBreakdown mean = MeanBreakdown(WorkingNpuBreakdowns(r));
   bool any_cpu = false, any_memory = false;
@@ -296,23 +312,7 @@ std::string SummaryTable(const RunResult& r) {
     return std::string(buf);
   };
   const char* unit = ms ? "ms" : "us";
-  const NpuBreakdown s = breakdown(slowest);
-  std::string out = "\nsummary: " + std::to_string(n) + " NPUs, step time " + r.end.ToHuman() +
-                    " (slowest: NPU " + std::to_string(slowest) + ")\n";
-  if (!r.network_model.empty()) out += "  network: " + r.network_model + "\n";
-  if (!r.placement.empty()) out += "  workload: " + r.placement + "\n";
-  for (const JobResult& j : r.jobs) {
-    out += "  job '" + j.name + "' (NPU" + (j.npus.size() == 1 ? " " : "s ") +
-           FormatNpuRanges(j.npus) + "): step time " + j.finish.ToHuman() +
-           (j.slowest_npu >= 0 ? " (slowest: NPU " + std::to_string(j.slowest_npu) + ")" : "");
-    if (j.alone) {
-      // What sharing the machine costs the job: its step time against its own, alone.
-      char pct[48];
-      std::snprintf(pct, sizeof pct, "%+.1f%%", j.SharingPercent());
-      out += "; alone " + j.alone->ToHuman() + ", " + pct + " from sharing";
-    }
-    out += "\n";
-  }
+  const NpuBreakdown s = r.breakdown[slowest];
   char line[200];
   std::snprintf(line, sizeof line, "  %-24s %12s %12s\n", unit,
                 r.jobs.empty() ? "mean NPU" : "mean job NPU",
@@ -330,104 +330,127 @@ std::string SummaryTable(const RunResult& r) {
   row("overlapped comm.", mean.overlapped, s.overlapped);
   row("idle", mean.idle, s.idle);
   if (any_memory) row("remote memory", mean.memory, s.memory);
-  if (!r.critical_path.empty() && r.end.ps() > 0) {
-    // What the step waits on, end to end (report: critical_path).
-    const CriticalPathTotals cp = CriticalPathTotalsOf(r);
-    out += "  critical path:";
-    bool first = true;
-    for (const auto& [name, t] : {std::pair<const char*, Time>{"GPU compute", cp.compute},
-                                  {"CPU", cp.cpu},
-                                  {"communication", cp.communication},
-                                  {"remote memory", cp.memory}}) {
-      if (t.ps() == 0) continue;
-      std::snprintf(line, sizeof line, "%s %s %.1f%%", first ? "" : ",", name,
-                    100.0 * static_cast<double>(t.ps()) / r.end.ps());
-      out += line;
-      first = false;
-    }
-    std::string npus;
-    for (size_t i = 0; i < cp.npus.size() && i < 6; ++i) {
-      npus += (i ? ", " : "") + std::to_string(cp.npus[i]);
-    }
-    if (cp.npus.size() > 6) npus += ", ... (" + std::to_string(cp.npus.size()) + " NPUs)";
-    out += " (" + std::to_string(cp.nodes) + " node" + (cp.nodes == 1 ? "" : "s") + " on NPU" +
-           (cp.npus.size() == 1 ? " " : "s ") + npus;
-    if (cp.slot_waits > 0) {
-      out += "; " + std::to_string(cp.slot_waits) + " began when a busy slot freed";
-    }
-    out += ")\n";
+}
+
+// What the step waits on, end to end (report: critical_path). A run with a critical path and
+// a step time above 0 only.
+void AppendCriticalPathLine(const RunResult& r, std::string& out) {
+  const CriticalPathTotals cp = CriticalPathTotalsOf(r);
+  char line[200];
+  out += "  critical path:";
+  bool first = true;
+  for (const auto& [name, t] : {std::pair<const char*, Time>{"GPU compute", cp.compute},
+                                {"CPU", cp.cpu},
+                                {"communication", cp.communication},
+                                {"remote memory", cp.memory}}) {
+    if (t.ps() == 0) continue;
+    std::snprintf(line, sizeof line, "%s %s %.1f%%", first ? "" : ",", name,
+                  100.0 * static_cast<double>(t.ps()) / r.end.ps());
+    out += line;
+    first = false;
   }
-  if (!r.nccl_choices.empty()) {
-    // nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
-    out += "  NCCL choices (nccl-model), each collective alone:\n";
-    // Distinct collectives alike in type, size, group size, choice and time (each copy's
-    // tensor-parallel group under --replicate-trace, say) share one line: "(x1024)".
-    std::vector<std::pair<std::string, int>> lines;
-    std::map<std::string, size_t> index;
-    for (const NcclTunedCollective& c : r.nccl_choices) {
-      std::snprintf(line, sizeof line, "%s %llu B on %d NPUs: %s, %.3f us",
-                    CollectiveTypeName(c.type), static_cast<unsigned long long>(c.size),
-                    c.group_size, c.choice.c_str(), c.predicted.Ns() / 1e3);
-      auto [at, added] = index.emplace(line, lines.size());
-      if (added) lines.emplace_back(line, 0);
-      ++lines[at->second].second;
-    }
-    const size_t shown = std::min<size_t>(8, lines.size());
-    for (size_t i = 0; i < shown; ++i) {
-      out += "    " + lines[i].first;
-      if (lines[i].second > 1) out += " (x" + std::to_string(lines[i].second) + ")";
-      out += "\n";
-    }
-    if (lines.size() > shown) {
-      out += "    ... and " + std::to_string(lines.size() - shown) + " more\n";
-    }
+  std::string npus;
+  for (size_t i = 0; i < cp.npus.size() && i < 6; ++i) {
+    npus += (i ? ", " : "") + std::to_string(cp.npus[i]);
   }
-  if (!r.links.empty() && r.end.ps() > 0) {
-    // The busiest links (congestion-aware backend): where the network is the bottleneck.
-    std::vector<const LinkStats*> busiest;
-    for (const LinkStats& l : r.links) busiest.push_back(&l);
-    const size_t top = std::min<size_t>(3, busiest.size());
-    std::partial_sort(busiest.begin(), busiest.begin() + static_cast<std::ptrdiff_t>(top),
-                      busiest.end(), [](const LinkStats* a, const LinkStats* b) {
-                        if (a->busy.ps() != b->busy.ps()) return a->busy.ps() > b->busy.ps();
-                        return a->name < b->name;
-                      });
-    out += "  busiest links:";
-    for (size_t i = 0; i < top; ++i) {
-      const LinkStats& l = *busiest[i];
-      std::snprintf(line, sizeof line, "%s %s %.1f%% busy (%.3g MB)", i ? "," : "", l.name.c_str(),
-                    100.0 * static_cast<double>(l.busy.ps()) / r.end.ps(),
-                    static_cast<double>(l.bytes) / 1e6);
-      out += line;
-    }
+  if (cp.npus.size() > 6) npus += ", ... (" + std::to_string(cp.npus.size()) + " NPUs)";
+  out += " (" + std::to_string(cp.nodes) + " node" + (cp.nodes == 1 ? "" : "s") + " on NPU" +
+         (cp.npus.size() == 1 ? " " : "s ") + npus;
+  if (cp.slot_waits > 0) {
+    out += "; " + std::to_string(cp.slot_waits) + " began when a busy slot freed";
+  }
+  out += ")\n";
+}
+
+// nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
+void AppendNcclChoices(const RunResult& r, std::string& out) {
+  out += "  NCCL choices (nccl-model), each collective alone:\n";
+  // Distinct collectives alike in type, size, group size, choice and time (each copy's
+  // tensor-parallel group under --replicate-trace, say) share one line: "(x1024)".
+  char line[200];
+  std::vector<std::pair<std::string, int>> lines;
+  std::map<std::string, size_t> index;
+  for (const NcclTunedCollective& c : r.nccl_choices) {
+    std::snprintf(line, sizeof line, "%s %llu B on %d NPUs: %s, %.3f us",
+                  CollectiveTypeName(c.type), static_cast<unsigned long long>(c.size), c.group_size,
+                  c.choice.c_str(), c.predicted.Ns() / 1e3);
+    auto [at, added] = index.emplace(line, lines.size());
+    if (added) lines.emplace_back(line, 0);
+    ++lines[at->second].second;
+  }
+  const size_t shown = std::min<size_t>(8, lines.size());
+  for (size_t i = 0; i < shown; ++i) {
+    out += "    " + lines[i].first;
+    if (lines[i].second > 1) out += " (x" + std::to_string(lines[i].second) + ")";
     out += "\n";
-    // Backends with output queues (packet): the deepest queues and the time held by flow control.
-    std::vector<const LinkStats*> queued;
-    for (const LinkStats& l : r.links) {
-      if (l.port && l.port->max_queue_bytes > 0) queued.push_back(&l);
-    }
-    if (!queued.empty()) {
-      const size_t qtop = std::min<size_t>(3, queued.size());
-      std::partial_sort(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(qtop),
-                        queued.end(), [](const LinkStats* a, const LinkStats* b) {
-                          if (a->port->max_queue_bytes != b->port->max_queue_bytes) {
-                            return a->port->max_queue_bytes > b->port->max_queue_bytes;
-                          }
-                          return a->name < b->name;
-                        });
-      out += "  deepest queues:";
-      for (size_t i = 0; i < qtop; ++i) {
-        const LinkStats& l = *queued[i];
-        std::snprintf(line, sizeof line, "%s %s max %.3g KB (mean %.3g KB, paused %.1f%%)",
-                      i ? "," : "", l.name.c_str(),
-                      static_cast<double>(l.port->max_queue_bytes) / 1e3,
-                      l.port->mean_queue_bytes / 1e3,
-                      100.0 * static_cast<double>(l.port->paused.ps()) / r.end.ps());
-        out += line;
-      }
-      out += "\n";
-    }
   }
+  if (lines.size() > shown) {
+    out += "    ... and " + std::to_string(lines.size() - shown) + " more\n";
+  }
+}
+
+// The busiest links (congestion-aware backend): where the network is the bottleneck; with
+// output queues (packet), the deepest queues and the time held by flow control. A run with
+// links and a step time above 0 only.
+void AppendLinkLines(const RunResult& r, std::string& out) {
+  char line[200];
+  std::vector<const LinkStats*> busiest;
+  for (const LinkStats& l : r.links) busiest.push_back(&l);
+  const size_t top = std::min<size_t>(3, busiest.size());
+  std::partial_sort(busiest.begin(), busiest.begin() + static_cast<std::ptrdiff_t>(top),
+                    busiest.end(), [](const LinkStats* a, const LinkStats* b) {
+                      if (a->busy.ps() != b->busy.ps()) return a->busy.ps() > b->busy.ps();
+                      return a->name < b->name;
+                    });
+  out += "  busiest links:";
+  for (size_t i = 0; i < top; ++i) {
+    const LinkStats& l = *busiest[i];
+    std::snprintf(line, sizeof line, "%s %s %.1f%% busy (%.3g MB)", i ? "," : "", l.name.c_str(),
+                  100.0 * static_cast<double>(l.busy.ps()) / r.end.ps(),
+                  static_cast<double>(l.bytes) / 1e6);
+    out += line;
+  }
+  out += "\n";
+  std::vector<const LinkStats*> queued;
+  for (const LinkStats& l : r.links) {
+    if (l.port && l.port->max_queue_bytes > 0) queued.push_back(&l);
+  }
+  if (queued.empty()) return;
+  const size_t qtop = std::min<size_t>(3, queued.size());
+  std::partial_sort(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(qtop),
+                    queued.end(), [](const LinkStats* a, const LinkStats* b) {
+                      if (a->port->max_queue_bytes != b->port->max_queue_bytes) {
+                        return a->port->max_queue_bytes > b->port->max_queue_bytes;
+                      }
+                      return a->name < b->name;
+                    });
+  out += "  deepest queues:";
+  for (size_t i = 0; i < qtop; ++i) {
+    const LinkStats& l = *queued[i];
+    std::snprintf(line, sizeof line, "%s %s max %.3g KB (mean %.3g KB, paused %.1f%%)",
+                  i ? "," : "", l.name.c_str(), static_cast<double>(l.port->max_queue_bytes) / 1e3,
+                  l.port->mean_queue_bytes / 1e3,
+                  100.0 * static_cast<double>(l.port->paused.ps()) / r.end.ps());
+    out += line;
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string SummaryTable(const RunResult& r) {
+  const int n = r.num_npus();
+  if (n == 0) return "";
+  int slowest = 0;
+  for (int i = 1; i < n; ++i) {
+    if (r.npus[slowest].finish < r.npus[i].finish) slowest = i;
+  }
+  std::string out;
+  AppendSummaryHead(r, slowest, out);
+  AppendBreakdownTable(r, slowest, out);
+  if (!r.critical_path.empty() && r.end.ps() > 0) AppendCriticalPathLine(r, out);
+  if (!r.nccl_choices.empty()) AppendNcclChoices(r, out);
+  if (!r.links.empty() && r.end.ps() > 0) AppendLinkLines(r, out);
   return out;
 }
 

@@ -251,6 +251,54 @@ std::vector<NcclTunedCollective> TunedChoices(const NcclTuner& tuner, const Syst
   return out;
 }
 
+// The run's cost, from its inputs (runner/estimate.h), before anything grows with it: the
+// NPUs simulated (`npus`; with a symmetry, one per orbit).
+RunCost EstimateSimulatedRun(const RunOptions& o, const Machine& m, const TraceSet& set,
+                             const std::vector<int>& npus, const SystemLayer& system_layer) {
+  const int n = m.num_npus();
+  CostInputs in;
+  in.topology = &m.topology;
+  in.net = &m.net_params;
+  in.params = &m.params;
+  in.backend = o.backend;
+  in.replay_only = m.system.replay_only;
+  in.comm_slots = m.system.communication_slots;
+  for (int r : npus) in.npu_trace.push_back(set.npu_trace[r]);
+  in.system_config = o.system_config;
+  for (const auto& t : set.traces) in.loaded_bytes += t->MemoryBytes();
+  const Placement* placed = set.placement.get();
+  // Groups a comm-group file defined are known; those a trace's METADATA nodes define when
+  // they run are read from the NPU's trace (once per distinct trace).
+  std::map<const et::Trace*, std::map<int, int>> metadata_groups;
+  in.group_size = [&](int npu, std::string_view pg) {
+    const StatusOr<int> g = ParseGroup(pg);
+    if (!g.ok()) return 0;
+    const std::optional<int> id = placed ? placed->Lookup(*g, npu) : std::optional(*g);
+    const std::vector<int>* members = id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
+    if (members != nullptr) return static_cast<int>(members->size());
+    const et::Trace* trace = set.npu_trace[npu];
+    auto [it, added] = metadata_groups.try_emplace(trace);
+    if (added) it->second = MetadataGroupSizes(*trace, placed ? placed->RanksOf(npu) : n);
+    const auto size = it->second.find(*g);
+    if (size == it->second.end()) return 0;
+    const bool spans_copies = placed != nullptr && !placed->jobs() && placed->IsDataParallel(*g);
+    return size->second * (spans_copies ? placed->copies() : 1);
+  };
+  return EstimateRunCost(in);
+}
+
+// ASTRA-sim's local-memory file per NPU: <local-mem-trace-filename>.<npu>.json.
+Status WriteLocalMemTraces(const RunOptions& o, const Machine& m,
+                           const std::vector<std::unique_ptr<NpuExecutor>>& executors) {
+  for (const auto& e : executors) {
+    const std::string path =
+        m.system.local_mem_trace_filename + "." + std::to_string(e->npu()) + ".json";
+    Status written = e->memory_tracker()->WriteChromeTrace(path);
+    if (!written.ok()) return written.WithContext(o.system_config);
+  }
+  return Status::Ok();
+}
+
 // One simulation of the machine and traces, with `symmetry` (its representatives only) or
 // without (null). `*broken_dim` gets the generator a phase broke (the run then ended early).
 Status Simulate(const RunOptions& o, const Machine& m, TraceSet& set, const NpuSymmetry* symmetry,
@@ -280,41 +328,9 @@ Status Simulate(const RunOptions& o, const Machine& m, TraceSet& set, const NpuS
   for (int r = 0; r < n; ++r) {
     if (symmetry == nullptr || symmetry->IsRep(r)) npus.push_back(r);
   }
-  {
-    // The run's cost, from its inputs (runner/estimate.h), before anything grows with it: the
-    // NPUs simulated (with a symmetry, one per orbit).
-    CostInputs in;
-    in.topology = &m.topology;
-    in.net = &m.net_params;
-    in.params = &m.params;
-    in.backend = o.backend;
-    in.replay_only = m.system.replay_only;
-    in.comm_slots = m.system.communication_slots;
-    for (int r : npus) in.npu_trace.push_back(set.npu_trace[r]);
-    in.system_config = o.system_config;
-    for (const auto& t : set.traces) in.loaded_bytes += t->MemoryBytes();
-    const Placement* placed = set.placement.get();
-    // Groups a comm-group file defined are known; those a trace's METADATA nodes define when
-    // they run are read from the NPU's trace (once per distinct trace).
-    std::map<const et::Trace*, std::map<int, int>> metadata_groups;
-    in.group_size = [&](int npu, std::string_view pg) {
-      const StatusOr<int> g = ParseGroup(pg);
-      if (!g.ok()) return 0;
-      const std::optional<int> id = placed ? placed->Lookup(*g, npu) : std::optional(*g);
-      const std::vector<int>* members = id && *id != 0 ? system_layer.GroupMembers(*id) : nullptr;
-      if (members != nullptr) return static_cast<int>(members->size());
-      const et::Trace* trace = set.npu_trace[npu];
-      auto [it, added] = metadata_groups.try_emplace(trace);
-      if (added) it->second = MetadataGroupSizes(*trace, placed ? placed->RanksOf(npu) : n);
-      const auto size = it->second.find(*g);
-      if (size == it->second.end()) return 0;
-      const bool spans_copies = placed != nullptr && !placed->jobs() && placed->IsDataParallel(*g);
-      return size->second * (spans_copies ? placed->copies() : 1);
-    };
-    result.estimate = EstimateRunCost(in);
-    if (o.estimate_only) return Status::Ok();
-    if (Status within = CheckRunBudget(*result.estimate, o.budget); !within.ok()) return within;
-  }
+  result.estimate = EstimateSimulatedRun(o, m, set, npus, system_layer);
+  if (o.estimate_only) return Status::Ok();
+  if (Status within = CheckRunBudget(*result.estimate, o.budget); !within.ok()) return within;
   RemoteMemory memory(sim, m.memory, n);
   // Only when it keeps something: the system layer makes a record for every phase and queue
   // change it reports (a sweep keeps neither).
@@ -352,14 +368,9 @@ Status Simulate(const RunOptions& o, const Machine& m, TraceSet& set, const NpuS
     if (!finished.ok()) return finished;
   }
   if (m.system.track_local_mem && o.job_alone < 0) {
-    // ASTRA-sim's file per NPU: <local-mem-trace-filename>.<npu>.json.
     result.local_mem_tracked = true;
-    for (auto& e : executors) {
-      const std::string path =
-          m.system.local_mem_trace_filename + "." + std::to_string(e->npu()) + ".json";
-      Status written = e->memory_tracker()->WriteChromeTrace(path);
-      if (!written.ok()) return written.WithContext(o.system_config);
-    }
+    Status written = WriteLocalMemTraces(o, m, executors);
+    if (!written.ok()) return written;
   }
   CollectStats(executors, symmetry, n, result);
   for (std::string& w : net->Warnings(result.end)) result.warnings.push_back(std::move(w));

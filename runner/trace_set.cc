@@ -288,111 +288,114 @@ std::vector<int> SameContents(const std::vector<std::string>& paths) {
   return same;
 }
 
-}  // namespace
-
-StatusOr<TraceSet> LoadTraceSet(const RunOptions& o, int n) {
-  TraceSet set;
-  Status problems;
-  // The trace's ranks: one file per NPU, or with --replicate-trace the files there are, run as
-  // n / ranks copies, or with --jobs each job's files on its NPUs.
-  std::vector<std::string> prefixes;
-  StatusOr<std::unique_ptr<Placement>> planned =
-      PlanPlacement(o, n, &prefixes, &set.comm_group_files);
-  if (!planned.ok()) return planned.status();
-  set.placement = std::move(planned).value();
-  const Placement* placement = set.placement.get();
-  const bool jobs = placement && placement->jobs();
-  // One file per NPU and the last one missing: said before millions of paths are resolved and
-  // opened (a 2^24-NPU network with an 8-rank trace took minutes and gigabytes to say so).
-  if (!placement && access(et::RankTracePath(o.workload, n - 1).c_str(), F_OK) != 0) {
-    int present = 0;
-    while (present < n && access(et::RankTracePath(o.workload, present).c_str(), F_OK) == 0) {
-      ++present;
-    }
-    if (const std::string hint = PrefixIsAFile(o.workload); present < n && n > 64) {
-      return Status::Error(
-          et::RankTracePath(o.workload, present) + ": no such trace file; the network (" +
-          o.network_config + ") has " + std::to_string(n) + " NPUs, so the workload needs files " +
-          et::RankTracePath(o.workload, 0) + " .. " + et::RankTracePath(o.workload, n - 1) +
-          (present == 0 ? std::string(" (there are none)")
-                        : " (there are " + et::RankTracePath(o.workload, 0) + " .. " +
-                              et::RankTracePath(o.workload, present - 1) + ")") +
-          (hint.empty() ? "" : "; " + hint));
-    }
+// One file per NPU and the last one missing: said before millions of paths are resolved and
+// opened (a 2^24-NPU network with an 8-rank trace took minutes and gigabytes to say so).
+// Without a placement only.
+Status CheckLastRankFile(const RunOptions& o, int n) {
+  if (access(et::RankTracePath(o.workload, n - 1).c_str(), F_OK) == 0) return Status::Ok();
+  int present = 0;
+  while (present < n && access(et::RankTracePath(o.workload, present).c_str(), F_OK) == 0) {
+    ++present;
   }
-  // trace_paths[i]: the file of loaded trace i.
-  std::vector<std::string> trace_paths;
-  if (jobs) {
+  if (const std::string hint = PrefixIsAFile(o.workload); present < n && n > 64) {
+    return Status::Error(
+        et::RankTracePath(o.workload, present) + ": no such trace file; the network (" +
+        o.network_config + ") has " + std::to_string(n) + " NPUs, so the workload needs files " +
+        et::RankTracePath(o.workload, 0) + " .. " + et::RankTracePath(o.workload, n - 1) +
+        (present == 0 ? std::string(" (there are none)")
+                      : " (there are " + et::RankTracePath(o.workload, 0) + " .. " +
+                            et::RankTracePath(o.workload, present - 1) + ")") +
+        (hint.empty() ? "" : "; " + hint));
+  }
+  return Status::Ok();
+}
+
+// The rank files to load, in rank order: with --jobs each job's (from `prefixes`), otherwise
+// the workload's, one per NPU or per rank of the placement.
+std::vector<std::string> RankFiles(const RunOptions& o, int n, const Placement* placement,
+                                   const std::vector<std::string>& prefixes) {
+  std::vector<std::string> paths;
+  if (placement && placement->jobs()) {
     for (int j = 0; j < placement->copies(); ++j) {
       for (int r = 0; r < placement->RanksOfCopy(j); ++r) {
-        trace_paths.push_back(et::RankTracePath(prefixes[j], r));
+        paths.push_back(et::RankTracePath(prefixes[j], r));
       }
     }
   } else {
     const int ranks = placement ? placement->ranks() : n;
-    for (int r = 0; r < ranks; ++r) trace_paths.push_back(et::RankTracePath(o.workload, r));
+    for (int r = 0; r < ranks; ++r) paths.push_back(et::RankTracePath(o.workload, r));
   }
-  // Jobs that name the same trace files (however the path is written) share them once loaded,
-  // as copies of one trace do: loaded_as[i] is the loaded trace of trace_paths[i].
-  std::vector<int> loaded_as(trace_paths.size());
-  {
-    std::map<std::string, int> first;  // canonical path -> loaded trace
-    std::vector<std::string> distinct;
-    for (size_t i = 0; i < trace_paths.size(); ++i) {
-      char canonical[PATH_MAX];
-      const std::string key =
-          realpath(trace_paths[i].c_str(), canonical) != nullptr ? canonical : trace_paths[i];
-      auto it = first.emplace(key, static_cast<int>(distinct.size())).first;
-      if (it->second == static_cast<int>(distinct.size())) distinct.push_back(trace_paths[i]);
-      loaded_as[i] = it->second;
-    }
-    trace_paths = std::move(distinct);
-  }
-  // Files with the same bytes (a user's replicated traces, a benchmark's identical ranks) are
-  // loaded once too, as the first of them: files[i] is loaded as trace content_of[i].
-  const std::vector<std::string> files = trace_paths;
-  std::vector<int> content_of(files.size());
-  {
-    const std::vector<int> same = SameContents(files);
-    std::vector<std::string> distinct;
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (same[i] == static_cast<int>(i)) {
-        content_of[i] = static_cast<int>(distinct.size());
-        distinct.push_back(files[i]);
-      } else {
-        content_of[i] = content_of[same[i]];
-      }
-    }
-    trace_paths = std::move(distinct);
-  }
-  const int num_traces = static_cast<int>(trace_paths.size());
+  return paths;
+}
 
-  // Traces: one file per rank, loaded in parallel (each rank independently; same result).
-  std::vector<std::unique_ptr<et::Trace>>& traces = set.traces;
+// `paths` without repeats of a file (however its path is written), in order of first
+// appearance; paths[i] is the result's (*index)[i].
+std::vector<std::string> DistinctFiles(const std::vector<std::string>& paths,
+                                       std::vector<int>* index) {
+  index->resize(paths.size());
+  std::map<std::string, int> first;  // canonical path -> its place in `distinct`
+  std::vector<std::string> distinct;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    char canonical[PATH_MAX];
+    const std::string key = realpath(paths[i].c_str(), canonical) != nullptr ? canonical : paths[i];
+    auto it = first.emplace(key, static_cast<int>(distinct.size())).first;
+    if (it->second == static_cast<int>(distinct.size())) distinct.push_back(paths[i]);
+    (*index)[i] = it->second;
+  }
+  return distinct;
+}
+
+// `files` without repeats of the same bytes, each as the first of them; files[i] is the
+// result's (*index)[i].
+std::vector<std::string> DistinctContents(const std::vector<std::string>& files,
+                                          std::vector<int>* index) {
+  index->resize(files.size());
+  const std::vector<int> same = SameContents(files);
+  std::vector<std::string> distinct;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (same[i] == static_cast<int>(i)) {
+      (*index)[i] = static_cast<int>(distinct.size());
+      distinct.push_back(files[i]);
+    } else {
+      (*index)[i] = (*index)[same[i]];
+    }
+  }
+  return distinct;
+}
+
+// Loads every file of `paths` in parallel (each independently; same result) into `traces`,
+// or its error into `status`, at the same index.
+void LoadInParallel(const std::vector<std::string>& paths, const et::LoadOptions& options,
+                    std::vector<std::unique_ptr<et::Trace>>& traces, std::vector<Status>& status) {
+  const int num_traces = static_cast<int>(paths.size());
   traces.resize(num_traces);
-  std::vector<Status> load_status(num_traces);
-  et::LoadOptions load_options;
-  load_options.strict = o.strict;
+  status.resize(num_traces);
 #pragma omp parallel for schedule(dynamic, 16)
   for (int r = 0; r < num_traces; ++r) {
     // No exception may leave the loop's body (it would end the program): out of memory is this
     // rank's error.
     try {
-      StatusOr<et::Trace> t = et::Trace::Load(trace_paths[r], load_options);
+      StatusOr<et::Trace> t = et::Trace::Load(paths[r], options);
       if (t.ok()) {
         traces[r] = std::make_unique<et::Trace>(std::move(t).value());
       } else {
-        load_status[r] = t.status();
+        status[r] = t.status();
       }
     } catch (const std::bad_alloc&) {
       traces[r].reset();
-      load_status[r] = Status::Error(trace_paths[r] + ": " + kOutOfMemory);
+      status[r] = Status::Error(paths[r] + ": " + kOutOfMemory);
     }
   }
-  // Every file's own problems, in file order: a file that shares a failed trace's bytes is
-  // loaded on its own again, so that its messages name it.
+}
+
+// Every file's own problems, in file order: a file that shares a failed trace's bytes is
+// loaded on its own again, so that its messages name it. File i was loaded as content_of[i].
+Status LoadProblems(const RunOptions& o, int n, bool placed, const std::vector<std::string>& files,
+                    const std::vector<int>& content_of, const std::vector<Status>& load_status,
+                    const et::LoadOptions& load_options) {
+  Status problems;
   int failed_ranks = 0, missing_files = 0;
-  std::vector<bool> reported(static_cast<size_t>(num_traces), false);
+  std::vector<bool> reported(load_status.size(), false);
   for (size_t i = 0; i < files.size(); ++i) {
     const int t = content_of[i];
     if (load_status[t].ok()) continue;
@@ -405,7 +408,7 @@ StatusOr<TraceSet> LoadTraceSet(const RunOptions& o, int n) {
   if (failed_ranks > 8) {
     problems.Add("... and " + std::to_string(failed_ranks - 8) + " more trace files failed");
   }
-  if (missing_files > 0 && !placement) {
+  if (missing_files > 0 && !placed) {
     problems.Add("the network (" + o.network_config + ") has " + std::to_string(n) +
                  " NPUs, so the workload needs files " + et::RankTracePath(o.workload, 0) + " .. " +
                  et::RankTracePath(o.workload, n - 1));
@@ -414,29 +417,14 @@ StatusOr<TraceSet> LoadTraceSet(const RunOptions& o, int n) {
     const std::string hint = PrefixIsAFile(o.workload);
     if (!hint.empty()) problems.Add(hint);
   }
-  if (failed_ranks > 0) return problems;
-  if (!placement && access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
-    set.warnings.push_back(et::RankTracePath(o.workload, n) + " exists, but the network (" +
-                           o.network_config + ") has " + std::to_string(n) + " NPUs: only files " +
-                           et::RankTracePath(o.workload, 0) + " .. " +
-                           et::RankTracePath(o.workload, n - 1) + " are simulated");
-  }
-  // NPU r runs traces[trace_index[r]]; an idle NPU (no job runs on it), the last: no nodes.
-  traces.push_back(std::make_unique<et::Trace>(et::Trace::Empty("(idle: no job)")));
-  std::vector<int>& trace_index = set.trace_index;
-  std::vector<const et::Trace*>& npu_trace = set.npu_trace;
-  trace_index.resize(n);
-  npu_trace.resize(n);
-  set.npu_file.resize(n);
-  for (int r = 0; r < n; ++r) {
-    const int t = placement ? placement->TraceIndex(r) : r;
-    trace_index[r] = t < 0 ? num_traces : content_of[loaded_as[t]];
-    npu_trace[r] = traces[trace_index[r]].get();
-    if (t >= 0) set.npu_file[r] = files[loaded_as[t]];
-  }
-  // Files per loaded trace: what the warnings below count, as if each file were loaded.
-  std::vector<int> copies_of(static_cast<size_t>(num_traces), 0);
-  for (int t : content_of) ++copies_of[t];
+  return problems;
+}
+
+// Warnings on the loaded traces' dependencies (dangling ones, ignored ctrl_deps), counted as
+// if each file were loaded: `copies_of[t]` files were loaded as trace t.
+void AddDependencyWarnings(const std::vector<std::unique_ptr<et::Trace>>& traces,
+                           const std::vector<int>& copies_of, std::vector<std::string>& warnings) {
+  const int num_traces = static_cast<int>(copies_of.size());
   uint64_t dangling = 0;
   int dangling_files = 0;
   std::string example;
@@ -451,12 +439,11 @@ StatusOr<TraceSet> LoadTraceSet(const RunOptions& o, int n) {
     }
   }
   if (dangling > 0) {
-    set.warnings.push_back(
-        std::to_string(dangling) + " dependencies in " + std::to_string(dangling_files) +
-        " trace file(s) name nodes that are not in the file (" + example +
-        "); they are treated as already satisfied (--strict makes this an error)");
+    warnings.push_back(std::to_string(dangling) + " dependencies in " +
+                       std::to_string(dangling_files) +
+                       " trace file(s) name nodes that are not in the file (" + example +
+                       "); they are treated as already satisfied (--strict makes this an error)");
   }
-
   int ctrl_ignored_files = 0;
   std::string ctrl_example;
   for (int r = 0; r < num_traces; ++r) {
@@ -467,10 +454,67 @@ StatusOr<TraceSet> LoadTraceSet(const RunOptions& o, int n) {
     ctrl_ignored_files += copies_of[r];
   }
   if (ctrl_ignored_files > 0) {
-    set.warnings.push_back("ctrl_deps form a cycle in " + std::to_string(ctrl_ignored_files) +
-                           " trace file(s), so only data_deps order their nodes (" + ctrl_example +
-                           ")");
+    warnings.push_back("ctrl_deps form a cycle in " + std::to_string(ctrl_ignored_files) +
+                       " trace file(s), so only data_deps order their nodes (" + ctrl_example +
+                       ")");
   }
+}
+
+}  // namespace
+
+StatusOr<TraceSet> LoadTraceSet(const RunOptions& o, int n) {
+  TraceSet set;
+  // The trace's ranks: one file per NPU, or with --replicate-trace the files there are, run as
+  // n / ranks copies, or with --jobs each job's files on its NPUs.
+  std::vector<std::string> prefixes;
+  StatusOr<std::unique_ptr<Placement>> planned =
+      PlanPlacement(o, n, &prefixes, &set.comm_group_files);
+  if (!planned.ok()) return planned.status();
+  set.placement = std::move(planned).value();
+  const Placement* placement = set.placement.get();
+  if (!placement) {
+    if (Status last = CheckLastRankFile(o, n); !last.ok()) return last;
+  }
+  // Jobs that name the same trace files (however the path is written) share them once loaded,
+  // as copies of one trace do: file loaded_as[i] is rank file i. Files with the same bytes (a
+  // user's replicated traces, a benchmark's identical ranks) are loaded once too, as the first
+  // of them: files[i] is loaded as trace content_of[i].
+  std::vector<int> loaded_as, content_of;
+  const std::vector<std::string> files =
+      DistinctFiles(RankFiles(o, n, placement, prefixes), &loaded_as);
+  const std::vector<std::string> trace_paths = DistinctContents(files, &content_of);
+  const int num_traces = static_cast<int>(trace_paths.size());
+
+  std::vector<std::unique_ptr<et::Trace>>& traces = set.traces;
+  std::vector<Status> load_status;
+  et::LoadOptions load_options;
+  load_options.strict = o.strict;
+  LoadInParallel(trace_paths, load_options, traces, load_status);
+  {
+    Status problems =
+        LoadProblems(o, n, placement != nullptr, files, content_of, load_status, load_options);
+    if (!problems.ok()) return problems;
+  }
+  if (!placement && access(et::RankTracePath(o.workload, n).c_str(), F_OK) == 0) {
+    set.warnings.push_back(et::RankTracePath(o.workload, n) + " exists, but the network (" +
+                           o.network_config + ") has " + std::to_string(n) + " NPUs: only files " +
+                           et::RankTracePath(o.workload, 0) + " .. " +
+                           et::RankTracePath(o.workload, n - 1) + " are simulated");
+  }
+  // NPU r runs traces[trace_index[r]]; an idle NPU (no job runs on it), the last: no nodes.
+  traces.push_back(std::make_unique<et::Trace>(et::Trace::Empty("(idle: no job)")));
+  set.trace_index.resize(n);
+  set.npu_trace.resize(n);
+  set.npu_file.resize(n);
+  for (int r = 0; r < n; ++r) {
+    const int t = placement ? placement->TraceIndex(r) : r;
+    set.trace_index[r] = t < 0 ? num_traces : content_of[loaded_as[t]];
+    set.npu_trace[r] = traces[set.trace_index[r]].get();
+    if (t >= 0) set.npu_file[r] = files[loaded_as[t]];
+  }
+  std::vector<int> copies_of(static_cast<size_t>(num_traces), 0);
+  for (int t : content_of) ++copies_of[t];
+  AddDependencyWarnings(traces, copies_of, set.warnings);
   return set;
 }
 

@@ -55,25 +55,35 @@ passed=${counts% *} failed=${counts#* }
 rm -f "$log"
 [ "$bazel_rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
 
-# The sanitizer pass (docs/robustness.md): the fast subset, tests of every package, built again
-# with AddressSanitizer (and LeakSanitizer) and UndefinedBehaviorSanitizer; its test cases count
-# in the line below like the others (ORRERY_SANITIZE=0 leaves it out). Then every fuzz target
-# for a bounded time (ORRERY_FUZZ_SECONDS, 0 = none).
-if [ "${ORRERY_SANITIZE:-1}" != 0 ]; then
+# The sanitizer passes (docs/robustness.md): a test suite built again under a sanitizer, its
+# test cases counted in the line below like the others. ASan (with LeakSanitizer) and UBSan on
+# the fast subset, tests of every package (ORRERY_SANITIZE=0 leaves it out); ThreadSanitizer on
+# the tests that run the OpenMP loops on several threads (ORRERY_TSAN=0 leaves it out). Then
+# every fuzz target for a bounded time (ORRERY_FUZZ_SECONDS, 0 = none).
+# Usage: sanitizer_pass LABEL SUITE BAZEL_FLAGS...
+sanitizer_pass() {
+  local label=$1 suite=$2
+  shift 2
+  local san_log san_start=$SECONDS san_rc san_counts san_passed san_failed
   san_log=$(mktemp)
-  san_start=$SECONDS
-  # //tests:sanitizer_subset (tests/BUILD) names the targets.
-  bazel test -c opt --config=asan --config=ubsan --test_output=errors //tests:sanitizer_subset \
-    2>&1 | tee "$san_log"
+  bazel test -c opt "$@" --test_output=errors "$suite" 2>&1 | tee "$san_log"
   san_rc=${PIPESTATUS[0]}
   san_counts=$(count_cases "$san_log")
   san_passed=${san_counts% *} san_failed=${san_counts#* }
   [ "$san_rc" -eq 0 ] || [ "$san_failed" -gt 0 ] || san_failed=$((san_failed + 1))
   passed=$((passed + san_passed))
   failed=$((failed + san_failed))
-  echo "sanitizers: //tests:sanitizer_subset under ASan+UBSan: $san_passed test cases passed," \
-    "$san_failed failed, in $((SECONDS - san_start)) s"
+  echo "sanitizers: $suite under $label: $san_passed test cases passed, $san_failed failed," \
+    "in $((SECONDS - san_start)) s"
   rm -f "$san_log"
+}
+if [ "${ORRERY_SANITIZE:-1}" != 0 ]; then
+  # //tests:sanitizer_subset (tests/BUILD) names the targets.
+  sanitizer_pass ASan+UBSan //tests:sanitizer_subset --config=asan --config=ubsan
+fi
+if [ "${ORRERY_TSAN:-1}" != 0 ]; then
+  # //tests:tsan_subset (tests/BUILD) names the targets; --config=tsan runs them on 4 threads.
+  sanitizer_pass TSan //tests:tsan_subset --config=tsan
 fi
 fuzz_seconds="${ORRERY_FUZZ_SECONDS:-20}"
 if [ "$fuzz_seconds" != 0 ]; then

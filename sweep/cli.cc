@@ -1,5 +1,6 @@
 // `orrery sweep SPEC.yaml [--jobs N] [--out PREFIX] [--resume] [--shard I/N] [--quiet]`
 // `orrery sweep merge --out PREFIX SHARD.csv...`
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <csignal>
@@ -20,7 +21,8 @@ namespace {
 
 namespace po = boost::program_options;
 
-volatile int g_interrupted = 0;
+std::atomic<int> g_interrupted{0};
+static_assert(std::atomic<int>::is_always_lock_free, "g_interrupted is set in a signal handler");
 
 extern "C" void OnInterrupt(int) { g_interrupted = 1; }
 

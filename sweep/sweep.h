@@ -15,6 +15,7 @@
 // whatever the number of jobs. See docs/sweeps.md.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -55,8 +56,10 @@ struct SweepOptions {
   bool resume = false;
   int shard = 0;  // run points with index % shards == shard
   int shards = 1;
-  bool progress = false;                      // a progress line on stderr
-  const volatile int* interrupted = nullptr;  // set by a signal handler: start no new points
+  bool progress = false;  // a progress line on stderr
+  // Set by a signal handler (on whichever thread the signal lands) while the points' threads
+  // read it: a lock-free atomic, as a volatile int is not between threads. Start no new points.
+  const std::atomic<int>* interrupted = nullptr;
   // The sweep's budget (runner/estimate.h): its first point's estimate times the points must fit
   // (memory of the points run at once, wall time over the jobs), and each point's run must fit
   // its share. With dry_run, RunSweep stops after the estimate (SweepSummary::estimate).

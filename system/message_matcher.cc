@@ -1,6 +1,7 @@
 #include "system/message_matcher.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -131,7 +132,9 @@ size_t MessageMatcher::unreceived_messages() const {
   return n;
 }
 
-static const char* SpaceName(TagSpace s) {
+namespace {
+
+const char* SpaceName(TagSpace s) {
   switch (s) {
     case TagSpace::kNative:
       return "tag";
@@ -145,32 +148,23 @@ static const char* SpaceName(TagSpace s) {
   return "?";
 }
 
-std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
-  struct Item {
-    MessageKey key;
-    uint32_t arrived;  // 0: a receive waiting; otherwise messages nobody received
-    std::string by;    // who sent the first unreceived one
-    bool paired = false;
-  };
-  std::vector<Item> items;
-  slots_.ForEach([&](const MessageKey& k, const Slot& s) {
-    for (uint32_t w = s.head; w != kNil; w = waiters_[w].next) items.push_back({k, 0, ""});
-    if (s.arrived > 0) {
-      std::string by;
-      if (s.first_unreceived_sender != nullptr) {
-        by = s.first_unreceived_sender->DescribeCookie(s.first_unreceived_cookie);
-      }
-      items.push_back({k, s.arrived, by});
-    }
-  });
-  // Deterministic order whatever the hash table did.
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    const MessageKey &x = a.key, &y = b.key;
-    return std::tie(x.dst, x.src, x.space, x.tag, x.size, a.arrived) <
-           std::tie(y.dst, y.src, y.space, y.tag, y.size, b.arrived);
-  });
-  auto npu = [](int n) { return "NPU " + std::to_string(n); };
-  auto tag_of = [&](const MessageKey& k) {
+// A receive waiting or messages nobody received, under one key.
+struct PendingItem {
+  MessageKey key;
+  uint32_t arrived;  // 0: a receive waiting; otherwise messages nobody received
+  std::string by;    // who sent the first unreceived one
+  bool paired = false;
+};
+
+// The words of a deadlock report for NPUs, tags and messages.
+class PendingWords {
+ public:
+  explicit PendingWords(const std::function<std::string(int)>& group_namer)
+      : group_namer_(group_namer) {}
+
+  static std::string Npu(int n) { return "NPU " + std::to_string(n); }
+
+  std::string Tag(const MessageKey& k) const {
     if (k.space == TagSpace::kCollective) {
       // A stream's tag: its group in the high 32 bits, its number in the low.
       const int group = static_cast<int>(k.tag >> 32);
@@ -180,15 +174,31 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
                                                   : "communicator group " + std::to_string(group)));
     }
     return std::string(SpaceName(k.space)) + " " + std::to_string(k.tag);
-  };
-  auto what = [&](const MessageKey& k) { return tag_of(k) + ", " + std::to_string(k.size) + " B"; };
-  auto waits = [&](const MessageKey& k) {
-    return npu(k.dst) + " waits to receive from " + npu(k.src) + " (" + what(k) + ")";
-  };
-  // A receive and an unreceived message in a trace's own tag space that differ in one field
-  // only are most likely meant for each other: one line says so. Each unreceived message is
-  // filed under its key with one field left out (size, tag, source, destination); a receive
-  // looks itself up the same way, in that order.
+  }
+
+  std::string What(const MessageKey& k) const {
+    return Tag(k) + ", " + std::to_string(k.size) + " B";
+  }
+
+  std::string Waits(const MessageKey& k) const {
+    return Npu(k.dst) + " waits to receive from " + Npu(k.src) + " (" + What(k) + ")";
+  }
+
+ private:
+  const std::function<std::string(int)>& group_namer_;
+};
+
+// A collective's streams and rendezvous messages have no near misses: only a trace's own tag
+// spaces do.
+bool MayMissNarrowly(const MessageKey& k) {
+  return k.space != TagSpace::kCollective && k.space != TagSpace::kRendezvous;
+}
+
+// A receive and an unreceived message in a trace's own tag space that differ in one field
+// only are most likely meant for each other: one line says so, and both are marked paired.
+// Each unreceived message is filed under its key with one field left out (size, tag, source,
+// destination); a receive looks itself up the same way, in that order.
+std::vector<std::string> PairNearMisses(std::vector<PendingItem>& items, const PendingWords& w) {
   enum Field { kSize, kTag, kSrc, kDst, kFields };
   auto without = [](const MessageKey& k, int f) {
     return std::make_tuple(f, k.space, f == kSrc ? 0 : k.src, f == kDst ? 0 : k.dst,
@@ -200,44 +210,42 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
   };
   std::map<decltype(without(MessageKey{}, 0)), Bucket> unreceived;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].arrived == 0 || items[i].key.space == TagSpace::kCollective ||
-        items[i].key.space == TagSpace::kRendezvous) {
-      continue;
-    }
+    if (items[i].arrived == 0 || !MayMissNarrowly(items[i].key)) continue;
     for (int f = 0; f < kFields; ++f) unreceived[without(items[i].key, f)].items.push_back(i);
   }
-  std::vector<std::string> near_misses, p2p, collective;
-  for (Item& w : items) {
-    if (w.arrived > 0 || w.key.space == TagSpace::kCollective ||
-        w.key.space == TagSpace::kRendezvous) {
-      continue;
-    }
-    for (int f = 0; f < kFields && !w.paired; ++f) {
-      auto found = unreceived.find(without(w.key, f));
+  std::vector<std::string> near_misses;
+  for (PendingItem& r : items) {
+    if (r.arrived > 0 || !MayMissNarrowly(r.key)) continue;
+    for (int f = 0; f < kFields && !r.paired; ++f) {
+      auto found = unreceived.find(without(r.key, f));
       if (found == unreceived.end()) continue;
       Bucket& b = found->second;
       while (b.next < b.items.size() && items[b.items[b.next]].paired) ++b.next;
       if (b.next == b.items.size()) continue;
-      Item& a = items[b.items[b.next]];
+      PendingItem& a = items[b.items[b.next]];
       const MessageKey& k = a.key;
       const std::string sent =
-          f == kSize  ? npu(k.src) + " sent it " + std::to_string(k.size) + " B with that tag"
-          : f == kTag ? npu(k.src) + " sent it that size with " + tag_of(k)
-          : f == kSrc ? npu(k.src) + " sent " + npu(k.dst) + " that message instead"
-                      : npu(k.src) + " sent that message to " + npu(k.dst);
-      near_misses.push_back(waits(w.key) + ", but " + sent +
+          f == kSize  ? w.Npu(k.src) + " sent it " + std::to_string(k.size) + " B with that tag"
+          : f == kTag ? w.Npu(k.src) + " sent it that size with " + w.Tag(k)
+          : f == kSrc ? w.Npu(k.src) + " sent " + w.Npu(k.dst) + " that message instead"
+                      : w.Npu(k.src) + " sent that message to " + w.Npu(k.dst);
+      near_misses.push_back(w.Waits(r.key) + ", but " + sent +
                             (a.by.empty() ? "" : " (" + a.by + ")") +
                             ", which no one received: a send and its receive must agree on "
                             "source, destination, tag and size");
-      w.paired = a.paired = true;
+      r.paired = a.paired = true;
     }
   }
-  // Messages sent and still in the network, by key.
-  std::unordered_map<MessageKey, int, MessageKeyHash> moving;
-  for (uint32_t k = 0; k < in_flight_.capacity(); ++k) {
-    if (in_flight_[k].live) ++moving[in_flight_[k].key];
-  }
-  for (const Item& i : items) {
+  return near_misses;
+}
+
+// One line per item not paired as a near miss, into `p2p` (the trace's own sends and
+// receives) or `collective`. `moving` counts the messages still in the network by key.
+void DescribeUnpaired(const std::vector<PendingItem>& items,
+                      std::unordered_map<MessageKey, int, MessageKeyHash> moving,
+                      const PendingWords& w, std::vector<std::string>* p2p,
+                      std::vector<std::string>* collective) {
+  for (const PendingItem& i : items) {
     if (i.paired) continue;
     // A ready message the receiver sent that no send took: its data receive, posted with it,
     // is the line that says so.
@@ -248,10 +256,10 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
     if (on_its_way && --sent->second == 0) moving.erase(sent);
     std::string line =
         i.arrived == 0
-            ? waits(i.key) + (on_its_way ? ", sent and still in the network (not yet delivered)"
-                                         : ", never sent")
-            : npu(i.key.src) + " sent " + std::to_string(i.arrived) + " message(s) to " +
-                  npu(i.key.dst) + " (" + what(i.key) + ") that no one received" +
+            ? w.Waits(i.key) + (on_its_way ? ", sent and still in the network (not yet delivered)"
+                                           : ", never sent")
+            : w.Npu(i.key.src) + " sent " + std::to_string(i.arrived) + " message(s) to " +
+                  w.Npu(i.key.dst) + " (" + w.What(i.key) + ") that no one received" +
                   (i.by.empty() ? "" : (i.arrived > 1 ? ", the first from " : ", from ") + i.by);
     TagSpace space = i.key.space;
     if (i.key.space == TagSpace::kRendezvous) {
@@ -260,12 +268,43 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
       space = SpaceOfReadyMessage(tag);
       const MessageKey data{i.key.dst, i.key.src, space, (tag - static_cast<int64_t>(space)) / 4,
                             0};
-      line = npu(data.src) + "'s message to " + npu(data.dst) + " (" + tag_of(data) +
-             ") waits for " + npu(data.dst) + " to post its receive (--rendezvous-protocol)" +
+      line = w.Npu(data.src) + "'s message to " + w.Npu(data.dst) + " (" + w.Tag(data) +
+             ") waits for " + w.Npu(data.dst) + " to post its receive (--rendezvous-protocol)" +
              (on_its_way ? "; the ready message is on its way" : "");
     }
-    (space == TagSpace::kCollective ? collective : p2p).push_back(std::move(line));
+    (space == TagSpace::kCollective ? *collective : *p2p).push_back(std::move(line));
   }
+}
+
+}  // namespace
+
+std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
+  std::vector<PendingItem> items;
+  slots_.ForEach([&](const MessageKey& k, const Slot& s) {
+    for (uint32_t w = s.head; w != kNil; w = waiters_[w].next) items.push_back({k, 0, ""});
+    if (s.arrived > 0) {
+      std::string by;
+      if (s.first_unreceived_sender != nullptr) {
+        by = s.first_unreceived_sender->DescribeCookie(s.first_unreceived_cookie);
+      }
+      items.push_back({k, s.arrived, by});
+    }
+  });
+  // Deterministic order whatever the hash table did.
+  std::sort(items.begin(), items.end(), [](const PendingItem& a, const PendingItem& b) {
+    const MessageKey &x = a.key, &y = b.key;
+    return std::tie(x.dst, x.src, x.space, x.tag, x.size, a.arrived) <
+           std::tie(y.dst, y.src, y.space, y.tag, y.size, b.arrived);
+  });
+  const PendingWords words(group_namer_);
+  std::vector<std::string> near_misses = PairNearMisses(items, words);
+  // Messages sent and still in the network, by key.
+  std::unordered_map<MessageKey, int, MessageKeyHash> moving;
+  for (uint32_t k = 0; k < in_flight_.capacity(); ++k) {
+    if (in_flight_[k].live) ++moving[in_flight_[k].key];
+  }
+  std::vector<std::string> p2p, collective;
+  DescribeUnpaired(items, std::move(moving), words, &p2p, &collective);
   // The trace's own sends and receives first: a collective's streams usually wait because of them.
   std::vector<std::string> out;
   const size_t total = near_misses.size() + p2p.size() + collective.size();
@@ -279,7 +318,7 @@ std::vector<std::string> MessageMatcher::DescribePending(int max_items) const {
     out.push_back("... and " + std::to_string(total - out.size()) +
                   " more waiting receive(s) or unreceived message(s)");
   }
-  const bool rendezvous = std::any_of(items.begin(), items.end(), [](const Item& i) {
+  const bool rendezvous = std::any_of(items.begin(), items.end(), [](const PendingItem& i) {
     return i.arrived == 0 && i.key.space == TagSpace::kRendezvous;
   });
   if (rendezvous) {

@@ -40,13 +40,32 @@ void Spit(const std::string& path, const std::string& text) {
 
 std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
-// Runs ./orrery with `args` under a 120 s timeout (a hang fails the test with exit 124).
+// Whether this test, and so the ./orrery beside it (built in the same configuration), runs
+// under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+// The time a command may take before it counts as hung: 120 s, five times that under
+// AddressSanitizer (about three times slower; an interrupted 512-NPU sweep's resume took more
+// than 120 s under it beside three other sanitized tests on 2 cores).
+const std::string kTimeout = kAddressSanitizer ? "timeout 600 " : "timeout 120 ";
+
+// Runs ./orrery with `args` under kTimeout (a hang fails the test with exit 124).
 Outcome Orrery(const std::string& args) {
   static int n = 0;
   const std::string out = Tmp("cli_out_" + std::to_string(n)),
                     err = Tmp("cli_err_" + std::to_string(n));
   ++n;
-  const std::string cmd = "timeout 120 ./orrery " + args + " >" + out + " 2>" + err;
+  const std::string cmd = kTimeout + "./orrery " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   Outcome o;
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -786,24 +805,53 @@ TEST(Cli, BytesTimedAsNothingAreAWarning) {
   EXPECT_EQ(coarse.err.find("serialized in under 1 ns"), std::string::npos) << coarse.err;
 }
 
-// Running out of memory (a million NPUs under a 1 GB limit) is an error saying so, with exit 1;
-// it had aborted with "terminate called after throwing an instance of 'std::bad_alloc'".
-TEST(Cli, OutOfMemoryIsAnErrorNotAnAbort) {
-  const std::string args = Args("out_of_memory", 2, AllReduceRanks(2));
-  Spit(Tmp("out_of_memory.net.yml"),
-       "topology: [ Switch ]\nnpus_count: [ 1048576 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
-  const std::string err = Tmp("out_of_memory.err");
-  const int status = std::system(("ulimit -v 1000000; timeout 120 ./orrery " + args +
-                                  " --replicate-trace --dp-groups none >/dev/null 2>" + err)
-                                     .c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1);
+// Runs `command` (a run of a million NPUs, which needs gigabytes, with less memory than that)
+// and expects the out-of-memory error with exit 1, not an abort.
+void ExpectOutOfMemoryError(const std::string& name, const std::string& command) {
+  const std::string err = Tmp(name + ".err");
+  const int status = std::system((command + " >/dev/null 2>" + err).c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << name;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << name;
   const std::string message = Slurp(err);
   EXPECT_NE(message.find("error: out of memory: this run needs more memory than the process may "
                          "use"),
             std::string::npos)
-      << message;
-  EXPECT_EQ(message.find("terminate called"), std::string::npos) << message;
+      << name << ": " << message;
+  EXPECT_EQ(message.find("terminate called"), std::string::npos) << name << ": " << message;
+}
+
+// Running out of memory (a million NPUs under a 1 GB limit) is an error saying so, with exit 1;
+// it had aborted with "terminate called after throwing an instance of 'std::bad_alloc'". Two
+// ways to run out: the address space limited (`ulimit -v`), where allocations fail as on a
+// full machine; and ./orrery_new_limit, whose operator new throws std::bad_alloc past 256 MiB
+// live (tests/new_limit.cc). AddressSanitizer cannot start under `ulimit -v` (it reserves
+// terabytes of shadow address space) and its operator new exits rather than throw, so under it
+// the second way alone drives the same std::bad_alloc through the same code.
+TEST(Cli, OutOfMemoryIsAnErrorNotAnAbort) {
+  const std::string args = Args("out_of_memory", 2, AllReduceRanks(2));
+  Spit(Tmp("out_of_memory.net.yml"),
+       "topology: [ Switch ]\nnpus_count: [ 1048576 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  const std::string run = args + " --replicate-trace --dp-groups none";
+  ExpectOutOfMemoryError("new_limit",
+                         "ORRERY_TEST_NEW_LIMIT_MB=256 " + kTimeout + "./orrery_new_limit " + run);
+  if (!kAddressSanitizer) {
+    ExpectOutOfMemoryError("ulimit", "ulimit -v 1000000; timeout 120 ./orrery " + run);
+  }
+}
+
+// The limited binary is the same program while its limit is not reached: the same run, on a
+// machine it fits, gives the same output as ./orrery.
+TEST(Cli, TheNewLimitBinaryRunsLikeOrreryBelowItsLimit) {
+  const std::string args = Args("new_limit_fits", 4, AllReduceRanks(4));
+  const Outcome plain = Orrery(args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const std::string out = Tmp("new_limit_fits.limited.out");
+  const int status = std::system(("ORRERY_TEST_NEW_LIMIT_MB=256 " + kTimeout +
+                                  "./orrery_new_limit " + args + " >" + out + " 2>/dev/null")
+                                     .c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(Slurp(out), plain.out);
 }
 
 // More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.

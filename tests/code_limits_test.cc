@@ -24,19 +24,7 @@ namespace fs = std::filesystem;
 
 // Each entry is "path" (the file is too long), "path Function" (the function is too long) or
 // "path throw" (the file throws). Paths from the workspace root.
-const std::set<std::string> kNotYetWithinLimits = {
-    "config/system_config.cc MakeSystemSchema",
-    "et_feeder/llm_workload.cc",
-    "et_feeder/llm_workload.cc CheckLlmConfig",
-    "et_feeder/text_workload.cc ConvertTextWorkloadText",
-    "et_feeder/trace_info.cc DescribeTrace",
-    "network/packet/packet_network.cc",
-    "report/outputs.cc SummaryTable",
-    "runner/run.cc Simulate",
-    "runner/trace_set.cc LoadTraceSet",
-    "system/message_matcher.cc MessageMatcher::DescribePending",
-    "workload/executor.cc NpuExecutor::Issue",
-};
+const std::set<std::string> kNotYetWithinLimits = {};
 
 // Where throwing is the interface: main's flag handling and the flag-parsing helpers
 // (Boost.Program_options reports through exceptions, and main turns them into a message).

@@ -275,39 +275,10 @@ void NpuExecutor::Issue(uint32_t node) {
   if (const std::optional<Track> track = TrackOf(node, slot)) {
     breakdown_.Begin(*track, system_.sim().now());
   }
-  Simulation& sim = system_.sim();
   const et::NodeType type = trace_.type(node);
-
-  auto replay = [&]() {
-    if (UsesRoofline(node) &&
-        (!trace_.num_ops(node).has_value() || !trace_.tensor_size(node).has_value())) {
-      // ASTRA-sim throws on a missing num_ops; a time of 0 would be silently wrong.
-      const bool ops = trace_.num_ops(node).has_value();
-      return Fail(Status::Error(
-          Label(node) + ": roofline-enabled times a GPU compute node from its 'num_ops' and " +
-          "'tensor_size', and this node has no " +
-          (ops                                    ? std::string("'tensor_size'")
-           : trace_.tensor_size(node).has_value() ? std::string("'num_ops'")
-                                                  : std::string("'num_ops' or 'tensor_size'")) +
-          " (duration_micros " + std::to_string(trace_.duration_micros(node)) +
-          "); expected both attributes on every GPU COMP node, or roofline-enabled: 0 in the " +
-          "system config to replay duration_micros"));
-    }
-    const Time end = sim.now() + ComputeTime(node);
-    if (end.IsInfinite()) {
-      return Fail(Status::Error(Label(node) +
-                                ": its compute time ends past the end of simulated time (int64 "
-                                "picoseconds, about 106 days); duration_micros " +
-                                std::to_string(trace_.duration_micros(node)) + ", num_ops " +
-                                std::to_string(trace_.num_ops(node).value_or(0)) +
-                                ", tensor_size " +
-                                std::to_string(trace_.tensor_size(node).value_or(0))));
-    }
-    sim.Schedule(end, this, node);
-  };
   // replay-only replays invalid nodes too (1 ns for 0 us), as ASTRA-sim's issue_replay.
   if (params_.replay_only && type != et::NodeType::kMetadata) {
-    replay();
+    IssueReplay(node);
     return;
   }
   switch (type) {
@@ -321,174 +292,210 @@ void NpuExecutor::Issue(uint32_t node) {
       return;
     }
     case et::NodeType::kComp:
-      replay();
+      IssueReplay(node);
       return;
     case et::NodeType::kMemLoad:
-    case et::NodeType::kMemStore: {
-      // As a send's comm_size: without its bytes the node would move nothing and take only the
-      // memory's latency (ASTRA-sim's feeder throws on the missing attribute).
-      const std::optional<uint64_t> size = trace_.tensor_size(node);
-      if (!size) {
-        return Fail(
-            Status::Error(Label(node) + ": a " +
-                          (type == et::NodeType::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
-                          " with no 'tensor_size'; expected its bytes"));
-      }
-      Status s = memory_ == nullptr ? Status::Error("no remote memory model")
-                                    : memory_->Issue(npu_, Bytes(*size), this, node);
-      if (!s.ok()) return Fail(AtNode(node, s));
+    case et::NodeType::kMemStore:
+      IssueMemoryAccess(node, type == et::NodeType::kMemLoad);
       return;
-    }
     case et::NodeType::kCommSend:
-    case et::NodeType::kCommRecv: {
-      const bool send = type == et::NodeType::kCommSend;
-      const auto size = trace_.comm_size(node);
-      const auto peer = send ? trace_.comm_dst(node) : trace_.comm_src(node);
-      const auto self = send ? trace_.comm_src(node) : trace_.comm_dst(node);
-      // Built only for an error: this is the issue path of every send and receive.
-      auto valid_peer = [&] {
-        return params_.placement
-                   ? "another rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
-                         "] (" + params_.placement->Scope() + ")"
-                   : "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
-      };
-      if (!size) {
-        return Fail(Status::Error(Label(node) + ": a " +
-                                  (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") +
-                                  " with no 'comm_size'; expected its bytes"));
-      }
-      if (!peer) {
-        return Fail(Status::Error(
-            Label(node) + ": a " + (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") + " with no " +
-            (send ? "'comm_dst'" : "'comm_src'") + "; expected " + valid_peer()));
-      }
-      if (*peer < 0 || *peer >= TraceRanks() || *peer == TraceRank()) {
-        return Fail(Status::Invalid(Label(node), send ? "'comm_dst'" : "'comm_src'",
-                                    std::to_string(*peer), valid_peer()));
-      }
-      if (self && *self != TraceRank()) {
-        return Fail(Status::Invalid(
-            Label(node), send ? "'comm_src'" : "'comm_dst'", std::to_string(*self),
-            (params_.placement ? "this NPU's rank in the trace " : "this NPU's id ") +
-                std::to_string(TraceRank())));
-      }
-      const uint64_t bytes = ScaledBytes(*size);
-      const int64_t tag = trace_.comm_tag(node).value_or(0);
-      if (params_.keep_activities) {
-        p2p_.push_back(PointToPoint{node, send, PeerNpu(*peer), tag, bytes});
-      }
-      if (send) {
-        stats_.bytes_sent += bytes;
-        system_.npu(npu_).SendMessage(PeerNpu(*peer), tag, bytes, this, node);
-      } else {
-        system_.npu(npu_).ReceiveMessage(PeerNpu(*peer), tag, bytes, this, node);
-      }
+    case et::NodeType::kCommRecv:
+      IssuePointToPoint(node, type == et::NodeType::kCommSend);
       return;
-    }
-    case et::NodeType::kCommColl: {
-      if (slot != Slot::kComm) {
-        // A host-side collective operator (is_cpu_op true, as PyTorch's c10d::* nodes): CPU
-        // work. Anything else without the attributes would silently run as compute and leave
-        // its peers waiting: refuse it.
-        if (trace_.is_cpu_op(node).value_or(false)) {
-          replay();
-          return;
-        }
-        return Fail(Status::Error(
-            Label(node) + ": a COMM_COLL_NODE with " +
-            (trace_.comm_type(node) ? std::string("no 'comm_size'")
-                                    : std::string("no 'comm_type'")) +
-            "; a collective needs 'comm_type', " + et::kCommTypeValues +
-            ", and 'comm_size' (bytes; a barrier may omit it); only a host-side operator "
-            "(is_cpu_op true) may have neither, and it runs as CPU work"));
-      }
-      const et::CollectiveType ct = *trace_.comm_type(node);
-      const uint64_t comm_size = trace_.comm_size(node).value_or(0);
-      CollectiveRequest req;
-      req.type = ToSystem(ct);
-      req.size = ScaledBytes(comm_size);
-      // The root of a rooted collective: where the data comes from (comm_src) for broadcast
-      // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
-      // member.
-      const bool root_sends =
-          ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter;
-      const bool root_receives =
-          ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather;
-      const std::optional<int64_t> root = root_sends      ? trace_.comm_src(node)
-                                          : root_receives ? trace_.comm_dst(node)
-                                                          : std::nullopt;
-      // A root past the machine is the system layer's to name (it knows the group); a negative
-      // one would silently be the group's first member, and with copies one past the trace's
-      // ranks would land in another copy.
-      if (root && (*root < 0 || (params_.placement != nullptr && *root >= TraceRanks()))) {
-        return Fail(Status::Invalid(
-            Label(node), root_sends ? "'comm_src' (the root)" : "'comm_dst' (the root)",
-            std::to_string(*root),
-            params_.placement != nullptr
-                ? "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) + "] (" +
-                      params_.placement->Scope() + ")"
-                : "an NPU id in [0, " + std::to_string(system_.num_npus() - 1) +
-                      "], or none for the group's first member"));
-      }
-      if (root) req.root = static_cast<int>(std::min<int64_t>(*root, INT_MAX));
-      if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
-      req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
-      req.node_id = static_cast<int64_t>(trace_.id(node));
-      req.label = NodeLabel(node);
-      int pg = 0;
-      if (auto name = trace_.pg_name(node)) {
-        StatusOr<int> g = ParseGroup(*name);
-        if (!g.ok()) return Fail(AtNode(node, g.status()));
-        pg = *g;
-      }
-      bool other_ranks_only = false;
-      std::optional<int> group = SystemGroup(pg, &other_ranks_only);
-      if (!group) {
-        return Fail(Status::Error(
-            Label(node) + ": pg_name '" + std::string(trace_.pg_name(node).value_or("")) +
-            "' names a communicator group that is defined neither in " +
-            (params_.placement != nullptr && params_.placement->jobs()
-                 ? std::string("the job's 'comm-groups' file")
-                 : std::string("--comm-group-configuration")) +
-            " nor by a METADATA node of this NPU's trace before it" +
-            (other_ranks_only ? std::string(" (another rank's METADATA defines it: each rank's "
-                                            "trace defines the groups it uses, as in ASTRA-sim)")
-                              : std::string())));
-      }
-      req.group = *group;
-      if (params_.placement != nullptr) {
-        req.root = params_.placement->RootNpu(pg, req.root, npu_);
-      }
-      Time launch_latency = params_.collective_launch_latency;
-      double efficiency = params_.protocol_efficiency;
-      if (params_.tuner != nullptr) {
-        // The collective library's choice for this call (algorithms, floor, efficiency).
-        StatusOr<CollectiveChoice> c = params_.tuner->Choose(req);
-        if (!c.ok()) return Fail(AtNode(node, c.status()));
-        req.impl = c->impl;
-        req.rooted = c->rooted;
-        launch_latency = c->launch_latency;
-        efficiency = c->efficiency;
-      }
-      if (efficiency < 1 && req.size > 0) {
-        // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
-        // (at most kEfficiencyGrainBytes) and to the splits, so that chunking stays as even.
-        req.size =
-            InflateForEfficiency(req.size, efficiency, system_.params().preferred_dataset_splits);
-      }
-      ++stats_.collectives;
-      stats_.bytes_collective += ScaledBytes(comm_size);
-      if (launch_latency > Time::Zero()) {
-        // The launch floor first; the collective starts from OnEvent.
-        launching_.emplace(node, std::move(req));
-        sim.ScheduleAfter(launch_latency, this, node | kLaunchDone);
-        return;
-      }
-      Status s = StartCollective(node, req);
-      if (!s.ok()) return Fail(AtNode(node, s));
+    case et::NodeType::kCommColl:
+      IssueCollective(node, slot);
       return;
-    }
   }
+}
+
+void NpuExecutor::IssueReplay(uint32_t node) {
+  if (UsesRoofline(node) &&
+      (!trace_.num_ops(node).has_value() || !trace_.tensor_size(node).has_value())) {
+    // ASTRA-sim throws on a missing num_ops; a time of 0 would be silently wrong.
+    const bool ops = trace_.num_ops(node).has_value();
+    return Fail(Status::Error(
+        Label(node) + ": roofline-enabled times a GPU compute node from its 'num_ops' and " +
+        "'tensor_size', and this node has no " +
+        (ops                                    ? std::string("'tensor_size'")
+         : trace_.tensor_size(node).has_value() ? std::string("'num_ops'")
+                                                : std::string("'num_ops' or 'tensor_size'")) +
+        " (duration_micros " + std::to_string(trace_.duration_micros(node)) +
+        "); expected both attributes on every GPU COMP node, or roofline-enabled: 0 in the " +
+        "system config to replay duration_micros"));
+  }
+  Simulation& sim = system_.sim();
+  const Time end = sim.now() + ComputeTime(node);
+  if (end.IsInfinite()) {
+    return Fail(Status::Error(Label(node) +
+                              ": its compute time ends past the end of simulated time (int64 "
+                              "picoseconds, about 106 days); duration_micros " +
+                              std::to_string(trace_.duration_micros(node)) + ", num_ops " +
+                              std::to_string(trace_.num_ops(node).value_or(0)) + ", tensor_size " +
+                              std::to_string(trace_.tensor_size(node).value_or(0))));
+  }
+  sim.Schedule(end, this, node);
+}
+
+void NpuExecutor::IssueMemoryAccess(uint32_t node, bool load) {
+  // As a send's comm_size: without its bytes the node would move nothing and take only the
+  // memory's latency (ASTRA-sim's feeder throws on the missing attribute).
+  const std::optional<uint64_t> size = trace_.tensor_size(node);
+  if (!size) {
+    return Fail(Status::Error(Label(node) + ": a " + (load ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
+                              " with no 'tensor_size'; expected its bytes"));
+  }
+  Status s = memory_ == nullptr ? Status::Error("no remote memory model")
+                                : memory_->Issue(npu_, Bytes(*size), this, node);
+  if (!s.ok()) return Fail(AtNode(node, s));
+}
+
+void NpuExecutor::IssuePointToPoint(uint32_t node, bool send) {
+  const auto size = trace_.comm_size(node);
+  const auto peer = send ? trace_.comm_dst(node) : trace_.comm_src(node);
+  const auto self = send ? trace_.comm_src(node) : trace_.comm_dst(node);
+  // Built only for an error: this is the issue path of every send and receive.
+  auto valid_peer = [&] {
+    return params_.placement
+               ? "another rank of the trace in [0, " + std::to_string(TraceRanks() - 1) + "] (" +
+                     params_.placement->Scope() + ")"
+               : "another NPU id in [0, " + std::to_string(system_.num_npus() - 1) + "]";
+  };
+  if (!size) {
+    return Fail(Status::Error(Label(node) + ": a " + (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") +
+                              " with no 'comm_size'; expected its bytes"));
+  }
+  if (!peer) {
+    return Fail(Status::Error(Label(node) + ": a " + (send ? "COMM_SEND_NODE" : "COMM_RECV_NODE") +
+                              " with no " + (send ? "'comm_dst'" : "'comm_src'") + "; expected " +
+                              valid_peer()));
+  }
+  if (*peer < 0 || *peer >= TraceRanks() || *peer == TraceRank()) {
+    return Fail(Status::Invalid(Label(node), send ? "'comm_dst'" : "'comm_src'",
+                                std::to_string(*peer), valid_peer()));
+  }
+  if (self && *self != TraceRank()) {
+    return Fail(
+        Status::Invalid(Label(node), send ? "'comm_src'" : "'comm_dst'", std::to_string(*self),
+                        (params_.placement ? "this NPU's rank in the trace " : "this NPU's id ") +
+                            std::to_string(TraceRank())));
+  }
+  const uint64_t bytes = ScaledBytes(*size);
+  const int64_t tag = trace_.comm_tag(node).value_or(0);
+  if (params_.keep_activities) {
+    p2p_.push_back(PointToPoint{node, send, PeerNpu(*peer), tag, bytes});
+  }
+  if (send) {
+    stats_.bytes_sent += bytes;
+    system_.npu(npu_).SendMessage(PeerNpu(*peer), tag, bytes, this, node);
+  } else {
+    system_.npu(npu_).ReceiveMessage(PeerNpu(*peer), tag, bytes, this, node);
+  }
+}
+
+void NpuExecutor::IssueCollective(uint32_t node, Slot slot) {
+  if (slot != Slot::kComm) {
+    // A host-side collective operator (is_cpu_op true, as PyTorch's c10d::* nodes): CPU
+    // work. Anything else without the attributes would silently run as compute and leave
+    // its peers waiting: refuse it.
+    if (trace_.is_cpu_op(node).value_or(false)) {
+      IssueReplay(node);
+      return;
+    }
+    return Fail(Status::Error(
+        Label(node) + ": a COMM_COLL_NODE with " +
+        (trace_.comm_type(node) ? std::string("no 'comm_size'") : std::string("no 'comm_type'")) +
+        "; a collective needs 'comm_type', " + et::kCommTypeValues +
+        ", and 'comm_size' (bytes; a barrier may omit it); only a host-side operator "
+        "(is_cpu_op true) may have neither, and it runs as CPU work"));
+  }
+  CollectiveRequest req;
+  if (Status s = FillCollectiveRequest(node, req); !s.ok()) return Fail(s);
+  const uint64_t scaled_size = req.size;  // before the protocol's extra bytes
+  Time launch_latency = params_.collective_launch_latency;
+  double efficiency = params_.protocol_efficiency;
+  if (params_.tuner != nullptr) {
+    // The collective library's choice for this call (algorithms, floor, efficiency).
+    StatusOr<CollectiveChoice> c = params_.tuner->Choose(req);
+    if (!c.ok()) return Fail(AtNode(node, c.status()));
+    req.impl = c->impl;
+    req.rooted = c->rooted;
+    launch_latency = c->launch_latency;
+    efficiency = c->efficiency;
+  }
+  if (efficiency < 1 && req.size > 0) {
+    // The protocol's extra bytes, rounded up to the size's own power-of-two granularity
+    // (at most kEfficiencyGrainBytes) and to the splits, so that chunking stays as even.
+    req.size =
+        InflateForEfficiency(req.size, efficiency, system_.params().preferred_dataset_splits);
+  }
+  ++stats_.collectives;
+  stats_.bytes_collective += scaled_size;
+  if (launch_latency > Time::Zero()) {
+    // The launch floor first; the collective starts from OnEvent.
+    launching_.emplace(node, std::move(req));
+    system_.sim().ScheduleAfter(launch_latency, this, node | kLaunchDone);
+    return;
+  }
+  Status s = StartCollective(node, req);
+  if (!s.ok()) return Fail(AtNode(node, s));
+}
+
+Status NpuExecutor::FillCollectiveRequest(uint32_t node, CollectiveRequest& req) {
+  const et::CollectiveType ct = *trace_.comm_type(node);
+  req.type = ToSystem(ct);
+  req.size = ScaledBytes(trace_.comm_size(node).value_or(0));
+  // The root of a rooted collective: where the data comes from (comm_src) for broadcast
+  // and scatter, where it goes (comm_dst) for reduce and gather; absent = the group's first
+  // member.
+  const bool root_sends =
+      ct == et::CollectiveType::kBroadcast || ct == et::CollectiveType::kScatter;
+  const bool root_receives = ct == et::CollectiveType::kReduce || ct == et::CollectiveType::kGather;
+  const std::optional<int64_t> root = root_sends      ? trace_.comm_src(node)
+                                      : root_receives ? trace_.comm_dst(node)
+                                                      : std::nullopt;
+  // A root past the machine is the system layer's to name (it knows the group); a negative
+  // one would silently be the group's first member, and with copies one past the trace's
+  // ranks would land in another copy.
+  if (root && (*root < 0 || (params_.placement != nullptr && *root >= TraceRanks()))) {
+    return Status::Invalid(Label(node),
+                           root_sends ? "'comm_src' (the root)" : "'comm_dst' (the root)",
+                           std::to_string(*root),
+                           params_.placement != nullptr
+                               ? "a rank of the trace in [0, " + std::to_string(TraceRanks() - 1) +
+                                     "] (" + params_.placement->Scope() + ")"
+                               : "an NPU id in [0, " + std::to_string(system_.num_npus() - 1) +
+                                     "], or none for the group's first member");
+  }
+  if (root) req.root = static_cast<int>(std::min<int64_t>(*root, INT_MAX));
+  if (auto dims = trace_.involved_dim(node)) req.involved_dims = *dims;
+  req.explicit_priority = static_cast<int>(trace_.comm_priority(node).value_or(0));
+  req.node_id = static_cast<int64_t>(trace_.id(node));
+  req.label = NodeLabel(node);
+  int pg = 0;
+  if (auto name = trace_.pg_name(node)) {
+    StatusOr<int> g = ParseGroup(*name);
+    if (!g.ok()) return AtNode(node, g.status());
+    pg = *g;
+  }
+  bool other_ranks_only = false;
+  std::optional<int> group = SystemGroup(pg, &other_ranks_only);
+  if (!group) {
+    return Status::Error(
+        Label(node) + ": pg_name '" + std::string(trace_.pg_name(node).value_or("")) +
+        "' names a communicator group that is defined neither in " +
+        (params_.placement != nullptr && params_.placement->jobs()
+             ? std::string("the job's 'comm-groups' file")
+             : std::string("--comm-group-configuration")) +
+        " nor by a METADATA node of this NPU's trace before it" +
+        (other_ranks_only ? std::string(" (another rank's METADATA defines it: each rank's "
+                                        "trace defines the groups it uses, as in ASTRA-sim)")
+                          : std::string()));
+  }
+  req.group = *group;
+  if (params_.placement != nullptr) {
+    req.root = params_.placement->RootNpu(pg, req.root, npu_);
+  }
+  return Status::Ok();
 }
 
 void NpuExecutor::Complete(uint32_t node) {

@@ -163,6 +163,13 @@ class NpuExecutor : public EventTarget,
   Slot SlotOf(uint32_t node) const { return static_cast<Slot>(feeder_.node_class(node)); }
   void IssueReady();
   void Issue(uint32_t node);
+  // Issue's stages by node type; each either starts the node or fails the run.
+  void IssueReplay(uint32_t node);  // takes its (recorded or roofline) time
+  void IssueMemoryAccess(uint32_t node, bool load);
+  void IssuePointToPoint(uint32_t node, bool send);
+  void IssueCollective(uint32_t node, Slot slot);
+  // `req` for collective node `node` (type, size, root, group, ...), or why it cannot run.
+  Status FillCollectiveRequest(uint32_t node, CollectiveRequest& req);
   void Complete(uint32_t node);
   void Fail(Status s);
   std::string NodeLabel(uint32_t node) const;  // "node <id> '<name>'", the request's label
