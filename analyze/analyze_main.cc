@@ -13,6 +13,7 @@
 #include "analyze/report.h"
 #include "analyze/timeline.h"
 #include "common/flags.h"
+#include "config/flag_schema.h"
 #include "profile/job_check.h"
 #include "profile/kineto.h"
 
@@ -47,30 +48,68 @@ bool ParseRankList(const std::string& s, std::vector<int>* out) {
   return !out->empty();
 }
 
+// The flags of analyze, one field each.
+struct AnalyzeFlags {
+  std::vector<std::string> traces;
+  std::string report;
+  std::string ranks;
+  int top_kernels = AnalyzeOptions().top_kernels;
+  double kernel_wait_us = 30;
+  double launch_cutoff_us = 100;
+  double runtime_cutoff_us = 50;
+  double straggler_tolerance = AnalyzeOptions().straggler_tolerance;
+};
+
+const FlagSchema<AnalyzeFlags>& AnalyzeFlagSchema() {
+  static const FlagSchema<AnalyzeFlags>* schema = [] {
+    using F = AnalyzeFlags;
+    auto* s = new FlagSchema<F>();
+    s->Repeated("trace", &F::traces)
+        .Default("required")
+        .Help(
+            "PyTorch profiles (.json or .json.gz, one per rank) or an Orrery --timeline (or give "
+            "them as the arguments)");
+    s->String("report", &F::report).Help("write the analyses as JSON to this file");
+    s->String("ranks", &F::ranks)
+        .Help("analyse only these ranks (an Orrery timeline: NPUs), e.g. 0-7,64");
+    s->Integer("top-kernels", &F::top_kernels)
+        .Min(0)
+        .Max(1 << 30)
+        .Help("kernels listed per rank, by total time");
+    s->Number("kernel-wait-us", &F::kernel_wait_us)
+        .Unit("us")
+        .Min(0)
+        .Max(1e12)
+        .Help("idle time by cause: a gap shorter than this (not host-bound) is kernel wait");
+    s->Number("launch-delay-cutoff-us", &F::launch_cutoff_us)
+        .Unit("us")
+        .Min(0)
+        .Max(1e12)
+        .Help("launch statistics: a longer launch delay is an outlier");
+    s->Number("runtime-cutoff-us", &F::runtime_cutoff_us)
+        .Unit("us")
+        .Min(0)
+        .Max(1e12)
+        .Help("launch statistics: a longer CUDA runtime call is an outlier");
+    s->Number("straggler-tolerance", &F::straggler_tolerance)
+        .Min(0)
+        .Max(1e6)
+        .Help(
+            "a rank more than this fraction above the median busy or compute time is a "
+            "straggler");
+    return s;
+  }();
+  return *schema;
+}
+
 }  // namespace
 
+std::vector<KeyDoc> AnalyzeFlagDocs() { return AnalyzeFlagSchema().Docs(); }
+
 int AnalyzeMain(int argc, char** argv) {
-  std::vector<std::string> files;
-  std::string report, ranks_flag;
-  double kernel_wait_us = 30, launch_cutoff_us = 100, runtime_cutoff_us = 50;
-  AnalyzeOptions o;
   po::options_description desc("orrery analyze TRACE... [options]");
-  desc.add_options()("help,h", "print this help")(
-      "trace", po::value(&files),
-      "PyTorch profiles (.json or .json.gz, one per rank) or an "
-      "Orrery --timeline")("report", po::value(&report), "write the analyses as JSON to this file")(
-      "ranks", po::value(&ranks_flag),
-      "analyse only these ranks (an Orrery timeline: NPUs), e.g. 0-7,64")(
-      "top-kernels", po::value(&o.top_kernels)->default_value(10),
-      "kernels listed per rank, by total time")(
-      "kernel-wait-us", po::value(&kernel_wait_us)->default_value(30),
-      "idle time by cause: a gap shorter than this (not host-bound) is kernel wait")(
-      "launch-delay-cutoff-us", po::value(&launch_cutoff_us)->default_value(100),
-      "launch statistics: a longer launch delay is an outlier")(
-      "runtime-cutoff-us", po::value(&runtime_cutoff_us)->default_value(50),
-      "launch statistics: a longer CUDA runtime call is an outlier")(
-      "straggler-tolerance", po::value(&o.straggler_tolerance)->default_value(0.05),
-      "a rank more than this fraction above the median busy or compute time is a straggler");
+  desc.add_options()("help,h", "print this help");
+  AnalyzeFlagSchema().AddTo(&desc);
   po::positional_options_description positional;
   positional.add("trace", -1);
   po::variables_map vm;
@@ -89,14 +128,20 @@ int AnalyzeMain(int argc, char** argv) {
               << desc << "\n";
     return 0;
   }
-  if (files.empty()) return Fail("no trace given (see orrery analyze --help)");
-  if (o.top_kernels < 0) return Fail("--top-kernels is negative; expected a count >= 0");
-  for (double v : {kernel_wait_us, launch_cutoff_us, runtime_cutoff_us}) {
-    if (!(v >= 0 && v < 1e12)) return Fail("a cutoff in us is negative or not a number");
+  AnalyzeFlags f;
+  if (const Status flags = AnalyzeFlagSchema().Apply(vm, &f); !flags.ok()) {
+    return Fail(flags.WithContext("analyze").message());
   }
-  o.kernel_wait_ns = static_cast<int64_t>(kernel_wait_us * 1000 + 0.5);
-  o.launch_delay_cutoff_ns = static_cast<int64_t>(launch_cutoff_us * 1000 + 0.5);
-  o.runtime_cutoff_ns = static_cast<int64_t>(runtime_cutoff_us * 1000 + 0.5);
+  const std::vector<std::string>& files = f.traces;
+  const std::string& report = f.report;
+  const std::string& ranks_flag = f.ranks;
+  if (files.empty()) return Fail("no trace given (see orrery analyze --help)");
+  AnalyzeOptions o;
+  o.top_kernels = f.top_kernels;
+  o.straggler_tolerance = f.straggler_tolerance;
+  o.kernel_wait_ns = static_cast<int64_t>(f.kernel_wait_us * 1000 + 0.5);
+  o.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_cutoff_us * 1000 + 0.5);
+  o.runtime_cutoff_ns = static_cast<int64_t>(f.runtime_cutoff_us * 1000 + 0.5);
   std::vector<int> only;
   if (!ranks_flag.empty() && !ParseRankList(ranks_flag, &only)) {
     return Fail("--ranks is '" + ranks_flag + "'; expected ranks and ranges, e.g. 0-7,64");

@@ -1,11 +1,14 @@
 #include "analyze/compare.h"
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <set>
 
+#include "common/flags.h"
+#include "config/flag_schema.h"
 #include "profile/input_file.h"
 #include "profile/json_value.h"
 
@@ -154,26 +157,73 @@ std::string CompareReports(const ReportFile& measured, const ReportFile& simulat
   return out;
 }
 
+namespace {
+
+// The flags of compare: its two reports.
+struct CompareFlags {
+  std::string measured;
+  std::string simulated;
+};
+
+const FlagSchema<CompareFlags>& CompareFlagSchema() {
+  static const FlagSchema<CompareFlags>* schema = [] {
+    using F = CompareFlags;
+    auto* s = new FlagSchema<F>();
+    s->String("measured", &F::measured)
+        .Default("required")
+        .Help("the measured run's report (orrery analyze --report; or the first argument)");
+    s->String("simulated", &F::simulated)
+        .Default("required")
+        .Help("the simulated run's report (or the second argument)");
+    return s;
+  }();
+  return *schema;
+}
+
+int CompareError(const std::string& message) {
+  std::fprintf(stderr, "error: %s (see orrery compare --help)\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+std::vector<KeyDoc> CompareFlagDocs() { return CompareFlagSchema().Docs(); }
+
 int CompareMain(int argc, char** argv) {
-  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+  namespace po = boost::program_options;
+  po::options_description desc("orrery compare MEASURED.json SIMULATED.json");
+  desc.add_options()("help,h", "print this help");
+  CompareFlagSchema().AddTo(&desc);
+  po::positional_options_description positional;
+  positional.add("measured", 1).add("simulated", 1);
+  po::variables_map vm;
+  try {
+    po::store(ParseFlags(argc, argv, desc, &positional), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return CompareError(std::string("compare: ") + e.what());
+  }
+  if (vm.count("help")) {
     std::cout << "usage: orrery compare MEASURED.json SIMULATED.json\n\n"
                  "Two reports of orrery analyze (--report) side by side: every rank present in "
                  "both, each field\nmeasured, simulated, the difference and the difference in "
-                 "percent of the measured value\n(comm_overlap_pct: in points).\n";
+                 "percent of the measured value\n(comm_overlap_pct: in points).\n\n"
+              << desc << "\n";
     return 0;
   }
-  if (argc != 3) {
-    std::fprintf(stderr,
-                 "error: expected two reports: orrery compare MEASURED.json "
-                 "SIMULATED.json (see orrery compare --help)\n");
-    return 1;
+  CompareFlags f;
+  if (const Status flags = CompareFlagSchema().Apply(vm, &f); !flags.ok()) {
+    return CompareError(flags.WithContext("compare").message());
   }
-  StatusOr<ReportFile> m = ReadAnalysisReport(argv[1]);
+  if (f.measured.empty() || f.simulated.empty()) {
+    return CompareError("expected two reports: orrery compare MEASURED.json SIMULATED.json");
+  }
+  StatusOr<ReportFile> m = ReadAnalysisReport(f.measured);
   if (!m.ok()) {
     std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
     return 1;
   }
-  StatusOr<ReportFile> s = ReadAnalysisReport(argv[2]);
+  StatusOr<ReportFile> s = ReadAnalysisReport(f.simulated);
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.status().message().c_str());
     return 1;

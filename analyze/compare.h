@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/key_doc.h"
 
 namespace orrery {
 namespace analyze {
@@ -39,6 +40,9 @@ std::vector<std::string> ComparedFields(const ReportRank& a, const ReportRank& b
 std::string CompareReports(const ReportFile& measured, const ReportFile& simulated);
 
 // `orrery compare MEASURED.json SIMULATED.json`; returns the process exit code.
+// The flags of compare (its two reports, also given as arguments) as docs/cli.md lists them.
+std::vector<KeyDoc> CompareFlagDocs();
+
 int CompareMain(int argc, char** argv);
 
 }  // namespace analyze

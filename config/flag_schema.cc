@@ -37,6 +37,18 @@ void AddFlag(po::options_description* desc, const KeySpec& k, bool is_switch,
   }
 }
 
+void AddRepeatedFlag(po::options_description* desc, const KeySpec& k) {
+  const std::string help = k.help + " (repeat the flag, one value each)";
+  desc->add_options()(k.name.c_str(), po::value<std::vector<std::string>>(), help.c_str());
+}
+
+Status ParseRepeatedFlag(const KeySpec& k, const std::vector<std::string>& items,
+                         ConfigValue* out) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const std::string& item : items) list.push_back(YAML::Node(item));
+  return CheckFlagValue(k, list, "--" + k.name, out);
+}
+
 Status ParseFlagValue(const KeySpec& k, const std::string& text, ConfigValue* out) {
   const std::string what = "--" + k.name;
   if (k.type == ValueType::kStringList || k.type == ValueType::kNumberList) {

@@ -17,6 +17,7 @@
 
 #include "common/flags.h"
 #include "common/units.h"
+#include "config/flag_schema.h"
 #include "et_feeder/proto/et_def.pb.h"
 
 namespace orrery {
@@ -265,17 +266,41 @@ Status WriteTraceJson(const std::string& et_path, const std::string& json_path) 
   return Status::Ok();
 }
 
+namespace {
+
+// The flags of trace-info, one field each.
+struct TraceInfoFlags {
+  std::string path;
+  std::string json;
+};
+
+const FlagSchema<TraceInfoFlags>& TraceInfoFlagSchema() {
+  static const FlagSchema<TraceInfoFlags>* schema = [] {
+    using F = TraceInfoFlags;
+    auto* s = new FlagSchema<F>();
+    s->String("path", &F::path)
+        .Default("required")
+        .Help("the .et file or the trace prefix (or give it as the first argument)");
+    s->String("json", &F::json)
+        .Help(
+            "also write the file's metadata and nodes as one JSON document (one .et file only; "
+            "protobuf's JSON mapping, as chakra_jsonizer)");
+    return s;
+  }();
+  return *schema;
+}
+
+}  // namespace
+
+std::vector<KeyDoc> TraceInfoFlagDocs() { return TraceInfoFlagSchema().Docs(); }
+
 int TraceInfoMain(int argc, char** argv) {
   namespace po = boost::program_options;
-  std::string path, json;
   po::options_description desc(
       "orrery trace-info PATH: what a Chakra trace holds (PATH: one rank's .et file, or a trace "
       "prefix: <prefix>.0.et, <prefix>.1.et, ... up to the first missing one)");
-  desc.add_options()("help,h", "print this help")("path", po::value(&path),
-                                                  "the .et file or the trace prefix")(
-      "json", po::value(&json),
-      "also write the file's metadata and nodes as one JSON document (one .et file only; "
-      "protobuf's JSON mapping, as chakra_jsonizer)");
+  desc.add_options()("help,h", "print this help");
+  TraceInfoFlagSchema().AddTo(&desc);
   po::positional_options_description positional;
   positional.add("path", 1);
   po::variables_map vm;
@@ -290,6 +315,13 @@ int TraceInfoMain(int argc, char** argv) {
     std::cout << desc << "\n";
     return 0;
   }
+  TraceInfoFlags f;
+  if (const Status flags = TraceInfoFlagSchema().Apply(vm, &f); !flags.ok()) {
+    std::fprintf(stderr, "error: %s\n", flags.WithContext("trace-info").message().c_str());
+    return 1;
+  }
+  const std::string& path = f.path;
+  const std::string& json = f.json;
   if (path.empty()) {
     std::fprintf(stderr, "error: trace-info: give a .et file or a trace prefix\n");
     return 1;

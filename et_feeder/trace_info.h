@@ -10,8 +10,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "config/key_doc.h"
 #include "et_feeder/trace.h"
 
 namespace orrery {
@@ -27,6 +29,9 @@ std::string DescribeTrace(const Trace& trace);
 // in protobuf's JSON mapping (the field names Chakra's chakra_jsonizer writes; its output is the
 // messages one after another, not one document).
 Status WriteTraceJson(const std::string& et_path, const std::string& json_path);
+
+// The flags of trace-info as docs/cli.md lists them.
+std::vector<KeyDoc> TraceInfoFlagDocs();
 
 // `orrery trace-info PATH [--json FILE]`; returns the process exit code.
 int TraceInfoMain(int argc, char** argv);

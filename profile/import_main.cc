@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/flags.h"
+#include "config/flag_schema.h"
 #include "profile/et_import.h"
 #include "profile/execution_trace.h"
 #include "profile/importer.h"
@@ -26,6 +27,38 @@ namespace {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
+}
+
+// The flags of import, one field each.
+struct ImportFlags {
+  std::vector<std::string> kineto;
+  std::vector<std::string> et;
+  std::string output;
+  std::string groups = "json";
+};
+
+const FlagSchema<ImportFlags>& ImportFlagSchema() {
+  static const FlagSchema<ImportFlags>* schema = [] {
+    using F = ImportFlags;
+    auto* s = new FlagSchema<F>();
+    s->Repeated("kineto", &F::kineto)
+        .Help("a PyTorch profile (Kineto trace, .json or .json.gz); one per rank");
+    s->Repeated("et", &F::et)
+        .Help(
+            "a PyTorch execution trace (.json or .json.gz); one per rank, in the order of "
+            "--kineto");
+    s->String("output", &F::output)
+        .Default("required")
+        .Help("output prefix: rank r is written to <prefix>.<r>.et");
+    s->Enum("groups", &F::groups, {"json", "metadata"})
+        .Help(
+            "communicator groups: 'json' writes <prefix>.comm_groups.json (for "
+            "--comm-group-configuration; ASTRA-sim 2.0 runs such traces), 'metadata' writes them "
+            "into every trace as PyTorch's process_group:init METADATA node (as Chakra's "
+            "converter; Orrery reads it, ASTRA-sim 2.0 does not)");
+    return s;
+  }();
+  return *schema;
 }
 
 void PrintRank(const RankImport& r) {
@@ -53,23 +86,12 @@ void PrintRank(const RankImport& r) {
 
 }  // namespace
 
+std::vector<KeyDoc> ImportFlagDocs() { return ImportFlagSchema().Docs(); }
+
 int ImportMain(int argc, char** argv) {
-  std::vector<std::string> kineto, et;
-  std::string output, groups = "json";
-  ImportOptions o;
   po::options_description desc("orrery import --kineto TRACE [--et ET] --output PREFIX");
-  desc.add_options()("help,h", "print this help")(
-      "kineto", po::value(&kineto),
-      "a PyTorch profile (Kineto trace, .json or .json.gz); one per "
-      "rank, repeat the flag")(
-      "et", po::value(&et),
-      "a PyTorch execution trace (.json or .json.gz); one per rank, in the order of --kineto")(
-      "output", po::value(&output), "output prefix: rank r is written to <prefix>.<r>.et")(
-      "groups", po::value(&groups)->default_value("json"),
-      "communicator groups: 'json' writes <prefix>.comm_groups.json (for "
-      "--comm-group-configuration; ASTRA-sim 2.0 runs such traces), 'metadata' writes them into "
-      "every trace as PyTorch's process_group:init METADATA node (as Chakra's converter; "
-      "Orrery reads it, ASTRA-sim 2.0 does not)");
+  desc.add_options()("help,h", "print this help");
+  ImportFlagSchema().AddTo(&desc);
   po::variables_map vm;
   try {
     po::store(ParseFlags(argc, argv, desc), vm);
@@ -86,17 +108,20 @@ int ImportMain(int argc, char** argv) {
               << desc << "\n";
     return 0;
   }
+  ImportFlags f;
+  if (const Status flags = ImportFlagSchema().Apply(vm, &f); !flags.ok()) {
+    return Fail(flags.WithContext("import").message());
+  }
+  const std::vector<std::string>& kineto = f.kineto;
+  const std::vector<std::string>& et = f.et;
+  const std::string& output = f.output;
   if (output.empty()) return Fail("--output is missing: the prefix of the .et files to write");
   if (kineto.empty() && et.empty()) {
     return Fail("no profile given: --kineto TRACE (one per rank), and optionally --et ET");
   }
-  if (groups == "json") {
-    o.groups = ImportOptions::Groups::kJson;
-  } else if (groups == "metadata") {
-    o.groups = ImportOptions::Groups::kMetadata;
-  } else {
-    return Fail("--groups is '" + groups + "'; expected json or metadata");
-  }
+  ImportOptions o;
+  o.groups =
+      f.groups == "metadata" ? ImportOptions::Groups::kMetadata : ImportOptions::Groups::kJson;
   o.output_prefix = output;
   std::vector<KinetoTrace> traces;
   for (const std::string& f : kineto) {

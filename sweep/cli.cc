@@ -57,13 +57,27 @@ std::string ShardSyntax() {
   return "I/N, whole numbers with 0 <= I < N <= " + std::to_string(std::numeric_limits<int>::max());
 }
 
-int MergeMain(int argc, char** argv) {
+// The flags of `orrery sweep merge`.
+struct MergeFlags {
   std::string out;
   std::vector<std::string> files;
+};
+
+const FlagSchema<MergeFlags>& MergeFlagSchema() {
+  static const FlagSchema<MergeFlags>* schema = [] {
+    using F = MergeFlags;
+    auto* s = new FlagSchema<F>();
+    s->String("out", &F::out).Default("required").Help("write PREFIX.csv and PREFIX.json");
+    s->Repeated("files", &F::files).Help("shard CSV files (or give them as the arguments)");
+    return s;
+  }();
+  return *schema;
+}
+
+int MergeMain(int argc, char** argv) {
   po::options_description desc("orrery sweep merge --out PREFIX SHARD.csv...");
-  desc.add_options()("help,h", "print this help")(
-      "out", po::value(&out), "write PREFIX.csv and PREFIX.json")("files", po::value(&files),
-                                                                  "shard CSV files");
+  desc.add_options()("help,h", "print this help");
+  MergeFlagSchema().AddTo(&desc);
   po::positional_options_description pos;
   pos.add("files", -1);
   po::variables_map vm;
@@ -74,9 +88,15 @@ int MergeMain(int argc, char** argv) {
     return Fail(std::string("sweep merge: ") + e.what() + " (see orrery sweep merge --help)");
   }
   if (vm.count("help")) {
-    std::printf("%s\n", "usage: orrery sweep merge --out PREFIX SHARD.csv...");
+    std::cout << desc << "\n";
     return 0;
   }
+  MergeFlags f;
+  if (const Status flags = MergeFlagSchema().Apply(vm, &f); !flags.ok()) {
+    return Fail(flags.WithContext("sweep merge").message());
+  }
+  const std::string& out = f.out;
+  const std::vector<std::string>& files = f.files;
   if (out.empty()) return Fail("sweep merge: --out PREFIX is required");
   const Status s = MergeSweepOutputs(files, out);
   if (!s.ok()) return Fail(s.message());
@@ -184,6 +204,7 @@ int ReportSweep(const SweepSummary& r, const SweepOptions& o) {
 }  // namespace
 
 std::vector<KeyDoc> SweepFlagDocs() { return SweepFlagSchema().Docs(); }
+std::vector<KeyDoc> SweepMergeFlagDocs() { return MergeFlagSchema().Docs(); }
 
 int SweepMain(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "merge") return MergeMain(argc - 1, argv + 1);

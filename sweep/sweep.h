@@ -101,5 +101,7 @@ Status MergeSweepOutputs(const std::vector<std::string>& csv_files, const std::s
 int SweepMain(int argc, char** argv);
 // The flags of `orrery sweep` as docs/cli.md lists them (sweep/cli.cc declares them).
 std::vector<KeyDoc> SweepFlagDocs();
+// The flags of `orrery sweep merge`.
+std::vector<KeyDoc> SweepMergeFlagDocs();
 
 }  // namespace orrery
