@@ -72,10 +72,15 @@ struct SweepBase {
       replicate_trace, dp_groups, jobs, jobs_alone;
 };
 
-// "" when `text` is a --dp-groups value, else what would be valid.
+// "" when `text` is a --dp-groups value, else what would be valid and, when the parser says
+// which item is wrong, its words.
 std::string DpGroupsProblem(const std::string& text) {
-  const bool blank = text.find_first_not_of(" \t") == std::string::npos;
-  return !blank && ParseDataParallelGroups(text).ok() ? "" : DataParallelGroupsSyntax();
+  if (text.find_first_not_of(" \t") == std::string::npos) return DataParallelGroupsSyntax();
+  StatusOr<DataParallelGroups> dp = ParseDataParallelGroups(text);
+  if (dp.ok()) return "";
+  std::string why = dp.status().message();
+  std::replace(why.begin(), why.end(), '\n', ' ');
+  return DataParallelGroupsSyntax() + " (" + why + ")";
 }
 
 Schema<SweepBase> MakeBaseSchema() {

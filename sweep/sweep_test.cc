@@ -802,6 +802,10 @@ TEST(Sweep, ReplicatesATraceOverNpuCounts) {
                    "comma list"),
             std::string::npos)
       << m;
+  // The parser's words say which item is wrong.
+  EXPECT_NE(m.find("(--dp-groups: item 1 of 'none,2' is 'none', which stands alone"),
+            std::string::npos)
+      << m;
 
   // A generated collective is written for every NPU: copies of it are refused, point by point.
   std::ofstream(spec_path) << "base:\n  system: " << name << ".system.json\n  network: " << name
