@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "nccl/nccl_model.h"
 #include "config/schema.h"
 #include "config/system_config.h"
+#include "nccl/nccl_model.h"
 
 namespace orrery {
 
