@@ -14,8 +14,6 @@ namespace orrery {
 
 namespace {
 
-std::string Num(uint64_t v) { return std::to_string(v); }
-
 std::string FormatNumber(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.10g", v);
@@ -46,12 +44,12 @@ StatusOr<std::shared_ptr<const PhysicalGraph>> GraphFromDimensions(
     links += npus * per_npu;
   }
   if (npus > kMaxPacketNpus) {
-    return Status::Error("the packet backend models at most " + Num(kMaxPacketNpus) +
+    return Status::Error("the packet backend models at most " + std::to_string(kMaxPacketNpus) +
                          " NPUs (its routes are a table of devices x NPUs); this network has " +
                          FormatNumber(npus));
   }
   if (links > static_cast<double>(kMaxPacketLinks)) {
-    return Status::Error("the packet backend models at most " + Num(kMaxPacketLinks) +
+    return Status::Error("the packet backend models at most " + std::to_string(kMaxPacketLinks) +
                          " links; this network has " + FormatNumber(links));
   }
   const int n = static_cast<int>(npus);
@@ -168,7 +166,8 @@ struct LinkKind {
 // many NPUs).
 StatusOr<std::vector<LinkKind>> LinkKinds(const Topology& t, const NetworkParams& p) {
   if (p.mtu < 64 || p.mtu > (uint64_t{1} << 24)) {
-    return Status::Error("key 'packet-mtu' is " + Num(p.mtu) + "; expected 64 .. 16777216 bytes");
+    return Status::Error("key 'packet-mtu' is " + std::to_string(p.mtu) +
+                         "; expected 64 .. 16777216 bytes");
   }
   for (size_t d = 0; t.graph == nullptr && d < t.dims.size(); ++d) {
     if (t.dims[d].lanes != 1) {
@@ -194,7 +193,7 @@ StatusOr<std::vector<LinkKind>> LinkKinds(const Topology& t, const NetworkParams
   double npus = 1;
   for (const Dimension& d : t.dims) npus *= d.npus;
   if (npus > kMaxPacketNpus) {
-    return Status::Error("the packet backend models at most " + Num(kMaxPacketNpus) +
+    return Status::Error("the packet backend models at most " + std::to_string(kMaxPacketNpus) +
                          " NPUs (its routes are a table of devices x NPUs); this network has " +
                          FormatNumber(npus) + " (use analytical-aware for larger machines)");
   }
@@ -233,8 +232,8 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
     // 10^6 GB/s had taken 0 ps: an instant link, paced by credits alone).
     const double packet_ps = static_cast<double>(p.mtu) / k.bw.bytes_per_ns() * 1000.0;
     if (packet_ps < kMinPacketPs) {
-      problems.Add("key 'packet-mtu' is " + Num(p.mtu) + ", which " + k.Label() + " sends in " +
-                   FormatNumber(packet_ps) +
+      problems.Add("key 'packet-mtu' is " + std::to_string(p.mtu) + ", which " + k.Label() +
+                   " sends in " + FormatNumber(packet_ps) +
                    " ps; packets are timed in whole picoseconds, so one must take at least " +
                    FormatNumber(kMinPacketPs) + " ps on every link (1% rounding): expected " +
                    "a packet-mtu of at least " +
@@ -254,7 +253,7 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
                    " bytes over a round trip (2 x latency x bandwidth), so the " +
                    (p.buffer_bytes == 0 ? "automatic packet-buffer-bytes"
                                         : "packet-buffer-bytes PFC needs") +
-                   " (that plus " + Num(extra_mtus) +
+                   " (that plus " + std::to_string(extra_mtus) +
                    " MTU) would be above 2^40 bytes, the largest port buffer; expected links "
                    "with 2 x latency x bandwidth below 2^40 bytes" +
                    (pfc ? "" : ", or a packet-buffer-bytes of at most 2^40 that paces the link"));
@@ -270,7 +269,7 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
       buffer_link = k.Label();
     }
     if (pfc && p.pfc_xon_bytes > 0 && l.xon_bytes >= l.xoff_bytes && xon_link.empty()) {
-      xon_link = k.Label() + ", whose xoff is " + Num(l.xoff_bytes);
+      xon_link = k.Label() + ", whose xoff is " + std::to_string(l.xoff_bytes);
     }
     if (pfc && l.buffer_bytes >= headroom && l.buffer_bytes - headroom < need_xoff_max) {
       need_xoff_max = l.buffer_bytes - headroom;
@@ -278,21 +277,22 @@ Status CheckPacketTopology(const Topology& t, const NetworkParams& p) {
     }
   }
   if (!xon_link.empty()) {
-    problems.Add("key 'packet-pfc-xon-bytes' is " + Num(p.pfc_xon_bytes) +
+    problems.Add("key 'packet-pfc-xon-bytes' is " + std::to_string(p.pfc_xon_bytes) +
                  "; expected less than packet-pfc-xoff-bytes of every link, but " + xon_link);
   }
   if (p.buffer_bytes > 0 && p.buffer_bytes < need_buffer) {
-    problems.Add("key 'packet-buffer-bytes' is " + Num(p.buffer_bytes) + " but " + buffer_link +
-                 " needs at least " + Num(need_buffer) +
+    problems.Add("key 'packet-buffer-bytes' is " + std::to_string(p.buffer_bytes) + " but " +
+                 buffer_link + " needs at least " + std::to_string(need_buffer) +
                  (pfc ? " with PFC (headroom ceil(2 x latency x bandwidth) + 3 MTU, plus one MTU "
                         "below xoff)"
                       : " with credits (two MTUs)") +
-                 "; expected " + Num(need_buffer) + " .. 2^40, or 0 for automatic sizing");
+                 "; expected " + std::to_string(need_buffer) +
+                 " .. 2^40, or 0 for automatic sizing");
   } else if (pfc && p.pfc_xoff_bytes > 0 &&
              (p.pfc_xoff_bytes < p.mtu || p.pfc_xoff_bytes > need_xoff_max)) {
-    problems.Add("key 'packet-pfc-xoff-bytes' is " + Num(p.pfc_xoff_bytes) + "; expected " +
-                 Num(p.mtu) + " .. " + Num(need_xoff_max) + " (one MTU .. buffer - headroom of " +
-                 xoff_link + "), or 0 for automatic");
+    problems.Add("key 'packet-pfc-xoff-bytes' is " + std::to_string(p.pfc_xoff_bytes) +
+                 "; expected " + std::to_string(p.mtu) + " .. " + std::to_string(need_xoff_max) +
+                 " (one MTU .. buffer - headroom of " + xoff_link + "), or 0 for automatic");
   }
   return problems;
 }

@@ -12,8 +12,6 @@ constexpr uint64_t kTxDone = 0;   // the port finished serializing a packet
 constexpr uint64_t kArrival = 1;  // the head of the port's in-flight list reached the far end
 constexpr uint64_t kWake = 2;     // a flow-control message the blocked port waits for arrives
 
-std::string Num(uint64_t v) { return std::to_string(v); }
-
 }  // namespace
 
 PacketNetwork::PacketNetwork(Simulation& sim, Topology topology, const NetworkParams& params)
@@ -182,9 +180,10 @@ void PacketNetwork::Send(int src, int dst, Bytes size, DeliveryHandler* handler,
   if (packets > kMaxPacketsPerMessage) {
     if (error_.ok()) {
       error_ = Status::Error(
-          "the packet backend cannot simulate a message of " + Num(size.count()) + " B from NPU " +
-          Num(src) + " to NPU " + Num(dst) + ": " + Num(packets) + " packets of packet-mtu " +
-          Num(params_.mtu) + " B, above its limit of " + Num(kMaxPacketsPerMessage) +
+          "the packet backend cannot simulate a message of " + std::to_string(size.count()) +
+          " B from NPU " + std::to_string(src) + " to NPU " + std::to_string(dst) + ": " +
+          std::to_string(packets) + " packets of packet-mtu " + std::to_string(params_.mtu) +
+          " B, above its limit of " + std::to_string(kMaxPacketsPerMessage) +
           " per message; use the analytical-aware backend for messages this large");
     }
     sim_.Abort();
