@@ -45,10 +45,14 @@ std::string Show(const YAML::Node& v) {
 std::string RangeText(const KeySpec& k) {
   std::string r;
   if (k.min.has_value() && k.max.has_value() && !k.min_exclusive) {
-    return "in [" + FormatNumber(*k.min) + ", " + FormatNumber(*k.max) + "]";
+    return "in [" + FormatNumber(*k.min) + ", " + FormatNumber(*k.max) +
+           (k.max_exclusive ? ")" : "]");
   }
   if (k.min.has_value()) r = (k.min_exclusive ? "> " : ">= ") + FormatNumber(*k.min);
-  if (k.max.has_value()) r += std::string(r.empty() ? "" : " and ") + "<= " + FormatNumber(*k.max);
+  if (k.max.has_value()) {
+    r += std::string(r.empty() ? "" : " and ") + (k.max_exclusive ? "< " : "<= ") +
+         FormatNumber(*k.max);
+  }
   return r;
 }
 
@@ -124,7 +128,7 @@ std::string CheckNumber(const ConfigFile* file, const KeySpec& k, const YAML::No
   bool ok = why.empty();
   if (ok && integer && d != std::floor(d)) ok = false;
   if (ok && k.min.has_value() && (k.min_exclusive ? d <= *k.min : d < *k.min)) ok = false;
-  if (ok && k.max.has_value() && d > *k.max) ok = false;
+  if (ok && k.max.has_value() && (k.max_exclusive ? d >= *k.max : d > *k.max)) ok = false;
   if (ok && k.type_limit.has_value() && d >= *k.type_limit) {
     // The largest whole double below 2^bits: 2^bits - 1 up to 53 bits, 2^64 - 2048 for 64.
     const double most = std::floor(std::nextafter(*k.type_limit, 0.0));

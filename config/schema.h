@@ -77,7 +77,8 @@ struct KeySpec {
   bool integer = false;       // numbers (and list elements) must be whole
   std::optional<double> min;  // inclusive unless min_exclusive
   bool min_exclusive = false;
-  std::optional<double> max;  // inclusive
+  std::optional<double> max;  // inclusive unless max_exclusive
+  bool max_exclusive = false;
   // Representability limits of an integer field, not documented: values >= type_limit (2^bits,
   // the first value past the type's maximum; exact in a double, unlike a 64-bit maximum, which
   // rounds up to it) or < type_min do not fit.
@@ -131,6 +132,12 @@ struct KeySpec {
   }
   KeySpec& Max(double v) {
     max = v;
+    max_exclusive = false;
+    return *this;
+  }
+  KeySpec& Below(double v) {
+    max = v;
+    max_exclusive = true;
     return *this;
   }
   KeySpec& Allowed(std::vector<std::string> values) {

@@ -371,5 +371,31 @@ TEST(FormatNumberTest, ShortestText) {
   EXPECT_EQ(FormatNumber(-3), "-3");
 }
 
+// Below(v): an exclusive upper bound; v itself is refused, the largest double under it is not.
+TEST(SchemaTest, BelowIsAnExclusiveMaximum) {
+  struct Lat {
+    double us = 0;
+  };
+  Schema<Lat> s;
+  s.Number("latency", &Lat::us).Unit("us").Min(0).Below(1e9).Help("latency");
+  auto apply = [&](const std::string& text, Lat* l) {
+    StatusOr<ConfigFile> f = ConfigFile::Parse(text, "l.yml");
+    return f.ok() ? s.Apply(*f, l) : f.status();
+  };
+  Lat l;
+  ASSERT_TRUE(apply("latency: 999999999.5", &l).ok());
+  EXPECT_DOUBLE_EQ(l.us, 999999999.5);
+  const Status at = apply("latency: 1e9", &l);
+  ASSERT_FALSE(at.ok());
+  EXPECT_NE(at.message().find("l.yml:1: key 'latency' is '1e9'; expected a number in [0, "
+                              "1000000000) (us)"),
+            std::string::npos)
+      << at.message();
+  EXPECT_EQ(s.keys()[0].Doc().allowed, "in [0, 1000000000)");
+  KeySpec only;
+  only.Below(5);
+  EXPECT_EQ(only.Expected(), "a number < 5");
+}
+
 }  // namespace
 }  // namespace orrery

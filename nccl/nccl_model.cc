@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -21,8 +22,6 @@ bool IsNcclAlgorithm(const std::string& s) {
 }
 
 namespace {
-
-bool IsProtocol(const std::string& s) { return s == "LL" || s == "LL128" || s == "Simple"; }
 
 std::string At(const std::string& path, const YAML::Node& n) {
   return path + ":" + std::to_string(n.Mark().line + 1);
@@ -52,94 +51,181 @@ bool KeyName(const std::string& path, const YAML::Node& key, std::set<std::strin
   return true;
 }
 
-// A scalar number that `valid` accepts, into `out`; else an error naming what is expected.
-bool ReadNumber(const YAML::Node& n, const std::string& where, bool (*valid)(double),
-                const char* expected, double* out, std::vector<std::string>* errors) {
-  double v = 0;
-  // A quoted or !!str scalar is text, as in the other config files.
-  const bool text = n.IsScalar() && (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str");
-  bool ok = n.IsScalar() && !text;
-  if (ok) {
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      ok = false;
-    }
+// " (did you mean 'x'?)" for a name close to one of `valid` (same letters in another case
+// first), or "".
+std::string Hint(const std::string& name, const std::vector<std::string>& valid) {
+  std::string guess;
+  for (const std::string& v : valid) {
+    if (guess.empty() && Lower(v) == Lower(name)) guess = v;
   }
-  if (!ok || !std::isfinite(v) || !valid(v)) {
-    errors->push_back(where + ": bad value '" + (n.IsScalar() ? n.Scalar() : "") + "'; expected " +
-                      expected +
-                      (n.Tag() == "!" ? ", written without quotes"
-                       : text         ? ", written without !!str"
-                                      : ""));
-    return false;
-  }
-  *out = v;
-  return true;
+  if (guess.empty()) guess = DidYouMean(name, valid);
+  return guess.empty() ? "" : " (did you mean '" + guess + "'?)";
 }
 
-// Reads {latency-us, efficiency[, protocols][, chunk-overhead-kib, channels][, step-latency-us,
-// network-step-latency-us]} into the pointers (null: the keys are not valid here; `steps`, a
-// protocol's, takes the step latencies); problems go to `errors`.
-void ReadEntry(const std::string& path, const std::string& what, const YAML::Node& n,
-               double* latency_us, double* efficiency, std::vector<std::string>* protocols,
-               NcclChunking* chunking, NcclProtocol* steps, std::vector<std::string>* errors) {
+// nccl.yaml's keys, each declared once: the loader checks them and nccl/README.md lists them
+// (NcclModelKeys, NcclAlgorithmKeys, NcclProtocolKeys).
+
+// The top level: two maps of names to entries, read below; the schema names and documents them.
+struct NcclTop {
+  std::string algorithms, protocols;
+};
+
+std::vector<KeySpec> MakeTopKeys() {
+  Schema<NcclTop> s;
+  s.String("algorithms", &NcclTop::algorithms)
+      .Default("required")
+      .AllowedText(std::string("a map: name (") + kNcclAlgorithms + ") -> an algorithm's keys")
+      .Help("the algorithms NCCL's tuner chooses between on this machine, with their costs");
+  s.String("protocols", &NcclTop::protocols)
+      .Default("required")
+      .AllowedText(std::string("a map: name (") + kNcclProtocols + ") -> a protocol's keys")
+      .Help("the protocols the algorithms run with, with their costs");
+  return s.keys();
+}
+
+const std::vector<KeySpec>& TopKeys() {
+  static const std::vector<KeySpec> keys = MakeTopKeys();
+  return keys;
+}
+
+// One entry of 'algorithms' or 'protocols', as written.
+struct NcclEntry {
+  double latency_us = 0;
+  double efficiency = 1;
+  std::vector<std::string> protocols;        // algorithms
+  std::optional<double> chunk_overhead_kib;  // nvls, nvlstree
+  int channels = NcclChunking().channels;    // nvls, nvlstree
+  double step_latency_us = 0;                // protocols
+  double network_step_latency_us = 0;        // protocols
+};
+
+enum class EntryKind { kAlgorithm, kNvlsAlgorithm, kProtocol };
+
+constexpr EntryKind kEntryKinds[] = {EntryKind::kAlgorithm, EntryKind::kNvlsAlgorithm,
+                                     EntryKind::kProtocol};
+
+// The keys of an entry of kind `kind`: every kind's are declared here once, each under the
+// kinds it belongs to.
+Schema<NcclEntry> MakeEntrySchema(EntryKind kind) {
+  using E = NcclEntry;
+  const bool protocol = kind == EntryKind::kProtocol;
+  Schema<E> s;
+  s.Number("latency-us", &E::latency_us)
+      .Unit("us")
+      .Min(0)
+      .Below(1e9)
+      .Help(std::string("the ") + (protocol ? "protocol's" : "algorithm's") +
+            " share of a collective's launch floor; a choice's floor is its algorithm's plus its "
+            "protocol's");
+  s.Number("efficiency", &E::efficiency)
+      .Greater(0)
+      .Max(1)
+      .Help(
+          "the share of line rate it achieves; a choice achieves its algorithm's times its "
+          "protocol's");
+  if (protocol) {
+    s.Number("step-latency-us", &E::step_latency_us)
+        .Unit("us")
+        .Min(0)
+        .Below(1e6)
+        .Help(
+            "what each of a ring's steps inside a node waits beyond LL's handshake, which the "
+            "simulated hop already carries");
+    s.Number("network-step-latency-us", &E::network_step_latency_us)
+        .Unit("us")
+        .Min(0)
+        .Below(1e6)
+        .Help(
+            "what each step across the network (a ring's, a tree's, NVLS-tree's) waits beyond "
+            "what the simulated crossing carries");
+    return s;
+  }
+  s.StringList("protocols", &E::protocols)
+      .Allowed({"LL", "LL128", "Simple"})
+      .Default("all")
+      .Help("the protocols it runs with, each defined under 'protocols'; absent: all of them");
+  if (kind == EntryKind::kNvlsAlgorithm) {
+    s.OptionalNumber("chunk-overhead-kib", &E::chunk_overhead_kib)
+        .Unit("KiB")
+        .Min(0)
+        .Below(1e6)
+        .Help(
+            "nvls and nvlstree only: what each chunk of NCCL's NVLS schedule costs, as the "
+            "bytes the link would move meanwhile; absent: chunks are not modelled");
+    s.Integer("channels", &E::channels)
+        .Min(1)
+        .Max(64)
+        .Help(
+            "nvls and nvlstree only, with chunk-overhead-kib: NCCL's NVLS channels "
+            "(NCCL_NVLS_NCHANNELS; 16 on Hopper), which set the chunk size");
+  }
+  return s;
+}
+
+const Schema<NcclEntry>& EntrySchema(EntryKind kind) {
+  static const Schema<NcclEntry> schemas[] = {MakeEntrySchema(EntryKind::kAlgorithm),
+                                              MakeEntrySchema(EntryKind::kNvlsAlgorithm),
+                                              MakeEntrySchema(EntryKind::kProtocol)};
+  return schemas[static_cast<int>(kind)];
+}
+
+bool Declares(EntryKind kind, const std::string& key) {
+  for (const KeySpec& k : EntrySchema(kind).keys()) {
+    if (k.name == key) return true;
+  }
+  return false;
+}
+
+// Why key `key`, declared for another kind of entry, is not one of `kind`'s ("" when it is
+// not declared for any).
+std::string Misplaced(EntryKind kind, const std::string& key) {
+  if (Declares(EntryKind::kProtocol, key)) return "a protocol's key, not an algorithm's";
+  if (kind == EntryKind::kProtocol && Declares(EntryKind::kNvlsAlgorithm, key)) {
+    return "an algorithm's key, not a protocol's";
+  }
+  if (Declares(EntryKind::kNvlsAlgorithm, key)) return "a key of nvls and nvlstree only";
+  return "";
+}
+
+// `problem` ("path:line: ...", from the schema) with `what` after its place.
+std::string InEntry(const std::string& problem, const std::string& path, const std::string& what) {
+  size_t at = problem.compare(0, path.size(), path) == 0 ? problem.find(": ", path.size())
+                                                         : std::string::npos;
+  if (at == std::string::npos) return what + ": " + problem;
+  return problem.substr(0, at + 2) + what + ": " + problem.substr(at + 2);
+}
+
+// Reads entry `n` of kind `kind` ("algorithm ring", "protocol LL": `what`) against its schema;
+// problems go to `errors`, each naming `what`.
+NcclEntry ReadEntry(const std::string& path, const std::string& what, EntryKind kind,
+                    const YAML::Node& n, std::vector<std::string>* errors) {
+  NcclEntry entry;
   if (!n.IsMap()) {
     errors->push_back(At(path, n) + ": " + what +
                       ": expected a map with latency-us and efficiency");
-    return;
+    return entry;
   }
-  std::set<std::string> seen;
+  const std::vector<KeySpec>& keys = EntrySchema(kind).keys();
+  std::vector<std::string> names;
+  for (const KeySpec& k : keys) names.push_back(k.name);
+  // Another kind's keys are named as such (a schema's suggestion would be a wrong guess).
+  YAML::Node kept(YAML::NodeType::Map);
   for (const auto& kv : n) {
-    std::string key;
-    if (!KeyName(path, kv.first, &seen, &key, errors)) continue;
-    const std::string where = At(path, kv.first) + ": " + what + " key '" + key + "'";
-    if (key == "latency-us") {
-      ReadNumber(
-          kv.second, where, [](double v) { return v >= 0 && v < 1e9; }, "microseconds in [0, 1e9)",
-          latency_us, errors);
-    } else if (key == "efficiency") {
-      ReadNumber(
-          kv.second, where, [](double v) { return v > 0 && v <= 1; }, "a share in (0, 1]",
-          efficiency, errors);
-    } else if ((key == "step-latency-us" || key == "network-step-latency-us") && steps != nullptr) {
-      ReadNumber(
-          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "microseconds in [0, 1e6)",
-          key == "step-latency-us" ? &steps->step_latency_us : &steps->network_step_latency_us,
-          errors);
-    } else if (key == "chunk-overhead-kib" && chunking != nullptr) {
-      chunking->modelled = ReadNumber(
-          kv.second, where, [](double v) { return v >= 0 && v < 1e6; }, "KiB in [0, 1e6)",
-          &chunking->overhead_kib, errors);
-    } else if (key == "channels" && chunking != nullptr) {
-      double channels = 0;
-      if (ReadNumber(
-              kv.second, where,
-              [](double v) { return v >= 1 && v <= 64 && v == static_cast<int>(v); },
-              "a whole number of channels, 1 to 64", &channels, errors)) {
-        chunking->channels = static_cast<int>(channels);
-      }
-    } else if (key == "protocols" && protocols != nullptr) {
-      if (!kv.second.IsSequence()) {
-        errors->push_back(where + ": expected a list of " + kNcclProtocols);
-        continue;
-      }
-      for (const YAML::Node& p : kv.second) {
-        const std::string name = p.IsScalar() ? p.Scalar() : "";
-        if (!IsProtocol(name)) {
-          errors->push_back(At(path, p) + ": " + what + " protocol '" + name +
-                            "' is unknown; valid: " + kNcclProtocols);
-        } else {
-          protocols->push_back(name);
-        }
-      }
+    const std::string why = kv.first.IsScalar() && !Declares(kind, kv.first.Scalar())
+                                ? Misplaced(kind, kv.first.Scalar())
+                                : "";
+    if (why.empty()) {
+      kept.force_insert(kv.first, kv.second);
     } else {
-      errors->push_back(where + " is unknown; valid: latency-us, efficiency" +
-                        (protocols != nullptr ? ", protocols" : "") +
-                        (chunking != nullptr ? ", chunk-overhead-kib, channels" : "") +
-                        (steps != nullptr ? ", step-latency-us, network-step-latency-us" : ""));
+      errors->push_back(At(path, kv.first) + ": " + what + ": key '" + kv.first.Scalar() + "' is " +
+                        why + "; valid here: " + JoinNames(names));
     }
   }
+  StatusOr<ConfigFile> file = ConfigFile::FromNode(kept, path);
+  if (!file.ok()) return entry;  // a map: cannot fail
+  const Status s = EntrySchema(kind).Apply(*file, &entry);
+  for (const std::string& p : s.problems()) errors->push_back(InEntry(p, path, what));
+  return entry;
 }
 
 std::string Num(double v) {
@@ -157,54 +243,72 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path) {
   return LoadNcclModel(*document, path);
 }
 
+namespace {
+
+// The entries of section `section` ("algorithms" or "protocols", value `v`) into *m.
+void ReadSection(const std::string& path, const std::string& section, const YAML::Node& v,
+                 NcclModel* m, std::vector<std::string>* errors) {
+  const bool algorithms = section == "algorithms";
+  const std::vector<std::string> valid =
+      algorithms ? std::vector<std::string>{"ring", "tree", "nvls", "nvlstree"}
+                 : std::vector<std::string>{"LL", "LL128", "Simple"};
+  const char* valid_text = algorithms ? kNcclAlgorithms : kNcclProtocols;
+  if (!v.IsMap()) {
+    errors->push_back(At(path, v) + ": '" + section + "' must map names (" + valid_text +
+                      ") to their latency-us and efficiency");
+    return;
+  }
+  std::set<std::string> seen;
+  for (const auto& e : v) {
+    std::string name;
+    if (!KeyName(path, e.first, &seen, &name, errors)) continue;
+    const char* kind = algorithms ? "algorithm" : "protocol";
+    if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
+      errors->push_back(At(path, e.first) + ": " + kind + " '" + name + "' is unknown" +
+                        Hint(name, valid) + "; valid: " + valid_text);
+      continue;
+    }
+    const std::string what = std::string(kind) + " " + name;
+    if (!algorithms) {
+      const NcclEntry entry = ReadEntry(path, what, EntryKind::kProtocol, e.second, errors);
+      m->protocols.push_back({name, entry.latency_us, entry.efficiency, entry.step_latency_us,
+                              entry.network_step_latency_us});
+      continue;
+    }
+    const bool nvls = name == "nvls" || name == "nvlstree";
+    const NcclEntry entry = ReadEntry(
+        path, what, nvls ? EntryKind::kNvlsAlgorithm : EntryKind::kAlgorithm, e.second, errors);
+    NcclAlgorithm a;
+    a.name = name;
+    a.latency_us = entry.latency_us;
+    a.efficiency = entry.efficiency;
+    a.protocols = entry.protocols;
+    a.chunking.modelled = entry.chunk_overhead_kib.has_value();
+    a.chunking.overhead_kib = entry.chunk_overhead_kib.value_or(0);
+    a.chunking.channels = entry.channels;
+    m->algorithms.push_back(a);
+  }
+}
+
+}  // namespace
+
 StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& path) {
   NcclModel m;
   m.path = path;
   std::vector<std::string> errors;
   if (!root.IsMap()) return Status::Error(path + ": expected a map with algorithms and protocols");
+  std::vector<std::string> sections;
+  for (const KeySpec& k : TopKeys()) sections.push_back(k.name);
   std::set<std::string> seen_sections;
   for (const auto& kv : root) {
     std::string key;
     if (!KeyName(path, kv.first, &seen_sections, &key, &errors)) continue;
-    if (key != "algorithms" && key != "protocols") {
-      errors.push_back(At(path, kv.first) + ": key '" + key +
-                       "' is unknown; valid: algorithms, protocols");
+    if (std::find(sections.begin(), sections.end(), key) == sections.end()) {
+      errors.push_back(At(path, kv.first) + ": key '" + key + "' is unknown" + Hint(key, sections) +
+                       "; valid: " + JoinNames(sections));
       continue;
     }
-    if (!kv.second.IsMap()) {
-      errors.push_back(At(path, kv.second) + ": '" + key + "' must map names (" +
-                       (key == "algorithms" ? kNcclAlgorithms : kNcclProtocols) +
-                       ") to their latency-us and efficiency");
-      continue;
-    }
-    std::set<std::string> seen;
-    for (const auto& e : kv.second) {
-      std::string name;
-      if (!KeyName(path, e.first, &seen, &name, &errors)) continue;
-      if (key == "algorithms") {
-        if (!IsNcclAlgorithm(name)) {
-          errors.push_back(At(path, e.first) + ": algorithm '" + name +
-                           "' is unknown; valid: " + kNcclAlgorithms);
-          continue;
-        }
-        NcclAlgorithm a;
-        a.name = name;
-        ReadEntry(path, "algorithm " + name, e.second, &a.latency_us, &a.efficiency, &a.protocols,
-                  name == "nvls" || name == "nvlstree" ? &a.chunking : nullptr, nullptr, &errors);
-        m.algorithms.push_back(a);
-      } else {
-        if (!IsProtocol(name)) {
-          errors.push_back(At(path, e.first) + ": protocol '" + name +
-                           "' is unknown; valid: " + kNcclProtocols);
-          continue;
-        }
-        NcclProtocol p;
-        p.name = name;
-        ReadEntry(path, "protocol " + name, e.second, &p.latency_us, &p.efficiency, nullptr,
-                  nullptr, &p, &errors);
-        m.protocols.push_back(p);
-      }
-    }
+    ReadSection(path, key, kv.second, &m, &errors);
   }
   if (m.algorithms.empty()) errors.push_back(path + ": no algorithms (" + kNcclAlgorithms + ")");
   if (m.protocols.empty()) errors.push_back(path + ": no protocols (" + kNcclProtocols + ")");
@@ -224,6 +328,35 @@ StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& pat
     return problems.Capped(kMaxProblemsPerFile, path);
   }
   return m;
+}
+
+namespace {
+
+// ASTRA-sim 2.0 has no NCCL model: a collective runs the system config's implementations.
+std::vector<KeyDoc> NotInAstraSim(std::vector<KeyDoc> docs) {
+  for (KeyDoc& d : docs) {
+    d.astra_sim = "no nccl.yaml there: a collective runs the system config's implementations";
+  }
+  return docs;
+}
+
+}  // namespace
+
+std::vector<KeyDoc> NcclModelKeys() {
+  std::vector<KeyDoc> docs;
+  for (const KeySpec& k : TopKeys()) {
+    docs.push_back(k.Doc());
+    docs.back().type = "map";
+  }
+  return NotInAstraSim(docs);
+}
+
+std::vector<KeyDoc> NcclAlgorithmKeys() {
+  return NotInAstraSim(EntrySchema(EntryKind::kNvlsAlgorithm).Docs());
+}
+
+std::vector<KeyDoc> NcclProtocolKeys() {
+  return NotInAstraSim(EntrySchema(EntryKind::kProtocol).Docs());
 }
 
 std::string FormatNcclModel(const NcclModel& m, const std::string& comment) {

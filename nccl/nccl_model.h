@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/key_doc.h"
 
 namespace orrery {
 
@@ -156,6 +157,11 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path);
 // The same for a document already read (or a section of a printed configuration); `path` names
 // it in messages.
 StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& path);
+// nccl.yaml's keys as nccl/README.md lists them: the top level's, an algorithm's (nvls's and
+// nvlstree's, a superset of ring's and tree's) and a protocol's.
+std::vector<KeyDoc> NcclModelKeys();
+std::vector<KeyDoc> NcclAlgorithmKeys();
+std::vector<KeyDoc> NcclProtocolKeys();
 // The model as nccl.yaml text, after `comment` (lines starting with '#').
 std::string FormatNcclModel(const NcclModel& m, const std::string& comment);
 

@@ -101,8 +101,8 @@ TEST(NcclModel, AMergeKeyIsNamed) {
                                "algorithms:\n  ring: {<<: {latency-us: 0}, efficiency: 1}\n"
                                "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("merge.yaml:2: '<<' is a YAML merge key, which is not "
-                                      "supported"),
+  EXPECT_NE(m.status().message().find("merge.yaml:2: algorithm ring: '<<' is a YAML merge key, "
+                                      "which is not supported"),
             std::string::npos)
       << m.status().message();
 }
@@ -116,12 +116,12 @@ TEST(NcclModel, InfiniteAndQuotedNumbersAreRefused) {
                                "  Simple: {latency-us: \"3\", efficiency: 0.8}\n"));
   ASSERT_FALSE(m.ok());
   const std::string msg = m.status().message();
-  EXPECT_NE(msg.find("inf.yaml:4: protocol LL key 'latency-us': bad value '.inf'; expected "
-                     "microseconds in [0, 1e9)"),
+  EXPECT_NE(msg.find("inf.yaml:4: protocol LL: key 'latency-us' is '.inf'; expected a number in "
+                     "[0, 1000000000) (us)"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("inf.yaml:5: protocol Simple key 'latency-us': bad value '3'; expected "
-                     "microseconds in [0, 1e9), written without quotes"),
+  EXPECT_NE(msg.find("inf.yaml:5: protocol Simple: key 'latency-us' is '3'; expected a number in "
+                     "[0, 1000000000) (us), written without quotes"),
             std::string::npos)
       << msg;
 }
@@ -133,19 +133,19 @@ TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
                                "  Simple: {latency-us: 3, efficiency: 1.5}\nchannels: 4\n"));
   ASSERT_FALSE(m.ok());
   const std::string msg = m.status().message();
-  EXPECT_NE(msg.find("bad.yaml:2: algorithm ring key 'latency-us': bad value '-1'; expected "
-                     "microseconds in [0, 1e9)"),
+  EXPECT_NE(msg.find("bad.yaml:2: algorithm ring: key 'latency-us' is '-1'; expected a number in "
+                     "[0, 1000000000) (us)"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("bad.yaml:2: algorithm ring key 'efficency' is unknown; valid: latency-us, "
-                     "efficiency, protocols"),
+  EXPECT_NE(msg.find("bad.yaml:2: algorithm ring: unknown key 'efficency' (did you mean "
+                     "'efficiency'?)"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("bad.yaml:3: algorithm 'collnet' is unknown; valid: ring, tree, nvls"),
+  EXPECT_NE(msg.find("bad.yaml:3: algorithm 'collnet' is unknown; valid: ring, tree, nvls, nvlstree"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("bad.yaml:5: protocol Simple key 'efficiency': bad value '1.5'; expected a "
-                     "share in (0, 1]"),
+  EXPECT_NE(msg.find("bad.yaml:5: protocol Simple: key 'efficiency' is '1.5'; expected a number > 0 "
+                     "and <= 1"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("bad.yaml:6: key 'channels' is unknown; valid: algorithms, protocols"),
@@ -167,8 +167,50 @@ TEST(NcclModel, OddKeysAreNamed) {
   const std::string msg = m.status().message();
   EXPECT_NE(msg.find("keys.yaml:3: a key is a list; expected a name"), std::string::npos) << msg;
   EXPECT_NE(msg.find("keys.yaml:5: key 'ring' appears more than once"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("keys.yaml:7: a key is a map; expected a name"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("keys.yaml:7: protocol Simple: a key is a map; expected a key name"), std::string::npos) << msg;
   EXPECT_NE(msg.find("keys.yaml:8: a key is a list; expected a name"), std::string::npos) << msg;
+}
+
+// The keys on the schema: names close to a valid one get a suggestion, a protocol list is checked
+// item by item, the ranges' ends are where they were (latency-us below 1e9, channels 1 to 64).
+TEST(NcclModel, SchemaSuggestsAndChecksEveryItem) {
+  auto m = LoadNcclModel(Write("typos.yaml",
+                               "algoritms:\n  ring: {latency-us: 0, efficiency: 1}\n"
+                               "algorithms:\n  ring: {latency-us: 1e9, protocols: [LL, LL129]}\n"
+                               "  tree: {latency-us: 1, protocols: Simple}\n"
+                               "protocols:\n  Simpel: {latency-us: 1, efficiency: 1}\n"
+                               "  LL: {latency-us: 1, efficiency: 1, chunk-overhead-kib: 4}\n"));
+  ASSERT_FALSE(m.ok());
+  const std::string msg = m.status().message();
+  for (const char* want :
+       {"typos.yaml:1: key 'algoritms' is unknown (did you mean 'algorithms'?); valid: "
+        "algorithms, protocols",
+        "typos.yaml:4: algorithm ring: key 'latency-us' is '1e9'; expected a number in "
+        "[0, 1000000000) (us)",
+        "typos.yaml:4: algorithm ring: key 'protocols', item 2, is 'LL129'; expected one of LL, "
+        "LL128, Simple (did you mean 'LL128'?)",
+        "typos.yaml:5: algorithm tree: key 'protocols' is 'Simple'; expected a list of each one "
+        "of LL, LL128, Simple",
+        "typos.yaml:7: protocol 'Simpel' is unknown (did you mean 'Simple'?); valid: LL, LL128, "
+        "Simple",
+        "typos.yaml:8: protocol LL: key 'chunk-overhead-kib' is an algorithm's key, not a "
+        "protocol's; valid here: latency-us, efficiency, step-latency-us, "
+        "network-step-latency-us"}) {
+    EXPECT_NE(msg.find(want), std::string::npos) << want << "\nin:\n" << msg;
+  }
+  // Just inside the ends; absent keys take their defaults (latency 0, efficiency 1, all
+  // protocols); channels without chunk-overhead-kib is kept but models no chunking.
+  auto ok = LoadNcclModel(Write("ends.yaml",
+                                "algorithms:\n  ring: {latency-us: 999999999}\n"
+                                "  nvls: {channels: 64}\nprotocols:\n"
+                                "  LL: {efficiency: 1, step-latency-us: 0}\n"));
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_DOUBLE_EQ(ok->algorithms[0].latency_us, 999999999);
+  EXPECT_DOUBLE_EQ(ok->algorithms[0].efficiency, 1);
+  EXPECT_TRUE(ok->algorithms[0].protocols.empty());
+  EXPECT_EQ(ok->algorithms[1].chunking.channels, 64);
+  EXPECT_FALSE(ok->algorithms[1].chunking.modelled);
+  EXPECT_DOUBLE_EQ(ok->protocols[0].latency_us, 0);
 }
 
 NcclCall AllReduce(uint64_t bytes, int heads, int nodes) {
@@ -235,16 +277,16 @@ TEST(NcclModel, NvlsChunksFollowNcclsSchedule) {
             "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
   ASSERT_FALSE(bad.ok());
   const std::string msg = bad.status().message();
-  EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls key 'chunk-overhead-kib': bad value '-1'; "
-                     "expected KiB in [0, 1e6)"),
+  EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls: key 'chunk-overhead-kib' is '-1'; expected a "
+                     "number in [0, 1000000) (KiB)"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("algorithm nvls key 'channels': bad value '2.5'; expected a whole number of "
-                     "channels, 1 to 64"),
+  EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls: key 'channels' is '2.5'; expected an integer "
+                     "in [1, 64]"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("badchunks.yaml:3: algorithm ring key 'channels' is unknown; valid: "
-                     "latency-us, efficiency, protocols"),
+  EXPECT_NE(msg.find("badchunks.yaml:3: algorithm ring: key 'channels' is a key of nvls and nvlstree "
+                     "only; valid here: latency-us, efficiency, protocols"),
             std::string::npos)
       << msg;
 }
@@ -383,12 +425,12 @@ TEST(NcclModel, RingStepsInsideANodePayTheProtocolsStepLatency) {
             "  Simple: {latency-us: 30, efficiency: 0.8, step-latency-us: -3}\n"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(
-                "steps3.yaml:2: algorithm ring key 'step-latency-us' is unknown; valid: "
-                "latency-us, efficiency, protocols"),
+                "steps3.yaml:2: algorithm ring: key 'step-latency-us' is a protocol's key, not an "
+                "algorithm's; valid here: latency-us, efficiency, protocols"),
             std::string::npos)
       << bad.status().message();
-  EXPECT_NE(bad.status().message().find("steps3.yaml:4: protocol Simple key 'step-latency-us': "
-                                        "bad value '-3'; expected microseconds in [0, 1e6)"),
+  EXPECT_NE(bad.status().message().find("steps3.yaml:4: protocol Simple: key 'step-latency-us' "
+                                        "is '-3'; expected a number in [0, 1000000) (us)"),
             std::string::npos)
       << bad.status().message();
 }
@@ -440,12 +482,12 @@ TEST(NcclModel, StepsAcrossTheNetworkPayTheNetworkStepLatency) {
       "algorithms:\n  ring: {latency-us: 0, efficiency: 1, network-step-latency-us: 2}\n"
       "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8, network-step-latency-us: x}\n"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("net_steps3.yaml:2: algorithm ring key "
-                                        "'network-step-latency-us' is unknown"),
+  EXPECT_NE(bad.status().message().find("net_steps3.yaml:2: algorithm ring: key "
+                                        "'network-step-latency-us' is a protocol's key"),
             std::string::npos)
       << bad.status().message();
-  EXPECT_NE(bad.status().message().find("net_steps3.yaml:4: protocol Simple key "
-                                        "'network-step-latency-us': bad value 'x'"),
+  EXPECT_NE(bad.status().message().find("net_steps3.yaml:4: protocol Simple: key "
+                                        "'network-step-latency-us' is 'x'"),
             std::string::npos)
       << bad.status().message();
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "config/key_table.h"
+#include "nccl/nccl_model.h"
 #include "runner/jobs_config.h"
 #include "sweep/sweep.h"
 
@@ -25,6 +26,9 @@ std::vector<InputKeyTable> InputKeyTables() {
       Table("docs/workloads.md", "Keys of a job (--jobs)", JobKeys()),
       Table("docs/sweeps.md", "Keys of a sweep spec", SweepSpecKeys()),
       Table("docs/sweeps.md", "Keys of a sweep's base", SweepBaseKeys()),
+      Table("nccl/README.md", "Keys of nccl.yaml", NcclModelKeys()),
+      Table("nccl/README.md", "Keys of an algorithm (under algorithms)", NcclAlgorithmKeys()),
+      Table("nccl/README.md", "Keys of a protocol (under protocols)", NcclProtocolKeys()),
   };
 }
 
