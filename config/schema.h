@@ -323,6 +323,24 @@ class Schema {
     }
     return map;
   }
+  // A file's effective configuration: the keys `file` gives, as written, and every other key
+  // that `fill(name)` keeps, with its value in `t` (the struct `file` was applied to, so its
+  // default), in declaration order; a key whose value in `t` is empty is left out, as in ToYaml.
+  YAML::Node WithDefaults(const ConfigFile& file, const T& t,
+                          const std::function<bool(const std::string&)>& fill) const {
+    YAML::Node map(YAML::NodeType::Map);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const std::string& name = keys_[i].name;
+      if (file.Has(name)) {
+        map[name] = YAML::Clone(file.Get(name));
+        continue;
+      }
+      if (!fill(name)) continue;
+      const YAML::Node v = getters_[i](t);
+      if (v.IsDefined() && !v.IsNull()) map[name] = v;
+    }
+    return map;
+  }
   // Sets the field of key `index` (an index into keys()) from a checked value.
   void Set(size_t index, const ConfigValue& v, T* t) const { setters_[index](v, t); }
 

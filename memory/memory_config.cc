@@ -122,6 +122,15 @@ Status CheckMemoryFitsNetwork(const MemoryConfig& config, int num_npus,
       " when memory-type is PER_NODE_MEMORY_EXPANSION" + hint);
 }
 
+StatusOr<YAML::Node> MemoryConfigWithDefaults(const ConfigFile& file) {
+  StatusOr<MemoryConfig> config = LoadMemoryConfig(file);
+  if (!config.ok()) return config.status();
+  const bool per_node = config->type == MemoryType::kPerNodeMemoryExpansion;
+  return MakeMemorySchema().WithDefaults(file, *config, [per_node](const std::string& key) {
+    return per_node || (key != "num-nodes" && key != "num-npus-per-node");
+  });
+}
+
 std::vector<KeyDoc> MemoryConfigKeys() { return MakeMemorySchema().Docs(); }
 
 }  // namespace orrery

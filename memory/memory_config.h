@@ -36,6 +36,11 @@ StatusOr<MemoryConfig> LoadMemoryConfig(const std::string& path);
 // The same for a file already read (or a section of a printed configuration).
 StatusOr<MemoryConfig> LoadMemoryConfig(const ConfigFile& file);
 
+// The configuration `file` gives with every key's effective value: its keys as written, the
+// others with their defaults (num-nodes and num-npus-per-node only with
+// PER_NODE_MEMORY_EXPANSION, where they are required). Errors: LoadMemoryConfig's.
+StatusOr<YAML::Node> MemoryConfigWithDefaults(const ConfigFile& file);
+
 // With PER_NODE_MEMORY_EXPANSION, num-nodes * num-npus-per-node must be the network's NPU count
 // (`network` names the network configuration in the message); other types always fit.
 Status CheckMemoryFitsNetwork(const MemoryConfig& config, int num_npus, const std::string& network);

@@ -192,5 +192,32 @@ TEST(MemoryConfigTest, KeysDeclared) {
   EXPECT_EQ(MemoryConfigKeys()[0].default_value, "NO_MEMORY_EXPANSION");
 }
 
+// MemoryConfigWithDefaults: the file's keys as written, latency and bandwidth filled in, the
+// node keys only for PER_NODE_MEMORY_EXPANSION (where they are required).
+TEST(MemoryConfigTest, WithDefaultsFillsInTheOtherKeys) {
+  auto effective = [](const std::string& name, const std::string& text) {
+    StatusOr<ConfigFile> f = ConfigFile::Read(WriteTestFile(name, text));
+    EXPECT_TRUE(f.ok()) << f.status().message();
+    StatusOr<YAML::Node> e = MemoryConfigWithDefaults(*f);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    StatusOr<ConfigFile> again = ConfigFile::FromNode(*e, name);
+    EXPECT_TRUE(again.ok() && LoadMemoryConfig(*again).ok()) << FlowYaml(*e);
+    return FlowYaml(*e);
+  };
+  EXPECT_EQ(effective("w_empty.json", "{}"),
+            "{memory-type: NO_MEMORY_EXPANSION, remote-mem-latency: 0, remote-mem-bw: 0}");
+  EXPECT_EQ(effective("w_npu.json", R"({"memory-type": "PER_NPU_MEMORY_EXPANSION",
+                                        "remote-mem-bw": 64.5})"),
+            "{memory-type: PER_NPU_MEMORY_EXPANSION, remote-mem-latency: 0, remote-mem-bw: 64.5}");
+  EXPECT_EQ(effective("w_node.json", R"({"memory-type": "PER_NODE_MEMORY_EXPANSION",
+      "remote-mem-bw": 8, "num-npus-per-node": 4, "num-nodes": 2})"),
+            "{memory-type: PER_NODE_MEMORY_EXPANSION, remote-mem-latency: 0, remote-mem-bw: 8, "
+            "num-nodes: 2, num-npus-per-node: 4}");
+  StatusOr<ConfigFile> bad =
+      ConfigFile::Read(WriteTestFile("w_bad.json", R"({"remote-mem-bw": -1})"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(MemoryConfigWithDefaults(*bad).ok());
+}
+
 }  // namespace
 }  // namespace orrery

@@ -330,6 +330,31 @@ StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& pat
   return m;
 }
 
+StatusOr<YAML::Node> NcclModelWithDefaults(const YAML::Node& root, const std::string& path) {
+  StatusOr<NcclModel> valid = LoadNcclModel(root, path);
+  if (!valid.ok()) return valid.status();
+  YAML::Node out(YAML::NodeType::Map);
+  for (const char* section : {"algorithms", "protocols"}) {
+    YAML::Node entries(YAML::NodeType::Map);
+    for (const auto& e : static_cast<const YAML::Node&>(root)[section]) {
+      const std::string name = e.first.Scalar();
+      const EntryKind kind = std::string(section) == "protocols"    ? EntryKind::kProtocol
+                             : name == "nvls" || name == "nvlstree" ? EntryKind::kNvlsAlgorithm
+                                                                    : EntryKind::kAlgorithm;
+      StatusOr<ConfigFile> file = ConfigFile::FromNode(e.second, path);
+      if (!file.ok()) return file.status();
+      NcclEntry entry;
+      const Status s = EntrySchema(kind).Apply(*file, &entry);
+      if (!s.ok()) return s;
+      const bool chunked = entry.chunk_overhead_kib.has_value();
+      entries[name] = EntrySchema(kind).WithDefaults(
+          *file, entry, [chunked](const std::string& key) { return key != "channels" || chunked; });
+    }
+    out[section] = entries;
+  }
+  return out;
+}
+
 namespace {
 
 // ASTRA-sim 2.0 has no NCCL model: a collective runs the system config's implementations.

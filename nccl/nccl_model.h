@@ -157,6 +157,11 @@ StatusOr<NcclModel> LoadNcclModel(const std::string& path);
 // The same for a document already read (or a section of a printed configuration); `path` names
 // it in messages.
 StatusOr<NcclModel> LoadNcclModel(const YAML::Node& root, const std::string& path);
+// The model `root` gives with every key's effective value: its keys as written, the others with
+// their defaults (an entry's latency-us 0 and efficiency 1, a protocol's step latencies 0, an
+// nvls entry's channels 16 when it models chunks), names in the file's order. Errors:
+// LoadNcclModel's.
+StatusOr<YAML::Node> NcclModelWithDefaults(const YAML::Node& root, const std::string& path);
 // nccl.yaml's keys as nccl/README.md lists them: the top level's, an algorithm's (nvls's and
 // nvlstree's, a superset of ring's and tree's) and a protocol's.
 std::vector<KeyDoc> NcclModelKeys();

@@ -141,12 +141,14 @@ TEST(NcclModel, EveryProblemIsNamedWithItsLine) {
                      "'efficiency'?)"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("bad.yaml:3: algorithm 'collnet' is unknown; valid: ring, tree, nvls, nvlstree"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("bad.yaml:3: algorithm 'collnet' is unknown; valid: ring, tree, nvls, nvlstree"),
+      std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("bad.yaml:5: protocol Simple: key 'efficiency' is '1.5'; expected a number > 0 "
-                     "and <= 1"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("bad.yaml:5: protocol Simple: key 'efficiency' is '1.5'; expected a number > 0 "
+               "and <= 1"),
+      std::string::npos)
       << msg;
   EXPECT_NE(msg.find("bad.yaml:6: key 'channels' is unknown; valid: algorithms, protocols"),
             std::string::npos)
@@ -167,7 +169,9 @@ TEST(NcclModel, OddKeysAreNamed) {
   const std::string msg = m.status().message();
   EXPECT_NE(msg.find("keys.yaml:3: a key is a list; expected a name"), std::string::npos) << msg;
   EXPECT_NE(msg.find("keys.yaml:5: key 'ring' appears more than once"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("keys.yaml:7: protocol Simple: a key is a map; expected a key name"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("keys.yaml:7: protocol Simple: a key is a map; expected a key name"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("keys.yaml:8: a key is a list; expected a name"), std::string::npos) << msg;
 }
 
@@ -277,17 +281,20 @@ TEST(NcclModel, NvlsChunksFollowNcclsSchedule) {
             "protocols:\n  Simple: {latency-us: 30, efficiency: 0.8}\n"));
   ASSERT_FALSE(bad.ok());
   const std::string msg = bad.status().message();
-  EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls: key 'chunk-overhead-kib' is '-1'; expected a "
-                     "number in [0, 1000000) (KiB)"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("badchunks.yaml:2: algorithm nvls: key 'chunk-overhead-kib' is '-1'; expected a "
+               "number in [0, 1000000) (KiB)"),
+      std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("badchunks.yaml:2: algorithm nvls: key 'channels' is '2.5'; expected an integer "
-                     "in [1, 64]"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("badchunks.yaml:2: algorithm nvls: key 'channels' is '2.5'; expected an integer "
+               "in [1, 64]"),
+      std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("badchunks.yaml:3: algorithm ring: key 'channels' is a key of nvls and nvlstree "
-                     "only; valid here: latency-us, efficiency, protocols"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("badchunks.yaml:3: algorithm ring: key 'channels' is a key of nvls and nvlstree "
+               "only; valid here: latency-us, efficiency, protocols"),
+      std::string::npos)
       << msg;
 }
 
@@ -490,6 +497,29 @@ TEST(NcclModel, StepsAcrossTheNetworkPayTheNetworkStepLatency) {
                                         "'network-step-latency-us' is 'x'"),
             std::string::npos)
       << bad.status().message();
+}
+
+// NcclModelWithDefaults: every entry's keys as written, the others with their defaults (channels
+// only where chunks are modelled), names in the file's order; the same model read back.
+TEST(NcclModel, WithDefaultsFillsInEveryEntry) {
+  const YAML::Node root = YAML::Load(
+      "protocols:\n  Simple: {efficiency: 0.8, latency-us: 30}\n  LL: {latency-us: 6}\n"
+      "algorithms:\n  ring: {latency-us: 0}\n  nvls: {latency-us: 5, chunk-overhead-kib: 16, "
+      "protocols: [Simple]}\n  nvlstree: {channels: 8}\n");
+  StatusOr<YAML::Node> e = NcclModelWithDefaults(root, "m.yaml");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  YAML::Emitter out;
+  out << YAML::Flow << *e;
+  EXPECT_EQ(std::string(out.c_str()),
+            "{algorithms: {ring: {latency-us: 0, efficiency: 1}, nvls: {latency-us: 5, "
+            "efficiency: 1, protocols: [Simple], chunk-overhead-kib: 16, channels: 16}, "
+            "nvlstree: {latency-us: 0, efficiency: 1, channels: 8}}, protocols: {Simple: "
+            "{latency-us: 30, efficiency: 0.8, step-latency-us: 0, network-step-latency-us: 0}, "
+            "LL: {latency-us: 6, efficiency: 1, step-latency-us: 0, network-step-latency-us: 0}}}");
+  StatusOr<NcclModel> a = LoadNcclModel(root, "m.yaml"), b = LoadNcclModel(*e, "m.yaml");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(FormatNcclModel(*b, ""), FormatNcclModel(*a, ""));
+  EXPECT_FALSE(NcclModelWithDefaults(YAML::Load("algorithms: {ring: {efficiency: 2}}"), "x").ok());
 }
 
 }  // namespace

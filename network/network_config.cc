@@ -578,6 +578,25 @@ StatusOr<Topology> LoadNetworkConfig(const ConfigFile& config_file, NetworkParam
   return t;
 }
 
+StatusOr<YAML::Node> NetworkConfigWithDefaults(const ConfigFile& file) {
+  NetworkFile n;
+  const Schema<NetworkFile> schema = MakeNetworkSchema();
+  const Status problems = schema.Apply(file, &n);
+  if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, file.path());
+  if (n.machine == "dimensions" && n.lanes.empty()) n.lanes.assign(n.topology.size(), 1);
+  return schema.WithDefaults(file, n, [&n](const std::string& key) {
+    for (const KeyUse& u : kKeyUses) {
+      if (key != u.key) continue;
+      if (!UsedBy(u, n.machine)) return false;
+      if (key == "nics-per-node") return !n.nic_per_gpu;
+      if (key == "cores") return n.pods > 1;
+      return true;
+    }
+    // machine, and the keys of every machine
+    return key != "slow-link-bandwidth-scale" || !n.slow_links.empty();
+  });
+}
+
 std::vector<KeyDoc> NetworkConfigKeys() { return MakeNetworkSchema().Docs(); }
 
 }  // namespace orrery

@@ -30,6 +30,12 @@ StatusOr<Topology> LoadNetworkConfig(const std::string& path, NetworkParams* net
 // The same for a file already read (or a section of a printed configuration).
 StatusOr<Topology> LoadNetworkConfig(const ConfigFile& file, NetworkParams* net_params = nullptr);
 
+// The configuration `file` gives with every key's effective value: its keys as written, and the
+// others its machine uses with their defaults (lanes: 1 per dimension; nics-per-node only with
+// nic-per-gpu 0, cores only with pods > 1, slow-link-bandwidth-scale only with slow-links, as
+// the loader refuses them otherwise). Errors: LoadNetworkConfig's schema checks.
+StatusOr<YAML::Node> NetworkConfigWithDefaults(const ConfigFile& file);
+
 // Every key LoadNetworkConfig accepts (all four are required).
 std::vector<KeyDoc> NetworkConfigKeys();
 

@@ -468,5 +468,60 @@ TEST(NetworkConfig, LanesPerDimension) {
   EXPECT_TRUE(Contains(t.status(), "key 'lanes'")) << t.status().message();
 }
 
+// NetworkConfigWithDefaults: the file's keys as written, the others its machine uses with their
+// defaults, none it would refuse; read back, the same machine, and a fixed point.
+TEST(NetworkConfigTest, WithDefaultsFillsInWhatTheMachineUses) {
+  auto effective = [](const std::string& name, const std::string& text) {
+    StatusOr<ConfigFile> f = ConfigFile::Read(WriteTestFile(name, text));
+    EXPECT_TRUE(f.ok()) << f.status().message();
+    StatusOr<YAML::Node> e = NetworkConfigWithDefaults(*f);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    StatusOr<ConfigFile> again = ConfigFile::FromNode(*e, name);
+    EXPECT_TRUE(again.ok()) << again.status().message();
+    EXPECT_TRUE(LoadNetworkConfig(*again).ok()) << FlowYaml(*e);
+    StatusOr<YAML::Node> twice = NetworkConfigWithDefaults(*again);
+    EXPECT_TRUE(twice.ok());
+    EXPECT_EQ(FlowYaml(*twice), FlowYaml(*e));
+    return FlowYaml(*e);
+  };
+  const std::string packet =
+      "packet-mtu: 4096, aware-forwarding: store-and-forward, packet-buffer-bytes: 0, "
+      "packet-flow-control: credit, packet-routing: ecmp, packet-pfc-xoff-bytes: 0, "
+      "packet-pfc-xon-bytes: 0";
+  EXPECT_EQ(effective("d.yml",
+                      "topology: [Ring, Switch]\nnpus_count: [4, 2]\n"
+                      "bandwidth: [100.0, 25]\nlatency: [10, 500]\n"),
+            "{machine: dimensions, topology: [Ring, Switch], npus_count: [4, 2], bandwidth: "
+            "[100.0, 25], latency: [10, 500], lanes: [1, 1], " +
+                packet + "}");
+  // dgx: nics-per-node only with nic-per-gpu 0, cores only with pods > 1.
+  const std::string dgx =
+      "machine: dgx\nnodes: 2\nnvswitch-bandwidth: 450\nnvswitch-latency: 250\n"
+      "nic-bandwidth: 400\nfabric-latency: 1000\nleaf-radix: 4\nspines: 2\n";
+  EXPECT_EQ(effective("g.yml", dgx),
+            "{machine: dgx, gpus-per-node: 8, nodes: 2, nvswitch-bandwidth: 450, "
+            "nvswitch-latency: 250, nic-per-gpu: true, nic-bandwidth: 400, fabric-latency: 1000, "
+            "leaf-radix: 4, spines: 2, oversubscription: 1, pods: 1, " +
+                packet + "}");
+  const std::string g0 = effective("g1.yml",
+                                   "machine: dgx\nnodes: 2\nnvswitch-bandwidth: 450\n"
+                                   "nvswitch-latency: 250\nnic-per-gpu: 0\n"
+                                   "nic-bandwidth: 400\nfabric-latency: 1000\n"
+                                   "leaf-radix: 2\nspines: 2\n");
+  EXPECT_NE(g0.find("nic-per-gpu: 0, nics-per-node: 1, "), std::string::npos) << g0;
+  // slow-link-bandwidth-scale only with slow-links.
+  const std::string slow =
+      effective("s.yml",
+                "machine: torus\nshape: [4]\nlink-bandwidth: 50\nlink-latency: 500\n"
+                "slow-links: [\"npu0->npu1\"]\n");
+  EXPECT_NE(slow.find("slow-links: [npu0->npu1], slow-link-bandwidth-scale: 1"), std::string::npos)
+      << slow;
+  EXPECT_EQ(effective("t.yml",
+                      "machine: torus\nshape: [4]\nlink-bandwidth: 50\n"
+                      "link-latency: 500\n")
+                .find("slow-link-bandwidth-scale"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace orrery

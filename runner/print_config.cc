@@ -5,7 +5,9 @@
 
 #include "config/schema.h"
 #include "config/system_config.h"
+#include "memory/memory_config.h"
 #include "nccl/nccl_model.h"
+#include "network/network_config.h"
 
 namespace orrery {
 
@@ -51,6 +53,17 @@ StatusOr<YAML::Node> EffectiveSystem(const RunOptions& o) {
   return SystemConfigYaml(*config);
 }
 
+// The configuration at `path` (or the printed section standing in for it) with every key's
+// effective value, by `with_defaults` (one of the loaders' *WithDefaults).
+StatusOr<YAML::Node> Effective(const std::string& path, const YAML::Node& printed,
+                               StatusOr<YAML::Node> (*with_defaults)(const ConfigFile&)) {
+  StatusOr<YAML::Node> given = Section(path, printed);
+  if (!given.ok()) return given.status();
+  StatusOr<ConfigFile> file = ConfigFile::FromNode(*given, path);
+  if (!file.ok()) return file.status();
+  return with_defaults(*file);
+}
+
 // Makes key `key` of `map` (a path relative to the configuration at `config`) absolute.
 void MakeAbsolute(YAML::Node map, const std::string& key, const std::string& config) {
   const YAML::Node& read = map;
@@ -60,16 +73,16 @@ void MakeAbsolute(YAML::Node map, const std::string& key, const std::string& con
 
 // The NCCL model the run uses, as a document; a null node when it uses none.
 StatusOr<YAML::Node> NcclSection(const RunOptions& o, const YAML::Node& system) {
-  if (o.sections.nccl_model.IsMap()) return YAML::Clone(o.sections.nccl_model);
+  if (o.sections.nccl_model.IsMap()) {
+    return NcclModelWithDefaults(o.sections.nccl_model, o.sections.path);
+  }
   std::string path = o.nccl_model;
   const YAML::Node key = static_cast<const YAML::Node&>(system)["nccl-model"];
   if (path.empty() && key.IsDefined() && key.IsScalar()) path = Resolved(key.Scalar(), "");
   if (path.empty()) return YAML::Node();
   StatusOr<YAML::Node> doc = ReadYamlDocument(path);
   if (!doc.ok()) return doc.status();
-  StatusOr<NcclModel> valid = LoadNcclModel(*doc, path);
-  if (!valid.ok()) return valid.status();
-  return *doc;
+  return NcclModelWithDefaults(*doc, path);
 }
 
 // Maps in block style, lists of plain values in flow style ([ring, ring]), whatever the file's
@@ -101,12 +114,14 @@ StatusOr<std::string> PrintConfig(const RunFlags& f, const RunOptions& o) {
   if (!nccl.ok()) return nccl.status();
   if (nccl->IsMap()) system->remove("nccl-model");
   doc["system"] = *system;
-  StatusOr<YAML::Node> network = Section(o.network_config, o.sections.network);
+  StatusOr<YAML::Node> network =
+      Effective(o.network_config, o.sections.network, NetworkConfigWithDefaults);
   if (!network.ok()) return network.status();
   MakeAbsolute(*network, "custom-file", o.network_config);
   doc["network"] = *network;
   if (!o.memory_config.empty()) {
-    StatusOr<YAML::Node> memory = Section(o.memory_config, o.sections.memory);
+    StatusOr<YAML::Node> memory =
+        Effective(o.memory_config, o.sections.memory, MemoryConfigWithDefaults);
     if (!memory.ok()) return memory.status();
     doc["memory"] = *memory;
   }

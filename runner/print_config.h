@@ -5,9 +5,11 @@
 //               the sections below stand in for
 //   system:     every system key with its effective value (defaults filled in; gpu-model made
 //               absolute; nccl-model left out when the nccl-model section holds the model)
-//   network:    the network configuration's keys (custom-file made absolute)
-//   memory:     the remote-memory configuration's keys, when the run has one
-//   nccl-model: the NCCL model the run uses (--nccl-model or the system key), when it uses one
+//   network:    the network configuration's keys with the defaults its machine uses filled in
+//               (NetworkConfigWithDefaults; custom-file made absolute)
+//   memory:     the remote-memory configuration's keys with defaults, when the run has one
+//   nccl-model: the NCCL model the run uses (--nccl-model or the system key), when it uses one,
+//               every entry's keys with their defaults (NcclModelWithDefaults)
 //
 // Paths in 'flags' are as given, relative to the working directory; run the printed file from
 // the same directory. Printing the configuration of a printed configuration gives it again.

@@ -86,6 +86,11 @@ TEST(PrintConfig, BundledExampleOnEveryBackend) {
     // System keys the file leaves out are printed with their defaults.
     EXPECT_EQ(Slurp("examples/dp_step/system.json").find("group-collectives"), std::string::npos);
     EXPECT_NE(printed.find("\n  group-collectives: flat\n"), std::string::npos) << printed;
+    // So are the network's and the memory's.
+    for (const char* line :
+         {"\n  lanes: [1, 1]\n", "\n  packet-mtu: 4096\n", "\n  remote-mem-latency: 0\n"}) {
+      EXPECT_NE(printed.find(line), std::string::npos) << line << " in\n" << printed;
+    }
   }
 }
 
@@ -138,11 +143,40 @@ TEST(PrintConfig, MachineProfileWithAnNcclModel) {
                       "dgx_a100_hdr");
   EXPECT_NE(printed.find("\nnccl-model:\n  algorithms:"), std::string::npos) << printed;
   EXPECT_EQ(printed.find("  nccl-model:"), std::string::npos) << "the system key stays";
+  // The model's entries with their defaults: LL has no step latencies in the file.
+  EXPECT_NE(printed.find("    LL:\n      latency-us: 5.015\n      efficiency: 0.0191\n"
+                         "      step-latency-us: 0\n      network-step-latency-us: 0\n"),
+            std::string::npos)
+      << printed;
   // --nccl-model and --nccl-algorithm on the command line.
   ExpectRoundTrip(fs::current_path().string(),
                   std::string(kDpStep) +
                       "--nccl-model=configs/machines/hgx-h100/nccl.yaml --nccl-algorithm=ring",
                   "nccl_flag");
+}
+
+// A dgx machine: its defaults filled in (gpus-per-node, pods), not the keys it would refuse
+// (cores with one pod, nics-per-node with a NIC per GPU).
+TEST(PrintConfig, DgxMachineWithItsDefaults) {
+  const std::string dir = ::testing::TempDir() + "/dgx";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/network.yml") << "machine: dgx\nnodes: 2\nnvswitch-bandwidth: 450\n"
+                                         "nvswitch-latency: 250\nnic-bandwidth: 400\n"
+                                         "fabric-latency: 1000\nleaf-radix: 4\nspines: 2\n";
+  const std::string runfiles = fs::current_path().string();
+  const std::string printed = ExpectRoundTrip(
+      dir,
+      "--workload-configuration=" + runfiles +
+          "/examples/dp_step/dp_step --replicate-trace --system-configuration=" + runfiles +
+          "/configs/machines/dgx-a100-hdr/system.yaml --network-configuration=network.yml",
+      "dgx");
+  for (const char* line : {"\n  gpus-per-node: 8\n", "\n  nic-per-gpu: true\n",
+                           "\n  oversubscription: 1\n", "\n  pods: 1\n"}) {
+    EXPECT_NE(printed.find(line), std::string::npos) << line << " in\n" << printed;
+  }
+  for (const char* key : {"cores:", "nics-per-node:", "lanes:", "slow-link-bandwidth-scale:"}) {
+    EXPECT_EQ(printed.find(key), std::string::npos) << key << " in\n" << printed;
+  }
 }
 
 TEST(PrintConfig, CustomTopology) {
