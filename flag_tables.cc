@@ -9,6 +9,7 @@
 #include "profile/import_main.h"
 #include "runner/run_flags.h"
 #include "sweep/sweep.h"
+#include "validate/measurement_cli.h"
 
 namespace orrery {
 
@@ -23,7 +24,10 @@ std::string CliFlagTables() {
          FlagTableMarkdown("orrery trace-info", et::TraceInfoFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery import", profile::ImportFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery analyze", analyze::AnalyzeFlagDocs()) + "\n" +
-         FlagTableMarkdown("orrery compare", analyze::CompareFlagDocs());
+         FlagTableMarkdown("orrery compare", analyze::CompareFlagDocs()) + "\n" +
+         FlagTableMarkdown("orrery validate", ValidateFlagDocs()) + "\n" +
+         FlagTableMarkdown("orrery calibrate", CalibrateFlagDocs()) + "\n" +
+         FlagTableMarkdown("orrery validate --training", TrainingFlagDocs());
 }
 
 }  // namespace orrery

@@ -9,6 +9,7 @@
 
 #include "flag_tables.h"
 #include "runner/run_flags.h"
+#include "validate/measurement_cli.h"
 
 namespace orrery {
 namespace {
@@ -32,6 +33,29 @@ TEST(CliDocs, EveryRunFlagHasHelp) {
   for (const KeySpec& k : RunFlagSchema().keys()) {
     EXPECT_FALSE(k.help.empty()) << "--" << k.name;
     EXPECT_NE(tables.find("`--" + k.name + "`"), std::string::npos) << "--" << k.name;
+  }
+}
+
+// validate's, calibrate's and validate --training's flags: each has help and a row in its table,
+// and validate and calibrate list the same shared flags (declared once).
+TEST(CliDocs, EveryValidateAndCalibrateFlagIsDocumented) {
+  const std::string tables = CliFlagTables();
+  const std::vector<std::vector<KeyDoc>> commands = {ValidateFlagDocs(), CalibrateFlagDocs(),
+                                                     TrainingFlagDocs()};
+  for (const std::vector<KeyDoc>& docs : commands) {
+    ASSERT_FALSE(docs.empty());
+    for (const KeyDoc& d : docs) {
+      EXPECT_FALSE(d.meaning.empty()) << "--" << d.name;
+      EXPECT_NE(tables.find("| `--" + d.name + "` |"), std::string::npos) << "--" << d.name;
+    }
+  }
+  const auto& shared_v = MeasurementFlagSchema(MeasurementTool::kValidate).keys();
+  const auto& shared_c = MeasurementFlagSchema(MeasurementTool::kCalibrate).keys();
+  ASSERT_EQ(shared_v.size(), shared_c.size());
+  for (size_t i = 0; i < shared_v.size(); ++i) {
+    EXPECT_EQ(shared_v[i].name, shared_c[i].name);
+    EXPECT_EQ(commands[0][i].name, shared_v[i].name);
+    EXPECT_EQ(commands[1][i].name, shared_c[i].name);
   }
 }
 

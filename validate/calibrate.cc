@@ -22,6 +22,7 @@
 
 #include "config/schema.h"
 #include "network/network_config.h"
+#include "validate/measurement_cli.h"
 #include "validate/nccl_tests.h"
 #include "workload/executor.h"
 
@@ -709,24 +710,20 @@ StatusOr<CalibrationResult> Calibrate(const CalibrateOptions& o) {
 }
 
 int CalibrateMain(int argc, char** argv) {
-  namespace po = boost::program_options;
   CalibrateOptions o;
-  std::string fit;
-  MeasurementCommandLine cli("calibrate",
+  CalibrateFlags f;
+  MeasurementCommandLine cli(MeasurementTool::kCalibrate,
                              "orrery calibrate: fit a machine profile's NCCL latency floors and "
                              "efficiencies (nccl.yaml) to nccl-tests logs and write the fitted "
                              "profile",
-                             &o, "fit on these GPU counts only, e.g. 16,32", &o.more,
-                             "all fitted together");
-  cli.options().add_options()("out", po::value(&o.out),
-                              "write the fitted profile here (default: print nccl.yaml only)")(
-      "fit", po::value(&fit),
-      "fit only these algorithms' and protocols' latency and efficiency, e.g. tree,Simple "
-      "(default: all but ring's)");
-  const int done = cli.Parse(argc, argv);
+                             &o, &o.more);
+  CalibrateFlagSchema().AddTo(&cli.options());
+  const int done = cli.Parse(argc, argv, [&](const boost::program_options::variables_map& vm) {
+    return CalibrateFlagSchema().Apply(vm, &f);
+  });
   if (done >= 0) return done;
-  std::stringstream names(fit);
-  for (std::string n; std::getline(names, n, ',');) o.fit.push_back(n);
+  o.out = f.out;
+  o.fit = f.fit;
   StatusOr<CalibrationResult> r = Calibrate(o);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "common/flags.h"
@@ -19,6 +20,7 @@
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/writer.h"
 #include "runner/run.h"
+#include "validate/measurement_cli.h"
 #include "validate/training.h"
 #include "validate/validate.h"
 
@@ -316,18 +318,11 @@ Status WriteTrainingJson(const TrainingReport& r, const std::string& path) {
 
 int TrainingValidateMain(int argc, char** argv) {
   namespace po = boost::program_options;
-  TrainingOptions o;
-  std::string report, jobs = "0";
   po::options_description desc(
       "orrery validate --training RUNS.yaml: generate each published training run's step, "
       "simulate it on its machine profile and report the error (docs/training-validation.md)");
-  desc.add_options()("help,h", "print this help")("training", po::value(&o.runs), "the runs file")(
-      "report", po::value(&report), "also write the results as JSON here")(
-      "jobs", po::value(&jobs)->default_value("0"), "runs simulated at once (0 = all cores)")(
-      "run", po::value(&o.only)->composing(), "only this run (may be given more than once)")(
-      "machines", po::value(&o.machines),
-      "where machine names are looked up (default: ../machines beside the runs file, then "
-      "configs/machines)");
+  desc.add_options()("help,h", "print this help");
+  TrainingFlagSchema().AddTo(&desc);
   po::variables_map vm;
   try {
     po::store(ParseFlags(argc, argv, desc), vm);
@@ -340,13 +335,19 @@ int TrainingValidateMain(int argc, char** argv) {
     std::cout << desc << "\n";
     return 0;
   }
-  const std::optional<uint64_t> j = ParseWholeNumber(jobs, 4096);
-  if (!j) {
-    std::fprintf(stderr, "error: validate --training: --jobs is '%s'; expected 0 to 4096\n",
-                 jobs.c_str());
+  TrainingFlags f;
+  std::set<std::string> given;
+  if (const Status s = TrainingFlagSchema().Apply(vm, &f, &given); !s.ok()) {
+    for (const std::string& p : s.problems()) {
+      std::fprintf(stderr, "error: validate --training: %s\n", p.c_str());
+    }
     return 1;
   }
-  o.jobs = static_cast<int>(*j);
+  TrainingOptions o;
+  o.runs = f.training;
+  o.machines = f.machines;
+  o.only = f.run;
+  o.jobs = f.jobs;
   o.progress = isatty(2) != 0;
   StatusOr<TrainingReport> r = ValidateTraining(o);
   if (!r.ok()) {
@@ -356,8 +357,8 @@ int TrainingValidateMain(int argc, char** argv) {
     return 1;
   }
   std::fputs(FormatTraining(*r).c_str(), stdout);
-  if (vm.count("report")) {
-    Status s = WriteTrainingJson(*r, report);
+  if (given.count("report") > 0) {
+    Status s = WriteTrainingJson(*r, f.report);
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
       return 1;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "et_feeder/llm_workload.h"
 #include "runner/run.h"
@@ -182,6 +184,24 @@ TEST(Training, EveryProblemOfARunsFileIsNamed) {
        {"gpus is '2.5'", "a second figure", "'sets' does not say", "colour is unknown",
         "used twice", "needs 'flops'", "'held_out' is missing", "runs.yaml:2"}) {
     EXPECT_NE(m.find(expected), std::string::npos) << expected << "\n" << m;
+  }
+}
+
+// The command line: a bad flag is one message naming it and what is valid, before any run.
+TEST(Training, CommandLineErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"validate", "--training", "runs.yaml", "--jobs", "5000"},
+       "error: validate --training: --jobs is '5000'; expected an integer in [0, 4096]\n"},
+      {{"validate", "--training", "runs.yaml", "--jobs=x", "--jbos", "1"},
+       "error: validate --training: unknown flag '--jbos'; did you mean '--jobs'?\n"},
+  };
+  for (auto [args, expected] : cases) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStderr();
+    const int rc = TrainingValidateMain(static_cast<int>(argv.size()), argv.data());
+    EXPECT_EQ(rc, 1);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), expected);
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <omp.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,8 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
-#include <iostream>
-#include <limits>
 #include <map>
 #include <new>
 #include <numeric>
@@ -25,7 +22,6 @@
 #include <sstream>
 #include <utility>
 
-#include "common/flags.h"
 #include "common/json.h"
 #include "config/schema.h"
 #include "config/system_config.h"
@@ -33,6 +29,7 @@
 #include "et_feeder/writer.h"
 #include "network/network_config.h"
 #include "runner/run.h"
+#include "validate/measurement_cli.h"
 #include "validate/training.h"
 #include "validate/validate_internal.h"
 
@@ -385,167 +382,6 @@ Status WriteValidationsJson(const std::vector<ValidationReport>& reports, const 
   return WriteText(f.str(), path);
 }
 
-namespace {
-
-// "16" -> 16; spaces around it are allowed; "4.5", "8x", "0" and "-2" are not GPU counts.
-bool ParseGpuCount(const std::string& text, int* v) {
-  const size_t b = text.find_first_not_of(" \t");
-  if (b == std::string::npos) return false;
-  const std::string item = text.substr(b, text.find_last_not_of(" \t") - b + 1);
-  if (item.find_first_not_of("0123456789") != std::string::npos) return false;
-  errno = 0;
-  const long long x = std::strtoll(item.c_str(), nullptr, 10);
-  if (errno != 0 || x < 1 || x > std::numeric_limits<int>::max()) return false;
-  *v = static_cast<int>(x);
-  return true;
-}
-
-}  // namespace
-
-StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    int v = 0;
-    if (!ParseGpuCount(item, &v)) {
-      return Status::Error(flag + " '" + text + "': bad GPU count '" + item +
-                           "'; expected whole numbers >= 1 separated by commas, e.g. 16,32");
-    }
-    out.push_back(v);
-  }
-  if (out.empty()) {
-    return Status::Error(flag + " '" + text +
-                         "': no GPU count; expected whole numbers >= 1 separated by commas, "
-                         "e.g. 16,32");
-  }
-  return out;
-}
-
-MeasurementCommandLine::MeasurementCommandLine(const char* tool, const char* description,
-                                               MeasurementOptions* o, const char* only_gpus_help,
-                                               std::vector<std::string>* more_inputs,
-                                               const char* more_help)
-    : tool_(tool), desc_(description), o_(o), more_inputs_(more_inputs) {
-  namespace po = boost::program_options;
-  desc_.add_options()("help,h", "print this help");
-  const std::string help =
-      std::string(
-          "nccl-tests log, or a CSV of measurements; give it again for each further "
-          "input, ") +
-      more_help;
-  desc_.add_options()("nccl-tests", po::value(&inputs_)->composing(), help.c_str());
-  desc_.add_options()("machine", po::value(&o->machine),
-                      "machine profile directory (configs/machines/...)")(
-      "min-size", po::value(&min_size_)->default_value(min_size_),
-      "leave out smaller sizes (bytes)")(
-      "gpus", po::value(&gpus_),
-      "GPU count of an input that does not give it: a CSV without a gpus column (default: the "
-      "profile's, unless it has a nodes column), a log without '#  Rank' lines")(
-      "only-gpus", po::value(&only_), only_gpus_help)(
-      "collective", po::value(&o->collective), "collective of an input that does not name it")(
-      "in-place", po::bool_switch(&o->in_place),
-      "compare the in-place times (nccl-tests' second group of columns) instead of the "
-      "out-of-place ones; out of place, NCCL's all-gather also copies each rank's own part, "
-      "which Orrery does not model")(
-      "harness-floor", po::value(&floor_)->default_value(floor_),
-      "nccl-tests' own time per iteration, below which no row is measured: auto (the mean of "
-      "the input's rows of 0 bytes, which time the harness alone; none without such rows) | "
-      "none | a time in us (0.001 to 1e9)")("network-backend",
-                                            po::value(&backend_)->default_value(backend_),
-                                            "analytical-aware | analytical-unaware | packet")(
-      "jobs", po::value(&jobs_)->default_value(jobs_),
-      "simulations run at once, each size its own; 0 = all cores (the results are the same "
-      "whatever the number)");
-}
-
-int MeasurementCommandLine::Parse(int argc, char** argv) {
-  namespace po = boost::program_options;
-  po::variables_map vm;
-  try {
-    po::store(ParseFlags(argc, argv, desc_), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "error: %s: %s (see orrery %s --help)\n", tool_.c_str(), e.what(),
-                 tool_.c_str());
-    return 1;
-  }
-  if (vm.count("help")) {
-    std::cout << desc_ << "\n";
-    return 0;
-  }
-  if (!inputs_.empty()) {
-    o_->measurements = inputs_[0];
-    more_inputs_->assign(inputs_.begin() + 1, inputs_.end());
-  }
-  if (o_->measurements.empty() || o_->machine.empty()) {
-    std::fprintf(stderr, "error: %s: --nccl-tests LOG and --machine DIR are required\n",
-                 tool_.c_str());
-    return 1;
-  }
-  {
-    // Read as text: boost would take "-1" for an unsigned flag as 2^64 - 1.
-    const std::string t = min_size_;
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
-    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || errno != 0) {
-      std::fprintf(stderr,
-                   "error: %s: --min-size '%s': expected a whole number of bytes >= 0, e.g. "
-                   "1048576\n",
-                   tool_.c_str(), t.c_str());
-      return 1;
-    }
-    o_->min_size = v;
-  }
-  if (vm.count("gpus")) {
-    if (!ParseGpuCount(gpus_, &o_->gpus)) {
-      std::fprintf(stderr, "error: %s: --gpus '%s': expected a whole number of GPUs >= 1, e.g. 8\n",
-                   tool_.c_str(), gpus_.c_str());
-      return 1;
-    }
-  }
-  if (!only_.empty()) {
-    StatusOr<std::vector<int>> g = ParseGpuList("--only-gpus", only_);
-    if (!g.ok()) {
-      std::fprintf(stderr, "error: %s: %s\n", tool_.c_str(), g.status().message().c_str());
-      return 1;
-    }
-    o_->only_gpus = *g;
-  }
-  if (floor_ == "auto") {
-    o_->harness_floor_us = MeasurementOptions::kHarnessFloorAuto;
-  } else if (floor_ == "none") {
-    o_->harness_floor_us = 0;
-  } else if (!ParseMeasuredTime(floor_, &o_->harness_floor_us)) {
-    std::fprintf(stderr, "error: %s: --harness-floor '%s': expected auto, none or %s, e.g. 34\n",
-                 tool_.c_str(), floor_.c_str(), kMeasuredTimeRange);
-    return 1;
-  }
-  StatusOr<Backend> b = ParseBackend(backend_);
-  if (!b.ok()) {
-    std::fprintf(stderr, "error: --network-backend: %s\n", b.status().message().c_str());
-    return 1;
-  }
-  o_->backend = *b;
-  o_->progress = isatty(STDERR_FILENO) != 0;
-  {
-    const std::string& t = jobs_;
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(t.c_str(), &end, 10);
-    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || errno != 0 ||
-        v > 4096) {
-      std::fprintf(stderr,
-                   "error: %s: --jobs '%s': expected 0 (all cores) to 4096 simulations at once\n",
-                   tool_.c_str(), t.c_str());
-      return 1;
-    }
-    o_->jobs = static_cast<int>(v);
-  }
-  return -1;
-}
-
 int ValidateMain(int argc, char** argv) {
   // validate --training RUNS.yaml: whole training steps against published throughput.
   for (int i = 1; i < argc; ++i) {
@@ -554,37 +390,33 @@ int ValidateMain(int argc, char** argv) {
       return TrainingValidateMain(argc, argv);
     }
   }
-  namespace po = boost::program_options;
   ValidateOptions o;
   std::vector<std::string> more;
-  const std::string kNotGiven = "\x01";  // --report absent (an empty name is an error)
-  std::string report = kNotGiven;
-  MeasurementCommandLine cli("validate",
+  ValidateFlags f;
+  std::set<std::string> given;
+  MeasurementCommandLine cli(MeasurementTool::kValidate,
                              "orrery validate: simulate what nccl-tests measured and report the "
                              "error",
-                             &o, "keep only measurements on these GPU counts, e.g. 16,32", &more,
-                             "each validated and printed, then the error over all of them");
-  cli.options().add_options()("algorithm", po::value(&o.algorithm)->default_value("auto"),
-                              "auto (NCCL's fastest choice from the profile's nccl.yaml, or the "
-                              "log's NCCL_ALGO) | ring | tree | nvls | nvlstree, as NCCL_ALGO: "
-                              "a comma list, or ^ before it for all but")(
-      "protocol", po::value(&o.protocol)->default_value("auto"),
-      "auto (NCCL's choice by size, or the log's NCCL_PROTO) | LL | LL128 | Simple, as "
-      "NCCL_PROTO: a comma list, or ^ before it for all but; needs the profile's nccl.yaml")(
-      "report", po::value(&report), "also write the rows as JSON");
-  const int done = cli.Parse(argc, argv);
+                             &o, &more);
+  ValidateFlagSchema().AddTo(&cli.options());
+  const int done = cli.Parse(argc, argv, [&](const boost::program_options::variables_map& vm) {
+    return ValidateFlagSchema().Apply(vm, &f, &given);
+  });
   if (done >= 0) return done;
-  if (report.empty()) {
+  const bool report = given.count("report") > 0;
+  if (report && f.report.empty()) {
     std::fprintf(stderr, "error: --report needs a file name (FILE.json)\n");
     return 1;
   }
+  o.algorithm = f.algorithm;
+  o.protocol = f.protocol;
   StatusOr<std::vector<ValidationReport>> r = ValidateEach(o, more);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
     return 1;
   }
-  if (report != kNotGiven) {
-    Status s = WriteValidationsJson(*r, report);
+  if (report) {
+    Status s = WriteValidationsJson(*r, f.report);
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
       return 1;

@@ -17,7 +17,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/program_options/options_description.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -190,34 +189,6 @@ class ProfileSimulator {
   // Scratch files so far (system files, each run's traces): every one is named by its number,
   // so that runs on several threads at once (Validate, Calibrate) do not share files.
   std::atomic<uint64_t> serial_{0};
-};
-
-// "16,32" -> {16, 32}; `flag` names the option in errors.
-StatusOr<std::vector<int>> ParseGpuList(const std::string& flag, const std::string& text);
-
-// The command line `validate` and `calibrate` share: the constructor declares --nccl-tests,
-// --machine, --min-size, --gpus, --only-gpus (`only_gpus_help`), --collective, --in-place,
-// --harness-floor, --network-backend and --jobs (options() takes a tool's own); Parse parses
-// argv into `o` and returns -1 to go on, or the exit code (0 after --help, 1 after an error,
-// printed as "error: <tool>: ...").
-// --nccl-tests may be given more than once: the first goes to o->measurements, the others to
-// *more_inputs, in order; `more_help` says what the tool does with several.
-class MeasurementCommandLine {
- public:
-  MeasurementCommandLine(const char* tool, const char* description, MeasurementOptions* o,
-                         const char* only_gpus_help, std::vector<std::string>* more_inputs,
-                         const char* more_help);
-  boost::program_options::options_description& options() { return desc_; }
-  int Parse(int argc, char** argv);
-
- private:
-  std::string tool_;
-  boost::program_options::options_description desc_;
-  MeasurementOptions* o_;
-  std::vector<std::string>* more_inputs_;
-  std::vector<std::string> inputs_;
-  std::string gpus_, only_, min_size_ = "0", backend_ = "analytical-aware", floor_ = "auto",
-                            jobs_ = "0";
 };
 
 // `orrery validate ...`; argv[0] is "validate".

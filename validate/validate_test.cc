@@ -283,8 +283,8 @@ TEST(Validate, RowsRunSideBySideGiveTheSameReport) {
                               &out, &err),
               1)
         << bad;
-    EXPECT_EQ(err, std::string("error: validate: --jobs '") + bad +
-                       "': expected 0 (all cores) to 4096 simulations at once\n");
+    EXPECT_EQ(err, std::string("error: validate: --jobs is '") + bad +
+                       "'; expected an integer in [0, 4096]\n");
   }
   std::string out, err;
   EXPECT_EQ(RunValidateMain(
@@ -587,8 +587,8 @@ TEST(Validate, HarnessFloor) {
                               &out, &err),
               1)
         << bad;
-    EXPECT_EQ(err, std::string("error: validate: --harness-floor '") + bad +
-                       "': expected auto, none or a number of microseconds from 0.001 to 1e9, "
+    EXPECT_EQ(err, std::string("error: validate: --harness-floor is '") + bad +
+                       "'; expected auto, none or a number of microseconds from 0.001 to 1e9, "
                        "e.g. 34\n");
   }
 }
@@ -967,24 +967,29 @@ TEST(Validate, GpuFlagsMustBeWholeNumbers) {
     auto [rc, err] =
         run({"validate", "--nccl-tests", log, "--machine", machine, std::string("--gpus=") + gpus});
     EXPECT_EQ(rc, 1) << gpus;
-    EXPECT_EQ(err, std::string("error: validate: --gpus '") + gpus +
-                       "': expected a whole number of GPUs >= 1, e.g. 8\n");
+    EXPECT_EQ(
+        err.rfind(
+            std::string("error: validate: --gpus is '") + gpus + "'; expected an integer >= 1", 0),
+        0u)
+        << err;
   }
   for (const char* only : {"4.5", "16,99999999999", ",16"}) {
     auto [rc, err] = run({"validate", "--nccl-tests", log, "--machine", machine,
                           std::string("--only-gpus=") + only});
     EXPECT_EQ(rc, 1) << only;
-    EXPECT_NE(err.find(std::string("--only-gpus '") + only + "': "), std::string::npos) << err;
-    EXPECT_NE(err.find("expected whole numbers >= 1"), std::string::npos) << err;
+    EXPECT_EQ(err, std::string("error: validate: --only-gpus is '") + only +
+                       "'; expected a comma-separated list of integers in [1, 2147483647]\n");
   }
-  EXPECT_EQ(ParseGpuList("--only-gpus", " 16, 32 ").value(), (std::vector<int>{16, 32}));
   // --min-size: a negative or fractional size is refused, not wrapped to 2^64 - 1.
   for (const char* size : {"-1", "1.5", "1M", "99999999999999999999999"}) {
     auto [rc, err] = run(
         {"validate", "--nccl-tests", log, "--machine", machine, std::string("--min-size=") + size});
     EXPECT_EQ(rc, 1) << size;
-    EXPECT_EQ(err, std::string("error: validate: --min-size '") + size +
-                       "': expected a whole number of bytes >= 0, e.g. 1048576\n");
+    EXPECT_EQ(err.rfind(std::string("error: validate: --min-size is '") + size +
+                            "'; expected an integer >= 0",
+                        0),
+              0u)
+        << err;
   }
 }
 
