@@ -362,7 +362,7 @@ void AppendCriticalPathLine(const RunResult& r, std::string& out) {
   out += ")\n";
 }
 
-// nccl-model: what NCCL's tuner picked for each distinct collective (runner/nccl_tuner.h).
+// nccl-model: what NCCL's tuner picked for each distinct collective (nccl/nccl_tuner.h).
 void AppendNcclChoices(const RunResult& r, std::string& out) {
   out += "  NCCL choices (nccl-model), each collective alone:\n";
   // Distinct collectives alike in type, size, group size, choice and time (each copy's

@@ -66,7 +66,7 @@ TEST(ChannelRingTest, EachChannelLeavesTheNodeThroughADifferentNpu) {
 }
 
 // On three dimensions a node is every dimension but the last, as NCCL's tuner takes it
-// (runner/nccl_tuner.cc): on 2 x 2 x 2 the nodes are NPUs 0-3 and 4-7, and the channels run as
+// (nccl/nccl_tuner.cc): on 2 x 2 x 2 the nodes are NPUs 0-3 and 4-7, and the channels run as
 // on the two nodes of 4 above (a node of dimension 0 alone had rotated each channel inside pairs
 // of NPUs, so that NPUs left their node of 4 in 0 or 2 channels, not 1).
 TEST(ChannelRingTest, ANodeIsEveryDimensionButTheLast) {

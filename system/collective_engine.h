@@ -56,7 +56,7 @@ struct CollectiveRequest {
   int64_t node_id = -1;  // the Chakra node, for per-node custom algorithms (-1: none)
   std::string label;     // for reports ("node 12 'allreduce'")
   // Native algorithms per collective type and dimension for this collective only (an NCCL
-  // tuner's choice, runner/nccl_tuner.h); null = SystemParams::impl. Must outlive the run.
+  // tuner's choice, nccl/nccl_tuner.h); null = SystemParams::impl. Must outlive the run.
   const std::array<std::vector<AlgorithmSpec>, kNumNativeColl>* impl = nullptr;
   // Broadcast and reduce: the algorithm for this collective only (an NCCL tuner's choice); unset
   // = SystemParams::rooted.

@@ -125,7 +125,7 @@ StatusOr<Plan> PlanOf(const ValidateOptions& o, const NcclMeasurement& m, Profil
   if (!network.ok()) return network.status();
   plan.network = *network;
   // With an NCCL model, every row runs NCCL's choice for its size, chosen as in any run
-  // with 'nccl-model' (runner/nccl_tuner.h); without one, the profile's system file.
+  // with 'nccl-model' (nccl/nccl_tuner.h); without one, the profile's system file.
   if (sim->nccl() == nullptr) {
     StatusOr<std::string> f = sim->System(plan.algorithm, -1, -1);
     if (!f.ok()) return f.status();

@@ -10,7 +10,7 @@
 // scaled to match, if it divides.
 //
 // With nccl.yaml every row runs as any simulation with the system key `nccl-model` does
-// (runner/nccl_tuner.h): the (algorithm, protocol) NCCL could use there that is fastest for the
+// (nccl/nccl_tuner.h): the (algorithm, protocol) NCCL could use there that is fastest for the
 // collective alone, as NCCL's tuner picks by its own cost model; a log forced with NCCL_ALGO,
 // or --algorithm, keeps that algorithm only. Without nccl.yaml the profile's system.yaml runs
 // as it is (with --algorithm's implementations when given).

@@ -35,7 +35,7 @@
 
 namespace orrery {
 
-// How one collective runs when a tuner chooses per call, as NCCL's does (runner/nccl_tuner.h):
+// How one collective runs when a tuner chooses per call, as NCCL's does (nccl/nccl_tuner.h):
 // its algorithms, launch floor and protocol efficiency, in place of WorkloadParams'.
 struct CollectiveChoice {
   const std::array<std::vector<AlgorithmSpec>, kNumNativeColl>* impl = nullptr;  // null: params'
