@@ -3,6 +3,7 @@
 #include "analyze/analyze_main.h"
 #include "analyze/compare.h"
 #include "config/key_table.h"
+#include "et_feeder/gen_workload_flags.h"
 #include "et_feeder/llm_workload.h"
 #include "et_feeder/text_workload.h"
 #include "et_feeder/trace_info.h"
@@ -27,7 +28,9 @@ std::string CliFlagTables() {
          FlagTableMarkdown("orrery compare", analyze::CompareFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery validate", ValidateFlagDocs()) + "\n" +
          FlagTableMarkdown("orrery calibrate", CalibrateFlagDocs()) + "\n" +
-         FlagTableMarkdown("orrery validate --training", TrainingFlagDocs());
+         FlagTableMarkdown("orrery validate --training", TrainingFlagDocs()) + "\n" +
+         FlagTableMarkdown("gen_workload collective", et::CollectiveFlagDocs()) + "\n" +
+         FlagTableMarkdown("gen_workload dp-step", et::DpStepFlagDocs());
 }
 
 }  // namespace orrery

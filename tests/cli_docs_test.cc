@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "et_feeder/gen_workload_flags.h"
 #include "flag_tables.h"
 #include "runner/run_flags.h"
 #include "validate/measurement_cli.h"
@@ -56,6 +57,24 @@ TEST(CliDocs, EveryValidateAndCalibrateFlagIsDocumented) {
     EXPECT_EQ(shared_v[i].name, shared_c[i].name);
     EXPECT_EQ(commands[0][i].name, shared_v[i].name);
     EXPECT_EQ(commands[1][i].name, shared_c[i].name);
+  }
+}
+
+// gen_workload's two modes: each flag has help and a row in its mode's table.
+TEST(CliDocs, EveryGenWorkloadFlagIsDocumented) {
+  const std::string tables = CliFlagTables();
+  for (const auto& [title, docs] : std::vector<std::pair<std::string, std::vector<KeyDoc>>>{
+           {"gen_workload collective", et::CollectiveFlagDocs()},
+           {"gen_workload dp-step", et::DpStepFlagDocs()}}) {
+    const size_t table = tables.find("### " + title + "\n");
+    ASSERT_NE(table, std::string::npos) << title;
+    const size_t end = tables.find("### ", table + 4);
+    const std::string rows = tables.substr(table, end == std::string::npos ? end : end - table);
+    ASSERT_FALSE(docs.empty()) << title;
+    for (const KeyDoc& d : docs) {
+      EXPECT_FALSE(d.meaning.empty()) << title << " --" << d.name;
+      EXPECT_NE(rows.find("| `--" + d.name + "` |"), std::string::npos) << title << " --" << d.name;
+    }
   }
 }
 

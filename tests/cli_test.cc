@@ -278,8 +278,10 @@ TEST(Cli, AWordThatIsNoFlagsValueIsAnError) {
   }
 }
 
-// gen_workload (scripts/bench.sh's trace writer) names a bad number, an unknown flag or one
-// without a value; it had written a 1-byte all-reduce for --size 1e6 and 4 NPUs for --npus 4abc.
+// gen_workload (scripts/bench.sh's trace writer) names a bad number, an unknown flag (with the
+// closest one), a repeated one or one without a value; it had written a 1-byte all-reduce for
+// --size 1e6 and 4 NPUs for --npus 4abc. A size is digits up to 2^53 (2^53 + 1 would round to
+// 2^53 as a double).
 TEST(Cli, GenWorkloadRefusesBadNumbers) {
   const std::string out = Tmp("gw/z");
   auto gen = [&](const std::string& args) {
@@ -293,10 +295,19 @@ TEST(Cli, GenWorkloadRefusesBadNumbers) {
        "--size is '1e6'; expected a whole number of digits in [0, 9007199254740992]"},
       {"collective --size -5 --npus 4 --out " + out, "--size is '-5'"},
       {"collective --npus 4abc --out " + out,
-       "--npus is '4abc'; expected a whole number of digits in [1, 16777216]"},
+       "gen_workload collective: --npus is '4abc'; expected an integer in [1, 16777216]"},
       {"dp-step --npus 4 --layers 0 --out " + out, "--layers is '0'"},
-      {"collective --npus 4 --sise 8 --out " + out, "unknown argument '--sise' for collective"},
-      {"collective --npus 4 --out", "--out needs a value"},
+      {"collective --size 9007199254740993 --npus 4 --out " + out,
+       "--size is '9007199254740993'; expected a whole number of digits in [0, 9007199254740992]"},
+      {"collective --npus 4 --sise 8 --out " + out,
+       "gen_workload collective: unknown flag '--sise'; did you mean '--size'?"},
+      {"dp-step --npus 4 --layer 2 --out " + out,
+       "unknown flag '--layer'; did you mean '--layers'?"},
+      {"collective --type all_redcue --npus 4 --out " + out,
+       "--type is 'all_redcue'; expected one of all_reduce, all_gather, reduce_scatter, all_to_all "
+       "(did you mean 'all_reduce'?)"},
+      {"collective --npus 4 --out", "the required argument for option '--out' is missing"},
+      {"collective --npus 4 --npus 8 --out " + out, "'--npus' cannot be specified more than once"},
   };
   for (const auto& [args, message] : cases) {
     const auto [code, err] = gen(args);
@@ -307,6 +318,24 @@ TEST(Cli, GenWorkloadRefusesBadNumbers) {
   EXPECT_EQ(code, 0) << err;
   const Outcome info = Orrery("trace-info " + out);
   EXPECT_NE(info.out.find("ALL_REDUCE: 1 (4096 B)"), std::string::npos) << info.out;
+}
+
+// Each gen_workload mode lists its flags (from their one declaration) with --help, and exits 0.
+TEST(Cli, GenWorkloadModesHaveHelp) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> modes = {
+      {"collective", {"--type", "--size", "--npus", "--out"}},
+      {"dp-step", {"--npus", "--layers", "--out"}}};
+  for (const auto& [mode, flags] : modes) {
+    const std::string help = Tmp("gw_help");
+    const int status =
+        std::system(("./et_feeder/gen_workload " + mode + " --help > " + help).c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << mode;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << mode;
+    const std::string text = Slurp(help);
+    for (const std::string& flag : flags) {
+      EXPECT_NE(text.find("  " + flag + " arg"), std::string::npos) << mode << ": " << text;
+    }
+  }
 }
 
 // convert-text's two spellings of one flag given together are refused (the Chakra spelling had
