@@ -101,9 +101,6 @@ struct NcclEntry {
 
 enum class EntryKind { kAlgorithm, kNvlsAlgorithm, kProtocol };
 
-constexpr EntryKind kEntryKinds[] = {EntryKind::kAlgorithm, EntryKind::kNvlsAlgorithm,
-                                     EntryKind::kProtocol};
-
 // The keys of an entry of kind `kind`: every kind's are declared here once, each under the
 // kinds it belongs to.
 Schema<NcclEntry> MakeEntrySchema(EntryKind kind) {
