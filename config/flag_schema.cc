@@ -13,7 +13,13 @@ std::string FlagHelp(const KeySpec& k, bool is_switch) {
   if (k.type == ValueType::kStringList || k.type == ValueType::kNumberList) {
     extra += ", comma-separated";
   }
-  if (k.type == ValueType::kString && k.allowed.empty() && !k.check) extra.clear();
+  if (k.type == ValueType::kString && k.allowed.empty()) {
+    // A free or checked string: what its check admits, when the declaration says it ("auto,
+    // none or a time in us"), not "a string".
+    extra = k.check && !k.allowed_text.empty()
+                ? k.allowed_text + (k.unit.empty() ? "" : " (" + k.unit + ")")
+                : "";
+  }
   if (!k.default_text.empty() && k.default_text != "none" && k.default_text != "absent") {
     extra += std::string(extra.empty() ? "" : "; ") + "default " + k.default_text;
   }
