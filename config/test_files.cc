@@ -1,5 +1,7 @@
 #include "config/test_files.h"
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -37,5 +39,17 @@ bool CompatDir(std::string* dir) {
 }
 
 std::string CompatDirHelp() { return SharedDirMissing("compat"); }
+
+CommandOutcome RunCommand(const std::string& command) {
+  static int n = 0;
+  const std::string base = ::testing::TempDir() + "/command_" + std::to_string(n++);
+  const int status =
+      std::system(("(" + command + ") >" + base + ".out 2>" + base + ".err").c_str());
+  CommandOutcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = ReadWholeFile(base + ".out");
+  o.err = ReadWholeFile(base + ".err");
+  return o;
+}
 
 }  // namespace orrery

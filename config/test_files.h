@@ -1,9 +1,12 @@
-// Test helpers: input files in ::testing::TempDir(), runfiles, and the ASTRA-sim compat corpus.
+// Test helpers: input files in ::testing::TempDir(), runfiles, the ASTRA-sim compat corpus, and
+// command lines run with their output captured.
 //
 //   std::string path = WriteTestFile("bad.json", "{\"endpoint-delay\": -3}");
 //   std::string readme = RunfilePath("configs/README.md");
 //   std::string compat;  // ../shared/compat through the runfiles; the test fails without it
 //   ASSERT_TRUE(CompatDir(&compat)) << CompatDirHelp();
+//   CommandOutcome o = RunCommand("timeout 120 ./orrery --help");
+//   EXPECT_EQ(o.exit_code, 0) << o.err;
 #pragma once
 
 #include <string>
@@ -23,5 +26,16 @@ std::string ReadWholeFile(const std::string& path);
 // the test's data); false when it is not there, and CompatDirHelp() says why.
 bool CompatDir(std::string* dir);
 std::string CompatDirHelp();
+
+// What a command line did: its exit status (128 + N when signal N ended it) and its output.
+struct CommandOutcome {
+  int exit_code = -1;
+  std::string out;  // standard output
+  std::string err;  // standard error
+};
+
+// Runs `command` with the shell (std::system), its standard output and error sent to files in
+// ::testing::TempDir(), and returns what it did.
+CommandOutcome RunCommand(const std::string& command);
 
 }  // namespace orrery

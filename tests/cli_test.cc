@@ -14,25 +14,13 @@
 #include <vector>
 
 #include "common/test_data.h"
+#include "config/test_files.h"
 #include "et_feeder/writer.h"
 
 namespace orrery {
 namespace {
 
 using ChakraProtoMsg::Node;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void Spit(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -60,19 +48,7 @@ constexpr bool kAddressSanitizer = false;
 const std::string kTimeout = kAddressSanitizer ? "timeout 600 " : "timeout 120 ";
 
 // Runs ./orrery with `args` under kTimeout (a hang fails the test with exit 124).
-Outcome Orrery(const std::string& args) {
-  static int n = 0;
-  const std::string out = Tmp("cli_out_" + std::to_string(n)),
-                    err = Tmp("cli_err_" + std::to_string(n));
-  ++n;
-  const std::string cmd = kTimeout + "./orrery " + args + " >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = Slurp(out);
-  o.err = Slurp(err);
-  return o;
-}
+CommandOutcome Orrery(const std::string& args) { return RunCommand(kTimeout + "./orrery " + args); }
 
 const char* kSystem = R"({
   "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
@@ -123,7 +99,7 @@ size_t Occurrences(const std::string& text, const std::string& needle) {
   return n;
 }
 
-void ExpectCleanFailure(const Outcome& o, const std::vector<std::string>& needles) {
+void ExpectCleanFailure(const CommandOutcome& o, const std::vector<std::string>& needles) {
   EXPECT_NE(o.exit_code, 0) << o.err;
   EXPECT_LT(o.exit_code, 124) << "crashed or hung: " << o.err;
   EXPECT_NE(o.err.find("error: "), std::string::npos) << o.err;
@@ -136,7 +112,7 @@ void ExpectCleanFailure(const Outcome& o, const std::vector<std::string>& needle
 TEST(Cli, GoodRunPrintsAstraSimLinesAndSummary) {
   // 4-NPU ring all-reduce of 1 MiB after 5 us of compute: 5000 + 43000 ns (REFERENCE.md gives
   // 43000 for the bare all-reduce on this network and system config).
-  const Outcome o =
+  const CommandOutcome o =
       Orrery(Args("good", 4, AllReduceRanks(4)) + " --network-backend=analytical-unaware");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (int i = 0; i < 4; ++i) {
@@ -151,17 +127,18 @@ TEST(Cli, GoodRunPrintsAstraSimLinesAndSummary) {
 // Every output at once; the summary table on stdout shows the same breakdown as the report.
 TEST(Cli, TimelineReportAndLogFileAreWritten) {
   const std::string base = Tmp("outputs");
-  const Outcome o = Orrery(Args("outputs", 4, AllReduceRanks(4)) + " --timeline=" + base +
-                           ".trace.json --timeline-chakra " + base + ".txt --report=" + base +
-                           ".report.json --report-csv=" + base + " --log-file=" + base + ".log");
+  const CommandOutcome o =
+      Orrery(Args("outputs", 4, AllReduceRanks(4)) + " --timeline=" + base +
+             ".trace.json --timeline-chakra " + base + ".txt --report=" + base +
+             ".report.json --report-csv=" + base + " --log-file=" + base + ".log");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(Slurp(base + ".trace.json").find("\"traceEvents\""), std::string::npos);
-  EXPECT_NE(Slurp(base + ".txt").find("callback,sys->id=3, tick=48000"), std::string::npos);
-  EXPECT_NE(Slurp(base + ".report.json").find("\"exposed_communication\": 43000"),
+  EXPECT_NE(ReadWholeFile(base + ".trace.json").find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(ReadWholeFile(base + ".txt").find("callback,sys->id=3, tick=48000"), std::string::npos);
+  EXPECT_NE(ReadWholeFile(base + ".report.json").find("\"exposed_communication\": 43000"),
             std::string::npos);
-  EXPECT_NE(Slurp(base + ".npus.csv").find("\n0,48000,5000,0,43000,43000,0,0,0,0\n"),
+  EXPECT_NE(ReadWholeFile(base + ".npus.csv").find("\n0,48000,5000,0,43000,43000,0,0,0,0\n"),
             std::string::npos);
-  EXPECT_NE(Slurp(base + ".log").find("events in"), std::string::npos);
+  EXPECT_NE(ReadWholeFile(base + ".log").find("events in"), std::string::npos);
   const size_t row = o.out.find("exposed communication", o.out.find("summary:"));
   ASSERT_NE(row, std::string::npos) << o.out;
   const std::string line = o.out.substr(row, o.out.find('\n', row) - row);
@@ -172,12 +149,14 @@ TEST(Cli, TimelineReportAndLogFileAreWritten) {
 TEST(Cli, TimelineChunksOffLeavesChunkLanesOut) {
   const std::string base = Tmp("chunks");
   const std::string args = Args("chunks", 4, AllReduceRanks(4));
-  const Outcome on = Orrery(args + " --timeline=" + base + ".on.json");
-  const Outcome off = Orrery(args + " --timeline=" + base + ".off.json --timeline-chunks off");
+  const CommandOutcome on = Orrery(args + " --timeline=" + base + ".on.json");
+  const CommandOutcome off =
+      Orrery(args + " --timeline=" + base + ".off.json --timeline-chunks off");
   ASSERT_EQ(on.exit_code, 0) << on.err;
   ASSERT_EQ(off.exit_code, 0) << off.err;
   EXPECT_EQ(on.out, off.out);
-  const std::string with = Slurp(base + ".on.json"), without = Slurp(base + ".off.json");
+  const std::string with = ReadWholeFile(base + ".on.json"),
+                    without = ReadWholeFile(base + ".off.json");
   EXPECT_NE(with.find("\"cat\":\"chunk\""), std::string::npos);
   EXPECT_NE(with.find("\"name\":\"chunks 0\""), std::string::npos);
   EXPECT_EQ(without.find("\"cat\":\"chunk\""), std::string::npos);
@@ -194,17 +173,17 @@ TEST(Cli, TimelineChunksOffLeavesChunkLanesOut) {
 TEST(Cli, TimelineNpusSelectsTheNpusShown) {
   const std::string base = Tmp("shown");
   const std::string args = Args("shown", 4, AllReduceRanks(4));
-  const Outcome o = Orrery(args + " --timeline=" + base + ".trace.json --timeline-chakra " + base +
-                           ".txt --timeline-npus 2-3");
+  const CommandOutcome o = Orrery(args + " --timeline=" + base + ".trace.json --timeline-chakra " +
+                                  base + ".txt --timeline-npus 2-3");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const std::string chakra = Slurp(base + ".txt");
+  const std::string chakra = ReadWholeFile(base + ".txt");
   EXPECT_NE(chakra.find("callback,sys->id=3, tick=48000"), std::string::npos) << chakra;
   EXPECT_EQ(chakra.find("sys->id=0,"), std::string::npos) << chakra;
-  const std::string chrome = Slurp(base + ".trace.json");
+  const std::string chrome = ReadWholeFile(base + ".trace.json");
   EXPECT_NE(chrome.find("\"pid\":3,"), std::string::npos);  // NPU 2 (pids count from 1)
   EXPECT_EQ(chrome.find("\"pid\":2,"), std::string::npos);  // NPU 1
   // Without a timeline it selects nothing: an error before the run, as is an NPU not there.
-  Outcome bad = Orrery(args + " --timeline-npus 1");
+  CommandOutcome bad = Orrery(args + " --timeline-npus 1");
   ExpectCleanFailure(bad, {"--timeline-npus '1'", "no --timeline or --timeline-chakra"});
   EXPECT_EQ(bad.err.find("events in"), std::string::npos) << bad.err;
   bad = Orrery(args + " --timeline=" + base + ".trace.json --timeline-npus 0,7");
@@ -223,16 +202,16 @@ TEST(Cli, UnknownLogLevelListsTheValidOnes) {
 TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
   const std::string args = Args("misspelled", 4, AllReduceRanks(4));
   for (const char* flag : {"--network-backed=packet", "--network-backed packet"}) {
-    const Outcome o = Orrery(args + " " + flag);
+    const CommandOutcome o = Orrery(args + " " + flag);
     EXPECT_NE(o.exit_code, 0) << flag;
     EXPECT_NE(o.err.find("did you mean '--network-backend'?"), std::string::npos) << o.err;
   }
-  const Outcome prefix = Orrery(args + " --comm-scal=2");
+  const CommandOutcome prefix = Orrery(args + " --comm-scal=2");
   EXPECT_NE(prefix.exit_code, 0);
   EXPECT_NE(prefix.err.find("unknown flag '--comm-scal=2'; did you mean '--comm-scale'?"),
             std::string::npos)
       << prefix.err;
-  const Outcome sweep = Orrery("sweep --sha 0/2 nothing.yaml");
+  const CommandOutcome sweep = Orrery("sweep --sha 0/2 nothing.yaml");
   EXPECT_NE(sweep.exit_code, 0);
   EXPECT_NE(sweep.err.find("'--sha'"), std::string::npos) << sweep.err;
   // Every subcommand suggests the flag it has closest to a misspelled one, with or without a
@@ -250,7 +229,7 @@ TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
       {"generate-llm --layrs 4", "generate-llm: unknown flag '--layrs'; did you mean '--layers'?"},
   };
   for (const auto& [command, message] : subcommands) {
-    const Outcome o = Orrery(command);
+    const CommandOutcome o = Orrery(command);
     EXPECT_NE(o.exit_code, 0) << command;
     EXPECT_NE(o.err.find(message), std::string::npos) << command << ": " << o.err;
   }
@@ -260,7 +239,7 @@ TEST(Cli, MisspelledFlagsAreNamedAndPrefixesAreNotFlags) {
 // replication on (the 'false' dropped), and a stray word had been ignored, in every command.
 TEST(Cli, AWordThatIsNoFlagsValueIsAnError) {
   const std::string args = Args("stray", 4, AllReduceRanks(4));
-  Outcome o = Orrery(args + " --replicate-trace false");
+  CommandOutcome o = Orrery(args + " --replicate-trace false");
   ExpectCleanFailure(o, {"unexpected argument 'false' after --replicate-trace, a switch that takes "
                          "no value (give it for on, leave it out for off)"});
   EXPECT_EQ(o.err.find("events in"), std::string::npos) << o.err;
@@ -288,7 +267,7 @@ TEST(Cli, GenWorkloadRefusesBadNumbers) {
     const std::string err = Tmp("gw_err");
     const int status = std::system(("./et_feeder/gen_workload " + args + " 2>" + err).c_str());
     EXPECT_TRUE(WIFEXITED(status)) << args;
-    return std::make_pair(WEXITSTATUS(status), Slurp(err));
+    return std::make_pair(WEXITSTATUS(status), ReadWholeFile(err));
   };
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"collective --size 1e6 --npus 4 --out " + out,
@@ -316,7 +295,7 @@ TEST(Cli, GenWorkloadRefusesBadNumbers) {
   }
   const auto [code, err] = gen("collective --size 4096 --npus 2 --out " + out);
   EXPECT_EQ(code, 0) << err;
-  const Outcome info = Orrery("trace-info " + out);
+  const CommandOutcome info = Orrery("trace-info " + out);
   EXPECT_NE(info.out.find("ALL_REDUCE: 1 (4096 B)"), std::string::npos) << info.out;
 }
 
@@ -331,7 +310,7 @@ TEST(Cli, GenWorkloadModesHaveHelp) {
         std::system(("./et_feeder/gen_workload " + mode + " --help > " + help).c_str());
     ASSERT_TRUE(WIFEXITED(status)) << mode;
     EXPECT_EQ(WEXITSTATUS(status), 0) << mode;
-    const std::string text = Slurp(help);
+    const std::string text = ReadWholeFile(help);
     for (const std::string& flag : flags) {
       EXPECT_NE(text.find("  " + flag + " arg"), std::string::npos) << mode << ": " << text;
     }
@@ -348,7 +327,8 @@ TEST(Cli, ConvertTextRefusesBothSpellingsOfAFlag) {
             "--num-passes and --num_passes are the same flag"},
            {"--num-npus 4 --input_filename " + input,
             "--input and --input_filename are the same flag"}}) {
-    const Outcome o = Orrery("convert-text --input " + input + " --output " + out + " " + args);
+    const CommandOutcome o =
+        Orrery("convert-text --input " + input + " --output " + out + " " + args);
     ExpectCleanFailure(o, {message});
   }
   EXPECT_EQ(Orrery("convert-text --input_filename " + input + " --output " + out +
@@ -363,7 +343,7 @@ TEST(Cli, TraceEnabledLogsEveryNodesIssueAndCompletion) {
   const std::string system =
       Replaced(kSystem, "\"endpoint-delay\"", "\"trace-enabled\": 1, \"endpoint-delay\"");
   ASSERT_NE(system, kSystem);
-  const Outcome o = Orrery(Args("trace_enabled", 2, AllReduceRanks(2), system));
+  const CommandOutcome o = Orrery(Args("trace_enabled", 2, AllReduceRanks(2), system));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const char* line :
        {"issue,sys->id=1, tick=0, node->id=1, node->name=fwd, node->type=4",
@@ -378,7 +358,7 @@ TEST(Cli, TraceEnabledLogsEveryNodesIssueAndCompletion) {
     ++callbacks;
   }
   EXPECT_EQ(callbacks, 2u) << o.err;
-  const Outcome plain = Orrery(Args("trace_disabled", 2, AllReduceRanks(2)));
+  const CommandOutcome plain = Orrery(Args("trace_disabled", 2, AllReduceRanks(2)));
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(plain.err.find("issue,sys->id="), std::string::npos) << plain.err;
 }
@@ -386,7 +366,7 @@ TEST(Cli, TraceEnabledLogsEveryNodesIssueAndCompletion) {
 TEST(Cli, UnwritableOutputsAreErrorsBeforeTheRun) {
   // Checked before simulating (a typo must not cost a whole run): no "events in" line.
   const std::string args = Args("unwritable", 4, AllReduceRanks(4));
-  Outcome o = Orrery(args + " --report=/nonexistent-dir/report.json");
+  CommandOutcome o = Orrery(args + " --report=/nonexistent-dir/report.json");
   ExpectCleanFailure(o, {"--report '/nonexistent-dir/report.json': the directory "
                          "'/nonexistent-dir' does not exist; create it first"});
   EXPECT_EQ(o.err.find("events in"), std::string::npos) << o.err;
@@ -417,7 +397,8 @@ TEST(Cli, SweepShardsFromSlurmAndMerges) {
        "  workload: {collective: all_reduce, size: 1048576}\n"
        "grid:\n  workload.collective: [all_reduce, all_gather]\n"
        "  backend: [analytical-aware, analytical-unaware]\n");
-  const Outcome whole = Orrery("sweep " + spec + " --quiet --jobs 2 --out " + Tmp("sw_whole"));
+  const CommandOutcome whole =
+      Orrery("sweep " + spec + " --quiet --jobs 2 --out " + Tmp("sw_whole"));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   EXPECT_NE(whole.out.find("4 points: 4 run, 0 kept from an earlier run, 0 failed"),
             std::string::npos)
@@ -430,7 +411,8 @@ TEST(Cli, SweepShardsFromSlurmAndMerges) {
                                    .c_str());
     ASSERT_EQ(rc, 0);
   }
-  EXPECT_EQ(Slurp(Tmp("sw_task1.csv")).find("\n1,"), std::string::npos);  // task 1 = shard 0
+  EXPECT_EQ(ReadWholeFile(Tmp("sw_task1.csv")).find("\n1,"),
+            std::string::npos);  // task 1 = shard 0
   // --array=0-4:4: ids 0 and 4, step 4, are shards 0 and 1 (id 4 had been refused as shard 4).
   for (int id : {0, 4}) {
     const std::string env = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
@@ -441,18 +423,18 @@ TEST(Cli, SweepShardsFromSlurmAndMerges) {
                                    .c_str());
     ASSERT_EQ(rc, 0);
   }
-  EXPECT_EQ(Slurp(Tmp("sw_step0.csv")), Slurp(Tmp("sw_task1.csv")));
-  EXPECT_EQ(Slurp(Tmp("sw_step4.csv")), Slurp(Tmp("sw_task2.csv")));
-  const Outcome merged = Orrery("sweep merge --out " + Tmp("sw_merged") + " " +
-                                Tmp("sw_task1.csv") + " " + Tmp("sw_task2.csv"));
+  EXPECT_EQ(ReadWholeFile(Tmp("sw_step0.csv")), ReadWholeFile(Tmp("sw_task1.csv")));
+  EXPECT_EQ(ReadWholeFile(Tmp("sw_step4.csv")), ReadWholeFile(Tmp("sw_task2.csv")));
+  const CommandOutcome merged = Orrery("sweep merge --out " + Tmp("sw_merged") + " " +
+                                       Tmp("sw_task1.csv") + " " + Tmp("sw_task2.csv"));
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
-  EXPECT_EQ(Slurp(Tmp("sw_merged.csv")), Slurp(Tmp("sw_whole.csv")));
+  EXPECT_EQ(ReadWholeFile(Tmp("sw_merged.csv")), ReadWholeFile(Tmp("sw_whole.csv")));
 
   Spit(spec,
        "base:\n  system: sweepbase.system.json\n  network: sweepbase.net.yml\n"
        "  workload: {collective: all_reduce, size: 1048576}\n"
        "grid:\n  network.bandwidth: [[50.0], [-5.0]]\n");
-  const Outcome failing = Orrery("sweep " + spec + " --quiet --out " + Tmp("sw_fail"));
+  const CommandOutcome failing = Orrery("sweep " + spec + " --quiet --out " + Tmp("sw_fail"));
   EXPECT_EQ(failing.exit_code, 2) << failing.out << failing.err;
   EXPECT_NE(failing.out.find("2 points: 2 run, 0 kept from an earlier run, 1 failed"),
             std::string::npos);
@@ -484,7 +466,7 @@ TEST(Cli, InterruptedSweepResumes) {
   const int status = std::system(("bash -c '" + cmd + "'").c_str());
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 130) << "the sweep was not interrupted";
-  std::stringstream csv(Slurp(out + ".csv"));
+  std::stringstream csv(ReadWholeFile(out + ".csv"));
   std::string line;
   int rows = -1;  // the header
   while (std::getline(csv, line)) {
@@ -495,7 +477,8 @@ TEST(Cli, InterruptedSweepResumes) {
   }
   EXPECT_GT(rows, 0);
   EXPECT_LT(rows, 20);
-  const Outcome resumed = Orrery("sweep " + spec + " --jobs 2 --quiet --resume --out " + out);
+  const CommandOutcome resumed =
+      Orrery("sweep " + spec + " --jobs 2 --quiet --resume --out " + out);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("20 points: " + std::to_string(20 - rows) + " run, " +
                              std::to_string(rows) + " kept from an earlier run, 0 failed"),
@@ -506,10 +489,11 @@ TEST(Cli, InterruptedSweepResumes) {
 TEST(Cli, SpaceSeparatedFlagsWorkLikeEquals) {
   const std::string prefix = Tmp("spaced");
   Args("spaced", 4, AllReduceRanks(4));
-  const Outcome a = Orrery("--workload-configuration " + prefix + " --system-configuration " +
-                           prefix + ".system.json --network-configuration " + prefix +
-                           ".net.yml --network-backend analytical-unaware");
-  const Outcome b =
+  const CommandOutcome a =
+      Orrery("--workload-configuration " + prefix + " --system-configuration " + prefix +
+             ".system.json --network-configuration " + prefix +
+             ".net.yml --network-backend analytical-unaware");
+  const CommandOutcome b =
       Orrery("--workload-configuration=" + prefix + " --system-configuration=" + prefix +
              ".system.json --network-configuration=" + prefix +
              ".net.yml --network-backend=analytical-unaware");
@@ -521,9 +505,9 @@ TEST(Cli, ScalesChangeTheResult) {
   // --compute-scale 2 doubles the 5 us compute; --comm-scale 2 doubles the collective size.
   const std::string args =
       Args("scales", 4, AllReduceRanks(4)) + " --network-backend=analytical-unaware";
-  const Outcome base = Orrery(args);
-  const Outcome compute = Orrery(args + " --compute-scale=2");
-  const Outcome comm = Orrery(args + " --comm-scale=2");
+  const CommandOutcome base = Orrery(args);
+  const CommandOutcome compute = Orrery(args + " --compute-scale=2");
+  const CommandOutcome comm = Orrery(args + " --comm-scale=2");
   ASSERT_EQ(base.exit_code, 0) << base.err;
   ASSERT_EQ(compute.exit_code, 0) << compute.err;
   ASSERT_EQ(comm.exit_code, 0) << comm.err;
@@ -535,7 +519,7 @@ TEST(Cli, ScalesChangeTheResult) {
 TEST(Cli, TruncatedTraceNamesTheFile) {
   const std::string args = Args("truncated", 4, AllReduceRanks(4));
   const std::string path = Tmp("truncated.2.et");
-  std::string bytes = Slurp(path);
+  std::string bytes = ReadWholeFile(path);
   ASSERT_GT(bytes.size(), 10u);
   Spit(path, bytes.substr(0, bytes.size() - 7));
   ExpectCleanFailure(Orrery(args), {"truncated.2.et"});
@@ -556,13 +540,13 @@ TEST(Cli, GarbageTraceNamesTheFile) {
 TEST(Cli, InvalidUtf8InATraceGivesOneMessage) {
   const std::string args = Args("utf8", 4, AllReduceRanks(4));
   const std::string path = Tmp("utf8.1.et");
-  std::string bytes = Slurp(path);
+  std::string bytes = ReadWholeFile(path);
   // Byte 0 is the first message's length, 1-2 the tag and length of GlobalMetadata's version.
   ASSERT_GT(bytes.size(), 4u);
   ASSERT_EQ(bytes[1], '\x0a');
   bytes[3] = '\xff';
   Spit(path, bytes);
-  const Outcome o = Orrery(args);
+  const CommandOutcome o = Orrery(args);
   ExpectCleanFailure(o, {"utf8.1.et"});
   EXPECT_EQ(o.err.find("libprotobuf"), std::string::npos) << o.err;
   // The file is there, only broken: no hint about which files the network wants.
@@ -604,7 +588,7 @@ TEST(Cli, TimePastTheEndOfSimulatedTimeIsReported) {
   for (const std::string& args : cases) {
     for (const char* backend : {"analytical-aware", "analytical-unaware", "packet"}) {
       SCOPED_TRACE(args + " " + backend);
-      const Outcome o = Orrery(args + " --network-backend=" + backend);
+      const CommandOutcome o = Orrery(args + " --network-backend=" + backend);
       // A (2^63 - 1)-byte collective is refused before it runs, named with its bytes as
       // written (they had been printed as 2^63): past 2^53 bytes no size is exact.
       ExpectCleanFailure(o, {args == cases[1] ? "all-reduce of 9223372036854775807 bytes (after "
@@ -696,9 +680,10 @@ TEST(Cli, InputsThatAreNotFilesAreNamed) {
 TEST(Cli, ValidateNamesTheRowAndItsFlagWhenAForcedAlgorithmCannotRun) {
   const std::string csv = Tmp("two_nodes.csv");
   Spit(csv, "nodes,gpus,size_bytes,algbw_GBps_out_of_place\n2,16,8388608,50\n");
-  const Outcome o = Orrery("validate --nccl-tests " + csv +
-                           " --collective all_reduce --machine configs/machines/dgx-h100-ndr "
-                           "--algorithm nvls");
+  const CommandOutcome o =
+      Orrery("validate --nccl-tests " + csv +
+             " --collective all_reduce --machine configs/machines/dgx-h100-ndr "
+             "--algorithm nvls");
   ExpectCleanFailure(o, {"all_reduce of 8388608 B on 16 GPUs: no algorithm of the NCCL model",
                          "NCCL's NVLS runs within one node only",
                          "left out by the forced algorithm, --algorithm, as NCCL_ALGO"});
@@ -713,8 +698,9 @@ TEST(Cli, AFailedWriteOfTheResultsIsAnError) {
       ("timeout 120 ./orrery " + args + " >/dev/full 2>" + Tmp("full_stdout.err")).c_str());
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
-  EXPECT_NE(Slurp(Tmp("full_stdout.err")).find("writing the results to standard output failed"),
-            std::string::npos);
+  EXPECT_NE(
+      ReadWholeFile(Tmp("full_stdout.err")).find("writing the results to standard output failed"),
+      std::string::npos);
 }
 
 TEST(Cli, MissingRankFileIsNamed) {
@@ -739,7 +725,7 @@ TEST(Cli, FewerAlgorithmsThanDimensionsIsAWarning) {
   Spit(Tmp("short_list.net.yml"),
        "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 50.0 ]\n"
        "latency: [ 500.0, 500.0 ]\n");
-  const Outcome o = Orrery(args);
+  const CommandOutcome o = Orrery(args);
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(
       o.err.find("'all-reduce-implementation', 'reduce-scatter-implementation', "
@@ -755,7 +741,7 @@ TEST(Cli, FewerAlgorithmsThanDimensionsIsAWarning) {
   Spit(Tmp("short_flat.net.yml"),
        "topology: [ Ring, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 50.0 ]\n"
        "latency: [ 500.0, 500.0 ]\n");
-  const Outcome f = Orrery(flat_args);
+  const CommandOutcome f = Orrery(flat_args);
   EXPECT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(f.err.find("list 1 algorithm"), std::string::npos) << f.err;
 }
@@ -781,7 +767,7 @@ TEST(Cli, OneStarAlgorithmsOnSeveralDimensionsWarnOnTheUnawareBackend) {
       "flattens the network's 2 dimensions into one of all NPUs; a message between NPUs that "
       "differ in several dimensions crosses each of them here, where ASTRA-sim's "
       "congestion-unaware backend charges the lowest one alone";
-  const Outcome o = Orrery(args + " --network-backend=analytical-unaware");
+  const CommandOutcome o = Orrery(args + " --network-backend=analytical-unaware");
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("one_star.system.json: a one* algorithm (in 'all-reduce-implementation', "
                        "'reduce-scatter-implementation', 'all-gather-implementation', "
@@ -794,7 +780,7 @@ TEST(Cli, OneStarAlgorithmsOnSeveralDimensionsWarnOnTheUnawareBackend) {
   EXPECT_NE(o.out.find("sys[0] finished, 44379 cycles"), std::string::npos) << o.out;
   // The congestion-aware backend routes across every dimension as ASTRA-sim's (1-D only) could
   // not; per-dimension algorithms never send such a message: no warning either way.
-  const Outcome aware = Orrery(args);
+  const CommandOutcome aware = Orrery(args);
   EXPECT_EQ(aware.exit_code, 0) << aware.err;
   EXPECT_EQ(aware.err.find(warning), std::string::npos) << aware.err;
   const std::string per_dim =
@@ -804,7 +790,7 @@ TEST(Cli, OneStarAlgorithmsOnSeveralDimensionsWarnOnTheUnawareBackend) {
   Spit(Tmp("one_star_rings.net.yml"),
        "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100.0, 25.0 ]\n"
        "latency: [ 200.0, 1000.0 ]\n");
-  const Outcome rings = Orrery(per_dim + " --network-backend=analytical-unaware");
+  const CommandOutcome rings = Orrery(per_dim + " --network-backend=analytical-unaware");
   EXPECT_EQ(rings.exit_code, 0) << rings.err;
   EXPECT_EQ(rings.err.find("flattens"), std::string::npos) << rings.err;
 }
@@ -823,13 +809,14 @@ TEST(Cli, BytesTimedAsNothingAreAWarning) {
       "messages of up to 1 B serialized in under 1 ns, which the %s backend truncates to 0 as "
       "ASTRA-sim does: their bytes took no time";
   for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
-    const Outcome o = Orrery(Args("zero_time", 4, ranks, fine) + " --network-backend=" + backend);
+    const CommandOutcome o =
+        Orrery(Args("zero_time", 4, ranks, fine) + " --network-backend=" + backend);
     EXPECT_EQ(o.exit_code, 0) << o.err;
     const std::string expected = Replaced(warning, "%s", backend);
     EXPECT_NE(o.err.find("warning: 6291456 " + expected), std::string::npos) << o.err;
     EXPECT_EQ(Occurrences(o.err, "serialized in under 1 ns"), 1u) << o.err;
   }
-  const Outcome coarse = Orrery(Args("zero_time_coarse", 4, ranks));
+  const CommandOutcome coarse = Orrery(Args("zero_time_coarse", 4, ranks));
   EXPECT_EQ(coarse.exit_code, 0) << coarse.err;
   EXPECT_EQ(coarse.err.find("serialized in under 1 ns"), std::string::npos) << coarse.err;
 }
@@ -841,7 +828,7 @@ void ExpectOutOfMemoryError(const std::string& name, const std::string& command)
   const int status = std::system((command + " >/dev/null 2>" + err).c_str());
   ASSERT_TRUE(WIFEXITED(status)) << name;
   EXPECT_EQ(WEXITSTATUS(status), 1) << name;
-  const std::string message = Slurp(err);
+  const std::string message = ReadWholeFile(err);
   EXPECT_NE(message.find("error: out of memory: this run needs more memory than the process may "
                          "use"),
             std::string::npos)
@@ -872,7 +859,7 @@ TEST(Cli, OutOfMemoryIsAnErrorNotAnAbort) {
 // machine it fits, gives the same output as ./orrery.
 TEST(Cli, TheNewLimitBinaryRunsLikeOrreryBelowItsLimit) {
   const std::string args = Args("new_limit_fits", 4, AllReduceRanks(4));
-  const Outcome plain = Orrery(args);
+  const CommandOutcome plain = Orrery(args);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   const std::string out = Tmp("new_limit_fits.limited.out");
   const int status = std::system(("ORRERY_TEST_NEW_LIMIT_MB=256 " + kTimeout +
@@ -880,12 +867,12 @@ TEST(Cli, TheNewLimitBinaryRunsLikeOrreryBelowItsLimit) {
                                      .c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(Slurp(out), plain.out);
+  EXPECT_EQ(ReadWholeFile(out), plain.out);
 }
 
 // More rank files than NPUs is most likely the wrong network file: the run goes on, and warns.
 TEST(Cli, MoreTraceFilesThanNpusIsAWarning) {
-  const Outcome o = Orrery(Args("too_many", 4, AllReduceRanks(8)));
+  const CommandOutcome o = Orrery(Args("too_many", 4, AllReduceRanks(8)));
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("warning: "), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("too_many.4.et exists"), std::string::npos) << o.err;
@@ -903,7 +890,7 @@ TEST(Cli, UnreceivedSendNamesTheSendingNpuAndNode) {
   std::vector<std::vector<Node>> ranks(2);
   ranks[0] = {et::MakeSendNode(7, /*peer=*/1, 4096, /*tag=*/3)};
   ranks[1] = {et::MakeCompNode(1, "idle", 1)};
-  const Outcome o = Orrery(Args("unmatched", 2, ranks));
+  const CommandOutcome o = Orrery(Args("unmatched", 2, ranks));
   ExpectCleanFailure(o, {"no NPU received", "NPU 0 node 7", "NPU 1", "4096 B"});
 }
 
@@ -934,13 +921,13 @@ TEST(Cli, TrackLocalMemPrintsThePeakAndWritesTheTraces) {
   std::string system = kSystem;
   system.replace(system.find("\"local-mem-bw\""), 0,
                  "\"track-local-mem\": 1, \"local-mem-trace-filename\": \"" + prefix + "\", ");
-  const Outcome o = Orrery(Args("memcli", 2, ranks, system));
+  const CommandOutcome o = Orrery(Args("memcli", 2, ranks, system));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (int i = 0; i < 2; ++i) {
     EXPECT_NE(o.out.find("sys[" + std::to_string(i) + "] peak memory usage: 1.00 MB\n"),
               std::string::npos)
         << o.out;
-    EXPECT_NE(Slurp(prefix + "." + std::to_string(i) + ".json").find("\"tensorLifetime\""),
+    EXPECT_NE(ReadWholeFile(prefix + "." + std::to_string(i) + ".json").find("\"tensorLifetime\""),
               std::string::npos);
   }
 }
@@ -966,7 +953,7 @@ TEST(Cli, UnparsableYamlNamesFileAndLine) {
 }
 
 TEST(Cli, UnknownBackendListsTheValidOnes) {
-  const Outcome o =
+  const CommandOutcome o =
       Orrery(Args("backend", 4, AllReduceRanks(4)) + " --network-backend=analytical-awre");
   ExpectCleanFailure(o, {"analytical-awre", "analytical-aware", "analytical-unaware", "packet"});
 }
@@ -976,9 +963,9 @@ TEST(Cli, UnknownBackendListsTheValidOnes) {
 TEST(Cli, PacketBackendLinkStatsAndBadParameter) {
   const std::string args = Args("packet", 4, AllReduceRanks(4));
   const std::string csv = Tmp("packet_links.csv");
-  const Outcome ok = Orrery(args + " --network-backend=packet --link-stats=" + csv);
+  const CommandOutcome ok = Orrery(args + " --network-backend=packet --link-stats=" + csv);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  const std::string links = Slurp(csv);
+  const std::string links = ReadWholeFile(csv);
   EXPECT_EQ(links.rfind("rank,link,bytes,busy_ns,utilisation,max_queue_bytes,mean_queue_bytes,"
                         "pause_ns,drops\n",
                         0),
@@ -988,14 +975,14 @@ TEST(Cli, PacketBackendLinkStatsAndBadParameter) {
 
   Spit(Tmp("packet.net.yml"),
        RingNetwork(4) + "packet-flow-control: pfc\npacket-buffer-bytes: 10000\n");
-  const Outcome bad = Orrery(args + " --network-backend=packet");
+  const CommandOutcome bad = Orrery(args + " --network-backend=packet");
   ExpectCleanFailure(bad, {"packet-buffer-bytes", "10000", "expected"});
   // The analytical backends ignore the packet keys.
   EXPECT_EQ(Orrery(args + " --network-backend=analytical-aware").exit_code, 0);
 }
 
 TEST(Cli, UnknownFlagSuggestsTheRightOne) {
-  const Outcome o = Orrery(Args("flag", 4, AllReduceRanks(4)) + " --comm-scael=2");
+  const CommandOutcome o = Orrery(Args("flag", 4, AllReduceRanks(4)) + " --comm-scael=2");
   ExpectCleanFailure(o, {"--comm-scael", "--comm-scale"});
 }
 
@@ -1016,14 +1003,14 @@ TEST(Cli, InvolvedDimPastTheNetworkMustBeFalse) {
     for (auto& r : ranks) et::SetBoolListAttr(&r[1], "involved_dim", dims);
     return ranks;
   };
-  const Outcome plain = Orrery(Args("inv_plain", 4, AllReduceRanks(4)));
+  const CommandOutcome plain = Orrery(Args("inv_plain", 4, AllReduceRanks(4)));
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  const Outcome trailing = Orrery(Args("inv_false", 4, with({true, false, false})));
+  const CommandOutcome trailing = Orrery(Args("inv_false", 4, with({true, false, false})));
   ASSERT_EQ(trailing.exit_code, 0) << trailing.err;
   EXPECT_NE(trailing.out.find("sys[3] finished"), std::string::npos) << trailing.out;
   EXPECT_EQ(trailing.out, plain.out);
 
-  const Outcome bad = Orrery(Args("inv_true", 4, with({true, false, true})));
+  const CommandOutcome bad = Orrery(Args("inv_true", 4, with({true, false, true})));
   ExpectCleanFailure(bad, {Tmp("inv_true.0.et") +
                            ": NPU 0 node 2 'grad': 'involved_dim' has 3 entries but the network "
                            "has 1 dimension, and entry 3 is true; expected one bool per network "
@@ -1050,7 +1037,7 @@ TEST(Cli, PerNodeMemoryMustMatchTheNetwork) {
   const std::string memory = Tmp("memnode.mem.json");
   Spit(memory, R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-bw": 100,
                    "num-nodes": 2, "num-npus-per-node": 4})");
-  const Outcome bad = Orrery(args + " --remote-memory-configuration=" + memory);
+  const CommandOutcome bad = Orrery(args + " --remote-memory-configuration=" + memory);
   ExpectCleanFailure(
       bad, {memory +
             ": keys 'num-nodes' 2 * 'num-npus-per-node' 4 = 8 NPUs, but "
@@ -1059,7 +1046,7 @@ TEST(Cli, PerNodeMemoryMustMatchTheNetwork) {
   EXPECT_EQ(Occurrences(bad.err, "\n"), 1u) << bad.err;
   Spit(memory, R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-bw": 100,
                    "num-nodes": 2, "num-npus-per-node": 2})");
-  const Outcome good = Orrery(args + " --remote-memory-configuration=" + memory);
+  const CommandOutcome good = Orrery(args + " --remote-memory-configuration=" + memory);
   EXPECT_EQ(good.exit_code, 0) << good.err;
   EXPECT_NE(good.out.find("sys[3] finished"), std::string::npos) << good.out;
   // A memory node without its bytes is an error naming it, as a send without comm_size (it had
@@ -1077,7 +1064,7 @@ TEST(Cli, HugeNumberOfUnknownKeysIsCapped) {
   std::string junk;
   for (int i = 0; i < 100000; ++i) junk += "\"junk" + std::to_string(i) + "\": 1,\n";
   system.replace(system.find("\"local-mem-bw\""), 0, junk);
-  const Outcome o = Orrery(Args("manykeys", 4, AllReduceRanks(4), system));
+  const CommandOutcome o = Orrery(Args("manykeys", 4, AllReduceRanks(4), system));
   const std::string path = Tmp("manykeys.system.json");
   ExpectCleanFailure(o, {path + ":6: unknown key 'junk0'", path + ":25: unknown key 'junk19'",
                          "... and 99980 more problems in " + path});
@@ -1096,17 +1083,17 @@ TEST(Cli, CustomCollectiveWithAMissingRankIsOneMessage) {
                           "custom_ring_allreduce_8npus_1MB/custom_allreduce";
   const std::string prefix = Tmp("gap_algo");
   auto file = [](const std::string& p, int r) { return p + "." + std::to_string(r) + ".et"; };
-  for (int r = 0; r < 8; ++r) Spit(file(prefix, r), Slurp(file(src, r)));
+  for (int r = 0; r < 8; ++r) Spit(file(prefix, r), ReadWholeFile(file(src, r)));
   std::string system = kSystem;
   system.replace(system.find("\"local-mem-bw\""), 0,
                  "\"all-reduce-implementation-custom\": [\"" + prefix + "\"], ");
   const std::string args = Args("gap", 8, AllReduceRanks(8), system);
-  const Outcome whole = Orrery(args);
+  const CommandOutcome whole = Orrery(args);
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
 
   // Rank 5 missing: ranks 6 and 7 are there.
   ASSERT_EQ(std::remove(file(prefix, 5).c_str()), 0);
-  const Outcome gap = Orrery(args);
+  const CommandOutcome gap = Orrery(args);
   ExpectCleanFailure(
       gap, {Tmp("gap.system.json") +
                 ": 'all-reduce-implementation-custom': custom collective algorithm '" + prefix +
@@ -1116,9 +1103,9 @@ TEST(Cli, CustomCollectiveWithAMissingRankIsOneMessage) {
   EXPECT_EQ(Occurrences(gap.err, "\n"), 1u) << gap.err;
 
   // The last rank missing: only the peers tell.
-  Spit(file(prefix, 5), Slurp(file(src, 5)));
+  Spit(file(prefix, 5), ReadWholeFile(file(src, 5)));
   ASSERT_EQ(std::remove(file(prefix, 7).c_str()), 0);
-  const Outcome last = Orrery(args);
+  const CommandOutcome last = Orrery(args);
   ExpectCleanFailure(last, {"rank 7 is missing (no file " + file(prefix, 7) +
                                 "), but 28 nodes name rank 7 as peers (e.g. " + file(prefix, 0) +
                                 ": node 1 'COMM_RECV_NODE_tb0_step1' has comm_src 7)",
@@ -1143,9 +1130,9 @@ TEST(Cli, NcclAlgorithmAndModelFlags) {
   const std::string run = "--workload-configuration=" + prefix +
                           " --system-configuration=" + machine +
                           "system.yaml --network-configuration=" + machine + "network.yaml";
-  const Outcome chosen = Orrery(run);
-  const Outcome nvls = Orrery(run + " --nccl-algorithm=nvls");
-  const Outcome ring = Orrery(run + " --nccl-algorithm=ring");
+  const CommandOutcome chosen = Orrery(run);
+  const CommandOutcome nvls = Orrery(run + " --nccl-algorithm=nvls");
+  const CommandOutcome ring = Orrery(run + " --nccl-algorithm=ring");
   ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
   ASSERT_EQ(nvls.exit_code, 0) << nvls.err;
   ASSERT_EQ(ring.exit_code, 0) << ring.err;
@@ -1160,13 +1147,13 @@ TEST(Cli, NcclAlgorithmAndModelFlags) {
                      {"algorithm 'tree' is not one this machine's NCCL runs; its algorithms: "
                       "nvls, ring"});
   // NCCL_ALGO's and NCCL_PROTO's syntax: all but NVLS is ring here; a list; protocols.
-  const Outcome not_nvls = Orrery(run + " --nccl-algorithm=^NVLS");
+  const CommandOutcome not_nvls = Orrery(run + " --nccl-algorithm=^NVLS");
   ASSERT_EQ(not_nvls.exit_code, 0) << not_nvls.err;
   EXPECT_EQ(Npu0Cycles(not_nvls.out), Npu0Cycles(ring.out));
-  const Outcome listed = Orrery(run + " --nccl-algorithm=Ring,NVLS");
+  const CommandOutcome listed = Orrery(run + " --nccl-algorithm=Ring,NVLS");
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_EQ(Npu0Cycles(listed.out), Npu0Cycles(chosen.out));
-  const Outcome ll = Orrery(run + " --nccl-algorithm=ring --nccl-protocol=LL");
+  const CommandOutcome ll = Orrery(run + " --nccl-algorithm=ring --nccl-protocol=LL");
   ASSERT_EQ(ll.exit_code, 0) << ll.err;
   EXPECT_NE(Npu0Cycles(ll.out), Npu0Cycles(ring.out));
   ExpectCleanFailure(Orrery(run + " --nccl-protocol=LL129"),
@@ -1178,9 +1165,9 @@ TEST(Cli, NcclAlgorithmAndModelFlags) {
                      {"there is no NCCL model", "or give --nccl-model"});
   // A model from the command line, on a plain ring system config and a Ring network: NCCL's
   // choice there is ring's (NVLS needs a switch), and forcing nvls says why it cannot run.
-  const Outcome given = Orrery(plain + " --nccl-model=" + machine + "nccl.yaml");
+  const CommandOutcome given = Orrery(plain + " --nccl-model=" + machine + "nccl.yaml");
   ASSERT_EQ(given.exit_code, 0) << given.err;
-  const Outcome without = Orrery(plain);
+  const CommandOutcome without = Orrery(plain);
   ASSERT_EQ(without.exit_code, 0) << without.err;
   EXPECT_NE(Npu0Cycles(given.out), Npu0Cycles(without.out));
   EXPECT_NE(given.out.find("all-reduce 1048576 B on 8 NPUs: ring/"), std::string::npos)
@@ -1199,7 +1186,7 @@ TEST(Cli, ErrorsNameTheNodeOnce) {
   system.erase(system.find(gather), gather.size());
   std::vector<std::vector<Node>> ranks(4);
   for (auto& r : ranks) r = {et::MakeCollNode(2, "gather_act", ChakraProtoMsg::ALL_GATHER, 4096)};
-  const Outcome o = Orrery(Args("once", 4, ranks, system));
+  const CommandOutcome o = Orrery(Args("once", 4, ranks, system));
   ExpectCleanFailure(o, {Tmp("once.0.et") + ": NPU 0 node 2 'gather_act': " +
                          Tmp("once.system.json") + " has no 'all-gather-implementation'"});
   EXPECT_EQ(Occurrences(o.err, "node 2 'gather_act'"), 1u) << o.err;
@@ -1211,7 +1198,7 @@ TEST(Cli, ErrorsNameTheNodeOnce) {
   }
   const std::string groups = Tmp("once_groups.json");
   Spit(groups, R"({"1": [0, 1]})");
-  const Outcome member =
+  const CommandOutcome member =
       Orrery(Args("once_group", 4, ranks) + " --comm-group-configuration=" + groups);
   ExpectCleanFailure(member, {Tmp("once_group.2.et") + ": NPU 2 node 2 'grad': NPU 2 is not a "
                                                        "member of communicator group 1"});
@@ -1225,8 +1212,8 @@ TEST(Cli, SameInputsGiveTheSameBytes) {
       "--network-configuration=examples/dp_step/network.yml "
       "--remote-memory-configuration=examples/dp_step/memory.json";
   for (const char* backend : {"analytical-aware", "analytical-unaware", "packet"}) {
-    const Outcome a = Orrery(args + std::string(" --network-backend=") + backend);
-    const Outcome b = Orrery(args + std::string(" --network-backend=") + backend);
+    const CommandOutcome a = Orrery(args + std::string(" --network-backend=") + backend);
+    const CommandOutcome b = Orrery(args + std::string(" --network-backend=") + backend);
     ASSERT_EQ(a.exit_code, 0) << a.err;
     ASSERT_EQ(b.exit_code, 0) << b.err;
     EXPECT_NE(a.out.find("sys[7] finished"), std::string::npos) << a.out;
@@ -1251,7 +1238,7 @@ TEST(Cli, JobsExampleShowsWhatSharingTheTorusCosts) {
       " --system-configuration=examples/dp_step/system.json "
       "--network-configuration=configs/network/torus_2d_4x4.yml --jobs-alone";
   // On blocks of rows the two jobs' rings share no link: each runs as it does alone.
-  const Outcome blocks = Orrery("--jobs=examples/jobs/blocks.yaml" + machine);
+  const CommandOutcome blocks = Orrery("--jobs=examples/jobs/blocks.yaml" + machine);
   ASSERT_EQ(blocks.exit_code, 0) << blocks.err;
   EXPECT_NE(blocks.out.find("workload: 2 jobs on 16 NPUs: 'train' on NPUs 0-7, 'sync' on NPUs "
                             "8-15"),
@@ -1261,14 +1248,14 @@ TEST(Cli, JobsExampleShowsWhatSharingTheTorusCosts) {
   EXPECT_EQ(SharingCost(blocks.out, "sync"), 0.0) << blocks.out;
   // Interleaved, their dimension-0 rings hop over each other's NPUs and share links: the
   // training step slows down.
-  const Outcome inter = Orrery("--jobs=examples/jobs/interleaved.yaml" + machine);
+  const CommandOutcome inter = Orrery("--jobs=examples/jobs/interleaved.yaml" + machine);
   ASSERT_EQ(inter.exit_code, 0) << inter.err;
   EXPECT_GT(SharingCost(inter.out, "train"), 10.0) << inter.out;
   EXPECT_GE(SharingCost(inter.out, "sync"), 0.0) << inter.out;
   EXPECT_NE(inter.out.find("sys[15] finished"), std::string::npos) << inter.out;
   // Without congestion the jobs cannot slow each other down.
-  const Outcome unaware = Orrery("--jobs=examples/jobs/interleaved.yaml" + machine +
-                                 " --network-backend=analytical-unaware");
+  const CommandOutcome unaware = Orrery("--jobs=examples/jobs/interleaved.yaml" + machine +
+                                        " --network-backend=analytical-unaware");
   ASSERT_EQ(unaware.exit_code, 0) << unaware.err;
   EXPECT_EQ(SharingCost(unaware.out, "train"), 0.0) << unaware.out;
   EXPECT_EQ(Orrery("--jobs=examples/jobs/interleaved.yaml" + machine).out, inter.out);
@@ -1283,7 +1270,7 @@ TEST(Cli, JobsExampleShowsWhatSharingTheTorusCosts) {
 TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
   const std::string compat = SharedDir("compat");
   ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
-  const std::string trace = Slurp(compat + "/chakra/pytorch_model.0.et");
+  const std::string trace = ReadWholeFile(compat + "/chakra/pytorch_model.0.et");
   ASSERT_GT(trace.size(), 1000000u);
   const std::string prefix = Tmp("pytorch");
   for (int r = 0; r < 4; ++r) Spit(prefix + "." + std::to_string(r) + ".et", trace);
@@ -1293,7 +1280,7 @@ TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
                            " --system-configuration=" + prefix +
                            ".system.json --network-configuration=" + prefix + ".net.yml";
   for (const char* backend : {"analytical-aware", "analytical-unaware"}) {
-    const Outcome a = Orrery(args + std::string(" --network-backend=") + backend);
+    const CommandOutcome a = Orrery(args + std::string(" --network-backend=") + backend);
     ASSERT_EQ(a.exit_code, 0) << a.err;
     EXPECT_NE(a.err.find("warning: "), std::string::npos) << a.err;
     EXPECT_NE(a.err.find("not in the file"), std::string::npos) << a.err;
@@ -1307,7 +1294,7 @@ TEST(Cli, RealPyTorchTraceRunsOnFourNpusOnBothBackends) {
     for (int i = 0; i < 4; ++i) {
       EXPECT_NE(a.out.find("sys[" + std::to_string(i) + "] finished"), std::string::npos) << a.out;
     }
-    const Outcome b = Orrery(args + std::string(" --network-backend=") + backend);
+    const CommandOutcome b = Orrery(args + std::string(" --network-backend=") + backend);
     EXPECT_EQ(a.out, b.out) << backend;
   }
 }
@@ -1319,18 +1306,18 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
   ASSERT_FALSE(compat.empty()) << SharedDirMissing("compat");
   const std::string original = compat + "/chakra/pytorch_model";
   const std::string prefix = Tmp("pytorch16");
-  const std::string trace = Slurp(original + ".0.et");
+  const std::string trace = ReadWholeFile(original + ".0.et");
   ASSERT_GT(trace.size(), 1000000u);
   for (int r = 0; r < 16; ++r) Spit(prefix + "." + std::to_string(r) + ".et", trace);
   Spit(prefix + ".system.json", kSystem);
   Spit(prefix + ".net.yml", RingNetwork(16));
   const std::string configs = " --system-configuration=" + prefix +
                               ".system.json --network-configuration=" + prefix + ".net.yml";
-  const Outcome copies =
+  const CommandOutcome copies =
       Orrery("--workload-configuration=" + original + configs + " --replicate-trace");
-  const Outcome again =
+  const CommandOutcome again =
       Orrery("--workload-configuration=" + original + configs + " --replicate-trace");
-  const Outcome written = Orrery("--workload-configuration=" + prefix + configs);
+  const CommandOutcome written = Orrery("--workload-configuration=" + prefix + configs);
   ASSERT_EQ(copies.exit_code, 0) << copies.err;
   ASSERT_EQ(written.exit_code, 0) << written.err;
   EXPECT_EQ(copies.out, again.out);
@@ -1343,20 +1330,20 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
   EXPECT_NE(copies.out.find("sys[15] finished"), std::string::npos);
 
   // Its flags are in --help; a bad --dp-groups and a network that is not whole copies fail.
-  const Outcome help = Orrery("--help");
+  const CommandOutcome help = Orrery("--help");
   EXPECT_NE(help.out.find("--replicate-trace"), std::string::npos);
   EXPECT_NE(help.out.find("--dp-groups"), std::string::npos);
-  const Outcome bad = Orrery("--workload-configuration=" + original + configs +
-                             " --replicate-trace --dp-groups=wrold");
+  const CommandOutcome bad = Orrery("--workload-configuration=" + original + configs +
+                                    " --replicate-trace --dp-groups=wrold");
   EXPECT_EQ(bad.exit_code, 1) << bad.err;
   EXPECT_NE(bad.err.find("--dp-groups: item 1 of 'wrold' is 'wrold'"), std::string::npos)
       << bad.err;
-  const Outcome empty = Orrery("--workload-configuration=" + original + configs +
-                               " --replicate-trace --dp-groups ''");
+  const CommandOutcome empty = Orrery("--workload-configuration=" + original + configs +
+                                      " --replicate-trace --dp-groups ''");
   EXPECT_EQ(empty.exit_code, 1) << empty.err;
   EXPECT_NE(empty.err.find("--dp-groups is empty; expected 'world', 'none'"), std::string::npos)
       << empty.err;
-  const Outcome two =
+  const CommandOutcome two =
       Orrery(Args("two_ranks", 3, {{et::MakeCompNode(1, "a", 1)}, {et::MakeCompNode(1, "b", 1)}}) +
              " --replicate-trace");
   EXPECT_EQ(two.exit_code, 1) << two.err;
@@ -1374,7 +1361,7 @@ TEST(Cli, ReplicateTraceRunsOneRankOnSixteenNpus) {
 // /tmp/llama/llama`); its files describe themselves to trace-info; bad flags are named.
 TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   const std::string prefix = Tmp("llm_dir/new/llm");
-  const Outcome gen = Orrery(
+  const CommandOutcome gen = Orrery(
       "generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
       "--micro-batches 3 --seq-length 1024 --output " +
       prefix);
@@ -1393,14 +1380,14 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
       << gen.out;
   EXPECT_FALSE(std::filesystem::exists(prefix + ".8.et"));
   EXPECT_NE(gen.err.find("roofline-enabled"), std::string::npos) << gen.err;
-  const std::string manifest = Slurp(prefix + ".manifest.yaml");
+  const std::string manifest = ReadWholeFile(prefix + ".manifest.yaml");
   for (const char* line : {"npus: 16\n", "copies: 2\n", "interleave: 4\n",
                            "data-parallel-groups: \"world,5,6,7,8,9,10,11,12\"\n"}) {
     EXPECT_NE(manifest.find(line), std::string::npos) << line << " in\n" << manifest;
   }
   // Copy 0's groups in copy-local ranks: its tensor-parallel groups; the data-parallel ones as
   // the copy's one member each.
-  const std::string local_groups = Slurp(prefix + ".comm_groups.json");
+  const std::string local_groups = ReadWholeFile(prefix + ".comm_groups.json");
   EXPECT_NE(local_groups.find("\"1\": [0, 1, 2, 3]"), std::string::npos) << local_groups;
   EXPECT_NE(local_groups.find("\"3\": [4, 5, 6, 7]"), std::string::npos) << local_groups;
   EXPECT_NE(local_groups.find("\"5\": [0]"), std::string::npos) << local_groups;
@@ -1408,7 +1395,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
 
   // --all-ranks: every NPU's file, as ASTRA-sim reads them; the earlier manifest goes.
   const std::string all = Tmp("llm_dir/all/llm");
-  const Outcome gen_all = Orrery(
+  const CommandOutcome gen_all = Orrery(
       "generate-llm --model gpt3-13b --layers 8 --dp 2 --tp 4 --pp 2 "
       "--micro-batches 3 --seq-length 1024 --all-ranks --output " +
       all);
@@ -1416,11 +1403,11 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   EXPECT_NE(gen_all.out.find(all + ".0.et ... " + all + ".15.et"), std::string::npos)
       << gen_all.out;
   EXPECT_FALSE(std::filesystem::exists(all + ".manifest.yaml"));
-  const std::string groups = Slurp(all + ".comm_groups.json");
+  const std::string groups = ReadWholeFile(all + ".comm_groups.json");
   EXPECT_NE(groups.find("\"1\": [0, 1, 2, 3]"), std::string::npos) << groups;
   EXPECT_NE(groups.find("\"5\": [0, 4]"), std::string::npos) << groups;
 
-  const Outcome info = Orrery("trace-info " + all + ".15.et");
+  const CommandOutcome info = Orrery("trace-info " + all + ".15.et");
   ASSERT_EQ(info.exit_code, 0) << info.err;
   // The last stage: 3 micro-batches × (4 layers × 4 + 1 LM head + 3 cross entropy) all-reduces
   // of its tensor-parallel group (group 4: stage 1, replica 1), and one of every weight over its
@@ -1432,7 +1419,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   const std::string machine =
       " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
       "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml";
-  const Outcome run = Orrery("--workload-configuration=" + prefix + machine);
+  const CommandOutcome run = Orrery("--workload-configuration=" + prefix + machine);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("sys[15] finished"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("summary: 16 NPUs, step time"), std::string::npos) << run.out;
@@ -1442,7 +1429,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
             std::string::npos)
       << run.out;
   // The manifest's copies are the full set of files, NPU for NPU.
-  const Outcome run_all = Orrery("--workload-configuration=" + all + machine);
+  const CommandOutcome run_all = Orrery("--workload-configuration=" + all + machine);
   ASSERT_EQ(run_all.exit_code, 0) << run_all.err;
   std::string without_workload = run.out;
   without_workload.erase(without_workload.find("  workload: "),
@@ -1450,7 +1437,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
                              without_workload.find("  workload: ") + 1);
   EXPECT_EQ(without_workload, run_all.out);
 
-  const Outcome bad = Orrery(
+  const CommandOutcome bad = Orrery(
       "generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --tp x "
       "--schedule zigzag --output " +
       prefix);
@@ -1462,7 +1449,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
   // With a flag that did not parse, checks across flags wait (they would judge the others
   // against a value not given: --ep 2 'expected 1 without --experts' for --experts abc).
   EXPECT_EQ(bad.err.find("--pp is '2'"), std::string::npos) << bad.err;
-  const Outcome across =
+  const CommandOutcome across =
       Orrery("generate-llm --layers 9 --hidden 1000 --heads 3 --pp 2 --schedule zigzag --output " +
              prefix);
   EXPECT_EQ(across.exit_code, 1);
@@ -1471,32 +1458,32 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
                         "--hidden is '1000'; expected a multiple of --heads (3)"}) {
     EXPECT_NE(across.err.find(m), std::string::npos) << m << "\n" << across.err;
   }
-  const Outcome experts = Orrery(
+  const CommandOutcome experts = Orrery(
       "generate-llm --layers 4 --hidden 4096 --heads 32 --dp 2 --experts abc --ep 2 --output " +
       prefix);
   EXPECT_EQ(experts.err,
             "error: generate-llm: --experts is 'abc'; expected a whole number from 0 to 65536\n");
   // 0 is not "the default": it is refused, except --experts 0 (a dense MLP).
-  const Outcome zero =
+  const CommandOutcome zero =
       Orrery("generate-llm --model gpt3-13b --pp 2 --micro-batches 0 --output " + prefix);
   EXPECT_EQ(zero.exit_code, 1);
   EXPECT_NE(zero.err.find("--micro-batches is '0'; expected a whole number from 1"),
             std::string::npos)
       << zero.err;
-  const Outcome unnamed = Orrery("generate-llm --output " + prefix);
+  const CommandOutcome unnamed = Orrery("generate-llm --output " + prefix);
   EXPECT_EQ(unnamed.exit_code, 1);
   EXPECT_NE(unnamed.err.find("--layers is required without --model"), std::string::npos)
       << unnamed.err;
   // Each flag is named once, with its text and its whole range; a missing one only as missing
   // (they had been named twice, the second time as '0', the default the field kept).
-  const Outcome once = Orrery("generate-llm --layers 1.5 --heads -1 --output " + prefix);
+  const CommandOutcome once = Orrery("generate-llm --layers 1.5 --heads -1 --output " + prefix);
   EXPECT_EQ(once.exit_code, 1);
   EXPECT_EQ(once.err,
             "error: generate-llm: --hidden is required without --model (presets: orrery "
             "generate-llm --list-models)\n"
             "error: generate-llm: --layers is '1.5'; expected a whole number from 1 to 100000\n"
             "error: generate-llm: --heads is '-1'; expected a whole number from 1 to 1048576\n");
-  const Outcome models = Orrery("generate-llm --list-models");
+  const CommandOutcome models = Orrery("generate-llm --list-models");
   ASSERT_EQ(models.exit_code, 0);
   EXPECT_NE(models.out.find("llama2-70b: Llama 2 70B, 80 layers, hidden 8192, 64 heads (8 "
                             "key-value), ffn 28672 (swiglu)"),
@@ -1509,7 +1496,7 @@ TEST(Cli, GenerateLlmWritesATrainingStepThatRuns) {
 // parallelism, the pipeline across the nodes; the all-to-alls run on the expert-parallel group.
 TEST(Cli, GenerateLlmMixtureOfExpertsRuns) {
   const std::string prefix = Tmp("moe");
-  const Outcome gen = Orrery(
+  const CommandOutcome gen = Orrery(
       "generate-llm --model mixtral-8x7b --layers 2 --dp 4 --ep 4 --tp 2 --sequence-parallel "
       "--pp 2 --micro-batches 2 --seq-length 1024 --output " +
       prefix);
@@ -1519,13 +1506,14 @@ TEST(Cli, GenerateLlmMixtureOfExpertsRuns) {
       << gen.out;
   // 512 tokens per rank (1024 over tp 2), 2 copies of each, 4096 × 2 bytes.
   EXPECT_NE(gen.out.find("8.00 MiB per expert all-to-all"), std::string::npos) << gen.out;
-  const Outcome run = Orrery("--workload-configuration=" + prefix +
-                             " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
-                             "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml");
+  const CommandOutcome run =
+      Orrery("--workload-configuration=" + prefix +
+             " --system-configuration=configs/machines/dgx-h100-ndr/system.yaml "
+             "--network-configuration=configs/machines/dgx-h100-ndr/network.yaml");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("summary: 16 NPUs, step time"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("all-to-all 8388608 B on 4 NPUs"), std::string::npos) << run.out;
-  const Outcome bad =
+  const CommandOutcome bad =
       Orrery("generate-llm --model mixtral-8x7b --dp 4 --ep 3 --tp 2 --output " + prefix);
   EXPECT_EQ(bad.exit_code, 1);
   for (const char* m : {"--ep is '3'; expected a divisor of --experts (8)",
@@ -1533,7 +1521,7 @@ TEST(Cli, GenerateLlmMixtureOfExpertsRuns) {
                         "--tp is '2'; expected 1 with --experts unless --sequence-parallel"}) {
     EXPECT_NE(bad.err.find(m), std::string::npos) << m << "\n" << bad.err;
   }
-  const Outcome models = Orrery("generate-llm --list-models");
+  const CommandOutcome models = Orrery("generate-llm --list-models");
   EXPECT_NE(models.out.find("mixtral-8x7b: Mixtral 8x7B, 32 layers, hidden 4096, 32 heads (8 "
                             "key-value), ffn 14336 (swiglu) × 8 experts (2 per token)"),
             std::string::npos)
@@ -1556,9 +1544,9 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
     const std::string eight = Tmp(std::string("text8_") + c.name);
     const std::string chakra = Tmp(std::string("textc_") + c.name);
     const std::string one = Tmp(std::string("text1_") + c.name);
-    const Outcome convert = Orrery("convert-text --input " + input + " --output " + eight +
-                                   " --num-npus 8 "
-                                   "--num-passes 2");
+    const CommandOutcome convert = Orrery("convert-text --input " + input + " --output " + eight +
+                                          " --num-npus 8 "
+                                          "--num-passes 2");
     ASSERT_EQ(convert.exit_code, 0) << convert.err;
     EXPECT_NE(convert.out.find(eight + ".0.et ... " + eight + ".7.et"), std::string::npos)
         << convert.out;
@@ -1571,7 +1559,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
                      " --num-npus=1 --num-passes=2")
                   .exit_code,
               0);
-    const Outcome run = Orrery("--workload-configuration=" + eight + configs);
+    const CommandOutcome run = Orrery("--workload-configuration=" + eight + configs);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_NE(run.out.find("sys[7] finished"), std::string::npos) << run.out;
     const std::string compute_line = "  GPU compute";
@@ -1580,7 +1568,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
     EXPECT_NE(run.out.substr(at, run.out.find('\n', at) - at).find(c.compute), std::string::npos)
         << run.out;
     EXPECT_EQ(Orrery("--workload-configuration=" + chakra + configs).out, run.out);
-    const Outcome replicated =
+    const CommandOutcome replicated =
         Orrery("--workload-configuration=" + one + configs + " --replicate-trace");
     ASSERT_EQ(replicated.exit_code, 0) << replicated.err;
     const std::string line =
@@ -1598,19 +1586,20 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
        "a -1 10 ALLGATHER 1000 11 NONE 0 12 NONE 0 1\n"
        "b -1 10 NONE 0 11 REDUCESCATTER 1000 12 NONE 0 1\n"
        "c -1 10 NONE 0 11 NONE 0 12 NONE 0 1\n");
-  const Outcome plain =
+  const CommandOutcome plain =
       Orrery("convert-text --input " + model + " --output " + Tmp("text_model") + " --num-npus 8");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_NE(plain.out.find("11 nodes per NPU (2 collectives)"), std::string::npos) << plain.out;
   EXPECT_NE(plain.err.find("note: 3 NONE communication(s) written as no node"), std::string::npos)
       << plain.err;
-  const Outcome compatible = Orrery("convert-text --input " + model + " --output " +
-                                    Tmp("text_model_c") + " --num-npus 8 --chakra-compatible");
+  const CommandOutcome compatible =
+      Orrery("convert-text --input " + model + " --output " + Tmp("text_model_c") +
+             " --num-npus 8 --chakra-compatible");
   ASSERT_EQ(compatible.exit_code, 0) << compatible.err;
   EXPECT_NE(compatible.out.find("14 nodes per NPU (5 collectives)"), std::string::npos)
       << compatible.out;
   auto step = [&](const std::string& prefix) {
-    const Outcome o = Orrery("--workload-configuration=" + prefix + configs);
+    const CommandOutcome o = Orrery("--workload-configuration=" + prefix + configs);
     EXPECT_EQ(o.exit_code, 0) << o.err;
     const size_t at = o.out.find("step time ");
     return at == std::string::npos ? 0.0 : std::atof(o.out.c_str() + at + 10);
@@ -1637,7 +1626,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
   // The output prefix's directory is made as needed (docs/workloads.md's `--output /tmp/cnn/cnn`);
   // a file in its way is named.
   const std::string nested = Tmp("text_new_dir/a/b/cnn");
-  const Outcome made =
+  const CommandOutcome made =
       Orrery("convert-text --input " + model + " --output " + nested + " --num-npus 8");
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_EQ(step(nested), without);  // the same traces as Tmp("text_model")'s
@@ -1673,7 +1662,7 @@ TEST(Cli, TextWorkloadsConvertAndRun) {
 // `orrery trace-info`: a prefix's files described (alike ones once, as a range), one file's
 // JSON, and the errors a run would give.
 TEST(Cli, TraceInfoDescribesTracesAndWritesJson) {
-  const Outcome dp = Orrery("trace-info examples/dp_step/dp_step");
+  const CommandOutcome dp = Orrery("trace-info examples/dp_step/dp_step");
   ASSERT_EQ(dp.exit_code, 0) << dp.err;
   // The ranks differ in their send and receive peers only, so each is listed.
   EXPECT_NE(dp.out.find("examples/dp_step/dp_step.7.et:\n  nodes: 15 (trace version 0.0.4)"),
@@ -1690,7 +1679,7 @@ TEST(Cli, TraceInfoDescribesTracesAndWritesJson) {
       Orrery("convert-text --input examples/text/cnn_data.txt --output " + text + " --num-npus 8")
           .exit_code,
       0);
-  const Outcome alike = Orrery("trace-info " + text);
+  const CommandOutcome alike = Orrery("trace-info " + text);
   ASSERT_EQ(alike.exit_code, 0) << alike.err;
   EXPECT_EQ(alike.out.find(text + ".0.et .. " + text + ".7.et (8 files, each):\n  nodes: 23\n"), 0u)
       << alike.out;
@@ -1698,10 +1687,10 @@ TEST(Cli, TraceInfoDescribesTracesAndWritesJson) {
       << alike.out;
 
   const std::string json = Tmp("info.json");
-  const Outcome one = Orrery("trace-info examples/dp_step/dp_step.3.et --json " + json);
+  const CommandOutcome one = Orrery("trace-info examples/dp_step/dp_step.3.et --json " + json);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_NE(one.out.find("wrote " + json), std::string::npos);
-  EXPECT_NE(Slurp(json).find("\"name\": \"optimizer_step\""), std::string::npos);
+  EXPECT_NE(ReadWholeFile(json).find("\"name\": \"optimizer_step\""), std::string::npos);
 
   ExpectCleanFailure(Orrery("trace-info examples/dp_step/dp_step --json " + json),
                      {"--json writes one file's nodes; examples/dp_step/dp_step is a prefix of 8 "

@@ -3,65 +3,41 @@
 // and a GPU model, and a custom topology, the printed configuration runs to the same stdout byte
 // for byte as the original flags, and printing it again gives the same document (a fixed point).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "common/test_data.h"
+#include "config/test_files.h"
 
 namespace orrery {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Runs orrery with `args` in directory `dir` under a 120 s timeout.
-Outcome Orrery(const std::string& dir, const std::string& args) {
-  static int n = 0;
-  const std::string base = ::testing::TempDir() + "/print_config_" + std::to_string(n++);
+CommandOutcome Orrery(const std::string& dir, const std::string& args) {
   const std::string binary = fs::absolute("orrery").string();
-  const std::string cmd = "cd '" + dir + "' && timeout 120 '" + binary + "' " + args + " >" + base +
-                          ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = Slurp(base + ".out");
-  o.err = Slurp(base + ".err");
-  return o;
+  return RunCommand("cd '" + dir + "' && timeout 120 '" + binary + "' " + args);
 }
 
 // Runs `args`, prints its configuration, runs the print, prints the print; returns the first
 // print for further checks.
 std::string ExpectRoundTrip(const std::string& dir, const std::string& args,
                             const std::string& name) {
-  const Outcome run = Orrery(dir, args);
+  const CommandOutcome run = Orrery(dir, args);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("sys[0] finished"), std::string::npos) << run.out;
-  const Outcome print = Orrery(dir, args + " --print-config");
+  const CommandOutcome print = Orrery(dir, args + " --print-config");
   EXPECT_EQ(print.exit_code, 0) << print.err;
   EXPECT_EQ(print.out.find("sys[0] finished"), std::string::npos) << "--print-config ran it";
   const std::string printed = fs::absolute(::testing::TempDir() + "/" + name + ".yaml").string();
   std::ofstream(printed, std::ios::binary) << print.out;
-  const Outcome rerun = Orrery(dir, "--config=" + printed);
+  const CommandOutcome rerun = Orrery(dir, "--config=" + printed);
   EXPECT_EQ(rerun.exit_code, 0) << rerun.err << "\nprinted:\n" << print.out;
   EXPECT_EQ(rerun.out, run.out) << "the printed configuration ran differently:\n" << print.out;
-  const Outcome again = Orrery(dir, "--config=" + printed + " --print-config");
+  const CommandOutcome again = Orrery(dir, "--config=" + printed + " --print-config");
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, print.out) << "printing the printed configuration changed it";
   return print.out;
@@ -84,7 +60,8 @@ TEST(PrintConfig, BundledExampleOnEveryBackend) {
     EXPECT_NE(printed.find("network-backend: " + std::string(backend)), std::string::npos);
     EXPECT_NE(printed.find("memory:"), std::string::npos) << printed;
     // System keys the file leaves out are printed with their defaults.
-    EXPECT_EQ(Slurp("examples/dp_step/system.json").find("group-collectives"), std::string::npos);
+    EXPECT_EQ(ReadWholeFile("examples/dp_step/system.json").find("group-collectives"),
+              std::string::npos);
     EXPECT_NE(printed.find("\n  group-collectives: flat\n"), std::string::npos) << printed;
     // So are the network's and the memory's.
     for (const char* line :
@@ -206,9 +183,10 @@ TEST(PrintConfig, CustomTopology) {
   std::ofstream(dir + "/net/system.yaml") << "roofline-enabled: 1\ngpu-model: gpu.yaml\n";
   fs::copy_file(runfiles + "/configs/machines/dgx-a100-hdr/gpu.yaml", dir + "/net/gpu.yaml",
                 fs::copy_options::overwrite_existing);
-  const Outcome gpu = Orrery(dir,
-                             "--workload-configuration=w --system-configuration=net/system.yaml "
-                             "--network-configuration=net/network.yml --print-config");
+  const CommandOutcome gpu =
+      Orrery(dir,
+             "--workload-configuration=w --system-configuration=net/system.yaml "
+             "--network-configuration=net/network.yml --print-config");
   EXPECT_EQ(gpu.exit_code, 0) << gpu.err;
   EXPECT_NE(
       gpu.out.find("gpu-model: " + fs::absolute(dir + "/net/gpu.yaml").lexically_normal().string()),
@@ -219,18 +197,19 @@ TEST(PrintConfig, CustomTopology) {
 TEST(PrintConfig, BadPrintedConfigurationsAreNamed) {
   const std::string bad = ::testing::TempDir() + "/bad.yaml";
   std::ofstream(bad) << "flags:\n  comm-scal: 2\nsystm: {}\n";
-  const Outcome o = Orrery(fs::current_path().string(), "--config=" + bad);
+  const CommandOutcome o = Orrery(fs::current_path().string(), "--config=" + bad);
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.err.find("unknown section 'systm' (did you mean 'system'?)"), std::string::npos)
       << o.err;
   std::ofstream(bad) << "flags:\n  comm-scal: 2\n";
-  const Outcome k = Orrery(fs::current_path().string(), "--config=" + bad);
+  const CommandOutcome k = Orrery(fs::current_path().string(), "--config=" + bad);
   EXPECT_EQ(k.exit_code, 1);
   EXPECT_NE(k.err.find(bad + ":2: unknown key 'comm-scal'"), std::string::npos) << k.err;
   EXPECT_NE(k.err.find("comm-scale"), std::string::npos) << k.err;
   // A section and the flag for the same file.
   std::ofstream(bad) << "system: {scheduling-policy: LIFO}\n";
-  const Outcome both = Orrery(fs::current_path().string(), "--config=" + bad + " " + kDpStep);
+  const CommandOutcome both =
+      Orrery(fs::current_path().string(), "--config=" + bad + " " + kDpStep);
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_NE(both.err.find("--system-configuration examples/dp_step/system.json and the 'system' "
                           "section of " +

@@ -4,47 +4,22 @@
 // what is wrong and what would be valid, and a non-zero exit; good input gives the same bytes
 // every time.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "config/test_files.h"
 #include "profile/input_file.h"
 #include "profile/test_traces.h"
 
 namespace orrery {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string Tmp(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
-Outcome Orrery(const std::string& args) {
-  static int n = 0;
-  const std::string out = Tmp("pcli_out_" + std::to_string(n)),
-                    err = Tmp("pcli_err_" + std::to_string(n));
-  ++n;
-  const int status =
-      std::system(("timeout 120 ./orrery " + args + " >" + out + " 2>" + err).c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = Slurp(out);
-  o.err = Slurp(err);
-  return o;
+CommandOutcome Orrery(const std::string& args) {
+  return RunCommand("timeout 120 ./orrery " + args);
 }
 
 std::string Trace(const std::string& relative) {
@@ -53,7 +28,7 @@ std::string Trace(const std::string& relative) {
   return dir + "/" + relative;
 }
 
-void ExpectError(const Outcome& o, const std::string& message) {
+void ExpectError(const CommandOutcome& o, const std::string& message) {
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("error: " + message), std::string::npos) << o.err;
   // One message: one line.
@@ -61,7 +36,7 @@ void ExpectError(const Outcome& o, const std::string& message) {
 }
 
 TEST(ProfileCli, ATruncatedGzipIsNamed) {
-  const std::string full = Slurp(Trace("hta/nccl_parser_config/nccl_data.json.gz"));
+  const std::string full = ReadWholeFile(Trace("hta/nccl_parser_config/nccl_data.json.gz"));
   ASSERT_GT(full.size(), 1000u);
   const std::string cut = Tmp("cut.json.gz");
   std::ofstream(cut, std::ios::binary) << full.substr(0, full.size() / 3);
@@ -109,7 +84,7 @@ TEST(ProfileCli, AnExecutionTraceThatDoesNotMatchItsKinetoTraceIsRefused) {
                   "records no 'Record function id') and 218 of those have the same name");
   // Another run's Kineto trace.
   const std::string other = Trace("hta/execution_trace/benchmark_simple_add_et.json.gz");
-  const Outcome o =
+  const CommandOutcome o =
       Orrery("import --et " + other + " --kineto " +
              Trace("hta/nccl_parser_config/nccl_data.json.gz") + " --output " + Tmp("nm2/out"));
   ExpectError(o, other + " does not match its Kineto trace");
@@ -143,26 +118,26 @@ TEST(ProfileCli, ImportAnalyzeCompareAreDeterministic) {
   std::string outputs[2];
   for (int run = 0; run < 2; ++run) {
     const std::string p = Tmp("det" + std::to_string(run));
-    const Outcome imp = Orrery("import --kineto " + profile + " --output " + p + "/nccl");
+    const CommandOutcome imp = Orrery("import --kineto " + profile + " --output " + p + "/nccl");
     ASSERT_EQ(imp.exit_code, 0) << imp.err;
     EXPECT_NE(imp.out.find("21 collectives (15 ALL_REDUCE, 6 BROADCAST)"), std::string::npos)
         << imp.out;
-    const Outcome sim =
+    const CommandOutcome sim =
         Orrery("--workload-configuration=" + p +
                "/nccl --replicate-trace "
                "--network-configuration=examples/profiles/pcie_2gpu.yml "
                "--system-configuration=examples/profiles/nccl_ring_ll.json --timeline=" +
                p + "/t.json");
     ASSERT_EQ(sim.exit_code, 0) << sim.err;
-    const Outcome m = Orrery("analyze " + profile + " --report " + p + "/m.json");
-    const Outcome s = Orrery("analyze " + p + "/t.json --report " + p + "/s.json");
+    const CommandOutcome m = Orrery("analyze " + profile + " --report " + p + "/m.json");
+    const CommandOutcome s = Orrery("analyze " + p + "/t.json --report " + p + "/s.json");
     ASSERT_EQ(m.exit_code, 0) << m.err;
     ASSERT_EQ(s.exit_code, 0) << s.err;
-    const Outcome c = Orrery("compare " + p + "/m.json " + p + "/s.json");
+    const CommandOutcome c = Orrery("compare " + p + "/m.json " + p + "/s.json");
     ASSERT_EQ(c.exit_code, 0) << c.err;
     EXPECT_NE(c.out.find("busy_us"), std::string::npos);
-    outputs[run] =
-        Slurp(p + "/nccl.0.et") + imp.out + sim.out + m.out + s.out + c.out + Slurp(p + "/m.json");
+    outputs[run] = ReadWholeFile(p + "/nccl.0.et") + imp.out + sim.out + m.out + s.out + c.out +
+                   ReadWholeFile(p + "/m.json");
   }
   EXPECT_EQ(outputs[0].size(), outputs[1].size());
   // Paths differ between the runs; everything else is equal once they are removed.
