@@ -512,18 +512,22 @@ Status DuplicateKeys(const YAML::Node& node, const std::string& path) {
   return problems;
 }
 
-std::string ConfigFile::Where(const YAML::Node& node) const {
+std::string ConfigFile::Place(const YAML::Node& node) const {
   if (!node.IsDefined()) return path_;
   const YAML::Mark m = node.Mark();
   if (m.is_null() || m.line < 0) return path_;
   return path_ + ":" + std::to_string(m.line + 1);
 }
 
+std::string ConfigFile::Where(const YAML::Node& node) const {
+  return context_.empty() ? Place(node) : Place(node) + ": " + context_;
+}
+
 std::string ConfigFile::WhereKey(const std::string& key) const {
   for (auto it = root_.begin(); it != root_.end(); ++it) {
     if (it->first.IsScalar() && it->first.Scalar() == key) return Where(it->first);
   }
-  return path_;
+  return Where(YAML::Node());
 }
 
 std::string KeySpec::Expected() const {
@@ -619,8 +623,8 @@ Status CheckKeys(const ConfigFile& file, const std::vector<KeySpec>& keys,
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     if (keys[i].required && !seen[i]) {
-      problems.Add(file.path() + ": required key '" + keys[i].name + "' is missing; expected " +
-                   keys[i].Expected());
+      problems.Add(file.Where(YAML::Node()) + ": required key '" + keys[i].name +
+                   "' is missing; expected " + keys[i].Expected());
     }
   }
   return problems;

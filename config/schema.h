@@ -48,18 +48,26 @@ class ConfigFile {
   // 'system:'); messages give `path` and the lines of the document it came from.
   static StatusOr<ConfigFile> FromNode(const YAML::Node& root, const std::string& path);
 
+  // Names what the map is inside its file (e.g. "protocol LL" for an entry of a larger map):
+  // Where and WhereKey, and so every message a Schema gives on it, say it after the place.
+  void SetContext(std::string what) { context_ = std::move(what); }
+
   const std::string& path() const { return path_; }
   const YAML::Node& root() const { return root_; }
   // The value of a top-level key (an invalid/undefined node when absent).
   YAML::Node Get(const std::string& key) const;
   bool Has(const std::string& key) const;
-  // "path:line" for a node (just "path" when yaml-cpp has no position for it).
+  // "path:line" for a node (just "path" when yaml-cpp has no position for it), then
+  // ": <context>" when SetContext gave one.
   std::string Where(const YAML::Node& node) const;
-  // "path:line" of a top-level key (just "path" when absent).
+  // "path:line" of a top-level key (just "path" when absent), then the context as Where.
   std::string WhereKey(const std::string& key) const;
 
  private:
+  std::string Place(const YAML::Node& node) const;  // Where without the context
+
   std::string path_;
+  std::string context_;
   YAML::Node root_;
 };
 

@@ -247,6 +247,26 @@ TEST(SchemaTest, RequiredKeyMissing) {
   EXPECT_EQ(st.problems()[0], "r.json: required key 'splits' is missing; expected an integer >= 1");
 }
 
+// A map inside a larger file (an entry of a list or map) names itself after the place in every
+// message: a bad value, an unknown key and a missing required key alike.
+TEST(SchemaTest, ContextFollowsThePlaceInEveryMessage) {
+  Schema<Knobs> s;
+  s.Integer("splits", &Knobs::splits).Required().Min(1);
+  s.Number("delay", &Knobs::delay_ns).Min(0);
+  StatusOr<ConfigFile> f = ConfigFile::Parse("delay: -1\ndelya: 2\n", "c.yml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  f->SetContext("entry ring");
+  Knobs k;
+  const Status st = s.Apply(*f, &k);
+  ASSERT_EQ(st.problems().size(), 3u) << st.message();
+  EXPECT_EQ(st.problems()[0].rfind("c.yml:1: entry ring: key 'delay' is '-1'", 0), 0u)
+      << st.problems()[0];
+  EXPECT_EQ(st.problems()[1].rfind("c.yml:2: entry ring: unknown key 'delya'", 0), 0u)
+      << st.problems()[1];
+  EXPECT_EQ(st.problems()[2],
+            "c.yml: entry ring: required key 'splits' is missing; expected an integer >= 1");
+}
+
 TEST(SchemaTest, AllProblemsAreReportedTogether) {
   Knobs k;
   const Status s = ApplyText("splits: -1\ndelay: x\nfast: maybe\npolicy: LILO\nspilts: 3\n", &k);

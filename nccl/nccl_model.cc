@@ -184,14 +184,6 @@ std::string Misplaced(EntryKind kind, const std::string& key) {
   return "";
 }
 
-// `problem` ("path:line: ...", from the schema) with `what` after its place.
-std::string InEntry(const std::string& problem, const std::string& path, const std::string& what) {
-  size_t at = problem.compare(0, path.size(), path) == 0 ? problem.find(": ", path.size())
-                                                         : std::string::npos;
-  if (at == std::string::npos) return what + ": " + problem;
-  return problem.substr(0, at + 2) + what + ": " + problem.substr(at + 2);
-}
-
 // Reads entry `n` of kind `kind` ("algorithm ring", "protocol LL": `what`) against its schema;
 // problems go to `errors`, each naming `what`.
 NcclEntry ReadEntry(const std::string& path, const std::string& what, EntryKind kind,
@@ -220,8 +212,9 @@ NcclEntry ReadEntry(const std::string& path, const std::string& what, EntryKind 
   }
   StatusOr<ConfigFile> file = ConfigFile::FromNode(kept, path);
   if (!file.ok()) return entry;  // a map: cannot fail
+  file->SetContext(what);
   const Status s = EntrySchema(kind).Apply(*file, &entry);
-  for (const std::string& p : s.problems()) errors->push_back(InEntry(p, path, what));
+  errors->insert(errors->end(), s.problems().begin(), s.problems().end());
   return entry;
 }
 
