@@ -82,6 +82,12 @@ void PrintRank(const RankImport& r) {
       static_cast<unsigned long long>(r.inferred_deps),
       static_cast<unsigned long long>(r.sync_deps), r.measured_compute_ns / 1e6,
       r.written_compute_us / 1e3);
+  if (r.contradicted_waits > 0) {
+    std::printf(
+        "  %llu wait(s) between streams left out: the profile's times contradict them (the op "
+        "waited for had not ended when the waiting op began)\n",
+        static_cast<unsigned long long>(r.contradicted_waits));
+  }
 }
 
 }  // namespace

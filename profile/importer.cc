@@ -64,6 +64,18 @@ class RankGraph {
     d.push_back(on);
     ++*counter;
   }
+  // A wait of GPU op `i` for op `on` of another stream, kept only when the profile's times agree
+  // with it: `on` comes first in the trace's order (start, stream, end) and had ended when `i`
+  // began. A profile whose times contradict a wait (a kernel that starts before the call that
+  // launched it, say) would otherwise close a cycle; the contradicted wait is counted instead.
+  void AddCrossStreamWait(uint32_t i, uint32_t on, uint64_t* counter) {
+    if (on == kNone) return;
+    if (on >= i || t_.gpu[on].end_ns > t_.gpu[i].start_ns) {
+      ++stats_->contradicted_waits;
+      return;
+    }
+    AddDep(i, on, counter);
+  }
 
   const KinetoTrace& t_;
   const ImportOptions& o_;
@@ -163,7 +175,10 @@ uint64_t RankGraph::BreakSyncCycles() {
       dropped += before - d.size();
       changed = before != d.size();
     }
-    if (!changed) return dropped;  // not a synchronisation's cycle: the loader will say so
+    // Not reached: GPU ops wait only for ops earlier in the trace's order and the host chain runs
+    // forward, so every cycle passes through a host node's wait for a GPU op. Should it happen,
+    // the written trace's loader names the cycle.
+    if (!changed) return dropped;
   }
 }
 
@@ -239,7 +254,7 @@ void RankGraph::CrossStream(const std::vector<int32_t>& coll_of_gpu) {
                                      std::make_pair(wait->second->start_ns, kNone));
            p != it->second.end(); ++p) {
         if (t_.gpu[p->second].stream == s.stream) {
-          AddDep(p->second, before, &stats_->event_deps);
+          AddCrossStreamWait(p->second, before, &stats_->event_deps);
           break;
         }
       }
@@ -251,7 +266,7 @@ void RankGraph::CrossStream(const std::vector<int32_t>& coll_of_gpu) {
       if (l == launch_.end()) continue;
       const uint32_t before = last_launched(l->second->tid, l->second->start_ns, -1, true);
       if (before != kNone && t_.gpu[before].stream != t_.gpu[i].stream) {
-        AddDep(i, before, &stats_->event_deps);
+        AddCrossStreamWait(i, before, &stats_->event_deps);
       }
     }
   }
@@ -279,9 +294,10 @@ void RankGraph::CrossStream(const std::vector<int32_t>& coll_of_gpu) {
           break;
         }
       }
-      if (cause != kNone && t_.gpu[cause].end_ns > prev.end_ns &&
+      // (An op earlier in the trace's order: a zero-length op at the same time may come later.)
+      if (cause != kNone && cause < ops[k] && t_.gpu[cause].end_ns > prev.end_ns &&
           op.start_ns - t_.gpu[cause].end_ns <= o_.event_latency_ns) {
-        AddDep(ops[k], cause, &stats_->inferred_deps);
+        AddCrossStreamWait(ops[k], cause, &stats_->inferred_deps);
       } else {
         Release(ops[k]);
       }

@@ -58,6 +58,9 @@ struct RankImport {
   uint64_t event_deps = 0;     // a recorded stream wait (cuda_sync) or PyTorch's collective sync
   uint64_t inferred_deps = 0;  // a gap that ends as another stream's op ends
   uint64_t sync_deps = 0;      // the host waits for the GPU (synchronize calls)
+  // Waits between streams left out because the profile's times contradict them (the op waited
+  // for had not ended, or began later, when the waiting op began).
+  uint64_t contradicted_waits = 0;
   int64_t measured_compute_ns = 0;  // summed measured durations of compute and memory ops
   int64_t written_compute_us = 0;   // the same as written (whole microseconds)
 };

@@ -164,6 +164,35 @@ TEST(Importer, AGapThatEndsAsAnotherStreamsOpEndsWaitsForThatOp) {
   EXPECT_EQ(l.result.ranks[0].inferred_deps, 1u);
 }
 
+// A profile whose times contradict a wait between streams: the all-reduce starts at 151, before
+// the call that launched it (250), so PyTorch's collective sync would make it wait for the memcpy
+// launched before that call, which ran at 182 and whose own gap ends as the all-reduce ends.
+// Both waits would close a cycle; the contradicted one is left out, counted, and the trace loads
+// (found by the kineto_trace fuzzer).
+TEST(Importer, AWaitBetweenStreamsThatTheTimesContradictIsLeftOut) {
+  KinetoText k;
+  k.rank = 0;
+  k.world = 2;
+  k.Kernel("gemm", 7, 110, 40, 1);
+  k.Kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 40, 151, 30, 2,
+           ", \"Collective name\": \"allreduce\", \"In msg nelems\": 1024, \"dtype\": "
+           "\"Float\", \"Process Group Ranks\": \"[0, 1]\"");
+  k.Gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 7, 182, 3, 3);
+  k.Runtime("cudaLaunchKernel", 1, 104, 4, 1);
+  k.Runtime("cudaLaunchKernel", 1, 250, 3, 2);
+  k.Runtime("cudaMemcpyAsync", 1, 130, 2, 3);
+  const Loaded l = Import(k, "contradicted");  // checks that the written trace loads
+  const et::Trace& t = l.trace;
+  const uint32_t nccl = ByName(t, "ncclKernel_AllReduce_RING_LL_Sum_float"),
+                 cp = ByName(t, "Memcpy DtoH (Device -> Pinned)");
+  EXPECT_FALSE(DependsOn(t, nccl, cp));
+  EXPECT_TRUE(DependsOn(t, cp, nccl));  // the gap's inferred wait agrees with the times
+  const RankImport& r = l.result.ranks[0];
+  EXPECT_EQ(r.contradicted_waits, 1u);
+  EXPECT_EQ(r.event_deps, 0u);
+  EXPECT_EQ(r.inferred_deps, 1u);
+}
+
 TEST(Importer, SynchronisationsMakeTheHostWaitForTheGpu) {
   KinetoText k;
   k.rank = 0;
