@@ -107,21 +107,77 @@ std::string ParseNumber(const YAML::Node& v, double* out) {
   return "";
 }
 
-// `d`, a whole number, in full ("18446744073709549568", not "1.84467440737095e+19").
-std::string WholeNumberText(double d) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.0f", d);
-  return b;
-}
-
 // Where a value is in its file ("" for a flag's value).
 std::string At(const ConfigFile* file, const YAML::Node& v) {
   return file == nullptr ? "" : file->Where(v);
 }
 
-// Checks one number against the key's constraints; returns "" or a problem.
+// Whether a plain scalar is written in decimal digits ("-12", "+7", "007").
+bool IsDigitsText(const YAML::Node& v) {
+  if (!v.IsScalar() || WrittenAsString(v)) return false;
+  const std::string& s = v.Scalar();
+  const size_t first = s.empty() || (s[0] != '-' && s[0] != '+') ? 0 : 1;
+  return first < s.size() && s.find_first_not_of("0123456789", first) == std::string::npos;
+}
+
+// The exact value of a scalar written in decimal digits; nullopt past 2^64 - 1 in magnitude.
+std::optional<WholeNumber> ParseDigits(const std::string& s) {
+  const size_t first = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  errno = 0;
+  const unsigned long long m = std::strtoull(s.c_str() + first, nullptr, 10);
+  if (errno == ERANGE) return std::nullopt;
+  return WholeNumber{s[0] == '-' && m != 0, static_cast<uint64_t>(m)};
+}
+
+constexpr double kTwoTo53 = 9007199254740992.0;  // every whole number below it is a double
+
+// An integer field's value, exactly: as written when in digits; otherwise (1e3, 0x10, 1.0) from
+// the double `d`, which holds every whole number only below 2^53 in magnitude.
+std::string CheckWhole(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
+                       const std::string& what, double d, WholeNumber* out) {
+  const uint64_t most = k.type_bits >= 64 ? UINT64_MAX : (uint64_t{1} << k.type_bits) - 1;
+  const std::string most_text = std::to_string(most);
+  const std::string least_text = k.type_signed ? "-" + std::to_string(most + 1) : "0";
+  const std::string& text = v.Scalar();
+  std::optional<WholeNumber> w;
+  if (IsDigitsText(v)) {
+    w = ParseDigits(text);
+    if (!w.has_value()) {  // past 2^64 - 1: no field holds it
+      return Problem(At(file, v), what, Show(v),
+                     ScalarExpected(k, false) + " (" +
+                         (text[0] == '-' ? "at least " + least_text : "at most " + most_text) +
+                         ")");
+    }
+  } else if (const size_t dot = text.find('.');
+             text.find_first_of("eExX") == std::string::npos && dot != std::string::npos &&
+             text.find_first_not_of('0', dot + 1) != std::string::npos) {
+    // A fraction the double rounded away (2251799813685248.9 reads as ...249).
+    return Problem(At(file, v), what, Show(v), ScalarExpected(k, false));
+  } else if (std::fabs(d) < kTwoTo53) {  // 2^53 itself may be 2^53 + 1 rounded
+    w = WholeNumber{d < 0, static_cast<uint64_t>(std::fabs(d))};
+  } else {
+    const std::string range =
+        k.type_signed ? "from " + least_text + " to " + most_text : "at most " + most_text;
+    return Problem(At(file, v), what, Show(v),
+                   ScalarExpected(k, false) + " (" + range +
+                       "), written in digits from 2^53 (9007199254740992) on, to be exact");
+  }
+  if (!w->negative && w->magnitude > most) {
+    return Problem(At(file, v), what, Show(v),
+                   ScalarExpected(k, false) + " (at most " + most_text + ")");
+  }
+  if (w->negative && (!k.type_signed || w->magnitude - 1 > most)) {
+    return Problem(At(file, v), what, Show(v),
+                   ScalarExpected(k, false) + " (at least " + least_text + ")");
+  }
+  *out = *w;
+  return "";
+}
+
+// Checks one number against the key's constraints; returns "" or a problem. An integer field's
+// value is also set, exactly, in *whole.
 std::string CheckNumber(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
-                        const std::string& what, double* out) {
+                        const std::string& what, double* out, WholeNumber* whole = nullptr) {
   const bool integer = k.integer || k.type == ValueType::kInt;
   double d = 0;
   const std::string why = ParseNumber(v, &d);
@@ -129,15 +185,11 @@ std::string CheckNumber(const ConfigFile* file, const KeySpec& k, const YAML::No
   if (ok && integer && d != std::floor(d)) ok = false;
   if (ok && k.min.has_value() && (k.min_exclusive ? d <= *k.min : d < *k.min)) ok = false;
   if (ok && k.max.has_value() && (k.max_exclusive ? d >= *k.max : d > *k.max)) ok = false;
-  if (ok && k.type_limit.has_value() && d >= *k.type_limit) {
-    // The largest whole double below 2^bits: 2^bits - 1 up to 53 bits, 2^64 - 2048 for 64.
-    const double most = std::floor(std::nextafter(*k.type_limit, 0.0));
-    return Problem(At(file, v), what, Show(v),
-                   ScalarExpected(k, false) + " (at most " + WholeNumberText(most) + ")");
-  }
-  if (ok && k.type_min.has_value() && d < *k.type_min) {
-    return Problem(At(file, v), what, Show(v),
-                   ScalarExpected(k, false) + " (at least " + WholeNumberText(*k.type_min) + ")");
+  if (ok && k.type_bits > 0) {
+    WholeNumber w;
+    const std::string p = CheckWhole(file, k, v, what, d, &w);
+    if (!p.empty()) return p;
+    if (whole != nullptr) *whole = w;
   }
   if (ok) {
     *out = d;
@@ -203,8 +255,10 @@ Status CheckValue(const ConfigFile* file, const KeySpec& k, const YAML::Node& v,
   switch (k.type) {
     case ValueType::kInt:
     case ValueType::kNumber: {
-      const std::string p = CheckNumber(file, k, v, what, &out->number);
+      WholeNumber whole;
+      const std::string p = CheckNumber(file, k, v, what, &out->number, &whole);
       if (!p.empty()) problems.Add(p);
+      if (p.empty() && k.type_bits > 0) out->whole = whole;
       break;
     }
     case ValueType::kBool: {

@@ -87,11 +87,10 @@ struct KeySpec {
   bool min_exclusive = false;
   std::optional<double> max;  // inclusive unless max_exclusive
   bool max_exclusive = false;
-  // Representability limits of an integer field, not documented: values >= type_limit (2^bits,
-  // the first value past the type's maximum; exact in a double, unlike a 64-bit maximum, which
-  // rounds up to it) or < type_min do not fit.
-  std::optional<double> type_limit;
-  std::optional<double> type_min;
+  // The integer field's width, not documented: a value fits in [-2^type_bits, 2^type_bits - 1]
+  // when type_signed, else [0, 2^type_bits - 1]; 0 for a key bound to no integer field.
+  int type_bits = 0;
+  bool type_signed = false;
   std::vector<std::string> allowed;  // enum values / allowed list elements
   std::optional<size_t> min_length;  // lists
   std::optional<size_t> exact_length;
@@ -178,9 +177,16 @@ struct KeySpec {
   KeyDoc Doc() const;
 };
 
+// A whole number exactly, whatever its size (a double holds every one only up to 2^53).
+struct WholeNumber {
+  bool negative = false;
+  uint64_t magnitude = 0;
+};
+
 // A value that passed its key's checks.
 struct ConfigValue {
   double number = 0;                 // kInt, kNumber
+  std::optional<WholeNumber> whole;  // an integer field's value, exactly
   bool boolean = false;              // kBool
   std::string text;                  // kString, kEnum
   std::vector<std::string> strings;  // kStringList
@@ -219,16 +225,22 @@ class Schema {
   KeySpec& Integer(const std::string& name, I T::*field) {
     static_assert(std::is_integral<I>::value, "Integer() binds integer fields");
     KeySpec& k = Add(
-        name, ValueType::kInt, FormatNumber(static_cast<double>(defaults_.*field)),
-        [field](const ConfigValue& v, T* t) { t->*field = static_cast<I>(v.number); },
-        [field](const T& t) { return YAML::Node(FormatNumber(static_cast<double>(t.*field))); });
+        name, ValueType::kInt, std::to_string(defaults_.*field),
+        [field](const ConfigValue& v, T* t) {
+          if (!v.whole.has_value()) {  // not from CheckValue: a whole number below 2^53
+            t->*field = static_cast<I>(v.number);
+            return;
+          }
+          // The value fits the field (checked): its magnitude is at most 2^63 when negative.
+          const uint64_t m = v.whole->magnitude;
+          t->*field = v.whole->negative ? static_cast<I>(-static_cast<int64_t>(m - 1) - 1)
+                                        : static_cast<I>(m);
+        },
+        [field](const T& t) { return YAML::Node(std::to_string(t.*field)); });
     k.integer = true;
-    k.type_limit = std::ldexp(1.0, std::numeric_limits<I>::digits);
-    if (std::is_unsigned<I>::value) {
-      k.min = 0;
-    } else {
-      k.type_min = -*k.type_limit;
-    }
+    k.type_bits = std::numeric_limits<I>::digits;
+    k.type_signed = std::is_signed<I>::value;
+    if (!k.type_signed) k.min = 0;
     return k;
   }
   KeySpec& Number(const std::string& name, double T::*field) {

@@ -126,18 +126,43 @@ TEST(SchemaTest, IntegerMustFitItsField) {
   EXPECT_NE(s.message().find("at most 2147483647"), std::string::npos) << s.message();
 }
 
-// A double holds every integer up to 2^53, then only some: the largest below 2^64 is
-// 2^64 - 2048 = 18446744073709549568, and 18446744073709551615 (UINT64_MAX) reads as 2^64, which
-// a uint64_t cannot hold (converting it is undefined; it came out as 0).
-TEST(SchemaTest, Unsigned64BitFieldStopsBelowTwoToThe64) {
+// An integer written in digits is read exactly, whatever its size: a double holds every whole
+// number only up to 2^53 (2^53 + 1 would come out as 2^53, UINT64_MAX as 2^64), so digits are
+// never read through one.
+TEST(SchemaTest, Unsigned64BitFieldReadsDigitsExactlyUpToItsMaximum) {
   Knobs k;
-  ASSERT_TRUE(ApplyText("big: 18446744073709549568\n", &k).ok());
-  EXPECT_EQ(k.big, 18446744073709549568u);
-  for (const char* bad : {"18446744073709551615", "18446744073709551616", "1e20"}) {
+  ASSERT_TRUE(ApplyText("big: 9007199254740993\n", &k).ok());
+  EXPECT_EQ(k.big, 9007199254740993u);
+  ASSERT_TRUE(ApplyText("big: 18446744073709551615\n", &k).ok());
+  EXPECT_EQ(k.big, UINT64_MAX);
+  ASSERT_TRUE(ApplyText("big: +0018446744073709551614\n", &k).ok());
+  EXPECT_EQ(k.big, UINT64_MAX - 1);
+  for (const char* bad : {"18446744073709551616", "99999999999999999999999"}) {
     const Status s = ApplyText(std::string("big: ") + bad + "\n", &k);
     ASSERT_EQ(s.problems().size(), 1u) << bad;
     EXPECT_EQ(s.problems()[0], std::string("k.yml:1: key 'big' is '") + bad +
-                                   "'; expected an integer >= 0 (at most 18446744073709549568)");
+                                   "'; expected an integer >= 0 (at most 18446744073709551615)");
+  }
+}
+
+// Other spellings of a number (1e3, 0x10, 1.0) are read as a double: exact up to 2^53, past
+// which they must be written in digits instead of being rounded silently.
+TEST(SchemaTest, IntegerNotInDigitsPastTwoToThe53IsRefusedNotRounded) {
+  Knobs k;
+  ASSERT_TRUE(ApplyText("big: 1e15\n", &k).ok());
+  EXPECT_EQ(k.big, 1000000000000000u);
+  ASSERT_TRUE(ApplyText("big: 0x1fffffffffffff\n", &k).ok());  // 2^53 - 1
+  EXPECT_EQ(k.big, 9007199254740991u);
+  ASSERT_TRUE(ApplyText("big: 4096.0\n", &k).ok());
+  EXPECT_EQ(k.big, 4096u);
+  // 2^53 + 1 reads as 2^53, so 2^53 itself is refused in this form too.
+  for (const char* bad : {"1e19", "0x20000000000001", "0x20000000000000", "9007199254740993.0"}) {
+    const Status s = ApplyText(std::string("big: ") + bad + "\n", &k);
+    ASSERT_EQ(s.problems().size(), 1u) << bad;
+    EXPECT_EQ(s.problems()[0],
+              std::string("k.yml:1: key 'big' is '") + bad +
+                  "'; expected an integer >= 0 (at most 18446744073709551615), "
+                  "written in digits from 2^53 (9007199254740992) on, to be exact");
   }
 }
 
@@ -145,7 +170,7 @@ struct Signed64 {
   int64_t offset = 0;
 };
 
-// int64_t: [-2^63, 2^63); 2^63 - 1 reads as 2^63, the largest double below is 2^63 - 1024.
+// int64_t: [-2^63, 2^63 - 1], both ends exactly.
 TEST(SchemaTest, Signed64BitFieldStaysInsideItsRange) {
   Schema<Signed64> schema;
   schema.Integer("offset", &Signed64::offset).Help("offset");
@@ -156,14 +181,41 @@ TEST(SchemaTest, Signed64BitFieldStaysInsideItsRange) {
   Signed64 v;
   ASSERT_TRUE(apply("offset: -9223372036854775808", &v).ok());
   EXPECT_EQ(v.offset, INT64_MIN);
-  ASSERT_TRUE(apply("offset: 9223372036854774784", &v).ok());
-  EXPECT_EQ(v.offset, int64_t{9223372036854774784});
-  EXPECT_EQ(apply("offset: 9223372036854775807", &v).message(),
-            "s.yml:1: key 'offset' is '9223372036854775807'; expected an integer (at most "
-            "9223372036854774784)");
-  EXPECT_EQ(apply("offset: -1e19", &v).message(),
-            "s.yml:1: key 'offset' is '-1e19'; expected an integer (at least "
+  ASSERT_TRUE(apply("offset: 9223372036854775807", &v).ok());
+  EXPECT_EQ(v.offset, INT64_MAX);
+  ASSERT_TRUE(apply("offset: -9007199254740993", &v).ok());
+  EXPECT_EQ(v.offset, int64_t{-9007199254740993});
+  ASSERT_TRUE(apply("offset: -0", &v).ok());
+  EXPECT_EQ(v.offset, 0);
+  EXPECT_EQ(apply("offset: 9223372036854775808", &v).message(),
+            "s.yml:1: key 'offset' is '9223372036854775808'; expected an integer (at most "
+            "9223372036854775807)");
+  EXPECT_EQ(apply("offset: -9223372036854775809", &v).message(),
+            "s.yml:1: key 'offset' is '-9223372036854775809'; expected an integer (at least "
             "-9223372036854775808)");
+  EXPECT_EQ(apply("offset: -1e19", &v).message(),
+            "s.yml:1: key 'offset' is '-1e19'; expected an integer (from -9223372036854775808 to "
+            "9223372036854775807), written in digits from 2^53 (9007199254740992) on, to be exact");
+}
+
+// A fraction that the double reading rounds to a whole number is still a fraction.
+TEST(SchemaTest, AFractionRoundedToAWholeDoubleIsNotAnInteger) {
+  Knobs k;
+  const Status s = ApplyText("big: 2251799813685248.9\n", &k);
+  ASSERT_EQ(s.problems().size(), 1u);
+  EXPECT_EQ(s.problems()[0],
+            "k.yml:1: key 'big' is '2251799813685248.9'; expected an integer >= 0");
+  ASSERT_TRUE(ApplyText("big: 12.000\n", &k).ok());
+  EXPECT_EQ(k.big, 12u);
+}
+
+// --print-config writes an integer field back exactly (not through a double's 15 digits).
+TEST(SchemaTest, IntegerFieldsAreWrittenBackExactly) {
+  Knobs k;
+  ASSERT_TRUE(ApplyText("big: 18446744073709551615\n", &k).ok());
+  Schema<Knobs> schema;
+  schema.Integer("big", &Knobs::big).Help("unsigned");
+  EXPECT_EQ(FlowYaml(schema.ToYaml(k)), "{big: 18446744073709551615}");
 }
 
 TEST(SchemaTest, NumbersTooSmallOrLargeForADoubleSaySo) {

@@ -9,8 +9,8 @@ namespace {
 
 constexpr uint64_t kMaxSize = uint64_t{1} << 53;
 
-// A size is written in digits, at most 2^53: a number like 1e6 or 2^53 + 1 would be read as a
-// double, which holds every whole number only up to 2^53, so the one value is checked as text.
+// A size is written in digits, at most 2^53 (the largest collective the system layer runs); the
+// one value is checked as text, so that 1e6 or 1048576.0 are refused as a sweep's size is.
 std::string CheckSize(const std::string& text) {
   const std::string expected = "a whole number of digits in [0, " + std::to_string(kMaxSize) + "]";
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||

@@ -31,11 +31,11 @@ TEST(MemoryConfigTest, ReadsEveryKey) {
   EXPECT_EQ(m->path, ::testing::TempDir() + "/mem_node.json");
 }
 
-// remote-mem-latency is a uint64_t. 18446744073709551615 (UINT64_MAX) and 2^64 both read as
-// the double 2^64, which passed a "> 2^64" check and became 0 ns when converted. The largest
-// double below 2^64 is 2^64 - 2048.
-TEST(MemoryConfigTest, LatencyAtOrPastTwoToThe64IsRefused) {
-  for (const char* bad : {"18446744073709551615", "18446744073709551616"}) {
+// remote-mem-latency is a uint64_t, read exactly: UINT64_MAX loads (a run with it stops on the
+// time overflow, named), 2^64 does not. (Read through a double, both had been 2^64, which became
+// 0 ns when converted.)
+TEST(MemoryConfigTest, LatencyPastTwoToThe64IsRefused) {
+  for (const char* bad : {"18446744073709551616", "18446744073709551617"}) {
     const std::string path = WriteTestFile(
         "mem_2p64.json", std::string("{\"memory-type\": \"MEMORY_POOL\", "
                                      "\"remote-mem-bw\": 1, \"remote-mem-latency\": ") +
@@ -44,12 +44,12 @@ TEST(MemoryConfigTest, LatencyAtOrPastTwoToThe64IsRefused) {
     ASSERT_FALSE(m.ok()) << bad;
     EXPECT_EQ(m.status().message(), path + ":1: key 'remote-mem-latency' is '" + bad +
                                         "'; expected an integer >= 0 (at most "
-                                        "18446744073709549568)");
+                                        "18446744073709551615)");
   }
   StatusOr<MemoryConfig> m = LoadMemoryConfig(
-      WriteTestFile("mem_2p64_ok.json", "{\"remote-mem-latency\": 18446744073709549568}"));
+      WriteTestFile("mem_2p64_ok.json", "{\"remote-mem-latency\": 18446744073709551615}"));
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ(m->remote_mem_latency_ns, 18446744073709549568u);
+  EXPECT_EQ(m->remote_mem_latency_ns, UINT64_MAX);
 }
 
 TEST(MemoryConfigTest, TypeNames) {
