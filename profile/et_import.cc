@@ -81,7 +81,7 @@ class EtRank {
   void Groups();
   Status CollectiveOfOp(size_t i, PlannedCollective* c) const;
   void Walk();
-  void TensorDeps();
+  void TensorDeps(std::vector<std::string>* notes);
 
   const ExecutionTrace& et_;
   const KinetoTrace* k_;
@@ -95,6 +95,9 @@ class EtRank {
   std::vector<size_t> gpu_node_;                // GPU op -> out_ index
   std::vector<PlannedCollective> colls_;
   std::string groups_values_;  // process_group:init's inputs, for METADATA
+  // The first operator the call tree's walk reaches after one with a later id (ids, node
+  // indexes): (kNone, kNone) in a trace whose tree agrees with its ids, as PyTorch writes them.
+  std::pair<size_t, size_t> out_of_order_ = {kNone, kNone};
 };
 
 void EtRank::GpuChildren(std::vector<std::string>* notes) {
@@ -280,7 +283,7 @@ Status EtRank::Build(std::vector<std::string>* notes) {
   }
   if (!problems.ok()) return problems.Capped(kMaxProblemsPerFile, et_.path);
   Walk();
-  TensorDeps();
+  TensorDeps(notes);
   return Status::Ok();
 }
 
@@ -293,6 +296,7 @@ void EtRank::Walk() {
     const auto p = index_.find(nodes[top].parent);
     if (p != index_.end() && p->second != top) continue;  // not a tree's top
     uint64_t last = 0;                                    // the last operator visited in this tree
+    size_t last_index = kNone;
     std::vector<size_t> stack = {top};
     while (!stack.empty()) {
       const size_t i = stack.back();
@@ -301,11 +305,15 @@ void EtRank::Walk() {
       if (nodes[i].name.find("|thread]") != std::string::npos) last = 0;  // a thread's chain
       if (o.id != 0) {
         if (last != 0) o.data.push_back(last);
+        if (last != 0 && last_index > i && out_of_order_.first == kNone) {
+          out_of_order_ = {i, last_index};
+        }
         const auto parent = index_.find(nodes[i].parent);
         if (parent != index_.end() && out_[parent->second].id != 0) {
           o.ctrl.push_back(out_[parent->second].id);
         }
         last = o.id;
+        last_index = i;
         if (!gpu_node_.empty()) {
           for (uint32_t g : gpu_of_[i]) {
             if (gpu_node_[g] != kNone) out_[gpu_node_[g]].data.push_back(o.id);
@@ -317,8 +325,21 @@ void EtRank::Walk() {
   }
 }
 
-// An operator reading a tensor another thread last wrote waits for that writer.
-void EtRank::TensorDeps() {
+// An operator reading a tensor another thread last wrote waits for that writer. Those waits
+// point back in id order, the chains of Walk forward in the walk's order; where the two orders
+// disagree (a call tree that contradicts its ids), the waits could close a cycle, and are left
+// out with a note naming the first operator out of order.
+void EtRank::TensorDeps(std::vector<std::string>* notes) {
+  if (out_of_order_.first != kNone) {
+    const EtNode& a = et_.nodes[out_of_order_.first];
+    const EtNode& b = et_.nodes[out_of_order_.second];
+    notes->push_back(et_.path + ": node " + std::to_string(a.id) + " '" + a.name +
+                     "' runs after node " + std::to_string(b.id) + " '" + b.name +
+                     "' in its call tree (ctrl_deps) but has the smaller id; with the tree and "
+                     "the ids disagreeing, waits for tensors written by other threads are left "
+                     "out (the operators run in the tree's order)");
+    return;
+  }
   std::unordered_map<int64_t, size_t> writer;
   for (size_t i = 0; i < et_.nodes.size(); ++i) {
     const EtNode& n = et_.nodes[i];

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "et_feeder/trace.h"
+#include "profile/et_import.h"
+#include "profile/execution_trace.h"
 #include "profile/import_common.h"
 #include "profile/test_traces.h"
 
@@ -191,6 +193,53 @@ TEST(Importer, AWaitBetweenStreamsThatTheTimesContradictIsLeftOut) {
   EXPECT_EQ(r.contradicted_waits, 1u);
   EXPECT_EQ(r.event_deps, 0u);
   EXPECT_EQ(r.inferred_deps, 1u);
+}
+
+// An execution trace whose call tree contradicts its ids: 'add' (id 5, thread 11) is a child of
+// 'relu' (3), so the tree runs it before 'mm' (4); it reads the tensor 'mm' writes, a wait for
+// another thread's writer that would point the other way and close a cycle. The waits for
+// tensors are left out, with a note naming the two operators, and the trace loads (found by the
+// execution_trace fuzzer).
+TEST(Importer, AnExecutionTraceWhoseTreeContradictsItsIdsImportsWithoutACycle) {
+  const std::string tensor = R"([9, 10, 0, 16, 4, "cuda:0"])";
+  auto op = [&](int id, const std::string& name, int parent, int tid, const std::string& in,
+                const std::string& out) {
+    return "{\"id\": " + std::to_string(id) + ", \"name\": \"" + name +
+           "\", \"ctrl_deps\": " + std::to_string(parent) + ", \"inputs\": {\"values\": [" + in +
+           "], \"shapes\": [" + (in.empty() ? "" : "[4, 4]") + "], \"types\": [" +
+           (in.empty() ? "" : "\"Tensor(float)\"") + "]}, \"outputs\": {\"values\": [" + out +
+           "], \"shapes\": [" + (out.empty() ? "" : "[4, 4]") + "], \"types\": [" +
+           (out.empty() ? "" : "\"Tensor(float)\"") +
+           "]}, \"attrs\": [{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": " +
+           std::to_string(id) +
+           "}, {\"name\": \"tid\", \"type\": \"uint64\", \"value\": " + std::to_string(tid) + "}]}";
+  };
+  const std::string text =
+      "{\"schema\": \"1.0.2-chakra.0.0.4\", \"pid\": 1, \"time\": \"\", \"start_ts\": 0, "
+      "\"finish_ts\": 1, \"nodes\": [" +
+      op(1, "[pytorch|profiler|execution_trace|process]", 1, 0, "", "") + ", " +
+      op(2, "[pytorch|profiler|execution_trace|thread]", 1, 10, "", "") + ", " +
+      op(3, "aten::relu", 2, 10, "", "") + ", " + op(4, "aten::mm", 2, 10, "", tensor) + ", " +
+      op(5, "aten::add", 3, 11, tensor, "") + "]}";
+  const std::string path = Tmp("tree_and_ids.json");
+  std::ofstream(path) << text;
+  StatusOr<ExecutionTrace> et = LoadExecutionTrace(path);
+  ASSERT_TRUE(et.ok()) << et.status().message();
+  std::vector<ExecutionTrace> ets;
+  ets.push_back(std::move(*et));
+  ImportOptions o;
+  o.output_prefix = Tmp("tree_and_ids");
+  StatusOr<ImportResult> r = ImportExecutionTraces(ets, {}, {0}, 1, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("node 4 'aten::mm' runs after node 5 'aten::add' in its call tree"),
+            std::string::npos)
+      << r->notes[0];
+  StatusOr<et::Trace> t = et::Trace::Load(et::RankTracePath(o.output_prefix, 0));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const uint32_t mm = ByName(*t, "aten::mm"), add = ByName(*t, "aten::add");
+  EXPECT_TRUE(DependsOn(*t, mm, add));  // the tree's order
+  EXPECT_FALSE(DependsOn(*t, add, mm));
 }
 
 TEST(Importer, SynchronisationsMakeTheHostWaitForTheGpu) {

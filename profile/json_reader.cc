@@ -316,8 +316,9 @@ bool JsonReader::ReadInt64(int64_t* value) {
     // 3.0 or 1e3 is still a whole number.
     double d = 0;
     const auto rd = std::from_chars(t.data(), t.data() + t.size(), d);
-    if (rd.ec == std::errc() && d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 &&
-        d < 9.2e18) {
+    // (The range first: converting a double past int64_t's range is undefined.)
+    if (rd.ec == std::errc() && d > -9.2e18 && d < 9.2e18 &&
+        d == static_cast<double>(static_cast<int64_t>(d))) {
       *value = static_cast<int64_t>(d);
       return true;
     }

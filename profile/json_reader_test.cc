@@ -96,6 +96,24 @@ TEST(JsonReader, ErrorsNameTheFileTheByteAndWhatWasExpected) {
             std::string::npos);
 }
 
+// A whole number may be written 3.0 or 1e3; one past int64_t's range is an error, checked before
+// any conversion (converting 3.3e33 to int64_t is undefined; found by the execution_trace fuzzer
+// under UBSan).
+TEST(JsonReader, WholeNumbersPastInt64AreAnErrorNotAConversion) {
+  for (const char* text : {"3.33333e+33", "-1e19", "9.3e18"}) {
+    JsonReader r(text, "t.json");
+    int64_t v = 0;
+    EXPECT_FALSE(r.ReadInt64(&v)) << text;
+    EXPECT_NE(r.status().message().find(std::string("expected a whole number, found ") + text),
+              std::string::npos)
+        << r.status().message();
+  }
+  JsonReader r("1e3", "t.json");
+  int64_t v = 0;
+  ASSERT_TRUE(r.ReadInt64(&v));
+  EXPECT_EQ(v, 1000);
+}
+
 TEST(JsonReader, UnescapesUnicodeWithSurrogatePairs) {
   std::string out;
   ASSERT_TRUE(JsonReader::Unescape("a\\u00e9\\ud83d\\ude00\\t", &out));
