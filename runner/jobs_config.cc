@@ -149,6 +149,13 @@ Status CheckTopLevel(const ConfigFile& file) {
 void ReadJob(const ConfigFile& file, const YAML::Node& node, size_t j, int num_npus, JobSpec* spec,
              Status* problems) {
   StatusOr<ConfigFile> job = ConfigFile::FromNode(node, file.path());
+  // Every message on the job names it, as the messages across jobs do: by the name it gives, or
+  // else the one it gets (job<j>).
+  const YAML::Node given = job->Get("name");
+  job->SetContext("job '" +
+                  (given.IsDefined() && given.IsScalar() && !given.Scalar().empty() ? given.Scalar()
+                                                                                    : spec->name) +
+                  "'");
   JobEntry entry;
   std::set<std::string> valid;
   problems->Merge(JobSchema().Apply(*job, &entry, &valid));
@@ -156,7 +163,7 @@ void ReadJob(const ConfigFile& file, const YAML::Node& node, size_t j, int num_n
   if (valid.count("workload")) spec->workload = Resolve(file.path(), entry.workload);
   if (valid.count("comm-groups")) spec->comm_groups = Resolve(file.path(), entry.comm_groups);
   if (valid.count("npus")) {
-    const std::string what = job->WhereKey("npus") + ": job '" + spec->name + "': 'npus'";
+    const std::string what = job->WhereKey("npus") + ": 'npus'";
     const YAML::Node listed = job->Get("npus");
     if (listed.IsSequence() && listed.size() == 0) {
       problems->Add(what + " is an empty list; expected " + kNpuSyntax +

@@ -57,7 +57,7 @@ TEST(JobsFile, EveryProblemIsNamedAtOnce) {
                       ":10: unknown key 'job' (did you mean 'jobs'?); a jobs file has one "
                       "key, 'jobs': a list of jobs");
   // The job's keys are checked by its schema (JobKeys), in the schema's words.
-  EXPECT_EQ(p[1], path + ":4: unknown key 'nupus' (did you mean 'npus'?)");
+  EXPECT_EQ(p[1], path + ":4: job 'a': unknown key 'nupus' (did you mean 'npus'?)");
   EXPECT_EQ(p[2], path +
                       ":6: job 'a': 'npus' item is '3-1'; expected NPU ids and ranges "
                       "first-last, e.g. 0-7,16-23 or [0, 1, 2, 3] (rank r runs on the r-th)");
@@ -89,10 +89,12 @@ TEST(JobsFile, TheSchemaChecksEachJobsKeys) {
   ASSERT_FALSE(jobs.ok());
   const std::vector<std::string>& p = jobs.status().problems();
   ASSERT_EQ(p.size(), 4u) << jobs.status().message();
-  EXPECT_EQ(p[0], path + ":2: key 'name' is ''; expected a name");
-  EXPECT_EQ(p[1], path + ":3: key 'workload' is a list; expected a string");
-  EXPECT_EQ(p[2], path + ":4: key 'npus', item 1, is a list; expected a single value");
-  EXPECT_EQ(p[3], path + ":5: key 'comm-groups' is ''; expected a comm-group JSON file");
+  // Named by the name it gets when it gives none that is valid.
+  EXPECT_EQ(p[0], path + ":2: job 'job0': key 'name' is ''; expected a name");
+  EXPECT_EQ(p[1], path + ":3: job 'job0': key 'workload' is a list; expected a string");
+  EXPECT_EQ(p[2], path + ":4: job 'job0': key 'npus', item 1, is a list; expected a single value");
+  EXPECT_EQ(p[3],
+            path + ":5: job 'job0': key 'comm-groups' is ''; expected a comm-group JSON file");
   std::vector<std::string> names;
   for (const KeyDoc& k : JobKeys()) names.push_back(k.name);
   EXPECT_EQ(names, (std::vector<std::string>{"name", "workload", "npus", "comm-groups"}));
@@ -125,7 +127,7 @@ TEST(JobsFile, RefusesAFileWithoutJobs) {
   StatusOr<std::vector<JobSpec>> twice = LoadJobsFile(WriteTestFile(
       "jobs_twice.yaml", "jobs:\n  - {workload: a, npus: 0-7, npus: 8-15}\njobs: []\n"));
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().message().find(":2: key 'npus' appears more than once"),
+  EXPECT_NE(twice.status().message().find(":2: job 'job0': key 'npus' appears more than once"),
             std::string::npos)
       << twice.status().message();
   EXPECT_NE(twice.status().message().find(":3: key 'jobs' appears more than once"),
@@ -187,7 +189,7 @@ TEST(JobsFile, ASecondDocumentAndMergeKeysAreErrors) {
   jobs = LoadJobsFile(merge);
   ASSERT_FALSE(jobs.ok());
   EXPECT_NE(
-      jobs.status().message().find(merge + ":4: '<<' is a YAML merge key, which is not "
+      jobs.status().message().find(merge + ":4: job 'b': '<<' is a YAML merge key, which is not "
                                            "supported; expected the keys written out in full"),
       std::string::npos)
       << jobs.status().message();
