@@ -7,6 +7,7 @@
 //   dims 2 2          # optional logical dimensions (product = npus); default: one of all NPUs
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,8 +37,8 @@ bool ParseNumber(const std::string& text, double* out) {
 
 bool ParseCount(const std::string& text, int max, int* out) {
   double v;
-  if (!ParseNumber(text, &v) || v != static_cast<double>(static_cast<int64_t>(v))) return false;
-  if (v < 0 || v > max) return false;
+  // The range before the whole-number check: converting 1e200 to an integer is undefined.
+  if (!ParseNumber(text, &v) || v < 0 || v > max || v != std::floor(v)) return false;
   *out = static_cast<int>(v);
   return true;
 }

@@ -323,6 +323,15 @@ TEST(NetworkConfigTest, CustomTopologyErrorsNameTheLine) {
                                                 "prefix"))
       << ll.status().message();
   EXPECT_TRUE(Contains(ll.status(), link_like + ":2: switch 'a->b' has")) << ll.status().message();
+  // Counts past any integer (1e200, -1e200) are out of range, checked before a conversion that
+  // would be undefined for them; a fraction is not a count.
+  for (const char* count : {"1e200", "-1e200", "2.5"}) {
+    const std::string huge = WriteTestFile("huge.topo", std::string("npus ") + count + "\n");
+    StatusOr<Topology> h = LoadCustomTopology(huge);
+    ASSERT_FALSE(h.ok()) << count;
+    EXPECT_TRUE(Contains(h.status(), huge + ":1: 'npus " + count + "' is not a valid NPU count"))
+        << h.status().message();
+  }
   // A directory (e.g. custom-file: .) is named as one, not read as an empty file.
   const std::string dir = ::testing::TempDir();
   StatusOr<Topology> dir_topo = LoadCustomTopology(dir);

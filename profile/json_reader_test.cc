@@ -112,6 +112,16 @@ TEST(JsonReader, WholeNumbersPastInt64AreAnErrorNotAConversion) {
   int64_t v = 0;
   ASSERT_TRUE(r.ReadInt64(&v));
   EXPECT_EQ(v, 1000);
+  // The same for a parsed value's AsInt64 (6.5e85 was converted first; found by the
+  // execution_trace fuzzer under UBSan).
+  for (const char* text : {"6.55333e+85", "-6.5e85", "1e19"}) {
+    StatusOr<JsonValue> j = ParseJson(text, "t.json");
+    ASSERT_TRUE(j.ok()) << j.status().message();
+    EXPECT_FALSE(j->AsInt64().has_value()) << text;
+  }
+  StatusOr<JsonValue> k = ParseJson("4096.0", "t.json");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->AsInt64(), std::optional<int64_t>(4096));
 }
 
 TEST(JsonReader, UnescapesUnicodeWithSurrogatePairs) {

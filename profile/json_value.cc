@@ -19,8 +19,9 @@ std::optional<int64_t> JsonValue::AsInt64() const {
   int64_t v = 0;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
   if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return v;
-  if (number == static_cast<double>(static_cast<int64_t>(number)) && number > -9.2e18 &&
-      number < 9.2e18) {
+  // (The range first: converting a double past int64_t's range is undefined.)
+  if (number > -9.2e18 && number < 9.2e18 &&
+      number == static_cast<double>(static_cast<int64_t>(number))) {
     return static_cast<int64_t>(number);
   }
   return std::nullopt;
