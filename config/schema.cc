@@ -138,37 +138,32 @@ std::string CheckWhole(const ConfigFile* file, const KeySpec& k, const YAML::Nod
   const uint64_t most = k.type_bits >= 64 ? UINT64_MAX : (uint64_t{1} << k.type_bits) - 1;
   const std::string most_text = std::to_string(most);
   const std::string least_text = k.type_signed ? "-" + std::to_string(most + 1) : "0";
+  auto refuse = [&](const std::string& why) {
+    return Problem(At(file, v), what, Show(v), ScalarExpected(k, false) + why);
+  };
   const std::string& text = v.Scalar();
   std::optional<WholeNumber> w;
   if (IsDigitsText(v)) {
     w = ParseDigits(text);
     if (!w.has_value()) {  // past 2^64 - 1: no field holds it
-      return Problem(At(file, v), what, Show(v),
-                     ScalarExpected(k, false) + " (" +
-                         (text[0] == '-' ? "at least " + least_text : "at most " + most_text) +
-                         ")");
+      return refuse(text[0] == '-' ? " (at least " + least_text + ")"
+                                   : " (at most " + most_text + ")");
     }
   } else if (const size_t dot = text.find('.');
              text.find_first_of("eExX") == std::string::npos && dot != std::string::npos &&
              text.find_first_not_of('0', dot + 1) != std::string::npos) {
-    // A fraction the double rounded away (2251799813685248.9 reads as ...249).
-    return Problem(At(file, v), what, Show(v), ScalarExpected(k, false));
+    return refuse("");  // a fraction the double rounded away (2251799813685248.9 reads as ...249)
   } else if (std::fabs(d) < kTwoTo53) {  // 2^53 itself may be 2^53 + 1 rounded
     w = WholeNumber{d < 0, static_cast<uint64_t>(std::fabs(d))};
   } else {
-    const std::string range =
-        k.type_signed ? "from " + least_text + " to " + most_text : "at most " + most_text;
-    return Problem(At(file, v), what, Show(v),
-                   ScalarExpected(k, false) + " (" + range +
-                       "), written in digits from 2^53 (9007199254740992) on, to be exact");
+    return refuse(
+        " (" +
+        (k.type_signed ? "from " + least_text + " to " + most_text : "at most " + most_text) +
+        "), written in digits from 2^53 (9007199254740992) on, to be exact");
   }
-  if (!w->negative && w->magnitude > most) {
-    return Problem(At(file, v), what, Show(v),
-                   ScalarExpected(k, false) + " (at most " + most_text + ")");
-  }
+  if (!w->negative && w->magnitude > most) return refuse(" (at most " + most_text + ")");
   if (w->negative && (!k.type_signed || w->magnitude - 1 > most)) {
-    return Problem(At(file, v), what, Show(v),
-                   ScalarExpected(k, false) + " (at least " + least_text + ")");
+    return refuse(" (at least " + least_text + ")");
   }
   *out = *w;
   return "";

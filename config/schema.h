@@ -227,11 +227,8 @@ class Schema {
     KeySpec& k = Add(
         name, ValueType::kInt, std::to_string(defaults_.*field),
         [field](const ConfigValue& v, T* t) {
-          if (!v.whole.has_value()) {  // not from CheckValue: a whole number below 2^53
-            t->*field = static_cast<I>(v.number);
-            return;
-          }
-          // The value fits the field (checked): its magnitude is at most 2^63 when negative.
+          // CheckValue sets `whole` for every integer field, and only to a value that fits the
+          // field: a magnitude of at most 2^63 when negative.
           const uint64_t m = v.whole->magnitude;
           t->*field = v.whole->negative ? static_cast<I>(-static_cast<int64_t>(m - 1) - 1)
                                         : static_cast<I>(m);
